@@ -1,0 +1,63 @@
+// Environment variables → a typed Config. Pure: main.ts passes process.env in.
+import { join, resolve } from 'node:path';
+import type { DatabaseTarget } from './store/index.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Undefined: main.ts generates one (outside production) and keeps it in dataDir. */
+  apiKey: string | undefined;
+  database: DatabaseTarget;
+  dataDir: string;
+  logLevel: string;
+  bodyLimit: number;
+  production: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got '${raw}')`);
+  }
+  return n;
+}
+
+export function parseDatabaseUrl(url: string | undefined, dataDir: string): DatabaseTarget {
+  if (url === undefined || url === '') return { kind: 'sqlite', path: join(dataDir, 'agentsplit.db') };
+  if (url === 'sqlite::memory:') return { kind: 'sqlite', path: ':memory:' };
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (path === '') throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/agentsplit.db');
+    return { kind: 'sqlite', path: resolve(path) };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { kind: 'postgres', url };
+  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres:// (got '${url.split(':')[0]}:...')`);
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
+  }
+  const apiKey = env.API_KEY === '' ? undefined : env.API_KEY;
+  if (apiKey !== undefined && apiKey.length < 16) {
+    throw new ConfigError('API_KEY must be at least 16 characters long');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    apiKey,
+    database: parseDatabaseUrl(env.DATABASE_URL, dataDir),
+    dataDir,
+    logLevel,
+    bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    production: env.NODE_ENV === 'production',
+  };
+}

@@ -1,0 +1,104 @@
+// Variant assignment: weighted random draws and GrowthBook's v2 sticky hash. Pure: no I/O.
+import type { Experiment } from './experiment.js';
+
+/** FNV-1a 32-bit over the UTF-16 code units of `s` (as GrowthBook's SDKs do). */
+export function fnv1a32(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** GrowthBook hash version 2: a number in [0, 1) with 4 decimal places. Frozen by golden vectors. */
+export function hashV2(seed: string, value: string): number {
+  return (fnv1a32(String(fnv1a32(seed + value))) % 10000) / 10000;
+}
+
+export type BucketRange = [number, number];
+
+/** Ranges of the hash space per variant: weights (summing to 1) scaled by `coverage`, laid end to end. */
+export function bucketRanges(numVariations: number, coverage = 1, weights?: number[] | null): BucketRange[] {
+  const c = Math.min(1, Math.max(0, coverage));
+  const w =
+    weights && weights.length === numVariations
+      ? weights
+      : Array.from({ length: numVariations }, () => 1 / numVariations);
+  let cumulative = 0;
+  return w.map((weight) => {
+    const start = cumulative;
+    cumulative += weight;
+    return [start, start + c * weight];
+  });
+}
+
+/** Index of the range that holds `n` (start inclusive, end exclusive), or -1 when none does. */
+export function chooseVariation(n: number, ranges: BucketRange[]): number {
+  for (let i = 0; i < ranges.length; i++) {
+    const r = ranges[i]!;
+    if (n >= r[0] && n < r[1]) return i;
+  }
+  return -1;
+}
+
+/** A uniform draw in [0, 1); injectable so tests can drive the weighted pick. */
+export type RandomSource = () => number;
+
+/**
+ * Picks an index by weight: the first cumulative weight strictly above the draw. A zero weight never
+ * wins, because its cumulative value equals its predecessor's.
+ */
+export function pickWeighted(cumulative: Float64Array, random: RandomSource): number {
+  const total = cumulative[cumulative.length - 1]!;
+  const u = random() * total;
+  for (let i = 0; i < cumulative.length; i++) {
+    if (u < cumulative[i]!) return i;
+  }
+  // u == total can only happen through rounding: fall back to the last variant with weight.
+  for (let i = cumulative.length - 1; i > 0; i--) {
+    if (cumulative[i]! > cumulative[i - 1]!) return i;
+  }
+  return 0;
+}
+
+/** An experiment prepared for the hot path: everything assign needs, computed once per change. */
+export interface CompiledExperiment {
+  experiment: Experiment;
+  cumulative: Float64Array;
+  ranges: BucketRange[];
+  /** Per variant, the response JSON up to the assignmentId value: `{"variant":..,"payload":..,"assignmentId":"`. */
+  responsePrefix: string[];
+}
+
+export function compileExperiment(experiment: Experiment): CompiledExperiment {
+  const weights = experiment.variants.map((v) => v.trafficPercent / 100);
+  const cumulative = new Float64Array(weights.length);
+  let sum = 0;
+  weights.forEach((w, i) => {
+    sum += w;
+    cumulative[i] = sum;
+  });
+  return {
+    experiment,
+    cumulative,
+    ranges: bucketRanges(weights.length, 1, weights),
+    responsePrefix: experiment.variants.map(
+      (v) => `{"variant":${JSON.stringify(v.key)},"payload":${JSON.stringify(v.payload)},"assignmentId":"`,
+    ),
+  };
+}
+
+/** Chooses the variant index for one assign call according to the experiment's mode. */
+export function assignVariant(compiled: CompiledExperiment, userId: string, random: RandomSource): number {
+  if (compiled.experiment.assignment === 'sticky') {
+    const i = chooseVariation(hashV2(compiled.experiment.seed, userId), compiled.ranges);
+    // The hash tops out at 0.9999 and the ranges cover [0, 1), so -1 only means float dust at the end.
+    return i >= 0 ? i : pickLastWeighted(compiled.cumulative);
+  }
+  return pickWeighted(compiled.cumulative, random);
+}
+
+function pickLastWeighted(cumulative: Float64Array): number {
+  return pickWeighted(cumulative, () => 1);
+}

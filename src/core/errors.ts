@@ -1,0 +1,41 @@
+// The closed set of domain errors; the HTTP edge maps each to one status code.
+
+export class AppError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The request itself is wrong (shape, range, reference). */
+export class ValidationError extends AppError {
+  constructor(message: string) {
+    super(message, 400);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super(message, 404);
+  }
+}
+
+/** The request is valid but clashes with the current state (duplicate slug, forbidden transition). */
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(message, 409);
+  }
+}
+
+/** The storage cannot take the write right now; the client may retry. */
+export class UnavailableError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(message, 503);
+  }
+}

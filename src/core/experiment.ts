@@ -1,0 +1,160 @@
+// Experiments: their shape, validation rules and lifecycle (status transitions). Pure: no I/O.
+import { ConflictError, ValidationError } from './errors.js';
+import { isJsonObject, type JsonObject } from './json.js';
+
+export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'] as const;
+export type Status = (typeof STATUSES)[number];
+export const ASSIGNMENT_MODES = ['random', 'sticky'] as const;
+export type AssignmentMode = (typeof ASSIGNMENT_MODES)[number];
+
+export interface Variant {
+  key: string;
+  payload: JsonObject;
+  trafficPercent: number;
+}
+
+export interface Experiment {
+  slug: string;
+  name: string;
+  description: string;
+  status: Status;
+  active: boolean;
+  assignment: AssignmentMode;
+  seed: string;
+  variants: Variant[];
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewExperiment {
+  slug: string;
+  name?: string;
+  description?: string;
+  status?: Status;
+  assignment?: AssignmentMode;
+  seed?: string;
+  variants: Variant[];
+}
+
+export interface ExperimentChanges {
+  status?: Status;
+  variants?: Variant[];
+  name?: string;
+  description?: string;
+}
+
+export const SLUG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+export const VARIANT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+export const MAX_VARIANTS = 100;
+export const TRAFFIC_SUM_TOLERANCE = 1e-9;
+
+/** Which statuses each status may move to. `archived` is reachable from anywhere and leads nowhere. */
+export const TRANSITIONS: Record<Status, readonly Status[]> = {
+  draft: ['running', 'archived'],
+  running: ['paused', 'completed', 'archived'],
+  paused: ['running', 'completed', 'archived'],
+  completed: ['archived'],
+  archived: [],
+};
+
+export function validateSlug(slug: unknown): string {
+  if (typeof slug !== 'string' || !SLUG_PATTERN.test(slug)) {
+    throw new ValidationError(
+      'slug must be 1-100 characters of A-Z a-z 0-9 . _ - and start with a letter or digit',
+    );
+  }
+  return slug;
+}
+
+export function validateVariants(variants: unknown): Variant[] {
+  if (!Array.isArray(variants) || variants.length < 1 || variants.length > MAX_VARIANTS) {
+    throw new ValidationError(`variants must be an array of 1-${MAX_VARIANTS} variants`);
+  }
+  const seen = new Set<string>();
+  let sum = 0;
+  variants.forEach((v: unknown, i) => {
+    const at = `variants[${i}]`;
+    if (!isJsonObject(v)) throw new ValidationError(`${at} must be an object`);
+    const { key, payload, trafficPercent } = v as Record<string, unknown>;
+    if (typeof key !== 'string' || !VARIANT_KEY_PATTERN.test(key)) {
+      throw new ValidationError(`${at}.key must be 1-64 characters of A-Z a-z 0-9 . _ -`);
+    }
+    if (seen.has(key)) throw new ValidationError(`${at}.key '${key}' is used by another variant`);
+    seen.add(key);
+    if (!isJsonObject(payload)) throw new ValidationError(`${at}.payload must be a JSON object`);
+    if (typeof trafficPercent !== 'number' || !Number.isFinite(trafficPercent)) {
+      throw new ValidationError(`${at}.trafficPercent must be a finite number`);
+    }
+    if (trafficPercent < 0 || trafficPercent > 100) {
+      throw new ValidationError(`${at}.trafficPercent must be between 0 and 100 (got ${trafficPercent})`);
+    }
+    sum += trafficPercent;
+  });
+  if (Math.abs(sum - 100) > TRAFFIC_SUM_TOLERANCE) {
+    throw new ValidationError(`variants' trafficPercent must sum to 100 (got ${sum})`);
+  }
+  return (variants as Variant[]).map((v) => ({
+    key: v.key,
+    payload: v.payload,
+    trafficPercent: v.trafficPercent,
+  }));
+}
+
+export function assertTransition(from: Status, to: Status): void {
+  if (from === to) return;
+  const allowed = TRANSITIONS[from];
+  if (!allowed.includes(to)) {
+    const options = allowed.length > 0 ? allowed.join(', ') : 'none';
+    throw new ConflictError(`cannot change status from '${from}' to '${to}'; allowed from '${from}': ${options}`);
+  }
+}
+
+/** Builds a new experiment from a validated create request. */
+export function createExperiment(input: NewExperiment, now: string): Experiment {
+  const slug = validateSlug(input.slug);
+  const status = input.status ?? 'draft';
+  if (status !== 'draft' && status !== 'running') {
+    throw new ValidationError(`a new experiment's status must be 'draft' or 'running' (got '${status}')`);
+  }
+  return {
+    slug,
+    name: input.name ?? slug,
+    description: input.description ?? '',
+    status,
+    active: status === 'running',
+    assignment: input.assignment ?? 'random',
+    seed: input.seed ?? slug,
+    variants: validateVariants(input.variants),
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Applies a PATCH. Changing variants (keys, payloads or weights) bumps `version`, so exposures and
+ * results made under different variant definitions can be told apart.
+ */
+export function applyChanges(current: Experiment, changes: ExperimentChanges, now: string): Experiment {
+  const next: Experiment = { ...current, updatedAt: now };
+  if (changes.name !== undefined) next.name = changes.name;
+  if (changes.description !== undefined) next.description = changes.description;
+  if (changes.status !== undefined) {
+    assertTransition(current.status, changes.status);
+    next.status = changes.status;
+    next.active = changes.status === 'running';
+  }
+  if (changes.variants !== undefined) {
+    const variants = validateVariants(changes.variants);
+    if (JSON.stringify(variants) !== JSON.stringify(current.variants)) {
+      next.variants = variants;
+      next.version = current.version + 1;
+    }
+  }
+  return next;
+}
+
+export function findVariant(experiment: Experiment, key: string): Variant | undefined {
+  return experiment.variants.find((v) => v.key === key);
+}

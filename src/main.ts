@@ -1,0 +1,54 @@
+// The composition root: environment → config → runtime → listen; graceful shutdown on SIGTERM/SIGINT.
+import { resolveApiKey } from './api-key.js';
+import { ConfigError, loadConfig } from './config.js';
+import { startRuntime } from './runtime.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const key = resolveApiKey(config.apiKey, config.dataDir, config.production);
+  const runtime = await startRuntime({
+    database: config.database,
+    apiKey: key.key,
+    bodyLimit: config.bodyLimit,
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
+    },
+  });
+  const { app } = runtime;
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: draining requests and pending writes');
+    runtime.close().then(
+      () => process.exit(0),
+      (err) => {
+        app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  const address = await app.listen({ port: config.port, host: config.host });
+  const db = config.database.kind === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
+  const lines = [`agentsplit listening on ${address} (${db})`];
+  if (key.generated) {
+    lines.push(
+      `API key (generated now, kept in ${key.file}, shown only this once): ${key.key}`,
+      `Try: curl -s -H 'x-api-key: ${key.key}' ${address}/experiments`,
+    );
+  } else if (key.file) {
+    lines.push(`API key: read from ${key.file} (set API_KEY to use your own)`);
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((err) => {
+  const message = err instanceof ConfigError || err instanceof Error ? err.message : String(err);
+  process.stderr.write(`agentsplit could not start: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+// Wires store → services → app, and takes them down in order. Used by main.ts and by the API tests.
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import { buildApp } from './app.js';
+import type { RandomSource } from './core/assignment.js';
+import { createAssign } from './services/assignments.js';
+import { ExperimentService } from './services/experiments.js';
+import { ResultService } from './services/results.js';
+import { GroupCommit } from './store/group-commit.js';
+import { type DatabaseTarget, openStore } from './store/index.js';
+import type { SqlStore } from './store/sql-store.js';
+
+export interface RuntimeOptions {
+  database: DatabaseTarget;
+  apiKey: string;
+  bodyLimit?: number;
+  logger?: FastifyServerOptions['logger'];
+  random?: RandomSource;
+}
+
+export interface Runtime {
+  app: FastifyInstance;
+  store: SqlStore;
+  writer: GroupCommit;
+  /** Stops taking requests, answers or flushes everything pending, closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const store = await openStore(options.database);
+  const now = () => new Date();
+  const experiments = new ExperimentService(store, now);
+  await experiments.load();
+  let app: FastifyInstance | undefined;
+  const writer = new GroupCommit((batch) => store.appendBatch(batch), {
+    onExposureError: (err, lost) => app?.log.error({ err, lost }, 'exposures could not be written'),
+  });
+  const assign = createAssign({ experiments, exposures: writer, random: options.random ?? Math.random, newId: uuidv7, now });
+  const results = new ResultService({ experiments, writer, store, newId: uuidv7, now });
+  app = await buildApp({
+    apiKey: options.apiKey,
+    experiments,
+    assign,
+    results,
+    store,
+    bodyLimit: options.bodyLimit,
+    logger: options.logger,
+  });
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close();
+      await writer.drain();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { app, store, writer, close };
+}

@@ -1,0 +1,92 @@
+// Experiment management, and the in-memory table that assignment reads (never the database).
+import { type CompiledExperiment, compileExperiment } from '../core/assignment.js';
+import { ConflictError, NotFoundError } from '../core/errors.js';
+import {
+  applyChanges,
+  createExperiment,
+  type Experiment,
+  type ExperimentChanges,
+  type NewExperiment,
+  type Status,
+} from '../core/experiment.js';
+import type { Store, StoredExperiment } from '../store/store.js';
+
+export type ExperimentStore = Pick<
+  Store,
+  'listExperiments' | 'insertExperiment' | 'updateExperiment' | 'deleteExperiment'
+>;
+
+/** An experiment as the hot path sees it: store id, definition, and its compiled assignment table. */
+export interface LiveExperiment {
+  id: number;
+  experiment: Experiment;
+  compiled: CompiledExperiment;
+}
+
+export class ExperimentService {
+  private readonly bySlug = new Map<string, LiveExperiment>();
+
+  constructor(
+    private readonly store: ExperimentStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Fills the in-memory table from the store; call once at start. */
+  async load(): Promise<void> {
+    this.bySlug.clear();
+    for (const stored of await this.store.listExperiments()) this.remember(stored);
+  }
+
+  /** The live entry for `slug`, or undefined. O(1), no I/O: used by assign and log. */
+  lookup(slug: string): LiveExperiment | undefined {
+    return this.bySlug.get(slug);
+  }
+
+  get(slug: string): Experiment {
+    const live = this.bySlug.get(slug);
+    if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
+    return live.experiment;
+  }
+
+  list(status?: Status): Experiment[] {
+    const all = [...this.bySlug.values()].map((l) => l.experiment);
+    return status ? all.filter((e) => e.status === status) : all;
+  }
+
+  async create(input: NewExperiment): Promise<Experiment> {
+    const experiment = createExperiment(input, this.now().toISOString());
+    if (this.bySlug.has(experiment.slug)) {
+      throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
+    }
+    return this.remember(await this.store.insertExperiment(experiment)).experiment;
+  }
+
+  /** Applies the changes inside a store transaction; the next assign sees them. */
+  async update(slug: string, changes: ExperimentChanges): Promise<Experiment> {
+    const stored = await this.store.updateExperiment(slug, (current) =>
+      applyChanges(current, changes, this.now().toISOString()),
+    );
+    return this.remember(stored).experiment;
+  }
+
+  /** Only a draft with no results may be deleted; anything else is archived instead. */
+  async remove(slug: string): Promise<void> {
+    await this.store.deleteExperiment(slug, (current, hasResults) => {
+      if (current.status !== 'draft') {
+        throw new ConflictError(
+          `only a draft experiment can be deleted ('${slug}' is ${current.status}); archive it instead`,
+        );
+      }
+      if (hasResults) {
+        throw new ConflictError(`experiment '${slug}' has results and cannot be deleted; archive it instead`);
+      }
+    });
+    this.bySlug.delete(slug);
+  }
+
+  private remember(stored: StoredExperiment): LiveExperiment {
+    const live = { id: stored.id, experiment: stored.experiment, compiled: compileExperiment(stored.experiment) };
+    this.bySlug.set(stored.experiment.slug, live);
+    return live;
+  }
+}

@@ -1,0 +1,152 @@
+// Logging results (acknowledged only once committed) and reading them back page by page.
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { ResultRow } from '../store/schema.js';
+import type { Result, Store } from '../store/store.js';
+import type { ExperimentService, LiveExperiment } from './experiments.js';
+
+export interface LogInput {
+  variantKey: string;
+  input?: JsonObject;
+  output?: JsonObject;
+  metrics?: JsonObject;
+  context?: JsonObject;
+  userId?: string;
+  assignmentId?: string;
+  timestamp?: string;
+}
+
+export interface LogReceipt {
+  logId: string;
+  warning?: string;
+}
+
+export interface ResultListQuery {
+  limit?: number;
+  cursor?: string;
+  variant?: string;
+  since?: string;
+  until?: string;
+}
+
+export interface ResultDeps {
+  experiments: Pick<ExperimentService, 'lookup'>;
+  writer: { appendResults(rows: ResultRow[]): Promise<void> };
+  store: Pick<Store, 'listResults' | 'lastResultSeq'>;
+  newId: () => string;
+  now: () => Date;
+}
+
+const EXPORT_PAGE = 1000;
+
+function toJson(value: JsonObject | undefined): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+export function encodeCursor(seq: number): string {
+  return Buffer.from(`r:${seq}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): number {
+  const m = /^r:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw new ValidationError('cursor is not valid: pass the nextCursor of a previous page unchanged');
+  return Number(m[1]);
+}
+
+export class ResultService {
+  constructor(private readonly deps: ResultDeps) {}
+
+  /** Resolves after the result is committed. Unknown variant keys are stored, flagged, and warned about. */
+  async log(slug: string, input: LogInput): Promise<LogReceipt> {
+    const live = this.experiment(slug);
+    const row = this.toRow(live, input);
+    await this.deps.writer.appendResults([row]);
+    const warning = row.known_variant ? undefined : unknownVariantWarning(live, [input.variantKey]);
+    return warning ? { logId: row.log_id, warning } : { logId: row.log_id };
+  }
+
+  /** All-or-nothing: the inputs were validated by the caller, and all rows commit in one transaction. */
+  async logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
+    const live = this.experiment(slug);
+    const rows = inputs.map((input) => this.toRow(live, input));
+    await this.deps.writer.appendResults(rows);
+    const unknown = [...new Set(rows.filter((r) => !r.known_variant).map((r) => r.variant_key))];
+    return {
+      logIds: rows.map((r) => r.log_id),
+      warnings: unknown.length > 0 ? [unknownVariantWarning(live, unknown)] : [],
+    };
+  }
+
+  async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
+    const live = this.experiment(slug);
+    const page = await this.deps.store.listResults({
+      experimentId: live.id,
+      afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+      variantKey: q.variant,
+      since: q.since === undefined ? undefined : normalizeTime(q.since, 'since'),
+      until: q.until === undefined ? undefined : normalizeTime(q.until, 'until'),
+      limit: q.limit ?? 100,
+    });
+    return {
+      results: page.results,
+      nextCursor: page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null,
+    };
+  }
+
+  /**
+   * Every result committed when the export began, page by page, so memory stays flat whatever the
+   * volume. Throws NotFoundError before yielding anything when the slug is unknown.
+   */
+  async exportAll(slug: string): Promise<AsyncGenerator<Result>> {
+    const live = this.experiment(slug);
+    const upto = await this.deps.store.lastResultSeq(live.id);
+    const store = this.deps.store;
+    return (async function* () {
+      let after = 0;
+      for (;;) {
+        const page = await store.listResults({ experimentId: live.id, afterSeq: after, uptoSeq: upto, limit: EXPORT_PAGE });
+        yield* page.results;
+        if (!page.hasMore || page.lastSeq === null) return;
+        after = page.lastSeq;
+      }
+    })();
+  }
+
+  private experiment(slug: string): LiveExperiment {
+    const live = this.deps.experiments.lookup(slug);
+    if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
+    return live;
+  }
+
+  private toRow(live: LiveExperiment, input: LogInput): ResultRow {
+    const known = live.experiment.variants.some((v) => v.key === input.variantKey);
+    return {
+      log_id: this.deps.newId(),
+      experiment_id: live.id,
+      experiment_version: live.experiment.version,
+      variant_key: input.variantKey,
+      known_variant: known ? 1 : 0,
+      user_id: input.userId ?? null,
+      assignment_id: input.assignmentId ?? null,
+      input: toJson(input.input),
+      output: toJson(input.output),
+      metrics: toJson(input.metrics),
+      context: toJson(input.context),
+      client_timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
+      created_at: this.deps.now().toISOString(),
+    };
+  }
+}
+
+function unknownVariantWarning(live: LiveExperiment, keys: string[]): string {
+  const known = live.experiment.variants.map((v) => v.key).join(', ');
+  const list = keys.map((k) => `'${k}'`).join(', ');
+  return `variantKey ${list} matches no variant of experiment '${live.experiment.slug}' (variants: ${known}); stored and flagged`;
+}
+
+/** ISO 8601 in, UTC ISO with milliseconds out, so both databases compare and return the same text. */
+function normalizeTime(value: string, field: string): string {
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw new ValidationError(`${field} must be an ISO 8601 date-time (got '${value}')`);
+  return new Date(t).toISOString();
+}

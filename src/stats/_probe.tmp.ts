@@ -1,0 +1,10 @@
+import { chiSquareSf, normalCdf, normalQuantile, studentTCdf, studentTQuantile } from './distributions.js';
+const dfs = [1, 1.5, 2.5, 5, 10, 30, 100, 1000, 6000, 1e5, 1e6, 1e8];
+const ts = [-300, -40, -10, -5, -3, -2, -1, -0.1, -1e-5, 0.5, 2, 6, 40];
+const out: unknown[] = [];
+for (const df of dfs) for (const t of ts) out.push(['tcdf', t, df, studentTCdf(t, df)]);
+for (const df of dfs) for (const p of [1e-300, 1e-50, 1e-12, 1e-4, 0.025, 0.3, 0.4999999, 0.975, 0.9999]) out.push(['tppf', p, df, studentTQuantile(p, df)]);
+for (const x of [-38, -37, -20, -10, -8, -5, -2, -1e-8, 0, 1, 3, 8]) out.push(['ncdf', x, 0, normalCdf(x)]);
+for (const p of [1e-320, 1e-300, 1e-20, 1e-10, 0.001, 0.025, 0.3, 0.5, 0.975, 0.999999]) out.push(['nppf', p, 0, normalQuantile(p)]);
+for (const k of [1, 2, 3, 5, 10, 99]) for (const x of [0.001, 0.5, 2, 18.18, 100, 1000]) out.push(['chisf', x, k, chiSquareSf(x, k)]);
+console.log(JSON.stringify(out));

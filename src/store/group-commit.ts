@@ -1,0 +1,129 @@
+// Group commit: results of requests that arrive together share one transaction; exposures ride along.
+import type { ExposureRow, ResultRow, WriteBatch } from './schema.js';
+
+interface Waiting {
+  rows: ResultRow[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface GroupCommitOptions {
+  /** Most result rows in one transaction (a single request's rows are never split). */
+  maxResultsPerBatch?: number;
+  /** Most exposures in one transaction. */
+  maxExposuresPerBatch?: number;
+  /** Exposures held in memory while the database is slow; beyond it they are dropped and counted. */
+  maxBufferedExposures?: number;
+  onExposureError?: (err: unknown, lost: number) => void;
+}
+
+/**
+ * Batches are sized by what is waiting, not by a timer: the first write starts on the next turn of
+ * the event loop, and whatever arrives while a transaction commits goes into the next one.
+ * A failed batch is retried request by request, so one bad request cannot fail its neighbours.
+ */
+export class GroupCommit {
+  private waiting: Waiting[] = [];
+  private exposures: ExposureRow[] = [];
+  private running = false;
+  private scheduled = false;
+  private idleWaiters: Array<() => void> = [];
+  droppedExposures = 0;
+  private readonly maxResults: number;
+  private readonly maxExposures: number;
+  private readonly maxBuffered: number;
+
+  constructor(
+    private readonly write: (batch: WriteBatch) => Promise<void>,
+    private readonly options: GroupCommitOptions = {},
+  ) {
+    this.maxResults = options.maxResultsPerBatch ?? 5000;
+    this.maxExposures = options.maxExposuresPerBatch ?? 10000;
+    this.maxBuffered = options.maxBufferedExposures ?? 200_000;
+  }
+
+  /** Resolves once the rows are committed; rejects with the database's error if they were not. */
+  appendResults(rows: ResultRow[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ rows, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Never waits: the exposure is written with the next batch. */
+  appendExposure(row: ExposureRow): void {
+    if (this.exposures.length >= this.maxBuffered) {
+      this.droppedExposures++;
+      return;
+    }
+    this.exposures.push(row);
+    this.schedule();
+  }
+
+  get pendingExposures(): number {
+    return this.exposures.length;
+  }
+
+  /** Resolves when everything handed in so far has been written (or failed). */
+  drain(): Promise<void> {
+    if (!this.running && !this.scheduled && this.waiting.length === 0 && this.exposures.length === 0) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.running || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.run();
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    while (this.waiting.length > 0 || this.exposures.length > 0) {
+      const groups = this.takeGroups();
+      const exposures = this.exposures.splice(0, this.maxExposures);
+      await this.commit(groups, exposures);
+    }
+    this.running = false;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private takeGroups(): Waiting[] {
+    let rows = 0;
+    let n = 0;
+    while (n < this.waiting.length && (n === 0 || rows + this.waiting[n]!.rows.length <= this.maxResults)) {
+      rows += this.waiting[n]!.rows.length;
+      n++;
+    }
+    return this.waiting.splice(0, n);
+  }
+
+  private async commit(groups: Waiting[], exposures: ExposureRow[]): Promise<void> {
+    try {
+      await this.write({ results: groups.flatMap((g) => g.rows), exposures });
+      for (const g of groups) g.resolve();
+      return;
+    } catch (err) {
+      if (groups.length + (exposures.length > 0 ? 1 : 0) <= 1) {
+        for (const g of groups) g.reject(err);
+        if (exposures.length > 0) this.options.onExposureError?.(err, exposures.length);
+        return;
+      }
+    }
+    // Isolate the failure: each part on its own.
+    if (exposures.length > 0) {
+      await this.write({ results: [], exposures }).catch((err) =>
+        this.options.onExposureError?.(err, exposures.length),
+      );
+    }
+    for (const g of groups) {
+      await this.write({ results: g.rows, exposures: [] }).then(g.resolve, g.reject);
+    }
+  }
+}

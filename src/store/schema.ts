@@ -1,0 +1,95 @@
+// The tables as Kysely sees them (shared by both dialects), and the row shapes the writer inserts.
+import type { Generated } from 'kysely';
+
+/** Timestamps are ISO strings in SQLite and Date objects from PostgreSQL; JSON is text or parsed. */
+type Time = string | Date;
+type Json = string | null;
+
+export interface ExperimentsTable {
+  id: Generated<number>;
+  slug: string;
+  name: string;
+  description: string;
+  status: string;
+  assignment: string;
+  seed: string;
+  variants: string;
+  version: number;
+  created_at: Time;
+  updated_at: Time;
+}
+
+export interface ExperimentVersionsTable {
+  experiment_id: number;
+  version: number;
+  variants: string;
+  created_at: Time;
+}
+
+export interface ResultsTable {
+  seq: Generated<number>;
+  log_id: string;
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  known_variant: number;
+  user_id: string | null;
+  assignment_id: string | null;
+  input: Json;
+  output: Json;
+  metrics: Json;
+  context: Json;
+  client_timestamp: Time | null;
+  created_at: Time;
+}
+
+export interface ExposuresTable {
+  seq: Generated<number>;
+  assignment_id: string;
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  user_id: string;
+  context: Json;
+  created_at: Time;
+}
+
+export interface Database {
+  experiments: ExperimentsTable;
+  experiment_versions: ExperimentVersionsTable;
+  results: ResultsTable;
+  exposures: ExposuresTable;
+}
+
+/** A result ready to insert: JSON already serialized, flags as 0/1. */
+export interface ResultRow {
+  log_id: string;
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  known_variant: number;
+  user_id: string | null;
+  assignment_id: string | null;
+  input: string | null;
+  output: string | null;
+  metrics: string | null;
+  context: string | null;
+  client_timestamp: string | null;
+  created_at: string;
+}
+
+export interface ExposureRow {
+  assignment_id: string;
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  user_id: string;
+  context: string | null;
+  created_at: string;
+}
+
+/** What one group-commit transaction writes. */
+export interface WriteBatch {
+  results: ResultRow[];
+  exposures: ExposureRow[];
+}

@@ -1,0 +1,210 @@
+// The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { AssignmentMode, Experiment, Status } from '../core/experiment.js';
+import type { JsonObject } from '../core/json.js';
+import type { SqlDatabase } from './database.js';
+import type { Database, ExperimentsTable, ResultsTable, WriteBatch } from './schema.js';
+import type { Result, ResultPage, ResultQuery, Store, StoredExperiment } from './store.js';
+
+// SQLite allows 32766 bound parameters per statement; results have 13 columns, exposures 7.
+const RESULT_CHUNK = 1000;
+const EXPOSURE_CHUNK = 2000;
+
+function iso(value: string | Date): string {
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+function json<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function toExperiment(row: Selectable<ExperimentsTable>): StoredExperiment {
+  const status = row.status as Status;
+  return {
+    id: Number(row.id),
+    experiment: {
+      slug: row.slug,
+      name: row.name,
+      description: row.description,
+      status,
+      active: status === 'running',
+      assignment: row.assignment as AssignmentMode,
+      seed: row.seed,
+      variants: json(row.variants),
+      version: Number(row.version),
+      createdAt: iso(row.created_at),
+      updatedAt: iso(row.updated_at),
+    },
+  };
+}
+
+function toResult(row: Selectable<ResultsTable>): Result {
+  return {
+    logId: row.log_id,
+    variantKey: row.variant_key,
+    userId: row.user_id,
+    assignmentId: row.assignment_id,
+    input: json<JsonObject | null>(row.input),
+    output: json<JsonObject | null>(row.output),
+    metrics: json<JsonObject | null>(row.metrics),
+    context: json<JsonObject | null>(row.context),
+    timestamp: row.client_timestamp === null ? null : iso(row.client_timestamp),
+    createdAt: iso(row.created_at),
+    experimentVersion: Number(row.experiment_version),
+  };
+}
+
+function experimentColumns(e: Experiment) {
+  return {
+    slug: e.slug,
+    name: e.name,
+    description: e.description,
+    status: e.status,
+    assignment: e.assignment,
+    seed: e.seed,
+    variants: JSON.stringify(e.variants),
+    version: e.version,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  };
+}
+
+export class SqlStore implements Store {
+  private readonly writer: Kysely<Database>;
+  private readonly reader: Kysely<Database>;
+
+  constructor(private readonly db: SqlDatabase) {
+    this.writer = db.writer;
+    this.reader = db.reader;
+  }
+
+  async listExperiments(): Promise<StoredExperiment[]> {
+    const rows = await this.reader.selectFrom('experiments').selectAll().orderBy('id').execute();
+    return rows.map(toExperiment);
+  }
+
+  async insertExperiment(experiment: Experiment): Promise<StoredExperiment> {
+    try {
+      return await this.writer.transaction().execute(async (trx) => {
+        const { id } = await trx
+          .insertInto('experiments')
+          .values(experimentColumns(experiment))
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await this.recordVersion(trx, Number(id), experiment);
+        return { id: Number(id), experiment };
+      });
+    } catch (err) {
+      if (this.db.isUniqueViolation(err)) {
+        throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
+      }
+      throw err;
+    }
+  }
+
+  async updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment> {
+    return this.writer.transaction().execute(async (trx) => {
+      const current = await this.lockExperiment(trx, slug);
+      const next = change(current.experiment);
+      await trx
+        .updateTable('experiments')
+        .set(experimentColumns(next))
+        .where('id', '=', current.id)
+        .execute();
+      if (next.version !== current.experiment.version) await this.recordVersion(trx, current.id, next);
+      return { id: current.id, experiment: next };
+    });
+  }
+
+  async deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void> {
+    await this.writer.transaction().execute(async (trx) => {
+      const current = await this.lockExperiment(trx, slug);
+      const any = await trx
+        .selectFrom('results')
+        .select('seq')
+        .where('experiment_id', '=', current.id)
+        .limit(1)
+        .executeTakeFirst();
+      guard(current.experiment, any !== undefined);
+      await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
+      await trx.deleteFrom('experiments').where('id', '=', current.id).execute();
+    });
+  }
+
+  async appendBatch(batch: WriteBatch): Promise<void> {
+    await this.writer.transaction().execute(async (trx) => {
+      for (let i = 0; i < batch.results.length; i += RESULT_CHUNK) {
+        await trx
+          .insertInto('results')
+          .values(batch.results.slice(i, i + RESULT_CHUNK))
+          .execute();
+      }
+      for (let i = 0; i < batch.exposures.length; i += EXPOSURE_CHUNK) {
+        await trx
+          .insertInto('exposures')
+          .values(batch.exposures.slice(i, i + EXPOSURE_CHUNK))
+          .execute();
+      }
+    });
+  }
+
+  async listResults(q: ResultQuery): Promise<ResultPage> {
+    let query = this.reader.selectFrom('results').selectAll().where('experiment_id', '=', q.experimentId);
+    if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
+    if (q.uptoSeq !== undefined) query = query.where('seq', '<=', q.uptoSeq);
+    if (q.variantKey !== undefined) query = query.where('variant_key', '=', q.variantKey);
+    if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
+    if (q.until !== undefined) query = query.where('created_at', '<', q.until);
+    const rows = await query
+      .orderBy('seq')
+      .limit(q.limit + 1)
+      .execute();
+    const hasMore = rows.length > q.limit;
+    const page = hasMore ? rows.slice(0, q.limit) : rows;
+    const last = page[page.length - 1];
+    return { results: page.map(toResult), lastSeq: last ? Number(last.seq) : null, hasMore };
+  }
+
+  async lastResultSeq(experimentId: number): Promise<number> {
+    const row = await this.reader
+      .selectFrom('results')
+      .select((eb) => eb.fn.max('seq').as('last'))
+      .where('experiment_id', '=', experimentId)
+      .executeTakeFirst();
+    return Number(row?.last ?? 0);
+  }
+
+  async countExposures(experimentId: number): Promise<number> {
+    const row = await this.reader
+      .selectFrom('exposures')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('experiment_id', '=', experimentId)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.reader);
+    await sql`select 1`.execute(this.writer);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  private async lockExperiment(trx: Transaction<Database>, slug: string): Promise<StoredExperiment> {
+    let query = trx.selectFrom('experiments').selectAll().where('slug', '=', slug);
+    if (this.db.dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    if (!row) throw new NotFoundError(`no experiment with slug '${slug}'`);
+    return toExperiment(row);
+  }
+
+  private async recordVersion(trx: Transaction<Database>, id: number, e: Experiment): Promise<void> {
+    await trx
+      .insertInto('experiment_versions')
+      .values({ experiment_id: id, version: e.version, variants: JSON.stringify(e.variants), created_at: e.updatedAt })
+      .execute();
+  }
+}

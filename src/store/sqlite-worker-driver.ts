@@ -1,0 +1,169 @@
+// A Kysely driver whose one connection lives in the SQLite writer thread; queries travel as messages.
+import { Worker } from 'node:worker_threads';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
+
+type Pending = { resolve: (r: WorkerResponse & { ok: true }) => void; reject: (e: Error) => void };
+type Outgoing = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/** An error raised in the writer thread, carrying SQLite's code (e.g. SQLITE_CONSTRAINT_UNIQUE). */
+export class SqliteWorkerError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Under tsx (tests, `npm start`) the worker is a .ts file and its thread must register tsx first; a
+ * compiled build runs the .js beside this file directly.
+ */
+function spawnWorker(path: string): Worker {
+  const options = { workerData: { path } };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), options);
+  const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(boot, { ...options, eval: true });
+}
+
+export class SqliteWorker {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private readonly ready: Promise<void>;
+  private dead: Error | null = null;
+
+  constructor(path: string) {
+    this.worker = spawnWorker(path);
+    this.ready = new Promise((resolve, reject) => {
+      this.pending.set(0, { resolve: () => resolve(), reject });
+    });
+    this.worker.on('message', (msg: WorkerResponse) => {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.ok) p.resolve(msg);
+      else p.reject(new SqliteWorkerError(msg.message, msg.code));
+    });
+    const fail = (err: Error) => {
+      this.dead = err;
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`SQLite writer thread exited (code ${code})`)));
+  }
+
+  start(): Promise<void> {
+    return this.ready;
+  }
+
+  send(msg: Outgoing): Promise<WorkerResponse & { ok: true }> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...msg, id });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (!this.dead) await this.send({ type: 'close' });
+    await this.worker.terminate();
+  }
+}
+
+class WorkerConnection implements DatabaseConnection {
+  constructor(private readonly worker: SqliteWorker) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const r = await this.worker.send({ type: 'query', sql: query.sql, parameters: query.parameters });
+    if (r.rows) return { rows: r.rows as R[] };
+    return {
+      rows: [],
+      numAffectedRows: r.changes === undefined ? undefined : BigInt(r.changes),
+      insertId: r.lastInsertRowid === undefined ? undefined : BigInt(r.lastInsertRowid),
+    };
+  }
+
+  // biome-ignore lint/correctness/useYield: streaming is not offered across threads; pages are read instead.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported by the SQLite writer connection');
+  }
+}
+
+/** SQLite has one writer: a mutex hands the single connection to one transaction at a time. */
+class WorkerDriver implements Driver {
+  private readonly connection: WorkerConnection;
+  private lock: Promise<void> | null = null;
+  private unlock: (() => void) | null = null;
+
+  constructor(private readonly worker: SqliteWorker) {
+    this.connection = new WorkerConnection(worker);
+  }
+
+  async init(): Promise<void> {
+    await this.worker.start();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    while (this.lock) await this.lock;
+    this.lock = new Promise((resolve) => {
+      this.unlock = resolve;
+    });
+    return this.connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(): Promise<void> {
+    const unlock = this.unlock;
+    this.lock = null;
+    this.unlock = null;
+    unlock?.();
+  }
+
+  async destroy(): Promise<void> {
+    await this.worker.close();
+  }
+}
+
+export class SqliteWorkerDialect implements Dialect {
+  constructor(private readonly worker: SqliteWorker) {}
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+  createDriver() {
+    return new WorkerDriver(this.worker);
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's introspector takes any database type.
+  createIntrospector(db: Kysely<any>) {
+    return new SqliteIntrospector(db);
+  }
+}

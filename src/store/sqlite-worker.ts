@@ -1,0 +1,59 @@
+// The SQLite writer thread: owns the only write connection, so fsync never blocks the event loop.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database, { type Statement } from 'better-sqlite3';
+import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
+
+const port = parentPort!;
+const db = new Database((workerData as { path: string }).path);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.pragma('foreign_keys = ON');
+db.pragma('busy_timeout = 5000');
+
+// Multi-row inserts of varying sizes produce many distinct statements: keep the cache bounded.
+const statements = new Map<string, Statement>();
+function prepare(sql: string): Statement {
+  let stmt = statements.get(sql);
+  if (!stmt) {
+    if (statements.size >= 256) statements.clear();
+    stmt = db.prepare(sql);
+    statements.set(sql, stmt);
+  }
+  return stmt;
+}
+
+function handle(msg: WorkerRequest): WorkerResponse {
+  switch (msg.type) {
+    case 'query': {
+      const stmt = prepare(msg.sql);
+      if (stmt.reader) return { id: msg.id, ok: true, rows: stmt.all(...msg.parameters) };
+      const r = stmt.run(...msg.parameters);
+      return { id: msg.id, ok: true, changes: r.changes, lastInsertRowid: Number(r.lastInsertRowid) };
+    }
+    case 'exec':
+      try {
+        db.exec(msg.sql);
+      } catch (err) {
+        // A failed script must not leave its transaction open on the only write connection.
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw err;
+      }
+      return { id: msg.id, ok: true };
+    case 'close':
+      statements.clear();
+      db.close();
+      return { id: msg.id, ok: true };
+  }
+}
+
+port.on('message', (msg: WorkerRequest) => {
+  let response: WorkerResponse;
+  try {
+    response = handle(msg);
+  } catch (err) {
+    const e = err as { message?: string; code?: string };
+    response = { id: msg.id, ok: false, message: e.message ?? String(err), code: e.code };
+  }
+  port.postMessage(response);
+});
+port.postMessage({ id: 0, ok: true });

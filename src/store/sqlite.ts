@@ -1,0 +1,60 @@
+// Opens SQLite: a writer thread for a file (WAL, synchronous=FULL) plus a read connection on the main thread.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { SqlDatabase } from './database.js';
+import type { Database } from './schema.js';
+import { SqliteWorker, SqliteWorkerDialect } from './sqlite-worker-driver.js';
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Opens `path`, or a private in-memory database for ':memory:' (single connection, no writer thread). */
+export async function openSqlite(path: string): Promise<SqlDatabase> {
+  if (path === ':memory:') return openMemory();
+  mkdirSync(dirname(path), { recursive: true });
+  const worker = new SqliteWorker(path);
+  await worker.start();
+  const writer = new Kysely<Database>({ dialect: new SqliteWorkerDialect(worker) });
+  const readConnection = new BetterSqlite3(path);
+  readConnection.pragma('busy_timeout = 5000');
+  readConnection.pragma('query_only = ON');
+  const reader = new Kysely<Database>({ dialect: new SqliteDialect({ database: readConnection }) });
+  return {
+    dialect: 'sqlite',
+    writer,
+    reader,
+    runScript: async (sql) => {
+      await worker.send({ type: 'exec', sql });
+    },
+    isUniqueViolation,
+    close: async () => {
+      await reader.destroy();
+      await writer.destroy();
+    },
+  };
+}
+
+function openMemory(): SqlDatabase {
+  const connection = new BetterSqlite3(':memory:');
+  connection.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    dialect: 'sqlite',
+    writer: db,
+    reader: db,
+    runScript: async (sql) => {
+      try {
+        connection.exec(sql);
+      } catch (err) {
+        if (connection.inTransaction) connection.exec('ROLLBACK');
+        throw err;
+      }
+    },
+    isUniqueViolation,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,67 @@
+// The storage contract every backend fulfils; services depend on narrow slices of it.
+import type { Experiment } from '../core/experiment.js';
+import type { JsonObject } from '../core/json.js';
+import type { WriteBatch } from './schema.js';
+
+/** An experiment with the store's internal id, which results and exposures reference. */
+export interface StoredExperiment {
+  id: number;
+  experiment: Experiment;
+}
+
+export interface Result {
+  logId: string;
+  variantKey: string;
+  userId: string | null;
+  assignmentId: string | null;
+  input: JsonObject | null;
+  output: JsonObject | null;
+  metrics: JsonObject | null;
+  context: JsonObject | null;
+  timestamp: string | null;
+  createdAt: string;
+  experimentVersion: number;
+}
+
+export interface ResultQuery {
+  experimentId: number;
+  /** Only results committed after this position (exclusive). */
+  afterSeq?: number;
+  /** Only results at or before this position (export snapshots). */
+  uptoSeq?: number;
+  variantKey?: string;
+  /** createdAt >= since */
+  since?: string;
+  /** createdAt < until */
+  until?: string;
+  limit: number;
+}
+
+export interface ResultPage {
+  results: Result[];
+  /** Position of the last result returned, for the next page; null when nothing was returned. */
+  lastSeq: number | null;
+  hasMore: boolean;
+}
+
+export interface Store {
+  listExperiments(): Promise<StoredExperiment[]>;
+  /** Inserts a new experiment; ConflictError when the slug exists. */
+  insertExperiment(experiment: Experiment): Promise<StoredExperiment>;
+  /**
+   * Reads the experiment, applies `change` (which may throw a domain error) and writes the result, all
+   * in one transaction. NotFoundError when the slug is unknown.
+   */
+  updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment>;
+  /** Deletes in one transaction after `guard` approved, given whether any result references it. */
+  deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void>;
+  /** Commits results and exposures in one transaction; resolves only once committed. */
+  appendBatch(batch: WriteBatch): Promise<void>;
+  listResults(query: ResultQuery): Promise<ResultPage>;
+  /** The newest result position of an experiment (0 when none), to bound an export. */
+  lastResultSeq(experimentId: number): Promise<number>;
+  countExposures(experimentId: number): Promise<number>;
+  /** Throws when the database cannot be reached for reads and writes. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

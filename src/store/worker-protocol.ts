@@ -1,0 +1,10 @@
+// Messages between the main thread and the SQLite writer thread.
+
+export type WorkerRequest =
+  | { id: number; type: 'query'; sql: string; parameters: readonly unknown[] }
+  | { id: number; type: 'exec'; sql: string }
+  | { id: number; type: 'close' };
+
+export type WorkerResponse =
+  | { id: number; ok: true; rows?: unknown[]; changes?: number; lastInsertRowid?: number }
+  | { id: number; ok: false; message: string; code?: string };
