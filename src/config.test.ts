@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { resolveApiKey } from './api-key.js';
+import { ConfigError, loadConfig } from './config.js';
+
+test('defaults: port 3000 on 127.0.0.1, SQLite under ./data, 1 MiB bodies, info logs', () => {
+  const c = loadConfig({});
+  assert.equal(c.port, 3000);
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.bodyLimit, 1024 * 1024);
+  assert.equal(c.logLevel, 'info');
+  assert.equal(c.apiKey, undefined);
+  assert.deepEqual(c.database, { kind: 'sqlite', path: join(process.cwd(), 'data', 'agentsplit.db') });
+});
+
+test('DATABASE_URL forms', () => {
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite', path: ':memory:' });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database, { kind: 'sqlite', path: '/tmp/x.db' });
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database.kind, 'postgres');
+  assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL must start with/);
+});
+
+test('bad values are refused with the variable named', () => {
+  assert.throws(() => loadConfig({ PORT: 'eighty' }), ConfigError);
+  assert.throws(() => loadConfig({ PORT: '70000' }), /PORT must be an integer/);
+  assert.throws(() => loadConfig({ BODY_LIMIT: '-1' }), /BODY_LIMIT/);
+  assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL/);
+  assert.throws(() => loadConfig({ API_KEY: 'short' }), /API_KEY must be at least 16/);
+});
+
+test('without API_KEY a strong key is generated once, kept with mode 0600, and reused', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsplit-key-'));
+  try {
+    const first = resolveApiKey(undefined, dir, false);
+    assert.equal(first.generated, true);
+    assert.ok(first.key.length >= 40);
+    assert.equal(statSync(first.file!).mode & 0o777, 0o600);
+    assert.equal(readFileSync(first.file!, 'utf8').trim(), first.key);
+    const second = resolveApiKey(undefined, dir, false);
+    assert.equal(second.generated, false);
+    assert.equal(second.key, first.key);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('in production a missing API_KEY refuses to start', () => {
+  assert.throws(() => resolveApiKey(undefined, '/nonexistent', true), /NODE_ENV=production/);
+  assert.equal(resolveApiKey('configured-key-0123456789', '/nonexistent', true).key, 'configured-key-0123456789');
+});

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GroupCommit } from './group-commit.js';
+import type { ExposureRow, ResultRow, WriteBatch } from './schema.js';
+
+function result(id: string, experiment = 1): ResultRow {
+  return {
+    log_id: id,
+    experiment_id: experiment,
+    experiment_version: 1,
+    variant_key: 'A',
+    known_variant: 1,
+    user_id: null,
+    assignment_id: null,
+    input: null,
+    output: null,
+    metrics: null,
+    context: null,
+    client_timestamp: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+  };
+}
+
+function exposure(id: string): ExposureRow {
+  return {
+    assignment_id: id,
+    experiment_id: 1,
+    experiment_version: 1,
+    variant_key: 'A',
+    user_id: 'u',
+    context: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+  };
+}
+
+/** A write function that records batches and lets the test decide when each one commits. */
+function controlledWriter() {
+  const batches: WriteBatch[] = [];
+  const gates: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  const write = (batch: WriteBatch) =>
+    new Promise<void>((resolve, reject) => {
+      batches.push(batch);
+      gates.push({ resolve, reject });
+    });
+  return { batches, gates, write };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+test('requests that arrive together share one transaction', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write);
+  const all = [gc.appendResults([result('a')]), gc.appendResults([result('b')]), gc.appendResults([result('c')])];
+  await tick();
+  assert.equal(w.batches.length, 1);
+  assert.deepEqual(
+    w.batches[0]!.results.map((r) => r.log_id),
+    ['a', 'b', 'c'],
+  );
+  w.gates[0]!.resolve();
+  await Promise.all(all);
+});
+
+test('nothing resolves before its transaction commits', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write);
+  let done = false;
+  const p = gc.appendResults([result('a')]).then(() => {
+    done = true;
+  });
+  await tick();
+  await tick();
+  assert.equal(done, false);
+  w.gates[0]!.resolve();
+  await p;
+  assert.equal(done, true);
+});
+
+test('what arrives during a commit goes into the next transaction', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write);
+  const first = gc.appendResults([result('a')]);
+  await tick();
+  const second = [gc.appendResults([result('b')]), gc.appendResults([result('c')])];
+  await tick();
+  assert.equal(w.batches.length, 1, 'only one transaction at a time');
+  w.gates[0]!.resolve();
+  await first;
+  await tick();
+  assert.equal(w.batches.length, 2);
+  assert.deepEqual(
+    w.batches[1]!.results.map((r) => r.log_id),
+    ['b', 'c'],
+  );
+  w.gates[1]!.resolve();
+  await Promise.all(second);
+});
+
+test('exposures ride along and never wait', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write);
+  gc.appendExposure(exposure('x'));
+  gc.appendExposure(exposure('y'));
+  await tick();
+  assert.equal(w.batches.length, 1);
+  assert.equal(w.batches[0]!.exposures.length, 2);
+  w.gates[0]!.resolve();
+  await gc.drain();
+});
+
+test('a failing request is isolated: its neighbours still commit', async () => {
+  const committed: string[] = [];
+  const gc = new GroupCommit(async (batch) => {
+    if (batch.results.some((r) => r.experiment_id === 666)) throw new Error('foreign key');
+    committed.push(...batch.results.map((r) => r.log_id));
+  });
+  const good1 = gc.appendResults([result('a')]);
+  const bad = gc.appendResults([result('b', 666)]);
+  const good2 = gc.appendResults([result('c')]);
+  await good1;
+  await good2;
+  await assert.rejects(bad, /foreign key/);
+  assert.deepEqual(committed.sort(), ['a', 'c']);
+});
+
+test('a request larger than the batch size is never split', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write, { maxResultsPerBatch: 2 });
+  const big = gc.appendResults([result('a'), result('b'), result('c')]);
+  const small = gc.appendResults([result('d')]);
+  await tick();
+  assert.equal(w.batches[0]!.results.length, 3);
+  w.gates[0]!.resolve();
+  await big;
+  await tick();
+  assert.equal(w.batches[1]!.results.length, 1);
+  w.gates[1]!.resolve();
+  await small;
+});
+
+test('exposures beyond the buffer are dropped and counted, not queued without bound', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write, { maxBufferedExposures: 2 });
+  gc.appendExposure(exposure('1'));
+  gc.appendExposure(exposure('2'));
+  gc.appendExposure(exposure('3'));
+  assert.equal(gc.droppedExposures, 1);
+  await tick();
+  w.gates[0]!.resolve();
+  await gc.drain();
+});
+
+test('drain waits for everything handed in', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write);
+  gc.appendExposure(exposure('1'));
+  let drained = false;
+  const d = gc.drain().then(() => {
+    drained = true;
+  });
+  await tick();
+  assert.equal(drained, false);
+  w.gates[0]!.resolve();
+  await d;
+  assert.equal(drained, true);
+});

@@ -1,0 +1,201 @@
+// The store contract: every backend must pass these. Runs on real SQLite files (and in-memory SQLite).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ConflictError, NotFoundError } from '../src/core/errors.js';
+import { createExperiment, type Experiment } from '../src/core/experiment.js';
+import { type DatabaseTarget, openStore } from '../src/store/index.js';
+import type { ExposureRow, ResultRow } from '../src/store/schema.js';
+import type { Store } from '../src/store/store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'agentsplit-store-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const backends: Array<{ name: string; target: () => DatabaseTarget }> = [
+  { name: 'SQLite file', target: () => ({ kind: 'sqlite', path: join(dir, `${Math.random()}.db`) }) },
+  { name: 'SQLite in memory', target: () => ({ kind: 'sqlite', path: ':memory:' }) },
+];
+
+const NOW = '2026-03-01T12:00:00.000Z';
+function experiment(slug: string): Experiment {
+  return createExperiment(
+    {
+      slug,
+      variants: [
+        { key: 'A', payload: { prompt: 'a', nested: { deep: [1, 2, { x: null }] } }, trafficPercent: 40 },
+        { key: 'B', payload: { prompt: 'b' }, trafficPercent: 60 },
+      ],
+    },
+    NOW,
+  );
+}
+
+let counter = 0;
+function result(experimentId: number, overrides: Partial<ResultRow> = {}): ResultRow {
+  counter++;
+  return {
+    log_id: `log-${counter}`,
+    experiment_id: experimentId,
+    experiment_version: 1,
+    variant_key: counter % 2 ? 'A' : 'B',
+    known_variant: 1,
+    user_id: `user-${counter}`,
+    assignment_id: null,
+    input: JSON.stringify({ q: 'héllo ✓', __proto__x: 1 }),
+    output: null,
+    metrics: JSON.stringify({ latency: counter }),
+    context: null,
+    client_timestamp: null,
+    created_at: new Date(Date.parse(NOW) + counter * 1000).toISOString(),
+    ...overrides,
+  };
+}
+
+function exposure(experimentId: number): ExposureRow {
+  return {
+    assignment_id: `as-${++counter}`,
+    experiment_id: experimentId,
+    experiment_version: 1,
+    variant_key: 'A',
+    user_id: 'u',
+    context: JSON.stringify({ page: 'checkout' }),
+    created_at: NOW,
+  };
+}
+
+for (const backend of backends) {
+  describe(`store contract: ${backend.name}`, () => {
+    let store: Store;
+    const open = async () => {
+      store = await openStore(backend.target());
+      return store;
+    };
+    after(async () => store?.close());
+
+    test('experiments round-trip with every field', async () => {
+      await open();
+      const e = experiment('round-trip');
+      const stored = await store.insertExperiment(e);
+      assert.ok(stored.id > 0);
+      const listed = (await store.listExperiments()).find((s) => s.experiment.slug === 'round-trip');
+      assert.deepEqual(listed, stored);
+    });
+
+    test('a duplicate slug is a ConflictError', async () => {
+      await assert.rejects(store.insertExperiment(experiment('round-trip')), ConflictError);
+    });
+
+    test('updateExperiment applies the change in a transaction', async () => {
+      const stored = await store.updateExperiment('round-trip', (cur) => ({ ...cur, name: 'renamed', version: 2 }));
+      assert.equal(stored.experiment.name, 'renamed');
+      const again = (await store.listExperiments()).find((s) => s.experiment.slug === 'round-trip');
+      assert.equal(again?.experiment.version, 2);
+    });
+
+    test('a change that throws writes nothing', async () => {
+      await assert.rejects(
+        store.updateExperiment('round-trip', () => {
+          throw new ConflictError('no');
+        }),
+        ConflictError,
+      );
+      const again = (await store.listExperiments()).find((s) => s.experiment.slug === 'round-trip');
+      assert.equal(again?.experiment.name, 'renamed');
+    });
+
+    test('updating or deleting an unknown slug is a NotFoundError', async () => {
+      await assert.rejects(
+        store.updateExperiment('missing', (c) => c),
+        NotFoundError,
+      );
+      await assert.rejects(
+        store.deleteExperiment('missing', () => {}),
+        NotFoundError,
+      );
+    });
+
+    test('appendBatch commits results and exposures together, readable at once', async () => {
+      const { id } = await store.insertExperiment(experiment('batch'));
+      const rows = Array.from({ length: 2500 }, () => result(id));
+      await store.appendBatch({ results: rows, exposures: Array.from({ length: 3000 }, () => exposure(id)) });
+      assert.equal(await store.countExposures(id), 3000);
+      const page = await store.listResults({ experimentId: id, limit: 1000 });
+      assert.equal(page.results.length, 1000);
+      assert.equal(page.hasMore, true);
+      assert.deepEqual(page.results[0]!.input, { q: 'héllo ✓', __proto__x: 1 });
+      assert.equal(page.results[0]!.logId, rows[0]!.log_id);
+    });
+
+    test('a batch with a result for a missing experiment fails whole', async () => {
+      const { id } = await store.insertExperiment(experiment('atomic'));
+      await assert.rejects(store.appendBatch({ results: [result(id), result(999_999)], exposures: [] }));
+      assert.equal((await store.listResults({ experimentId: id, limit: 10 })).results.length, 0);
+    });
+
+    test('pages follow commit order with no gaps or duplicates, and filters apply', async () => {
+      const { id } = await store.insertExperiment(experiment('pages'));
+      await store.appendBatch({ results: Array.from({ length: 25 }, () => result(id)), exposures: [] });
+      const seen: string[] = [];
+      let after: number | undefined;
+      for (;;) {
+        const page = await store.listResults({ experimentId: id, afterSeq: after, limit: 7 });
+        seen.push(...page.results.map((r) => r.logId));
+        if (!page.hasMore) break;
+        after = page.lastSeq!;
+        // New results arriving between pages land after everything already paged.
+        if (seen.length === 7) await store.appendBatch({ results: [result(id)], exposures: [] });
+      }
+      assert.equal(seen.length, 26);
+      assert.equal(new Set(seen).size, 26);
+      const onlyA = await store.listResults({ experimentId: id, variantKey: 'A', limit: 100 });
+      assert.ok(onlyA.results.every((r) => r.variantKey === 'A'));
+      const all = await store.listResults({ experimentId: id, limit: 100 });
+      const mid = all.results[10]!.createdAt;
+      const since = await store.listResults({ experimentId: id, since: mid, limit: 100 });
+      assert.equal(since.results[0]!.createdAt, mid);
+      const until = await store.listResults({ experimentId: id, until: mid, limit: 100 });
+      assert.equal(until.results.length, 10);
+      const last = await store.lastResultSeq(id);
+      const bounded = await store.listResults({ experimentId: id, uptoSeq: last, limit: 100 });
+      assert.equal(bounded.results.length, 26);
+    });
+
+    test('deleteExperiment consults the guard with whether results exist', async () => {
+      await store.insertExperiment(experiment('empty-draft'));
+      let sawResults: boolean | undefined;
+      await store.deleteExperiment('empty-draft', (_e, has) => {
+        sawResults = has;
+      });
+      assert.equal(sawResults, false);
+      assert.equal((await store.listExperiments()).some((s) => s.experiment.slug === 'empty-draft'), false);
+      await assert.rejects(
+        store.deleteExperiment('pages', (_e, has) => {
+          if (has) throw new ConflictError('has results');
+        }),
+        ConflictError,
+      );
+    });
+
+    test('ping answers', async () => {
+      await store.ping();
+    });
+  });
+}
+
+test('reopening a SQLite file keeps data and re-runs no migration', async () => {
+  const target: DatabaseTarget = { kind: 'sqlite', path: join(dir, 'reopen.db') };
+  const first = await openStore(target);
+  await first.insertExperiment(experiment('kept'));
+  await first.close();
+  const second = await openStore(target);
+  try {
+    assert.deepEqual(
+      (await second.listExperiments()).map((s) => s.experiment.slug),
+      ['kept'],
+    );
+  } finally {
+    await second.close();
+  }
+});
