@@ -26,7 +26,7 @@ export type Assign = (slug: string, userId: string, context?: JsonObject) => Ass
 export function createAssign(deps: AssignmentDeps): Assign {
   return (slug, userId, context) => {
     const live = deps.experiments.lookup(slug);
-    if (!live || !live.experiment.active) {
+    if (!live?.experiment.active) {
       throw new NotFoundError(`no running experiment with slug '${slug}'`);
     }
     const { compiled, experiment } = live;
