@@ -6,7 +6,9 @@ import { existsSync, statSync } from 'node:fs';
 const marker = 'node_modules/.package-lock.json';
 const stale = !existsSync(marker) || statSync(marker).mtimeMs < statSync('package-lock.json').mtimeMs;
 if (stale) {
-  process.stderr.write('agentsplit: installing dependencies (npm ci; the SQLite driver builds from source, ~1 min)\n');
+  process.stderr.write(
+    'agentsplit: installing dependencies (npm ci; the SQLite driver builds from source, ~1 min)\n',
+  );
   const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }

@@ -11,7 +11,11 @@ export interface ResolvedKey {
   generated: boolean;
 }
 
-export function resolveApiKey(configured: string | undefined, dataDir: string, production: boolean): ResolvedKey {
+export function resolveApiKey(
+  configured: string | undefined,
+  dataDir: string,
+  production: boolean,
+): ResolvedKey {
   if (configured !== undefined) return { key: configured, generated: false };
   if (production) {
     throw new Error('API_KEY is not set: with NODE_ENV=production agentsplit will not start without one');

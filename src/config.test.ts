@@ -17,8 +17,14 @@ test('defaults: port 3000 on 127.0.0.1, SQLite under ./data, 1 MiB bodies, info 
 });
 
 test('DATABASE_URL forms', () => {
-  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite', path: ':memory:' });
-  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database, { kind: 'sqlite', path: '/tmp/x.db' });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, {
+    kind: 'sqlite',
+    path: ':memory:',
+  });
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database, {
+    kind: 'sqlite',
+    path: '/tmp/x.db',
+  });
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database.kind, 'postgres');
   assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL must start with/);
 });
@@ -49,5 +55,8 @@ test('without API_KEY a strong key is generated once, kept with mode 0600, and r
 
 test('in production a missing API_KEY refuses to start', () => {
   assert.throws(() => resolveApiKey(undefined, '/nonexistent', true), /NODE_ENV=production/);
-  assert.equal(resolveApiKey('configured-key-0123456789', '/nonexistent', true).key, 'configured-key-0123456789');
+  assert.equal(
+    resolveApiKey('configured-key-0123456789', '/nonexistent', true).key,
+    'configured-key-0123456789',
+  );
 });

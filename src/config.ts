@@ -18,7 +18,13 @@ export class ConfigError extends Error {}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
+function integer(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+) {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
@@ -33,11 +39,14 @@ export function parseDatabaseUrl(url: string | undefined, dataDir: string): Data
   if (url === 'sqlite::memory:') return { kind: 'sqlite', path: ':memory:' };
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\//, '');
-    if (path === '') throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/agentsplit.db');
+    if (path === '')
+      throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/agentsplit.db');
     return { kind: 'sqlite', path: resolve(path) };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { kind: 'postgres', url };
-  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres:// (got '${url.split(':')[0]}:...')`);
+  throw new ConfigError(
+    `DATABASE_URL must start with sqlite: or postgres:// (got '${url.split(':')[0]}:...')`,
+  );
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {

@@ -35,7 +35,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const writer = new GroupCommit((batch) => store.appendBatch(batch), {
     onExposureError: (err, lost) => app?.log.error({ err, lost }, 'exposures could not be written'),
   });
-  const assign = createAssign({ experiments, exposures: writer, random: options.random ?? Math.random, newId: uuidv7, now });
+  const assign = createAssign({
+    experiments,
+    exposures: writer,
+    random: options.random ?? Math.random,
+    newId: uuidv7,
+    now,
+  });
   const results = new ResultService({ experiments, writer, store, newId: uuidv7, now });
   app = await buildApp({
     apiKey: options.apiKey,

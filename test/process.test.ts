@@ -11,7 +11,12 @@ const dir = mkdtempSync(join(tmpdir(), 'agentsplit-process-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('a first start without API_KEY prints the URL and a generated key that works', async () => {
-  const env: Record<string, string> = { DATA_DIR: dir, API_KEY: '', DATABASE_URL: '', NODE_ENV: 'development' };
+  const env: Record<string, string> = {
+    DATA_DIR: dir,
+    API_KEY: '',
+    DATABASE_URL: '',
+    NODE_ENV: 'development',
+  };
   const server = await startServer(env);
   try {
     await new Promise((r) => setTimeout(r, 200));

@@ -88,7 +88,11 @@ for (const backend of backends) {
     });
 
     test('updateExperiment applies the change in a transaction', async () => {
-      const stored = await store.updateExperiment('round-trip', (cur) => ({ ...cur, name: 'renamed', version: 2 }));
+      const stored = await store.updateExperiment('round-trip', (cur) => ({
+        ...cur,
+        name: 'renamed',
+        version: 2,
+      }));
       assert.equal(stored.experiment.name, 'renamed');
       const again = (await store.listExperiments()).find((s) => s.experiment.slug === 'round-trip');
       assert.equal(again?.experiment.version, 2);
@@ -169,7 +173,10 @@ for (const backend of backends) {
         sawResults = has;
       });
       assert.equal(sawResults, false);
-      assert.equal((await store.listExperiments()).some((s) => s.experiment.slug === 'empty-draft'), false);
+      assert.equal(
+        (await store.listExperiments()).some((s) => s.experiment.slug === 'empty-draft'),
+        false,
+      );
       await assert.rejects(
         store.deleteExperiment('pages', (_e, has) => {
           if (has) throw new ConflictError('has results');

@@ -95,21 +95,40 @@ describe('random assignment follows trafficPercent', () => {
 
   test('the draw boundaries are exact: u just below a cumulative edge stays left', () => {
     const cumulative = new Float64Array([0.25, 0.25, 1]);
-    assert.equal(pickWeighted(cumulative, () => 0), 0);
-    assert.equal(pickWeighted(cumulative, () => 0.2499999), 0);
-    assert.equal(pickWeighted(cumulative, () => 0.25), 2, 'the zero-weight middle variant is skipped');
-    assert.equal(pickWeighted(cumulative, () => 0.9999999), 2);
+    assert.equal(
+      pickWeighted(cumulative, () => 0),
+      0,
+    );
+    assert.equal(
+      pickWeighted(cumulative, () => 0.2499999),
+      0,
+    );
+    assert.equal(
+      pickWeighted(cumulative, () => 0.25),
+      2,
+      'the zero-weight middle variant is skipped',
+    );
+    assert.equal(
+      pickWeighted(cumulative, () => 0.9999999),
+      2,
+    );
   });
 
   test('a first variant with 0% is never picked even when the draw is 0', () => {
-    assert.equal(pickWeighted(new Float64Array([0, 1]), () => 0), 1);
+    assert.equal(
+      pickWeighted(new Float64Array([0, 1]), () => 0),
+      1,
+    );
   });
 });
 
 describe('sticky assignment', () => {
   const sticky = (weights: number[], seed?: string) =>
     compileExperiment(
-      createExperiment({ slug: 'sticky-exp', assignment: 'sticky', variants: variants(weights), seed }, 'now'),
+      createExperiment(
+        { slug: 'sticky-exp', assignment: 'sticky', variants: variants(weights), seed },
+        'now',
+      ),
     );
 
   test('the same user gets the same variant on every call while weights are unchanged', () => {
@@ -142,7 +161,8 @@ describe('sticky assignment', () => {
     const other = sticky([50, 50], 'another-seed');
     let differ = 0;
     for (let u = 0; u < 200; u++) {
-      if (assignVariant(bySlug, `u${u}`, Math.random) !== assignVariant(other, `u${u}`, Math.random)) differ++;
+      if (assignVariant(bySlug, `u${u}`, Math.random) !== assignVariant(other, `u${u}`, Math.random))
+        differ++;
     }
     assert.ok(differ > 50, `only ${differ} of 200 users moved`);
   });
@@ -151,7 +171,10 @@ describe('sticky assignment', () => {
 describe('compiled responses', () => {
   test('the response prefix is valid JSON once the assignmentId is appended', () => {
     const compiled = compileExperiment(
-      createExperiment({ slug: 'e', variants: [{ key: 'A', payload: { p: 'x"\n', '__proto__x': 1 }, trafficPercent: 100 }] }, 'n'),
+      createExperiment(
+        { slug: 'e', variants: [{ key: 'A', payload: { p: 'x"\n', __proto__x: 1 }, trafficPercent: 100 }] },
+        'n',
+      ),
     );
     assert.deepEqual(JSON.parse(`${compiled.responsePrefix[0]}id"}`), {
       variant: 'A',

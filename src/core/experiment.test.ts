@@ -49,16 +49,31 @@ describe('validateVariants', () => {
   const bad: Array<[string, unknown, RegExp]> = [
     ['not an array', {}, /array of 1-100/],
     ['empty', [], /array of 1-100/],
-    ['101 variants', Array.from({ length: 101 }, (_, i) => ({ key: `k${i}`, payload: {}, trafficPercent: 0 })), /1-100/],
+    [
+      '101 variants',
+      Array.from({ length: 101 }, (_, i) => ({ key: `k${i}`, payload: {}, trafficPercent: 0 })),
+      /1-100/,
+    ],
     ['sum 90', [{ key: 'A', payload: {}, trafficPercent: 90 }], /sum to 100 \(got 90\)/],
-    ['duplicate key', [...ab, { key: 'A', payload: {}, trafficPercent: 0 }], /variants\[2\]\.key 'A' is used/],
+    [
+      'duplicate key',
+      [...ab, { key: 'A', payload: {}, trafficPercent: 0 }],
+      /variants\[2\]\.key 'A' is used/,
+    ],
     ['bad key', [{ key: 'a b', payload: {}, trafficPercent: 100 }], /variants\[0\]\.key/],
     ['long key', [{ key: 'k'.repeat(65), payload: {}, trafficPercent: 100 }], /variants\[0\]\.key/],
     ['array payload', [{ key: 'A', payload: [], trafficPercent: 100 }], /payload must be a JSON object/],
     ['missing payload', [{ key: 'A', trafficPercent: 100 }], /payload must be a JSON object/],
     ['NaN weight', [{ key: 'A', payload: {}, trafficPercent: Number.NaN }], /finite number/],
     ['string weight', [{ key: 'A', payload: {}, trafficPercent: '100' }], /finite number/],
-    ['negative', [{ key: 'A', payload: {}, trafficPercent: -1 }, { key: 'B', payload: {}, trafficPercent: 101 }], /between 0 and 100/],
+    [
+      'negative',
+      [
+        { key: 'A', payload: {}, trafficPercent: -1 },
+        { key: 'B', payload: {}, trafficPercent: 101 },
+      ],
+      /between 0 and 100/,
+    ],
   ];
   for (const [name, input, message] of bad) {
     test(`rejects ${name}`, () => assert.throws(() => validateVariants(input), message));
@@ -96,13 +111,23 @@ describe('createExperiment and applyChanges', () => {
   test('defaults: draft, random, seed = slug, name = slug, version 1, inactive', () => {
     const e = createExperiment({ slug: 'exp', variants: ab }, NOW);
     assert.deepEqual(
-      { status: e.status, active: e.active, assignment: e.assignment, seed: e.seed, name: e.name, version: e.version },
+      {
+        status: e.status,
+        active: e.active,
+        assignment: e.assignment,
+        seed: e.seed,
+        name: e.name,
+        version: e.version,
+      },
       { status: 'draft', active: false, assignment: 'random', seed: 'exp', name: 'exp', version: 1 },
     );
   });
   test('a new experiment may start running but not paused', () => {
     assert.equal(createExperiment({ slug: 'e', variants: ab, status: 'running' }, NOW).active, true);
-    assert.throws(() => createExperiment({ slug: 'e', variants: ab, status: 'paused' }, NOW), ValidationError);
+    assert.throws(
+      () => createExperiment({ slug: 'e', variants: ab, status: 'paused' }, NOW),
+      ValidationError,
+    );
   });
   test('changing weights bumps version; status or name do not', () => {
     const e = createExperiment({ slug: 'exp', variants: ab }, NOW);
@@ -113,7 +138,12 @@ describe('createExperiment and applyChanges', () => {
     assert.equal(same.version, 1, 'identical variants do not bump');
     const reweighted = applyChanges(
       started,
-      { variants: [{ ...ab[0]!, trafficPercent: 20 }, { ...ab[1]!, trafficPercent: 80 }] },
+      {
+        variants: [
+          { ...ab[0]!, trafficPercent: 20 },
+          { ...ab[1]!, trafficPercent: 80 },
+        ],
+      },
       NOW,
     );
     assert.equal(reweighted.version, 2);

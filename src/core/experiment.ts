@@ -106,7 +106,9 @@ export function assertTransition(from: Status, to: Status): void {
   const allowed = TRANSITIONS[from];
   if (!allowed.includes(to)) {
     const options = allowed.length > 0 ? allowed.join(', ') : 'none';
-    throw new ConflictError(`cannot change status from '${from}' to '${to}'; allowed from '${from}': ${options}`);
+    throw new ConflictError(
+      `cannot change status from '${from}' to '${to}'; allowed from '${from}': ${options}`,
+    );
   }
 }
 

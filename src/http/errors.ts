@@ -18,8 +18,10 @@ export function describeValidation(context: string | undefined, issues: Validati
     const allowed = (first.params.allowedValues as unknown[]).map((v) => `'${v}'`).join(', ');
     return `${where} must be one of ${allowed}`;
   }
-  if (first.keyword === 'required') return `${where} must have required property '${first.params.missingProperty}'`;
-  if (first.keyword === 'minProperties' && first.params.limit === 1) return `${where} must name at least one field`;
+  if (first.keyword === 'required')
+    return `${where} must have required property '${first.params.missingProperty}'`;
+  if (first.keyword === 'minProperties' && first.params.limit === 1)
+    return `${where} must name at least one field`;
   return `${where} ${first.message ?? 'is not valid'}`;
 }
 
@@ -36,7 +38,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      const message = status === 413 ? `request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes` : error.message;
+      const message =
+        status === 413
+          ? `request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes`
+          : error.message;
       return reply.code(status).send({ error: message });
     }
     request.log.error({ err: error }, 'unexpected failure');

@@ -37,7 +37,9 @@ export function experimentRoutes(experiments: ExperimentService): FastifyPluginA
           tags,
           summary: 'List experiments, optionally by status',
           querystring: ListExperimentsQuery,
-          response: { 200: { type: 'object', properties: { experiments: { type: 'array', items: ExperimentSchema } } } },
+          response: {
+            200: { type: 'object', properties: { experiments: { type: 'array', items: ExperimentSchema } } },
+          },
         },
       },
       async (request) => ({ experiments: experiments.list(request.query.status) }),
@@ -45,7 +47,14 @@ export function experimentRoutes(experiments: ExperimentService): FastifyPluginA
 
     app.get(
       '/experiment/:slug',
-      { schema: { tags, summary: 'Read an experiment', params: SlugParams, response: { 200: ExperimentSchema, ...errorResponses } } },
+      {
+        schema: {
+          tags,
+          summary: 'Read an experiment',
+          params: SlugParams,
+          response: { 200: ExperimentSchema, ...errorResponses },
+        },
+      },
       async (request) => experiments.get(request.params.slug),
     );
 

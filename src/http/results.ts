@@ -1,8 +1,8 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Result } from '../store/store.js';
 import type { ResultService } from '../services/results.js';
+import type { Result } from '../store/store.js';
 import {
   ErrorSchema,
   ExportQuery,

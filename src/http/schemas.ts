@@ -43,7 +43,9 @@ const NameSchema = Type.String({ maxLength: 200 });
 const DescriptionSchema = Type.String({ maxLength: 10_000 });
 
 export const CreateExperimentBody = Type.Object({
-  slug: Type.String({ description: '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit' }),
+  slug: Type.String({
+    description: '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit',
+  }),
   name: Type.Optional(NameSchema),
   description: Type.Optional(DescriptionSchema),
   status: Type.Optional(StatusSchema),
@@ -74,7 +76,9 @@ export const AssignBody = Type.Object({
 export const AssignResponse = Type.Object({
   variant: Type.String(),
   payload: JsonObjectSchema,
-  assignmentId: Type.String({ description: 'UUIDv7; send it back with log to join the result to this exposure' }),
+  assignmentId: Type.String({
+    description: 'UUIDv7; send it back with log to join the result to this exposure',
+  }),
 });
 
 export const LogBody = Type.Object({

@@ -4,7 +4,13 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 function makeAjv(options: Options): Ajv {
-  const ajv = new Ajv({ allErrors: false, useDefaults: true, removeAdditional: false, strict: false, ...options });
+  const ajv = new Ajv({
+    allErrors: false,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    ...options,
+  });
   addFormats.default(ajv);
   return ajv;
 }

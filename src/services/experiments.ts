@@ -85,7 +85,11 @@ export class ExperimentService {
   }
 
   private remember(stored: StoredExperiment): LiveExperiment {
-    const live = { id: stored.id, experiment: stored.experiment, compiled: compileExperiment(stored.experiment) };
+    const live = {
+      id: stored.id,
+      experiment: stored.experiment,
+      compiled: compileExperiment(stored.experiment),
+    };
     this.bySlug.set(stored.experiment.slug, live);
     return live;
   }

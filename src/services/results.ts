@@ -104,7 +104,12 @@ export class ResultService {
     return (async function* () {
       let after = 0;
       for (;;) {
-        const page = await store.listResults({ experimentId: live.id, afterSeq: after, uptoSeq: upto, limit: EXPORT_PAGE });
+        const page = await store.listResults({
+          experimentId: live.id,
+          afterSeq: after,
+          uptoSeq: upto,
+          limit: EXPORT_PAGE,
+        });
         yield* page.results;
         if (!page.hasMore || page.lastSeq === null) return;
         after = page.lastSeq;

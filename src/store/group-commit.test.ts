@@ -50,7 +50,11 @@ const tick = () => new Promise((r) => setImmediate(r));
 test('requests that arrive together share one transaction', async () => {
   const w = controlledWriter();
   const gc = new GroupCommit(w.write);
-  const all = [gc.appendResults([result('a')]), gc.appendResults([result('b')]), gc.appendResults([result('c')])];
+  const all = [
+    gc.appendResults([result('a')]),
+    gc.appendResults([result('b')]),
+    gc.appendResults([result('c')]),
+  ];
   await tick();
   assert.equal(w.batches.length, 1);
   assert.deepEqual(

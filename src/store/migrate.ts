@@ -14,7 +14,11 @@ export function loadMigrations(dialect: SqlDatabase['dialect']): Migration[] {
   return readdirSync(dir)
     .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((f) => ({ version: Number(f.slice(0, 3)), name: f.slice(4, -4), sql: readFileSync(new URL(f, dir), 'utf8') }));
+    .map((f) => ({
+      version: Number(f.slice(0, 3)),
+      name: f.slice(4, -4),
+      sql: readFileSync(new URL(f, dir), 'utf8'),
+    }));
 }
 
 /** Returns the versions it applied. Each migration and its bookkeeping row commit together. */

@@ -103,7 +103,10 @@ export class SqlStore implements Store {
     }
   }
 
-  async updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment> {
+  async updateExperiment(
+    slug: string,
+    change: (current: Experiment) => Experiment,
+  ): Promise<StoredExperiment> {
     return this.writer.transaction().execute(async (trx) => {
       const current = await this.lockExperiment(trx, slug);
       const next = change(current.experiment);
@@ -117,7 +120,10 @@ export class SqlStore implements Store {
     });
   }
 
-  async deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void> {
+  async deleteExperiment(
+    slug: string,
+    guard: (current: Experiment, hasResults: boolean) => void,
+  ): Promise<void> {
     await this.writer.transaction().execute(async (trx) => {
       const current = await this.lockExperiment(trx, slug);
       const any = await trx
@@ -204,7 +210,12 @@ export class SqlStore implements Store {
   private async recordVersion(trx: Transaction<Database>, id: number, e: Experiment): Promise<void> {
     await trx
       .insertInto('experiment_versions')
-      .values({ experiment_id: id, version: e.version, variants: JSON.stringify(e.variants), created_at: e.updatedAt })
+      .values({
+        experiment_id: id,
+        version: e.version,
+        variants: JSON.stringify(e.variants),
+        created_at: e.updatedAt,
+      })
       .execute();
   }
 }

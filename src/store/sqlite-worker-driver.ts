@@ -32,7 +32,8 @@ export class SqliteWorkerError extends Error {
  */
 function spawnWorker(path: string): Worker {
   const options = { workerData: { path } };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), options);
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./sqlite-worker.js', import.meta.url), options);
   const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;

@@ -23,9 +23,14 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
   child.stdout!.on('data', (d) => {
     log += d;
   });
-  const exited = new Promise<number | string>((res) => child.on('exit', (code, signal) => res(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((res) =>
+    child.on('exit', (code, signal) => res(code ?? signal ?? -1)),
+  );
   const baseUrl = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`server did not start in ${timeoutMs} ms:\n${log}`)), timeoutMs);
+    const timer = setTimeout(
+      () => rej(new Error(`server did not start in ${timeoutMs} ms:\n${log}`)),
+      timeoutMs,
+    );
     child.stderr!.on('data', (d) => {
       log += d;
       const m = /listening on (http:\/\/[^\s]+)/.exec(log);
