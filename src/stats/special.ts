@@ -9,11 +9,11 @@ const MAX_ITERATIONS = 100_000;
 
 // Chebyshev coefficients of erfc on [0, inf) (Numerical Recipes, 3rd ed., section 6.2.2).
 const ERFC_COF = [
-  -1.3026537197817094, 6.4196979235649026e-1, 1.9476473204185836e-2, -9.561514786808631e-3,
+  -1.3026537197817094, 6.419697923564902e-1, 1.9476473204185836e-2, -9.561514786808631e-3,
   -9.46595344482036e-4, 3.66839497852761e-4, 4.2523324806907e-5, -2.0278578112534e-5, -1.624290004647e-6,
   1.30365583558e-6, 1.5626441722e-8, -8.5238095915e-8, 6.529054439e-9, 5.059343495e-9, -9.91364156e-10,
-  -2.27365122e-10, 9.6467911e-11, 2.394038e-12, -6.886027e-12, 8.94487e-13, 3.13092e-13, -1.12708e-13, 3.81e-16,
-  7.106e-15, -1.523e-15, -9.4e-17, 1.21e-16, -2.8e-17,
+  -2.27365122e-10, 9.6467911e-11, 2.394038e-12, -6.886027e-12, 8.94487e-13, 3.13092e-13, -1.12708e-13,
+  3.81e-16, 7.106e-15, -1.523e-15, -9.4e-17, 1.21e-16, -2.8e-17,
 ];
 
 function erfcNonNegative(z: number): number {
@@ -63,7 +63,13 @@ export function logBeta(a: number, b: number): number {
   const q = Math.max(a, b);
   if (p >= 10) {
     const corr = stirlingError(p) + stirlingError(q) - stirlingError(p + q);
-    return -0.5 * Math.log(q) + LN_SQRT_2PI + corr + (p - 0.5) * Math.log(p / (p + q)) + q * Math.log1p(-p / (p + q));
+    return (
+      -0.5 * Math.log(q) +
+      LN_SQRT_2PI +
+      corr +
+      (p - 0.5) * Math.log(p / (p + q)) +
+      q * Math.log1p(-p / (p + q))
+    );
   }
   if (q >= 10) {
     const corr = stirlingError(q) - stirlingError(p + q);
@@ -82,7 +88,10 @@ function betaContinuedFraction(x: number, a: number, b: number): number {
   let h = d;
   for (let m = 1; m <= MAX_ITERATIONS; m++) {
     const m2 = 2 * m;
-    for (const aa of [(m * (b - m) * x) / ((a - 1 + m2) * (a + m2)), (-(a + m) * (qab + m) * x) / ((a + m2) * (a + 1 + m2))]) {
+    for (const aa of [
+      (m * (b - m) * x) / ((a - 1 + m2) * (a + m2)),
+      (-(a + m) * (qab + m) * x) / ((a + m2) * (a + 1 + m2)),
+    ]) {
       d = 1 + aa * d;
       if (Math.abs(d) < TINY) d = TINY;
       c = 1 + aa / c;

@@ -22,7 +22,8 @@ export type Sided = 'two' | 'greater' | 'less';
 export type EffectType = 'absolute' | 'relative';
 
 export interface ArmSummary {
-  n: number;
+  /** null when the given n is not a finite number >= 0. */
+  n: number | null;
   mean: number | null;
   /** Sample variance with n - 1 for numeric metrics; p(1 - p) for proportions. */
   variance: number | null;

@@ -1,0 +1,25 @@
+// Owns the public surface of the statistics module (pure functions over sufficient statistics, no I/O).
+export { bayesianCompare, normalRisk } from './bayesian.js';
+export { adjustPValues } from './corrections.js';
+export {
+  chiSquareCdf,
+  chiSquareSf,
+  normalCdf,
+  normalPdf,
+  normalQuantile,
+  studentTCdf,
+  studentTPdf,
+  studentTQuantile,
+} from './distributions.js';
+export { type EffectMoments, effectMoments } from './effect.js';
+export { compareMeans } from './frequentist.js';
+export { isProportion, summarizeArm } from './moments.js';
+export {
+  DEFAULT_N_STAR,
+  ONE_SIDED_P_CAP,
+  sequentialCompare,
+  sequentialHalfWidth,
+  sequentialRho,
+} from './sequential.js';
+export { DEFAULT_SRM_THRESHOLD, srmTest } from './srm.js';
+export type * from './types.js';
