@@ -4,9 +4,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { assignRoutes } from './http/assign.js';
-import { createAuthHook } from './http/auth.js';
+import { createAuthHook, createKeyCheck } from './http/auth.js';
 import { registerJsonBodies } from './http/body-parser.js';
-import { registerErrorHandling } from './http/errors.js';
+import { createFrameworkErrorHandler, registerErrorHandling } from './http/errors.js';
 import { experimentRoutes } from './http/experiments.js';
 import { healthRoutes } from './http/health.js';
 import { resultRoutes } from './http/results.js';
@@ -40,6 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: createFrameworkErrorHandler(createKeyCheck(deps.apiKey)),
   });
   app.setValidatorCompiler(createValidatorCompiler());
   registerJsonBodies(app);

@@ -22,21 +22,11 @@ import {
   studentTCdf,
   studentTQuantile,
 } from '../src/stats/index.js';
+import { seededRandom } from './helpers/random.js';
 
 const TOLERANCE = 1e-9;
 
-/** Small seeded PRNG (mulberry32), so that every run checks the same cases. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = mulberry32(20_240_611);
+const random = seededRandom(20_240_611);
 const uniform = (a: number, b: number) => a + (b - a) * random();
 const logUniform = (a: number, b: number) => Math.exp(uniform(Math.log(a), Math.log(b)));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { seededRandom } from '../../test/helpers/random.js';
 import { sharedPath } from '../../test/helpers/shared.js';
 import {
   assignVariant,
@@ -39,18 +40,6 @@ describe('golden vectors (assignment-hash.json): changing these changes running 
   }
 });
 
-/** A small seeded PRNG (mulberry32) so the statistical tests are reproducible. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Upper-tail chi-square critical values at p = 0.001 by degrees of freedom. */
 const CHI2_CRIT_001: Record<number, number> = { 1: 10.828, 2: 13.816, 3: 16.266, 4: 18.467 };
 
@@ -77,7 +66,7 @@ describe('random assignment follows trafficPercent', () => {
   for (const weights of cases) {
     test(`chi-square fit at p >= 0.001 for weights ${weights.join('/')}`, () => {
       const compiled = compileExperiment(createExperiment({ slug: 'e', variants: variants(weights) }, 'now'));
-      const random = mulberry32(42 + weights.length);
+      const random = seededRandom(42 + weights.length);
       const counts = new Array<number>(weights.length).fill(0);
       const draws = 200_000;
       for (let i = 0; i < draws; i++) counts[assignVariant(compiled, 'u', random)]!++;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { exceedsDepth, isJsonObject } from './json.js';
+import { exceedsDepth, findJsonProblem, isJsonObject } from './json.js';
 
 function nested(depth: number): unknown {
   let v: unknown = 1;
@@ -23,4 +23,14 @@ test('isJsonObject rejects arrays and null', () => {
   assert.equal(isJsonObject({}), true);
   assert.equal(isJsonObject([]), false);
   assert.equal(isJsonObject(null), false);
+});
+
+test('findJsonProblem names numbers beyond a double and excess depth', () => {
+  assert.equal(
+    findJsonProblem(JSON.parse('{"a":[1e400]}'), 'body'),
+    'body/a/0 is a number too large to represent (beyond ±1.8e308)',
+  );
+  assert.match(findJsonProblem(JSON.parse('-1e400')) ?? '', /too large/);
+  assert.equal(findJsonProblem(nested(65), 'body'), 'body nests JSON deeper than 64 levels');
+  assert.equal(findJsonProblem({ a: [1.5e308, -0, 'x', null, true] }), null);
 });

@@ -1,7 +1,12 @@
-// JSON bodies: plain JSON.parse (so "__proto__" stays an ordinary key), a depth limit, clear 400s.
+// JSON bodies: plain JSON.parse (so "__proto__" stays an ordinary key), depth and number limits, clear 400s.
 import type { FastifyInstance } from 'fastify';
 import { ValidationError } from '../core/errors.js';
-import { exceedsDepth, MAX_JSON_DEPTH } from '../core/json.js';
+import { findJsonProblem } from '../core/json.js';
+
+/** The 400 message for a body that is not JSON by its Content-Type; shared with the error handler. */
+export function wrongContentType(header: string | undefined): string {
+  return `Content-Type must be application/json (got '${header}')`;
+}
 
 export function registerJsonBodies(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
@@ -18,17 +23,15 @@ export function registerJsonBodies(app: FastifyInstance): void {
       done(new ValidationError(`body is not valid JSON: ${(err as Error).message}`), undefined);
       return;
     }
-    if (exceedsDepth(value, MAX_JSON_DEPTH)) {
-      done(new ValidationError(`body nests JSON deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    const problem = findJsonProblem(value, 'body');
+    if (problem !== null) {
+      done(new ValidationError(problem), undefined);
       return;
     }
     done(null, value);
   });
   // Any other media type is a malformed request for this API (400, as the spec's error table has it).
   app.addContentTypeParser('*', (request, _payload, done) => {
-    done(
-      new ValidationError(`Content-Type must be application/json (got '${request.headers['content-type']}')`),
-      undefined,
-    );
+    done(new ValidationError(wrongContentType(request.headers['content-type'])), undefined);
   });
 }

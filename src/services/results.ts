@@ -60,7 +60,7 @@ export class ResultService {
   async log(slug: string, input: LogInput): Promise<LogReceipt> {
     const live = this.experiment(slug);
     const row = this.toRow(live, input);
-    await this.deps.writer.appendResults([row]);
+    await this.commit(live, [row]);
     const warning = row.known_variant ? undefined : unknownVariantWarning(live, [input.variantKey]);
     return warning ? { logId: row.log_id, warning } : { logId: row.log_id };
   }
@@ -69,7 +69,7 @@ export class ResultService {
   async logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
     const live = this.experiment(slug);
     const rows = inputs.map((input) => this.toRow(live, input));
-    await this.deps.writer.appendResults(rows);
+    await this.commit(live, rows);
     const unknown = [...new Set(rows.filter((r) => !r.known_variant).map((r) => r.variant_key))];
     return {
       logIds: rows.map((r) => r.log_id),
@@ -115,6 +115,21 @@ export class ResultService {
         after = page.lastSeq;
       }
     })();
+  }
+
+  /**
+   * A draft may be deleted between the lookup and the commit; its rows then fail the foreign key. That is
+   * the client's 404 (the experiment is gone), not a 500.
+   */
+  private async commit(live: LiveExperiment, rows: ResultRow[]): Promise<void> {
+    try {
+      await this.deps.writer.appendResults(rows);
+    } catch (err) {
+      if (this.deps.experiments.lookup(live.experiment.slug)?.id !== live.id) {
+        throw new NotFoundError(`no experiment with slug '${live.experiment.slug}' (it was deleted)`);
+      }
+      throw err;
+    }
   }
 
   private experiment(slug: string): LiveExperiment {

@@ -1,0 +1,409 @@
+// Reading results (issue 2, section 3): pages, filters, exact JSON, NDJSON and CSV export.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type Api,
+  assertError,
+  makeTempDir,
+  parseCsv,
+  type Result,
+  type ResultPage,
+  removeTempDir,
+  startTestRuntime,
+  type TestRuntime,
+} from './helpers/app.js';
+
+let dir: string;
+let runtime: TestRuntime;
+let api: Api;
+
+before(async () => {
+  dir = makeTempDir();
+  runtime = await startTestRuntime(dir, 'results');
+  api = runtime.api;
+});
+
+after(async () => {
+  await runtime?.close();
+  removeTempDir(dir);
+});
+
+const RESULT_FIELDS = [
+  'assignmentId',
+  'context',
+  'createdAt',
+  'experimentVersion',
+  'input',
+  'logId',
+  'metrics',
+  'output',
+  'timestamp',
+  'userId',
+  'variantKey',
+];
+
+/** A log body exercising everything JSON can carry, written as text so nothing is lost before sending. */
+const TRICKY_LOG = String.raw`{
+  "variantKey": "A",
+  "userId": "user 👩‍💻, \"quoted\"",
+  "input": {
+    "messages": [{"role": "user", "content": "Grüß Gott — 你好 — مرحبا — 🎉👩‍👩‍👧 — e\u0301"}],
+    "escapes": "quote \" backslash \\ slash \/ tab \t newline \n cr \r nul \u0000 lone \ud800 bom \ufeff",
+    "empty": "", "emptyObject": {}, "emptyArray": [], "sparse": [null, null]
+  },
+  "output": {
+    "text": "line1\r\nline2, with comma",
+    "numbers": [0, -1, 1.5, -2.25e-8, 1e21, 1.7976931348623157e308, 5e-324, 9007199254740991, -9007199254740991],
+    "bools": [true, false], "nothing": null
+  },
+  "metrics": {
+    "latency_ms": 812.4, "tokens": 1234, "cost_usd": 0.00042, "passed": true,
+    "deep": {"a": {"b": {"c": {"d": [1, [2, [3, {"e": "f"}]]]}}}}
+  },
+  "context": {
+    "__proto__": {"polluted": "yes"},
+    "constructor": {"prototype": {"polluted": "yes"}},
+    "toString": "not a function",
+    "key.with.dots": 1, "$dollar": 2, "": "empty key", "ключ": "значение", "a\u0000b": "nul in key"
+  }
+}`;
+
+function pageUrl(slug: string, query: string): string {
+  return `/experiment/${slug}/results${query}`;
+}
+
+async function page(slug: string, query: string): Promise<ResultPage> {
+  const res = await api.get(pageUrl(slug, query));
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as ResultPage;
+}
+
+async function logSequentially(slug: string, n: number, tag = 'r'): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    ids.push((await api.log(slug, { variantKey: i % 3 === 0 ? 'B' : 'A', input: { tag, i } })).logId);
+  }
+  return ids;
+}
+
+describe('GET /experiment/:slug/results', () => {
+  test('each result has exactly the documented fields', async () => {
+    const created = await api.createExperiment();
+    const { logId } = await api.log(created.slug, { variantKey: 'A', metrics: { score: 1 } });
+    const body = await page(created.slug, '');
+    assert.deepEqual(Object.keys(body).sort(), ['nextCursor', 'results']);
+    assert.equal(body.nextCursor, null);
+    const [result] = body.results as [Result];
+    assert.deepEqual(Object.keys(result).sort(), RESULT_FIELDS);
+    assert.equal(result.logId, logId);
+    assert.equal(result.variantKey, 'A');
+    assert.deepEqual(result.metrics, { score: 1 });
+    assert.equal(result.experimentVersion, 1);
+    assert.ok(!Number.isNaN(Date.parse(result.createdAt)), result.createdAt);
+  });
+
+  test('input, output, metrics and context are returned exactly as sent (nested, unicode, "__proto__")', async () => {
+    const created = await api.createExperiment();
+    const res = await api.postRaw(`/experiment/${created.slug}/log`, TRICKY_LOG);
+    assert.equal(res.statusCode, 200, res.body);
+    const sent = JSON.parse(TRICKY_LOG);
+    const [result] = (await page(created.slug, '')).results as [Result];
+    for (const field of ['input', 'output', 'metrics', 'context', 'userId'] as const) {
+      assert.deepEqual(result[field], sent[field], field);
+    }
+    assert.ok(Object.hasOwn(result.context as object, '__proto__'), '"__proto__" must stay an own key');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  test('limit and cursor walk every result once, oldest first; nextCursor is null on the last page', async () => {
+    const created = await api.createExperiment();
+    const logged = await logSequentially(created.slug, 23);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = cursor === null ? '?limit=5' : `?limit=5&cursor=${encodeURIComponent(cursor)}`;
+      const body = await page(created.slug, query);
+      assert.ok(body.results.length <= 5);
+      seen.push(...body.results.map((r) => r.logId));
+      cursor = body.nextCursor;
+      pages++;
+    } while (cursor !== null);
+    assert.equal(pages, 5);
+    assert.deepEqual(seen, logged);
+  });
+
+  test('the same page read twice is the same (stable order)', async () => {
+    const created = await api.createExperiment();
+    await logSequentially(created.slug, 12);
+    const first = await page(created.slug, '?limit=4');
+    const second = await page(created.slug, `?limit=4&cursor=${encodeURIComponent(first.nextCursor!)}`);
+    assert.deepEqual(await page(created.slug, '?limit=4'), first);
+    assert.deepEqual(
+      await page(created.slug, `?limit=4&cursor=${encodeURIComponent(first.nextCursor!)}`),
+      second,
+    );
+  });
+
+  test('no duplicates or gaps across pages while new results are logged between page reads', async () => {
+    const created = await api.createExperiment();
+    const logged = await logSequentially(created.slug, 20, 'before');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let round = 0;
+    do {
+      const query: string = cursor === null ? '?limit=6' : `?limit=6&cursor=${encodeURIComponent(cursor)}`;
+      const body = await page(created.slug, query);
+      seen.push(...body.results.map((r) => r.logId));
+      cursor = body.nextCursor;
+      // New results arrive between reads, for a while.
+      if (round < 4) logged.push(...(await logSequentially(created.slug, 4, `during-${round}`)));
+      round++;
+    } while (cursor !== null);
+    assert.equal(new Set(seen).size, seen.length, 'duplicates across pages');
+    // Whatever was committed before the last page was read is on some page, in commit order.
+    assert.deepEqual(seen, logged.slice(0, seen.length));
+    assert.ok(seen.length >= 20 + 4 * 3, `only ${seen.length} results seen`);
+  });
+
+  test('pages read while concurrent logs commit form a gap-free prefix of the final order', async () => {
+    const created = await api.createExperiment();
+    await logSequentially(created.slug, 10);
+    const inFlight = Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        api.log(created.slug, { variantKey: 'A', input: { concurrent: i } }),
+      ),
+    );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor === null ? '?limit=3' : `?limit=3&cursor=${encodeURIComponent(cursor)}`;
+      const body = await page(created.slug, query);
+      seen.push(...body.results.map((r) => r.logId));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+    await inFlight;
+    const final = (await api.allResults(created.slug)).map((r) => r.logId);
+    assert.equal(final.length, 210);
+    assert.equal(new Set(seen).size, seen.length, 'duplicates across pages');
+    assert.deepEqual(seen, final.slice(0, seen.length));
+  });
+
+  test('limit defaults to 100; 1 and 1000 are accepted', async () => {
+    const created = await api.createExperiment();
+    await api.logMany(
+      created.slug,
+      Array.from({ length: 150 }, (_, i) => ({ variantKey: 'A', input: { i } })),
+    );
+    const first = await page(created.slug, '');
+    assert.equal(first.results.length, 100);
+    assert.notEqual(first.nextCursor, null);
+    assert.equal((await page(created.slug, '?limit=1')).results.length, 1);
+    const all = await page(created.slug, '?limit=1000');
+    assert.equal(all.results.length, 150);
+    assert.equal(all.nextCursor, null);
+  });
+
+  test('limit 0, 1001, negative, fractional or not a number → 400 naming limit', async () => {
+    const created = await api.createExperiment();
+    for (const limit of ['0', '1001', '-1', '1.5', 'abc', '']) {
+      assertError(await api.get(pageUrl(created.slug, `?limit=${limit}`)), 400, /limit/);
+    }
+  });
+
+  test('a cursor that was not given out → 400 naming cursor', async () => {
+    const created = await api.createExperiment();
+    await logSequentially(created.slug, 2);
+    const forged = [
+      'garbage',
+      '!!!',
+      Buffer.from('r:abc').toString('base64url'),
+      Buffer.from('x:5').toString('base64url'),
+      Buffer.from('r:-1').toString('base64url'),
+      'A'.repeat(500),
+    ];
+    for (const cursor of forged) {
+      assertError(
+        await api.get(pageUrl(created.slug, `?cursor=${encodeURIComponent(cursor)}`)),
+        400,
+        /cursor/,
+      );
+    }
+  });
+
+  test('?variant= returns only that variant, and pages through it', async () => {
+    const created = await api.createExperiment();
+    const logged = await logSequentially(created.slug, 15);
+    const all = await api.allResults(created.slug);
+    const onlyB = all.filter((r) => r.variantKey === 'B').map((r) => r.logId);
+    assert.equal(onlyB.length, 5);
+    assert.deepEqual(
+      all.map((r) => r.logId),
+      logged,
+    );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const after: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const body = await page(created.slug, `?variant=B&limit=2${after}`);
+      assert.ok(body.results.every((r) => r.variantKey === 'B'));
+      seen.push(...body.results.map((r) => r.logId));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+    assert.deepEqual(seen, onlyB);
+    assert.deepEqual((await page(created.slug, '?variant=nope')).results, []);
+  });
+
+  test('?since= keeps createdAt >= since and ?until= keeps createdAt < until', async () => {
+    const created = await api.createExperiment();
+    await logSequentially(created.slug, 30);
+    const all = await api.allResults(created.slug);
+    const times = [...new Set(all.map((r) => r.createdAt))].sort();
+    // Bounds taken from the data, so the test does not depend on how fast the machine is.
+    const since = times[Math.floor(times.length / 3)]!;
+    const until = times[Math.floor((2 * times.length) / 3)]!;
+    const ids = (rs: Result[]) => rs.map((r) => r.logId);
+    const expectSince = all.filter((r) => r.createdAt >= since);
+    const expectUntil = all.filter((r) => r.createdAt < until);
+    const expectBoth = all.filter((r) => r.createdAt >= since && r.createdAt < until);
+    const q = (s: string) => encodeURIComponent(s);
+    assert.deepEqual(ids(await api.allResults(created.slug, `&since=${q(since)}`)), ids(expectSince));
+    assert.deepEqual(ids(await api.allResults(created.slug, `&until=${q(until)}`)), ids(expectUntil));
+    assert.deepEqual(
+      ids(await api.allResults(created.slug, `&since=${q(since)}&until=${q(until)}`)),
+      ids(expectBoth),
+    );
+    // The same instant written with an offset filters the same way.
+    const offset = new Date(Date.parse(since)).toISOString().replace('Z', '+00:00');
+    assert.deepEqual(ids(await api.allResults(created.slug, `&since=${q(offset)}`)), ids(expectSince));
+    assert.deepEqual(await api.allResults(created.slug, '&since=2999-01-01T00:00:00Z'), []);
+    assert.equal((await api.allResults(created.slug, '&until=2999-01-01T00:00:00Z')).length, 30);
+  });
+
+  test('an invalid since or until → 400 naming it', async () => {
+    const created = await api.createExperiment();
+    assertError(await api.get(pageUrl(created.slug, '?since=yesterday')), 400, /since/);
+    assertError(await api.get(pageUrl(created.slug, '?until=2026-13-01T00:00:00Z')), 400, /until/);
+  });
+
+  test('results of an unknown slug → 404', async () => {
+    assertError(await api.get('/experiment/never-created/results'), 404, /never-created/);
+  });
+
+  test('results of any status can be read, including archived', async () => {
+    const created = await api.createExperiment();
+    const { logId } = await api.log(created.slug, { variantKey: 'A' });
+    await api.setStatus(created.slug, 'archived');
+    assert.deepEqual(
+      (await page(created.slug, '')).results.map((r) => r.logId),
+      [logId],
+    );
+  });
+});
+
+describe('GET /experiment/:slug/results/export', () => {
+  let slug: string;
+  let all: Result[];
+
+  before(async () => {
+    slug = (await api.createExperiment()).slug;
+    const batch = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        variantKey: (from + i) % 2 ? 'B' : 'A',
+        metrics: { i: from + i },
+      }));
+    await api.logMany(slug, batch(0, 1000));
+    await api.logMany(slug, batch(1000, 500));
+    const res = await api.postRaw(`/experiment/${slug}/log`, TRICKY_LOG);
+    assert.equal(res.statusCode, 200, res.body);
+    await api.log(slug, {
+      variantKey: 'odd, "key"\nwith newline',
+      userId: 'a,b',
+      output: { csv: 'x,"y"\r\nz' },
+    });
+    all = await api.allResults(slug);
+    assert.equal(all.length, 1502);
+  });
+
+  test('?format=ndjson: one JSON object per line, every result, equal to the paged listing', async () => {
+    const res = await api.get(`/experiment/${slug}/results/export?format=ndjson`);
+    assert.equal(res.statusCode, 200, res.body.slice(0, 200));
+    assert.match(String(res.headers['content-type']), /ndjson/);
+    assert.ok(res.body.endsWith('\n'));
+    const lines = res.body.slice(0, -1).split('\n');
+    assert.equal(lines.length, all.length);
+    assert.deepEqual(
+      lines.map((line) => JSON.parse(line)),
+      all,
+    );
+  });
+
+  test('NDJSON is the default format', async () => {
+    const res = await api.get(`/experiment/${slug}/results/export`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body.trim().split('\n').length, all.length);
+  });
+
+  test('NDJSON keeps JSON exactly as sent', async () => {
+    const sent = JSON.parse(TRICKY_LOG);
+    const res = await api.get(`/experiment/${slug}/results/export?format=ndjson`);
+    const exported = res.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Result)
+      .find((r) => r.userId === sent.userId);
+    assert.ok(exported);
+    for (const field of ['input', 'output', 'metrics', 'context'] as const) {
+      assert.deepEqual(exported[field], sent[field], field);
+    }
+  });
+
+  test('?format=csv: a header row and one record per result, with commas, quotes and newlines quoted', async () => {
+    const res = await api.get(`/experiment/${slug}/results/export?format=csv`);
+    assert.equal(res.statusCode, 200, res.body.slice(0, 200));
+    assert.match(String(res.headers['content-type']), /^text\/csv/);
+    const rows = parseCsv(res.body);
+    const [header, ...records] = rows as [string[], ...string[][]];
+    assert.ok(header.includes('logId') && header.includes('variantKey'), header.join(','));
+    for (const field of RESULT_FIELDS) assert.ok(header.includes(field), `CSV header lacks ${field}`);
+    assert.equal(records.length, all.length);
+    const column = (name: string) => header.indexOf(name);
+    records.forEach((record, i) => {
+      const result = all[i]!;
+      assert.equal(record.length, header.length, `record ${i} has ${record.length} cells`);
+      assert.equal(record[column('logId')], result.logId);
+      assert.equal(record[column('variantKey')], result.variantKey);
+      assert.equal(record[column('userId')], result.userId ?? '');
+      for (const field of ['input', 'output', 'metrics', 'context'] as const) {
+        const cell = record[column(field)]!;
+        assert.deepEqual(cell === '' ? null : JSON.parse(cell), result[field], `${field} of record ${i}`);
+      }
+    });
+    const odd = records.find((r) => r[column('userId')] === 'a,b');
+    assert.ok(odd, 'the record with commas, quotes and newlines survives');
+    assert.equal(odd[column('variantKey')], 'odd, "key"\nwith newline');
+  });
+
+  test('an experiment without results exports nothing but the CSV header', async () => {
+    const empty = (await api.createExperiment()).slug;
+    const ndjson = await api.get(`/experiment/${empty}/results/export?format=ndjson`);
+    assert.equal(ndjson.statusCode, 200);
+    assert.equal(ndjson.body, '');
+    const csv = await api.get(`/experiment/${empty}/results/export?format=csv`);
+    assert.equal(csv.statusCode, 200);
+    assert.equal(parseCsv(csv.body).length, 1);
+  });
+
+  test('export of an unknown slug → 404', async () => {
+    assertError(await api.get('/experiment/never-created/results/export?format=csv'), 404, /never-created/);
+    assertError(
+      await api.get('/experiment/never-created/results/export?format=ndjson'),
+      404,
+      /never-created/,
+    );
+  });
+
+  test('an unknown export format → 400 naming format', async () => {
+    assertError(await api.get(`/experiment/${slug}/results/export?format=xml`), 400, /format/);
+  });
+});

@@ -1,0 +1,294 @@
+// API test harness: a real runtime on a SQLite file in a temp directory, driven through app.inject.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { LightMyRequestResponse } from 'fastify';
+import { type Runtime, type RuntimeOptions, startRuntime } from '../../src/runtime.js';
+
+export const API_KEY = 'test-api-key-0123456789abcdef';
+
+export type Response = LightMyRequestResponse;
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface Call {
+  method: Method;
+  url: string;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent verbatim (wins over body), with Content-Type application/json unless headers say otherwise. */
+  raw?: string;
+  headers?: Record<string, string>;
+  /** The x-api-key to send; null sends none. Default: the right key. */
+  key?: string | null;
+}
+
+/** A fresh temp directory per test file; remove it in `after`. */
+export function makeTempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'agentsplit-'));
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export interface TestRuntime extends Runtime {
+  api: Api;
+  dbPath: string;
+}
+
+/** Starts the whole service on `<dir>/<name>.db`. Close it with `runtime.close()`. */
+export async function startTestRuntime(
+  dir: string,
+  name: string,
+  options: Partial<Omit<RuntimeOptions, 'database'>> = {},
+): Promise<TestRuntime> {
+  const dbPath = join(dir, `${name}.db`);
+  const runtime = await startRuntime({
+    apiKey: API_KEY,
+    ...options,
+    database: { kind: 'sqlite', path: dbPath },
+  });
+  return { ...runtime, api: new Api(runtime), dbPath };
+}
+
+/** Runs `body` against a runtime of its own and always closes it. */
+export async function withRuntime(
+  dir: string,
+  name: string,
+  options: Partial<Omit<RuntimeOptions, 'database'>>,
+  body: (runtime: TestRuntime) => Promise<void>,
+): Promise<void> {
+  const runtime = await startTestRuntime(dir, name, options);
+  try {
+    await body(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+export class Api {
+  constructor(private readonly runtime: Pick<Runtime, 'app'>) {}
+
+  async call(c: Call): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (c.key !== null) headers['x-api-key'] = c.key ?? API_KEY;
+    let payload: string | undefined;
+    if (c.raw !== undefined) payload = c.raw;
+    else if (c.body !== undefined) payload = JSON.stringify(c.body);
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    Object.assign(headers, c.headers);
+    return this.runtime.app.inject({ method: c.method, url: c.url, headers, payload });
+  }
+
+  get(url: string, key?: string | null): Promise<Response> {
+    return this.call({ method: 'GET', url, key });
+  }
+
+  post(url: string, body: unknown, key?: string | null): Promise<Response> {
+    return this.call({ method: 'POST', url, body, key });
+  }
+
+  postRaw(url: string, raw: string, headers?: Record<string, string>): Promise<Response> {
+    return this.call({ method: 'POST', url, raw, headers });
+  }
+
+  patch(url: string, body: unknown): Promise<Response> {
+    return this.call({ method: 'PATCH', url, body });
+  }
+
+  delete(url: string): Promise<Response> {
+    return this.call({ method: 'DELETE', url });
+  }
+
+  /** POST /experiments, asserting 201. Defaults: a unique slug, running, A/B 50/50. */
+  async createExperiment(fields: Record<string, unknown> = {}): Promise<Experiment> {
+    const res = await this.post('/experiments', {
+      slug: uniqueSlug(),
+      status: 'running',
+      variants: [
+        { key: 'A', payload: { prompt: 'You are terse.' }, trafficPercent: 50 },
+        { key: 'B', payload: { prompt: 'You are verbose.' }, trafficPercent: 50 },
+      ],
+      ...fields,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as Experiment;
+  }
+
+  async setStatus(slug: string, status: string): Promise<void> {
+    const res = await this.patch(`/experiment/${slug}`, { status });
+    assert.equal(res.statusCode, 200, res.body);
+  }
+
+  async assign(slug: string, body: unknown = { userId: 'user-1' }): Promise<Assignment> {
+    const res = await this.post(`/experiment/${slug}/assign`, body);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as Assignment;
+  }
+
+  async log(slug: string, body: unknown): Promise<LogAnswer> {
+    const res = await this.post(`/experiment/${slug}/log`, body);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as LogAnswer;
+  }
+
+  async logMany(slug: string, results: unknown[]): Promise<string[]> {
+    const res = await this.post(`/experiment/${slug}/logs`, { results });
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json() as { logIds: string[] }).logIds;
+  }
+
+  /** Every result of `slug`, walking the pages. */
+  async allResults(slug: string, query = ''): Promise<Result[]> {
+    const all: Result[] = [];
+    let cursor: string | null = null;
+    do {
+      const after: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const res = await this.get(`/experiment/${slug}/results?limit=1000${query}${after}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const page = res.json() as ResultPage;
+      all.push(...page.results);
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    return all;
+  }
+}
+
+export interface Variant {
+  key: string;
+  payload: Record<string, unknown>;
+  trafficPercent: number;
+}
+
+export interface Experiment {
+  slug: string;
+  name: string;
+  description: string;
+  status: string;
+  active: boolean;
+  assignment: string;
+  seed: string;
+  variants: Variant[];
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Assignment {
+  variant: string;
+  payload: Record<string, unknown>;
+  assignmentId: string;
+}
+
+export interface LogAnswer {
+  success: boolean;
+  logId: string;
+  warning?: string;
+}
+
+export interface Result {
+  logId: string;
+  variantKey: string;
+  userId: string | null;
+  assignmentId: string | null;
+  input: unknown;
+  output: unknown;
+  metrics: unknown;
+  context: unknown;
+  timestamp: string | null;
+  createdAt: string;
+  experimentVersion: number;
+}
+
+export interface ResultPage {
+  results: Result[];
+  nextCursor: string | null;
+}
+
+let slugCounter = 0;
+
+/** Unique within a process, so tests in one file never share an experiment. */
+export function uniqueSlug(prefix = 'exp'): string {
+  slugCounter += 1;
+  return `${prefix}-${process.pid}-${slugCounter}`;
+}
+
+/** Asserts an error answer: the status, and a body that is exactly {"error": "<non-empty message>"}. */
+export function assertError(res: Response, status: number, message?: RegExp): string {
+  assert.equal(res.statusCode, status, `expected ${status}, got ${res.statusCode}: ${res.body}`);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  const body = res.json() as Record<string, unknown>;
+  assert.deepEqual(Object.keys(body), ['error'], `error body has other fields: ${res.body}`);
+  assert.equal(typeof body.error, 'string');
+  const text = body.error as string;
+  assert.ok(text.length > 0, 'error message is empty');
+  if (message) assert.match(text, message);
+  return text;
+}
+
+/** The exact 401 of the spec. */
+export function assertUnauthorized(res: Response): void {
+  assert.equal(res.statusCode, 401, res.body);
+  assert.equal(res.body, '{"error":"Unauthorized"}');
+}
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+export function assertUuidV7(value: unknown): void {
+  assert.equal(typeof value, 'string');
+  assert.match(value as string, UUID_V7, `not a UUIDv7: ${String(value)}`);
+}
+
+/** An object nested `levels` deep: 1 is {}, 2 is {"d":{}}. */
+export function nestedObject(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i++) value = { d: value };
+  return value;
+}
+
+/** Opens the SQLite file read-only, bypassing the service, to see what is really committed. */
+export function readDatabase<T>(dbPath: string, read: (db: BetterSqlite3.Database) => T): T {
+  const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A small RFC 4180 parser: quoted fields, doubled quotes, CR LF or LF inside quotes. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+  }
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}
+
+export { seededRandom } from './random.js';
