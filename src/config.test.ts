@@ -25,7 +25,11 @@ test('DATABASE_URL forms', () => {
     kind: 'sqlite',
     path: '/tmp/x.db',
   });
-  assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database.kind, 'postgres');
+  assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_POOL_SIZE: '25' }).database, {
+    kind: 'postgres',
+    url: 'postgres://u@h/db',
+    poolSize: 25,
+  });
   assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL must start with/);
 });
 

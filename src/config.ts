@@ -34,7 +34,7 @@ function integer(
   return n;
 }
 
-export function parseDatabaseUrl(url: string | undefined, dataDir: string): DatabaseTarget {
+export function parseDatabaseUrl(url: string | undefined, dataDir: string, poolSize = 10): DatabaseTarget {
   if (url === undefined || url === '') return { kind: 'sqlite', path: join(dataDir, 'agentsplit.db') };
   if (url === 'sqlite::memory:') return { kind: 'sqlite', path: ':memory:' };
   if (url.startsWith('sqlite:')) {
@@ -43,7 +43,8 @@ export function parseDatabaseUrl(url: string | undefined, dataDir: string): Data
       throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/agentsplit.db');
     return { kind: 'sqlite', path: resolve(path) };
   }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { kind: 'postgres', url };
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+    return { kind: 'postgres', url, poolSize };
   throw new ConfigError(
     `DATABASE_URL must start with sqlite: or postgres:// (got '${url.split(':')[0]}:...')`,
   );
@@ -63,7 +64,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     apiKey,
-    database: parseDatabaseUrl(env.DATABASE_URL, dataDir),
+    database: parseDatabaseUrl(env.DATABASE_URL, dataDir, integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
     dataDir,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
 import { createAssign } from './services/assignments.js';
+import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
 import { ResultService } from './services/results.js';
 import { GroupCommit } from './store/group-commit.js';
@@ -16,6 +17,8 @@ export interface RuntimeOptions {
   bodyLimit?: number;
   logger?: FastifyServerOptions['logger'];
   random?: RandomSource;
+  /** How often other instances' experiment changes are checked for, besides notifications (ms). */
+  syncPollMs?: number;
 }
 
 export interface Runtime {
@@ -32,6 +35,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const experiments = new ExperimentService(store, now);
   await experiments.load();
   let app: FastifyInstance | undefined;
+  // Only a shared database (PostgreSQL) can be changed by another instance.
+  const sync = store.watchExperiments
+    ? await startExperimentSync(experiments, store, {
+        pollMs: options.syncPollMs,
+        onError: (err) => app?.log.warn({ err }, 'experiment sync check failed; retrying'),
+      })
+    : undefined;
   const writer = new GroupCommit((batch) => store.appendBatch(batch), {
     onExposureError: (err, lost) => app?.log.error({ err, lost }, 'exposures could not be written'),
   });
@@ -56,7 +66,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await sync?.stop();
       await writer.drain();
+      if (writer.pendingExposures > 0) {
+        app.log.error({ lost: writer.pendingExposures }, 'exposures could not be written before shutdown');
+      }
       await store.close();
     })();
     return closing;

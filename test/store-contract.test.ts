@@ -9,13 +9,28 @@ import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import { type DatabaseTarget, openStore } from '../src/store/index.js';
 import type { ExposureRow, ResultRow } from '../src/store/schema.js';
 import type { Store } from '../src/store/store.js';
+import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentsplit-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const backends: Array<{ name: string; target: () => DatabaseTarget }> = [
-  { name: 'SQLite file', target: () => ({ kind: 'sqlite', path: join(dir, `${Math.random()}.db`) }) },
-  { name: 'SQLite in memory', target: () => ({ kind: 'sqlite', path: ':memory:' }) },
+const databases: TestDatabase[] = [];
+after(async () => {
+  for (const d of databases) await d.drop();
+});
+
+const backends: Array<{ name: string; target: () => Promise<DatabaseTarget>; skip?: boolean }> = [
+  { name: 'SQLite file', target: async () => ({ kind: 'sqlite', path: join(dir, `${Math.random()}.db`) }) },
+  { name: 'SQLite in memory', target: async () => ({ kind: 'sqlite', path: ':memory:' }) },
+  {
+    name: 'PostgreSQL',
+    skip: !(await postgresReachable()),
+    target: async () => {
+      const db = await createTestDatabase('contract');
+      databases.push(db);
+      return { kind: 'postgres', url: db.url };
+    },
+  },
 ];
 
 const NOW = '2026-03-01T12:00:00.000Z';
@@ -66,10 +81,10 @@ function exposure(experimentId: number): ExposureRow {
 }
 
 for (const backend of backends) {
-  describe(`store contract: ${backend.name}`, () => {
+  describe(`store contract: ${backend.name}`, { skip: backend.skip }, () => {
     let store: Store;
     const open = async () => {
-      store = await openStore(backend.target());
+      store = await openStore(await backend.target());
       return store;
     };
     after(async () => store?.close());

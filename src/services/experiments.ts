@@ -31,10 +31,14 @@ export class ExperimentService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Fills the in-memory table from the store; call once at start. */
+  /**
+   * (Re)fills the in-memory table from the store: at start, and when another instance changed
+   * experiments. The table is swapped only after the read succeeded, so an outage keeps the old one.
+   */
   async load(): Promise<void> {
+    const stored = await this.store.listExperiments();
     this.bySlug.clear();
-    for (const stored of await this.store.listExperiments()) this.remember(stored);
+    for (const s of stored) this.remember(s);
   }
 
   /** The live entry for `slug`, or undefined. O(1), no I/O: used by assign and log. */

@@ -1,5 +1,5 @@
 // What a dialect file hands the SQL store: Kysely instances and the few things that differ by engine.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 export interface SqlDatabase {
@@ -10,6 +10,19 @@ export interface SqlDatabase {
   reader: Kysely<Database>;
   /** Runs a multi-statement SQL script (migrations). */
   runScript(sql: string): Promise<void>;
+  /** Runs `fn` while holding a lock that keeps other processes from migrating at the same time. */
+  withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Called first in every transaction that appends results: afterwards, no other transaction can
+   * append to these experiments until this one ends, so result positions follow commit order.
+   */
+  lockExperimentsForAppend(trx: Transaction<Database>, experimentIds: number[]): Promise<void>;
+  /** Called in every transaction that changes experiments; other instances hear of it at commit. */
+  announceExperimentChange(trx: Transaction<Database>): Promise<void>;
+  /** Calls `onChange` on every announced change (and after reconnecting); undefined when one process owns the data. */
+  watchExperimentChanges?(onChange: () => void): Promise<() => Promise<void>>;
   isUniqueViolation(err: unknown): boolean;
+  /** The database cannot be reached or cannot take writes right now: worth a retry. */
+  isUnavailable(err: unknown): boolean;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { UnavailableError } from '../core/errors.js';
 import { GroupCommit } from './group-commit.js';
 import type { ExposureRow, ResultRow, WriteBatch } from './schema.js';
 
@@ -167,4 +168,41 @@ test('drain waits for everything handed in', async () => {
   w.gates[0]!.resolve();
   await d;
   assert.equal(drained, true);
+});
+
+test('while the database is unavailable, results fail at once and exposures wait for the retry', async () => {
+  let down = true;
+  const written: WriteBatch[] = [];
+  const gc = new GroupCommit(
+    async (batch) => {
+      if (down) throw new UnavailableError('down');
+      written.push(batch);
+    },
+    { retryDelayMs: 20 },
+  );
+  gc.appendExposure(exposure('kept'));
+  await assert.rejects(gc.appendResults([result('a'), result('b')]), UnavailableError);
+  assert.equal(gc.pendingExposures, 1, 'the exposure is back in the buffer, not dropped');
+  down = false;
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(gc.pendingExposures, 0);
+  assert.deepEqual(
+    written.flatMap((b) => b.exposures.map((e) => e.assignment_id)),
+    ['kept'],
+  );
+  assert.equal(written.flatMap((b) => b.results).length, 0, 'failed results are not written later');
+  await gc.appendResults([result('c')]);
+});
+
+test('drain during an outage attempts once more and returns', async () => {
+  const gc = new GroupCommit(
+    async () => {
+      throw new UnavailableError('down');
+    },
+    { retryDelayMs: 60_000 },
+  );
+  gc.appendExposure(exposure('x'));
+  await tick();
+  await gc.drain();
+  assert.equal(gc.pendingExposures, 1);
 });

@@ -1,4 +1,5 @@
 // Group commit: results of requests that arrive together share one transaction; exposures ride along.
+import { UnavailableError } from '../core/errors.js';
 import type { ExposureRow, ResultRow, WriteBatch } from './schema.js';
 
 interface Waiting {
@@ -15,12 +16,16 @@ export interface GroupCommitOptions {
   /** Exposures held in memory while the database is slow; beyond it they are dropped and counted. */
   maxBufferedExposures?: number;
   onExposureError?: (err: unknown, lost: number) => void;
+  /** After the database was unavailable, how long exposures wait before the next attempt (ms). */
+  retryDelayMs?: number;
 }
 
 /**
  * Batches are sized by what is waiting, not by a timer: the first write starts on the next turn of
  * the event loop, and whatever arrives while a transaction commits goes into the next one.
  * A failed batch is retried request by request, so one bad request cannot fail its neighbours.
+ * While the database is unavailable, waiting requests fail at once (the client retries on 503) and
+ * exposures stay buffered for the next attempt.
  */
 export class GroupCommit {
   private waiting: Waiting[] = [];
@@ -28,6 +33,7 @@ export class GroupCommit {
   private running = false;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
+  private retryTimer: NodeJS.Timeout | undefined;
   droppedExposures = 0;
   private readonly maxResults: number;
   private readonly maxExposures: number;
@@ -64,16 +70,23 @@ export class GroupCommit {
     return this.exposures.length;
   }
 
-  /** Resolves when everything handed in so far has been written (or failed). */
+  /**
+   * Resolves once everything handed in so far has been attempted: written, or failed (exposures that
+   * could not be written then are still counted in `pendingExposures`).
+   */
   drain(): Promise<void> {
     if (!this.running && !this.scheduled && this.waiting.length === 0 && this.exposures.length === 0) {
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    this.schedule();
+    return idle;
   }
 
   private schedule(): void {
-    if (this.running || this.scheduled) return;
+    if (this.running || this.scheduled || this.retryTimer) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -86,7 +99,15 @@ export class GroupCommit {
     while (this.waiting.length > 0 || this.exposures.length > 0) {
       const groups = this.takeGroups();
       const exposures = this.exposures.splice(0, this.maxExposures);
-      await this.commit(groups, exposures);
+      const available = await this.commit(groups, exposures);
+      if (!available && this.waiting.length === 0) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.schedule();
+        }, this.options.retryDelayMs ?? 1000);
+        this.retryTimer.unref();
+        break;
+      }
     }
     this.running = false;
     const waiters = this.idleWaiters;
@@ -104,16 +125,22 @@ export class GroupCommit {
     return this.waiting.splice(0, n);
   }
 
-  private async commit(groups: Waiting[], exposures: ExposureRow[]): Promise<void> {
+  /** False when the database was unavailable (then the exposures are back in the buffer). */
+  private async commit(groups: Waiting[], exposures: ExposureRow[]): Promise<boolean> {
     try {
       await this.write({ results: groups.flatMap((g) => g.rows), exposures });
       for (const g of groups) g.resolve();
-      return;
+      return true;
     } catch (err) {
+      if (err instanceof UnavailableError) {
+        for (const g of groups) g.reject(err);
+        this.putBack(exposures);
+        return false;
+      }
       if (groups.length + (exposures.length > 0 ? 1 : 0) <= 1) {
         for (const g of groups) g.reject(err);
         if (exposures.length > 0) this.options.onExposureError?.(err, exposures.length);
-        return;
+        return true;
       }
     }
     // Isolate the failure: each part on its own.
@@ -125,5 +152,14 @@ export class GroupCommit {
     for (const g of groups) {
       await this.write({ results: g.rows, exposures: [] }).then(g.resolve, g.reject);
     }
+    return true;
+  }
+
+  /** Back to the front of the buffer, in order; what no longer fits is dropped and counted. */
+  private putBack(exposures: ExposureRow[]): void {
+    const room = Math.max(0, this.maxBuffered - this.exposures.length);
+    const kept = exposures.slice(0, room);
+    this.droppedExposures += exposures.length - kept.length;
+    this.exposures = kept.concat(this.exposures);
   }
 }

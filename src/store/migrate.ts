@@ -21,8 +21,15 @@ export function loadMigrations(dialect: SqlDatabase['dialect']): Migration[] {
     }));
 }
 
-/** Returns the versions it applied. Each migration and its bookkeeping row commit together. */
-export async function migrate(db: SqlDatabase): Promise<number[]> {
+/**
+ * Returns the versions it applied. Each migration and its bookkeeping row commit together, and the
+ * whole run holds the dialect's migration lock, so instances starting together never race.
+ */
+export function migrate(db: SqlDatabase): Promise<number[]> {
+  return db.withMigrationLock(() => migrateLocked(db));
+}
+
+async function migrateLocked(db: SqlDatabase): Promise<number[]> {
   await db.runScript(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
   );

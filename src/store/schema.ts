@@ -54,7 +54,13 @@ export interface ExposuresTable {
   created_at: Time;
 }
 
+export interface ExperimentRevisionTable {
+  id: number;
+  revision: number;
+}
+
 export interface Database {
+  experiment_revision: ExperimentRevisionTable;
   experiments: ExperimentsTable;
   experiment_versions: ExperimentVersionsTable;
   results: ResultsTable;

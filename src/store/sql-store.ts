@@ -1,6 +1,6 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { ConflictError, NotFoundError } from '../core/errors.js';
+import { AppError, ConflictError, NotFoundError, UnavailableError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
 import type { SqlDatabase } from './database.js';
@@ -74,17 +74,46 @@ export class SqlStore implements Store {
   private readonly writer: Kysely<Database>;
   private readonly reader: Kysely<Database>;
 
+  readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
+
   constructor(private readonly db: SqlDatabase) {
     this.writer = db.writer;
     this.reader = db.reader;
+    if (db.watchExperimentChanges) this.watchExperiments = db.watchExperimentChanges.bind(db);
   }
 
-  async listExperiments(): Promise<StoredExperiment[]> {
-    const rows = await this.reader.selectFrom('experiments').selectAll().orderBy('id').execute();
-    return rows.map(toExperiment);
+  /** Domain errors pass through; an unreachable database becomes UnavailableError (503 + Retry-After). */
+  private async run<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (this.db.isUnavailable(err)) {
+        throw new UnavailableError(`the database is unavailable (${(err as Error).message}); retry shortly`);
+      }
+      throw err;
+    }
   }
 
-  async insertExperiment(experiment: Experiment): Promise<StoredExperiment> {
+  listExperiments(): Promise<StoredExperiment[]> {
+    return this.run(async () => {
+      const rows = await this.reader.selectFrom('experiments').selectAll().orderBy('id').execute();
+      return rows.map(toExperiment);
+    });
+  }
+
+  experimentsRevision(): Promise<number> {
+    return this.run(async () => {
+      const row = await this.reader.selectFrom('experiment_revision').select('revision').executeTakeFirst();
+      return Number(row?.revision ?? 0);
+    });
+  }
+
+  insertExperiment(experiment: Experiment): Promise<StoredExperiment> {
+    return this.run(() => this.insert(experiment));
+  }
+
+  private async insert(experiment: Experiment): Promise<StoredExperiment> {
     try {
       return await this.writer.transaction().execute(async (trx) => {
         const { id } = await trx
@@ -93,6 +122,7 @@ export class SqlStore implements Store {
           .returning('id')
           .executeTakeFirstOrThrow();
         await this.recordVersion(trx, Number(id), experiment);
+        await this.changed(trx);
         return { id: Number(id), experiment };
       });
     } catch (err) {
@@ -103,59 +133,71 @@ export class SqlStore implements Store {
     }
   }
 
-  async updateExperiment(
-    slug: string,
-    change: (current: Experiment) => Experiment,
-  ): Promise<StoredExperiment> {
-    return this.writer.transaction().execute(async (trx) => {
-      const current = await this.lockExperiment(trx, slug);
-      const next = change(current.experiment);
-      await trx
-        .updateTable('experiments')
-        .set(experimentColumns(next))
-        .where('id', '=', current.id)
-        .execute();
-      if (next.version !== current.experiment.version) await this.recordVersion(trx, current.id, next);
-      return { id: current.id, experiment: next };
-    });
-  }
-
-  async deleteExperiment(
-    slug: string,
-    guard: (current: Experiment, hasResults: boolean) => void,
-  ): Promise<void> {
-    await this.writer.transaction().execute(async (trx) => {
-      const current = await this.lockExperiment(trx, slug);
-      const any = await trx
-        .selectFrom('results')
-        .select('seq')
-        .where('experiment_id', '=', current.id)
-        .limit(1)
-        .executeTakeFirst();
-      guard(current.experiment, any !== undefined);
-      await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
-      await trx.deleteFrom('experiments').where('id', '=', current.id).execute();
-    });
-  }
-
-  async appendBatch(batch: WriteBatch): Promise<void> {
-    await this.writer.transaction().execute(async (trx) => {
-      for (let i = 0; i < batch.results.length; i += RESULT_CHUNK) {
+  updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment> {
+    return this.run(() =>
+      this.writer.transaction().execute(async (trx) => {
+        const current = await this.lockExperiment(trx, slug);
+        const next = change(current.experiment);
         await trx
-          .insertInto('results')
-          .values(batch.results.slice(i, i + RESULT_CHUNK))
+          .updateTable('experiments')
+          .set(experimentColumns(next))
+          .where('id', '=', current.id)
           .execute();
-      }
-      for (let i = 0; i < batch.exposures.length; i += EXPOSURE_CHUNK) {
-        await trx
-          .insertInto('exposures')
-          .values(batch.exposures.slice(i, i + EXPOSURE_CHUNK))
-          .execute();
-      }
-    });
+        if (next.version !== current.experiment.version) await this.recordVersion(trx, current.id, next);
+        await this.changed(trx);
+        return { id: current.id, experiment: next };
+      }),
+    );
   }
 
-  async listResults(q: ResultQuery): Promise<ResultPage> {
+  deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void> {
+    return this.run(() =>
+      this.writer.transaction().execute(async (trx) => {
+        const current = await this.lockExperiment(trx, slug);
+        const any = await trx
+          .selectFrom('results')
+          .select('seq')
+          .where('experiment_id', '=', current.id)
+          .limit(1)
+          .executeTakeFirst();
+        guard(current.experiment, any !== undefined);
+        await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
+        await trx.deleteFrom('experiments').where('id', '=', current.id).execute();
+        await this.changed(trx);
+      }),
+    );
+  }
+
+  appendBatch(batch: WriteBatch): Promise<void> {
+    return this.run(() =>
+      this.writer.transaction().execute(async (trx) => {
+        if (batch.results.length > 0) {
+          await this.db.lockExperimentsForAppend(
+            trx,
+            batch.results.map((r) => r.experiment_id),
+          );
+        }
+        for (let i = 0; i < batch.results.length; i += RESULT_CHUNK) {
+          await trx
+            .insertInto('results')
+            .values(batch.results.slice(i, i + RESULT_CHUNK))
+            .execute();
+        }
+        for (let i = 0; i < batch.exposures.length; i += EXPOSURE_CHUNK) {
+          await trx
+            .insertInto('exposures')
+            .values(batch.exposures.slice(i, i + EXPOSURE_CHUNK))
+            .execute();
+        }
+      }),
+    );
+  }
+
+  listResults(q: ResultQuery): Promise<ResultPage> {
+    return this.run(() => this.readResults(q));
+  }
+
+  private async readResults(q: ResultQuery): Promise<ResultPage> {
     let query = this.reader.selectFrom('results').selectAll().where('experiment_id', '=', q.experimentId);
     if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
     if (q.uptoSeq !== undefined) query = query.where('seq', '<=', q.uptoSeq);
@@ -172,22 +214,26 @@ export class SqlStore implements Store {
     return { results: page.map(toResult), lastSeq: last ? Number(last.seq) : null, hasMore };
   }
 
-  async lastResultSeq(experimentId: number): Promise<number> {
-    const row = await this.reader
-      .selectFrom('results')
-      .select((eb) => eb.fn.max('seq').as('last'))
-      .where('experiment_id', '=', experimentId)
-      .executeTakeFirst();
-    return Number(row?.last ?? 0);
+  lastResultSeq(experimentId: number): Promise<number> {
+    return this.run(async () => {
+      const row = await this.reader
+        .selectFrom('results')
+        .select((eb) => eb.fn.max('seq').as('last'))
+        .where('experiment_id', '=', experimentId)
+        .executeTakeFirst();
+      return Number(row?.last ?? 0);
+    });
   }
 
-  async countExposures(experimentId: number): Promise<number> {
-    const row = await this.reader
-      .selectFrom('exposures')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('experiment_id', '=', experimentId)
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+  countExposures(experimentId: number): Promise<number> {
+    return this.run(async () => {
+      const row = await this.reader
+        .selectFrom('exposures')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('experiment_id', '=', experimentId)
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    });
   }
 
   async ping(): Promise<void> {
@@ -205,6 +251,16 @@ export class SqlStore implements Store {
     const row = await query.executeTakeFirst();
     if (!row) throw new NotFoundError(`no experiment with slug '${slug}'`);
     return toExperiment(row);
+  }
+
+  /** Every change bumps the revision and is announced to other instances (delivered at commit). */
+  private async changed(trx: Transaction<Database>): Promise<void> {
+    await trx
+      .updateTable('experiment_revision')
+      .set((eb) => ({ revision: eb('revision', '+', 1) }))
+      .where('id', '=', 1)
+      .execute();
+    await this.db.announceExperimentChange(trx);
   }
 
   private async recordVersion(trx: Transaction<Database>, id: number, e: Experiment): Promise<void> {

@@ -7,10 +7,22 @@ import type { SqlDatabase } from './database.js';
 import type { Database } from './schema.js';
 import { SqliteWorker, SqliteWorkerDialect } from './sqlite-worker-driver.js';
 
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+function code(err: unknown): string {
+  const c = (err as { code?: unknown })?.code;
+  return typeof c === 'string' ? c : '';
 }
+
+/** SQLite has one writer per file: these need no locks and no notifications. */
+const singleProcess = {
+  isUniqueViolation: (err: unknown) =>
+    ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(code(err)),
+  // Busy past the timeout, disk full, I/O errors, or the writer thread gone: the client may retry.
+  isUnavailable: (err: unknown) =>
+    /^SQLITE_(BUSY|FULL|IOERR|CANTOPEN|LOCKED)/.test(code(err)) || /writer thread exited/.test(String(err)),
+  withMigrationLock: <T>(fn: () => Promise<T>) => fn(),
+  lockExperimentsForAppend: async () => {},
+  announceExperimentChange: async () => {},
+};
 
 /** Opens `path`, or a private in-memory database for ':memory:' (single connection, no writer thread). */
 export async function openSqlite(path: string): Promise<SqlDatabase> {
@@ -30,7 +42,7 @@ export async function openSqlite(path: string): Promise<SqlDatabase> {
     runScript: async (sql) => {
       await worker.send({ type: 'exec', sql });
     },
-    isUniqueViolation,
+    ...singleProcess,
     close: async () => {
       await reader.destroy();
       await writer.destroy();
@@ -54,7 +66,7 @@ function openMemory(): SqlDatabase {
         throw err;
       }
     },
-    isUniqueViolation,
+    ...singleProcess,
     close: () => db.destroy(),
   };
 }

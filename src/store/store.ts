@@ -44,6 +44,7 @@ export interface ResultPage {
   hasMore: boolean;
 }
 
+/** Store methods throw UnavailableError when the database cannot be reached; it is worth a retry. */
 export interface Store {
   listExperiments(): Promise<StoredExperiment[]>;
   /** Inserts a new experiment; ConflictError when the slug exists. */
@@ -61,6 +62,13 @@ export interface Store {
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;
   countExposures(experimentId: number): Promise<number>;
+  /** Bumped by every change to experiments; instances compare it to notice changes made elsewhere. */
+  experimentsRevision(): Promise<number>;
+  /**
+   * Calls `onChange` whenever another process may have changed experiments; undefined when this process
+   * is the only writer. Returns a function that stops watching.
+   */
+  watchExperiments?(onChange: () => void): Promise<() => Promise<void>>;
   /** Throws when the database cannot be reached for reads and writes. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -56,3 +56,10 @@ CREATE TABLE exposures (
   created_at TEXT NOT NULL
 );
 CREATE INDEX exposures_by_experiment ON exposures (experiment_id, seq);
+
+-- A counter bumped by every change to experiments, so instances can notice changes made elsewhere.
+CREATE TABLE experiment_revision (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL
+);
+INSERT INTO experiment_revision (id, revision) VALUES (1, 0);

@@ -1,0 +1,165 @@
+// Opens PostgreSQL: a pg pool under Kysely, advisory locks, LISTEN/NOTIFY, and driver-error translation.
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { SqlDatabase } from './database.js';
+import type { Database } from './schema.js';
+
+// bigint columns (counts, sequences) come back as numbers; every value we store fits in 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, Number);
+
+const CHANNEL = 'agentsplit_experiments';
+/** Advisory lock keys: a namespace for this service, then one key per purpose or experiment. */
+const LOCK_NAMESPACE = 0x61677370; // 'agsp'
+const MIGRATION_LOCK = 0;
+
+export interface PostgresOptions {
+  /** Connections per instance (default 10). */
+  poolSize?: number;
+  /** How long a request waits for a connection before the database counts as unavailable (ms). */
+  connectTimeoutMs?: number;
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+]);
+
+function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08')) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|not queryable/i.test(
+    message,
+  );
+}
+
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<SqlDatabase> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection dropped by the server (restart, failover) must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const watchers = new Set<() => Promise<void>>();
+
+  return {
+    dialect: 'postgres',
+    writer: db,
+    reader: db,
+    runScript: async (script) => {
+      await pool.query(script);
+    },
+    withMigrationLock: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, MIGRATION_LOCK]);
+        return await fn();
+      } finally {
+        await client
+          .query('select pg_advisory_unlock($1, $2)', [LOCK_NAMESPACE, MIGRATION_LOCK])
+          .catch(() => {});
+        client.release();
+      }
+    },
+    lockExperimentsForAppend: async (trx: Transaction<Database>, ids: number[]) => {
+      // Sorted, so two batches that share experiments always lock them in the same order (no deadlock).
+      for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
+        await sql`select pg_advisory_xact_lock(${LOCK_NAMESPACE + 1}::int, ${id}::int)`.execute(trx);
+      }
+    },
+    announceExperimentChange: async (trx) => {
+      await sql`select pg_notify(${CHANNEL}, '')`.execute(trx);
+    },
+    watchExperimentChanges: async (onChange) => {
+      const stop = await listen(url, onChange);
+      watchers.add(stop);
+      return async () => {
+        watchers.delete(stop);
+        await stop();
+      };
+    },
+    isUniqueViolation: (err) => (err as { code?: unknown })?.code === '23505',
+    isUnavailable,
+    close: async () => {
+      await Promise.all([...watchers].map((stop) => stop()));
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * LISTEN on a dedicated connection that reconnects by itself (with backoff) when the server goes away.
+ * After every reconnection `onChange` is called too, since notifications sent meanwhile were lost.
+ */
+async function listen(url: string, onChange: () => void): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let delay = 250;
+
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+    c.on('error', () => {}); // 'end' follows and reconnects
+    c.on('end', () => {
+      if (client === c) client = null;
+      if (!stopped) schedule();
+    });
+    c.on('notification', () => onChange());
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      c.removeAllListeners('end');
+      await c.end().catch(() => {});
+      throw err;
+    }
+    if (stopped) {
+      await c.end().catch(() => {});
+      return;
+    }
+    client = c;
+    delay = 250;
+  };
+
+  const schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      connect().then(
+        () => onChange(),
+        () => {
+          delay = Math.min(delay * 2, 5000);
+          if (!stopped) schedule();
+        },
+      );
+    }, delay);
+    timer.unref();
+  };
+
+  try {
+    await connect();
+  } catch {
+    schedule();
+  }
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    const c = client;
+    client = null;
+    await c?.end().catch(() => {});
+  };
+}
