@@ -4,14 +4,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { startServer } from './helpers/server.js';
 
 const API_KEY = 'crash-test-key-0123456789';
 const CLIENTS = 32;
 const TARGET_ACKS = 1000;
 
+const BACKEND = process.env.AGENTSPLIT_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
 const dir = mkdtempSync(join(tmpdir(), 'agentsplit-crash-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+let database: TestDatabase | undefined;
+after(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await database?.drop();
+});
+
+async function databaseUrl(): Promise<string> {
+  if (BACKEND === 'sqlite') return `sqlite:${join(dir, 'crash.db')}`;
+  database = await createTestDatabase('crash');
+  return database.url;
+}
 
 function call(base: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${base}${path}`, {
@@ -21,8 +33,10 @@ function call(base: string, method: string, path: string, body?: unknown): Promi
   });
 }
 
-test('every acknowledged result survives SIGKILL of the server process', async () => {
-  const env = { API_KEY, DATABASE_URL: `sqlite:${join(dir, 'crash.db')}`, DATA_DIR: dir };
+const skip = BACKEND === 'postgres' && !(await postgresReachable());
+
+test(`every acknowledged result survives SIGKILL of the server process (${BACKEND})`, { skip }, async () => {
+  const env = { API_KEY, DATABASE_URL: await databaseUrl(), DATA_DIR: dir };
   const first = await startServer(env);
   const acked = new Set<string>();
   try {

@@ -221,3 +221,56 @@ test('reopening a SQLite file keeps data and re-runs no migration', async () => 
     await second.close();
   }
 });
+
+test('PostgreSQL: appends from two instances never leave a gap behind a reader’s cursor', {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('order');
+  databases.push(db);
+  const [a, b] = [
+    await openStore({ kind: 'postgres', url: db.url }),
+    await openStore({ kind: 'postgres', url: db.url }),
+  ];
+  try {
+    const { id } = await a.insertExperiment(experiment('order'));
+    // Instance A commits big batches (seq numbers taken early, committed late); B many small ones.
+    const big = (async () => {
+      for (let i = 0; i < 4; i++) {
+        await a.appendBatch({ results: Array.from({ length: 3000 }, () => result(id)), exposures: [] });
+      }
+    })();
+    let writing = true;
+    const small = (async () => {
+      while (writing) await b.appendBatch({ results: [result(id)], exposures: [] });
+    })();
+    const seen: string[] = [];
+    let after: number | undefined;
+    const readPage = async () => {
+      const page = await b.listResults({ experimentId: id, afterSeq: after, limit: 500 });
+      seen.push(...page.results.map((r) => r.logId));
+      if (page.lastSeq !== null) after = page.lastSeq;
+    };
+    while (!(await Promise.race([big.then(() => true), new Promise((r) => setTimeout(() => r(false), 5))]))) {
+      await readPage();
+    }
+    writing = false;
+    await small;
+    for (let before = -1; before !== seen.length; ) {
+      before = seen.length;
+      await readPage();
+    }
+    const all: string[] = [];
+    let cursor: number | undefined;
+    for (;;) {
+      const page = await a.listResults({ experimentId: id, afterSeq: cursor, limit: 1000 });
+      all.push(...page.results.map((r) => r.logId));
+      if (!page.hasMore) break;
+      cursor = page.lastSeq!;
+    }
+    assert.equal(seen.length, all.length, `the reader missed ${all.length - seen.length} results`);
+    assert.deepEqual(seen, all);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
