@@ -10,6 +10,7 @@ import { type DatabaseTarget, openStore } from '../src/store/index.js';
 import type { ExposureRow, ResultRow } from '../src/store/schema.js';
 import type { Store } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
+import { seededRandom } from './helpers/random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentsplit-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -197,6 +198,92 @@ for (const backend of backends) {
           if (has) throw new ConflictError('has results');
         }),
         ConflictError,
+      );
+    });
+
+    test('rollups follow every committed batch, and a rebuild from raw rows equals them', async () => {
+      const { id } = await store.insertExperiment(experiment('rollups'));
+      const random = seededRandom(7);
+      const values = () => ({
+        latency_ms: Math.round(100 + 900 * random()),
+        cost: random() / 100,
+        ok: random() < 0.7,
+        label: 'not a metric',
+        ...(random() < 0.3 ? { rating: 1 + Math.floor(5 * random()) } : {}),
+      });
+      let expectedLatency = 0;
+      let expectedA = 0;
+      for (let batch = 0; batch < 20; batch++) {
+        const results = Array.from({ length: 1 + Math.floor(random() * 60) }, () => {
+          const metrics = values();
+          const variant = random() < 0.5 ? 'A' : 'B';
+          if (variant === 'A') {
+            expectedLatency += metrics.latency_ms;
+            expectedA++;
+          }
+          return result(id, {
+            variant_key: variant,
+            experiment_version: batch < 10 ? 1 : 2,
+            metrics: JSON.stringify(metrics),
+          });
+        });
+        const exposures = Array.from({ length: Math.floor(random() * 30) }, () => exposure(id));
+        await store.appendBatch({ results, exposures });
+      }
+      const live = await store.readRollups(id);
+      const latencyA = live.metrics.filter((m) => m.metric === 'latency_ms' && m.variantKey === 'A');
+      assert.equal(
+        latencyA.reduce((a, m) => a + m.n, 0),
+        expectedA,
+      );
+      assert.equal(
+        latencyA.reduce((a, m) => a + m.sum, 0),
+        expectedLatency,
+      );
+      assert.ok(live.metrics.every((m) => m.metric !== 'label'));
+      assert.equal(
+        live.exposures.reduce((a, e) => a + e.n, 0),
+        await store.countExposures(id),
+      );
+
+      const counts = await store.rebuildRollups(id);
+      assert.equal(counts.exposures, await store.countExposures(id));
+      const rebuilt = await store.readRollups(id);
+      const key = (m: { version: number; variantKey: string; metric?: string; kind?: string }) =>
+        `${m.version}/${m.variantKey}/${m.metric ?? ''}/${m.kind ?? ''}`;
+      const byKey = new Map(rebuilt.metrics.map((m) => [key(m), m]));
+      assert.equal(rebuilt.metrics.length, live.metrics.length);
+      for (const m of live.metrics) {
+        const r = byKey.get(key(m));
+        assert.ok(r, `rebuild lacks ${key(m)}`);
+        assert.equal(r.n, m.n);
+        // Summation order differs between batches and pages: equal to the last few bits.
+        assert.ok(Math.abs(r.sum - m.sum) <= 1e-9 * Math.max(1, Math.abs(m.sum)), key(m));
+        assert.ok(
+          Math.abs(r.sumSquares - m.sumSquares) <= 1e-9 * Math.max(1, Math.abs(m.sumSquares)),
+          key(m),
+        );
+      }
+      assert.deepEqual(
+        rebuilt.exposures.map((e) => [key(e), e.n]).sort(),
+        live.exposures.map((e) => [key(e), e.n]).sort(),
+      );
+    });
+
+    test('listVersions returns every variant definition', async () => {
+      const stored = await store.insertExperiment(experiment('versions'));
+      await store.updateExperiment('versions', (cur) => ({
+        ...cur,
+        version: 2,
+        variants: cur.variants.map((v) => ({ ...v, trafficPercent: 50 })),
+      }));
+      const versions = await store.listVersions(stored.id);
+      assert.deepEqual(
+        versions.map((v) => [v.version, v.variants.map((x) => x.trafficPercent)]),
+        [
+          [1, [40, 60]],
+          [2, [50, 50]],
+        ],
       );
     });
 

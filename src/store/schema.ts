@@ -59,7 +59,27 @@ export interface ExperimentRevisionTable {
   revision: number;
 }
 
+export interface MetricRollupsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  metric: string;
+  kind: string;
+  n: number;
+  sum: number;
+  sum_squares: number;
+}
+
+export interface ExposureRollupsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  n: number;
+}
+
 export interface Database {
+  metric_rollups: MetricRollupsTable;
+  exposure_rollups: ExposureRollupsTable;
   experiment_revision: ExperimentRevisionTable;
   experiments: ExperimentsTable;
   experiment_versions: ExperimentVersionsTable;

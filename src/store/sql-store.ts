@@ -1,15 +1,26 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError } from '../core/errors.js';
-import type { AssignmentMode, Experiment, Status } from '../core/experiment.js';
+import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
+import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { SqlDatabase } from './database.js';
-import type { Database, ExperimentsTable, ResultsTable, WriteBatch } from './schema.js';
-import type { Result, ResultPage, ResultQuery, Store, StoredExperiment } from './store.js';
+import type {
+  Database,
+  ExperimentsTable,
+  ExposureRow,
+  ResultRow,
+  ResultsTable,
+  WriteBatch,
+} from './schema.js';
+import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
 
 // SQLite allows 32766 bound parameters per statement; results have 13 columns, exposures 7.
 const RESULT_CHUNK = 1000;
 const EXPOSURE_CHUNK = 2000;
+const ROLLUP_CHUNK = 2000;
+/** Rows read per page when rollups are rebuilt from raw data. */
+const REBUILD_PAGE = 5000;
 
 function iso(value: string | Date): string {
   return value instanceof Date ? value.toISOString() : value;
@@ -53,6 +64,21 @@ function toResult(row: Selectable<ResultsTable>): Result {
     createdAt: iso(row.created_at),
     experimentVersion: Number(row.experiment_version),
   };
+}
+
+function rolledResult(
+  r: Pick<ResultRow, 'experiment_id' | 'experiment_version' | 'variant_key'> & { metrics: unknown },
+) {
+  return {
+    experimentId: Number(r.experiment_id),
+    version: Number(r.experiment_version),
+    variantKey: r.variant_key,
+    metrics: r.metrics === null ? null : json<JsonObject>(r.metrics),
+  };
+}
+
+function rolledExposure(e: ExposureRow) {
+  return { experimentId: e.experiment_id, version: e.experiment_version, variantKey: e.variant_key };
 }
 
 function experimentColumns(e: Experiment) {
@@ -161,6 +187,7 @@ export class SqlStore implements Store {
           .limit(1)
           .executeTakeFirst();
         guard(current.experiment, any !== undefined);
+        await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', current.id).execute();
         await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
         await trx.deleteFrom('experiments').where('id', '=', current.id).execute();
         await this.changed(trx);
@@ -189,8 +216,177 @@ export class SqlStore implements Store {
             .values(batch.exposures.slice(i, i + EXPOSURE_CHUNK))
             .execute();
         }
+        // In the same transaction: the rollups never disagree with the rows they summarize.
+        await this.addMetricRollups(trx, rollUpResults(batch.results.map(rolledResult)));
+        await this.addExposureRollups(trx, rollUpExposures(batch.exposures.map(rolledExposure)));
       }),
     );
+  }
+
+  readRollups(experimentId: number): Promise<Rollups> {
+    return this.run(async () => {
+      const metrics = await this.reader
+        .selectFrom('metric_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .execute();
+      const exposures = await this.reader
+        .selectFrom('exposure_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .execute();
+      return {
+        metrics: metrics.map((m) => ({
+          experimentId: Number(m.experiment_id),
+          version: Number(m.experiment_version),
+          variantKey: m.variant_key,
+          metric: m.metric,
+          kind: m.kind as MetricRollup['kind'],
+          n: Number(m.n),
+          sum: Number(m.sum),
+          sumSquares: Number(m.sum_squares),
+        })),
+        exposures: exposures.map((e) => ({
+          experimentId: Number(e.experiment_id),
+          version: Number(e.experiment_version),
+          variantKey: e.variant_key,
+          n: Number(e.n),
+        })),
+      };
+    });
+  }
+
+  listVersions(experimentId: number): Promise<Array<{ version: number; variants: Variant[] }>> {
+    return this.run(async () => {
+      const rows = await this.reader
+        .selectFrom('experiment_versions')
+        .select(['version', 'variants'])
+        .where('experiment_id', '=', experimentId)
+        .orderBy('version')
+        .execute();
+      return rows.map((r) => ({ version: Number(r.version), variants: json<Variant[]>(r.variants) }));
+    });
+  }
+
+  rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
+    return this.run(() =>
+      this.writer.transaction().execute(async (trx) => {
+        const ids =
+          experimentId === undefined
+            ? (await trx.selectFrom('experiments').select('id').execute()).map((r) => Number(r.id))
+            : [experimentId];
+        // Appends to these experiments wait until the rebuilt rollups are committed.
+        await this.db.lockExperimentsForAppend(trx, ids);
+        let results = 0;
+        let exposures = 0;
+        for (const id of ids) {
+          await trx.deleteFrom('metric_rollups').where('experiment_id', '=', id).execute();
+          await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', id).execute();
+          results += await this.rebuildMetricRollups(trx, id);
+          exposures += await this.rebuildExposureRollups(trx, id);
+        }
+        return { results, exposures };
+      }),
+    );
+  }
+
+  /** Reads the results page by page, so memory stays flat; sums them exactly as appendBatch does. */
+  private async rebuildMetricRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
+    const totals = new Map<string, MetricRollup>();
+    let after = 0;
+    let count = 0;
+    for (;;) {
+      const rows = await trx
+        .selectFrom('results')
+        .select(['seq', 'experiment_id', 'experiment_version', 'variant_key', 'metrics'])
+        .where('experiment_id', '=', experimentId)
+        .where('seq', '>', after)
+        .orderBy('seq')
+        .limit(REBUILD_PAGE)
+        .execute();
+      if (rows.length === 0) break;
+      count += rows.length;
+      after = Number(rows[rows.length - 1]!.seq);
+      for (const part of rollUpResults(rows.map(rolledResult))) {
+        const key = JSON.stringify([part.version, part.variantKey, part.metric, part.kind]);
+        const total = totals.get(key);
+        if (!total) totals.set(key, part);
+        else {
+          total.n += part.n;
+          total.sum += part.sum;
+          total.sumSquares += part.sumSquares;
+        }
+      }
+    }
+    await this.addMetricRollups(trx, [...totals.values()]);
+    return count;
+  }
+
+  private async rebuildExposureRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
+    const rows = await trx
+      .selectFrom('exposures')
+      .select(['experiment_version', 'variant_key', (eb) => eb.fn.countAll().as('n')])
+      .where('experiment_id', '=', experimentId)
+      .groupBy(['experiment_version', 'variant_key'])
+      .execute();
+    const rollups = rows.map((r) => ({
+      experimentId,
+      version: Number(r.experiment_version),
+      variantKey: r.variant_key,
+      n: Number(r.n),
+    }));
+    await this.addExposureRollups(trx, rollups);
+    return rollups.reduce((a, r) => a + r.n, 0);
+  }
+
+  private async addMetricRollups(trx: Transaction<Database>, rollups: MetricRollup[]): Promise<void> {
+    for (let i = 0; i < rollups.length; i += ROLLUP_CHUNK) {
+      await trx
+        .insertInto('metric_rollups')
+        .values(
+          rollups.slice(i, i + ROLLUP_CHUNK).map((r) => ({
+            experiment_id: r.experimentId,
+            experiment_version: r.version,
+            variant_key: r.variantKey,
+            metric: r.metric,
+            kind: r.kind,
+            n: r.n,
+            sum: r.sum,
+            sum_squares: r.sumSquares,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
+            .doUpdateSet((eb) => ({
+              n: eb('metric_rollups.n', '+', eb.ref('excluded.n')),
+              sum: eb('metric_rollups.sum', '+', eb.ref('excluded.sum')),
+              sum_squares: eb('metric_rollups.sum_squares', '+', eb.ref('excluded.sum_squares')),
+            })),
+        )
+        .execute();
+    }
+  }
+
+  private async addExposureRollups(trx: Transaction<Database>, rollups: ExposureRollup[]): Promise<void> {
+    for (let i = 0; i < rollups.length; i += ROLLUP_CHUNK) {
+      await trx
+        .insertInto('exposure_rollups')
+        .values(
+          rollups.slice(i, i + ROLLUP_CHUNK).map((r) => ({
+            experiment_id: r.experimentId,
+            experiment_version: r.version,
+            variant_key: r.variantKey,
+            n: r.n,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['experiment_id', 'experiment_version', 'variant_key'])
+            .doUpdateSet((eb) => ({ n: eb('exposure_rollups.n', '+', eb.ref('excluded.n')) })),
+        )
+        .execute();
+    }
   }
 
   listResults(q: ResultQuery): Promise<ResultPage> {

@@ -1,6 +1,7 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
-import type { Experiment } from '../core/experiment.js';
+import type { Experiment, Variant } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
+import type { ExposureRollup, MetricRollup } from '../core/rollups.js';
 import type { WriteBatch } from './schema.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
@@ -45,6 +46,11 @@ export interface ResultPage {
 }
 
 /** Store methods throw UnavailableError when the database cannot be reached; it is worth a retry. */
+export interface Rollups {
+  metrics: MetricRollup[];
+  exposures: ExposureRollup[];
+}
+
 export interface Store {
   listExperiments(): Promise<StoredExperiment[]>;
   /** Inserts a new experiment; ConflictError when the slug exists. */
@@ -62,6 +68,15 @@ export interface Store {
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;
   countExposures(experimentId: number): Promise<number>;
+  /** The live rollups of one experiment, every version: what analysis reads instead of results. */
+  readRollups(experimentId: number): Promise<Rollups>;
+  /** Every variant definition the experiment has had, oldest first. */
+  listVersions(experimentId: number): Promise<Array<{ version: number; variants: Variant[] }>>;
+  /**
+   * Recomputes the rollups of one experiment (or all) from the raw results and exposures, replacing
+   * the live ones in one transaction. Returns how many results and exposures it read.
+   */
+  rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }>;
   /** Bumped by every change to experiments; instances compare it to notice changes made elsewhere. */
   experimentsRevision(): Promise<number>;
   /**

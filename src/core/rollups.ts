@@ -1,0 +1,87 @@
+// Write-time rollups: the sufficient statistics (n, sum, sum of squares) that analysis reads instead
+// of scanning results. Pure: the store calls these on the rows it commits and when it rebuilds.
+import type { JsonObject } from './json.js';
+
+export type MetricKind = 'mean' | 'proportion';
+
+export interface MetricRollup {
+  experimentId: number;
+  version: number;
+  variantKey: string;
+  metric: string;
+  /** 'mean' for numeric values; 'proportion' for true/false, where sum counts the trues. */
+  kind: MetricKind;
+  n: number;
+  sum: number;
+  sumSquares: number;
+}
+
+export interface ExposureRollup {
+  experimentId: number;
+  version: number;
+  variantKey: string;
+  n: number;
+}
+
+export interface RolledResult {
+  experimentId: number;
+  version: number;
+  variantKey: string;
+  metrics: JsonObject | null;
+}
+
+/**
+ * Sums the metrics of `results` per experiment, version, variant, metric and kind. Numbers count as
+ * values of a mean, booleans as a proportion; anything else (strings, objects, null) is not a metric
+ * value and is skipped. Keys live in a Map, so metric names such as "__proto__" are just names.
+ */
+export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
+  const byKey = new Map<string, MetricRollup>();
+  for (const r of results) {
+    if (!r.metrics) continue;
+    for (const [metric, value] of Object.entries(r.metrics)) {
+      let x: number;
+      let kind: MetricKind;
+      if (typeof value === 'number' && Number.isFinite(value)) {
+        x = value;
+        kind = 'mean';
+      } else if (typeof value === 'boolean') {
+        x = value ? 1 : 0;
+        kind = 'proportion';
+      } else continue;
+      const key = JSON.stringify([r.experimentId, r.version, r.variantKey, metric, kind]);
+      let acc = byKey.get(key);
+      if (!acc) {
+        acc = {
+          experimentId: r.experimentId,
+          version: r.version,
+          variantKey: r.variantKey,
+          metric,
+          kind,
+          n: 0,
+          sum: 0,
+          sumSquares: 0,
+        };
+        byKey.set(key, acc);
+      }
+      acc.n += 1;
+      acc.sum += x;
+      acc.sumSquares += x * x;
+    }
+  }
+  return [...byKey.values()];
+}
+
+/** Counts exposures per experiment, version and variant. */
+export function rollUpExposures(
+  exposures: Iterable<{ experimentId: number; version: number; variantKey: string }>,
+): ExposureRollup[] {
+  const byKey = new Map<string, ExposureRollup>();
+  for (const e of exposures) {
+    const key = JSON.stringify([e.experimentId, e.version, e.variantKey]);
+    const acc = byKey.get(key);
+    if (acc) acc.n += 1;
+    else byKey.set(key, { experimentId: e.experimentId, version: e.version, variantKey: e.variantKey, n: 1 });
+  }
+  return [...byKey.values()];
+}
