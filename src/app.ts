@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
 import { createAuthHook, createKeyCheck } from './http/auth.js';
 import { registerJsonBodies } from './http/body-parser.js';
@@ -11,6 +12,7 @@ import { experimentRoutes } from './http/experiments.js';
 import { healthRoutes } from './http/health.js';
 import { resultRoutes } from './http/results.js';
 import { createValidatorCompiler } from './http/validation.js';
+import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
 import type { ExperimentService } from './services/experiments.js';
 import type { ResultService } from './services/results.js';
@@ -21,6 +23,7 @@ export interface AppDeps {
   experiments: ExperimentService;
   assign: Assign;
   results: ResultService;
+  analysis: AnalysisService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -64,6 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(experimentRoutes(deps.experiments));
   await app.register(assignRoutes(deps.assign));
   await app.register(resultRoutes(deps.results));
+  await app.register(analysisRoutes(deps.analysis));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

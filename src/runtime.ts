@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
+import { AnalysisService } from './services/analysis.js';
 import { createAssign } from './services/assignments.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
@@ -53,11 +54,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
   });
   const results = new ResultService({ experiments, writer, store, newId: uuidv7, now });
+  const analysis = new AnalysisService({ experiments, store });
   app = await buildApp({
     apiKey: options.apiKey,
     experiments,
     assign,
     results,
+    analysis,
     store,
     bodyLimit: options.bodyLimit,
     logger: options.logger,

@@ -34,3 +34,19 @@ test('findJsonProblem names numbers beyond a double and excess depth', () => {
   assert.equal(findJsonProblem(nested(65), 'body'), 'body nests JSON deeper than 64 levels');
   assert.equal(findJsonProblem({ a: [1.5e308, -0, 'x', null, true] }), null);
 });
+
+test('findJsonProblem refuses NUL characters and lone surrogates in values and keys, with their location', () => {
+  assert.equal(
+    findJsonProblem({ a: ['ok', 'x\u0000y'] }, 'body'),
+    'body/a/1 contains a NUL character (\\u0000), which cannot be stored',
+  );
+  assert.equal(
+    findJsonProblem({ 'bad\ud800': 1 }, 'body'),
+    'body has a key that contains a lone UTF-16 surrogate (not valid Unicode)',
+  );
+  assert.equal(
+    findJsonProblem('\udc00', 'body'),
+    'body contains a lone UTF-16 surrogate (not valid Unicode)',
+  );
+  assert.equal(findJsonProblem({ emoji: '😀', accents: 'héllo' }), null);
+});

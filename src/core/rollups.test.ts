@@ -4,7 +4,12 @@ import { rollUpExposures, rollUpResults } from './rollups.js';
 
 test('numbers roll up as means, booleans as proportions, anything else is skipped', () => {
   const rolled = rollUpResults([
-    { experimentId: 1, version: 1, variantKey: 'A', metrics: { latency: 10, ok: true, label: 'x', nested: { a: 1 } } },
+    {
+      experimentId: 1,
+      version: 1,
+      variantKey: 'A',
+      metrics: { latency: 10, ok: true, label: 'x', nested: { a: 1 } },
+    },
     { experimentId: 1, version: 1, variantKey: 'A', metrics: { latency: 20, ok: false, empty: null } },
     { experimentId: 1, version: 1, variantKey: 'B', metrics: { latency: 5 } },
     { experimentId: 1, version: 2, variantKey: 'A', metrics: { latency: 7 } },

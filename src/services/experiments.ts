@@ -8,6 +8,7 @@ import {
   type ExperimentChanges,
   type NewExperiment,
   type Status,
+  validateSlug,
 } from '../core/experiment.js';
 import type { Store, StoredExperiment } from '../store/store.js';
 
@@ -21,6 +22,18 @@ export interface LiveExperiment {
   id: number;
   experiment: Experiment;
   compiled: CompiledExperiment;
+}
+
+/**
+ * A slug that create would reject names no experiment, so it is 404 without asking the store (which may
+ * not even accept it: PostgreSQL text cannot hold a NUL, and would fail the query with a 500).
+ */
+function assertPossibleSlug(slug: string): void {
+  try {
+    validateSlug(slug);
+  } catch {
+    throw new NotFoundError(`no experiment with slug '${slug}'`);
+  }
 }
 
 export class ExperimentService {
@@ -67,6 +80,7 @@ export class ExperimentService {
 
   /** Applies the changes inside a store transaction; the next assign sees them. */
   async update(slug: string, changes: ExperimentChanges): Promise<Experiment> {
+    assertPossibleSlug(slug);
     const stored = await this.store.updateExperiment(slug, (current) =>
       applyChanges(current, changes, this.now().toISOString()),
     );
@@ -75,6 +89,7 @@ export class ExperimentService {
 
   /** Only a draft with no results may be deleted; anything else is archived instead. */
   async remove(slug: string): Promise<void> {
+    assertPossibleSlug(slug);
     await this.store.deleteExperiment(slug, (current, hasResults) => {
       if (current.status !== 'draft') {
         throw new ConflictError(

@@ -22,6 +22,8 @@ export interface SqlDatabase {
   /** Calls `onChange` on every announced change (and after reconnecting); undefined when one process owns the data. */
   watchExperimentChanges?(onChange: () => void): Promise<() => Promise<void>>;
   isUniqueViolation(err: unknown): boolean;
+  /** The database refused a value itself (a data exception): the request is at fault, not the server. */
+  isInvalidData(err: unknown): boolean;
   /** The database cannot be reached or cannot take writes right now: worth a retry. */
   isUnavailable(err: unknown): boolean;
   close(): Promise<void>;

@@ -52,8 +52,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
     idleTimeoutMillis: 30_000,
   });
-  // An idle connection dropped by the server (restart, failover) must not crash the process.
+  // A connection dropped by the server (restart, failover) must not crash the process: idle clients
+  // report through the pool, checked-out ones (mid-transaction) through their own 'error' event.
+  // The failed query itself rejects and is handled where it was made.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const watchers = new Set<() => Promise<void>>();
 
@@ -94,6 +97,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       };
     },
     isUniqueViolation: (err) => (err as { code?: unknown })?.code === '23505',
+    // Class 22: data exceptions (e.g. a value PostgreSQL cannot represent).
+    isInvalidData: (err) => String((err as { code?: unknown })?.code ?? '').startsWith('22'),
     isUnavailable,
     close: async () => {
       await Promise.all([...watchers].map((stop) => stop()));

@@ -1,6 +1,6 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import { AppError, ConflictError, NotFoundError, UnavailableError } from '../core/errors.js';
+import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
@@ -108,7 +108,10 @@ export class SqlStore implements Store {
     if (db.watchExperimentChanges) this.watchExperiments = db.watchExperimentChanges.bind(db);
   }
 
-  /** Domain errors pass through; an unreachable database becomes UnavailableError (503 + Retry-After). */
+  /**
+   * Domain errors pass through; an unreachable database becomes UnavailableError (503 + Retry-After), a
+   * value the database refuses a ValidationError (400).
+   */
   private async run<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -116,6 +119,11 @@ export class SqlStore implements Store {
       if (err instanceof AppError) throw err;
       if (this.db.isUnavailable(err)) {
         throw new UnavailableError(`the database is unavailable (${(err as Error).message}); retry shortly`);
+      }
+      if (this.db.isInvalidData(err)) {
+        throw new ValidationError(
+          `the database cannot store a value of this request: ${(err as Error).message}`,
+        );
       }
       throw err;
     }

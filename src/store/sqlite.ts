@@ -19,6 +19,7 @@ const singleProcess = {
   // Busy past the timeout, disk full, I/O errors, or the writer thread gone: the client may retry.
   isUnavailable: (err: unknown) =>
     /^SQLITE_(BUSY|FULL|IOERR|CANTOPEN|LOCKED)/.test(code(err)) || /writer thread exited/.test(String(err)),
+  isInvalidData: (err: unknown) => ['SQLITE_TOOBIG', 'SQLITE_MISMATCH'].includes(code(err)),
   withMigrationLock: <T>(fn: () => Promise<T>) => fn(),
   lockExperimentsForAppend: async () => {},
   announceExperimentChange: async () => {},

@@ -1,11 +1,16 @@
-// API test harness: a real runtime on a SQLite file in a temp directory, driven through app.inject.
+// API test harness: a real runtime driven through app.inject, on the backend AGENTSPLIT_TEST_BACKEND names:
+// `sqlite` (default: a file in a temp directory) or `postgres` (a fresh database, dropped on close).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { LightMyRequestResponse } from 'fastify';
+import { Kysely, PostgresDialect, type RawBuilder, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import { type Runtime, type RuntimeOptions, startRuntime } from '../../src/runtime.js';
+import type { DatabaseTarget } from '../../src/store/index.js';
+import { createTestDatabase, postgresReachable, type TestDatabase } from './postgres.js';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 
@@ -33,24 +38,108 @@ export function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-export interface TestRuntime extends Runtime {
-  api: Api;
-  dbPath: string;
+export type Backend = 'sqlite' | 'postgres';
+
+function selectedBackend(): Backend {
+  const value = process.env.AGENTSPLIT_TEST_BACKEND || 'sqlite';
+  if (value !== 'sqlite' && value !== 'postgres') {
+    throw new Error(`AGENTSPLIT_TEST_BACKEND must be sqlite or postgres, not ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
-/** Starts the whole service on `<dir>/<name>.db`. Close it with `runtime.close()`. */
+/** The backend the API suites run on in this process. */
+export const BACKEND: Backend = selectedBackend();
+
+/**
+ * A skip reason for the API suites when their backend cannot run here (PostgreSQL down on a developer
+ * machine; postgresReachable has printed the warning, and in CI it throws instead). Else false.
+ */
+export const SKIP_BACKEND: string | false =
+  BACKEND === 'postgres' && !(await postgresReachable()) ? 'PostgreSQL is not reachable' : false;
+
+/** A skip reason for facts that only hold on SQLite (e.g. its journal mode), else false. */
+export const SQLITE_ONLY: string | false =
+  BACKEND === 'sqlite' ? false : `SQLite only (running on ${BACKEND})`;
+
+export interface TestRuntime extends Runtime {
+  api: Api;
+  backend: Backend;
+  /**
+   * Runs a read-only `sql` template on a connection of its own, bypassing the service, to see what is
+   * really committed. Column types differ by backend: JSON is text on SQLite and parsed on PostgreSQL
+   * (jsonColumn), times are ISO text or Date (timeColumn), flags are 0/1 or booleans (use Boolean()).
+   */
+  rows<T>(query: RawBuilder<T>): Promise<T[]>;
+}
+
+/**
+ * Starts the whole service on `<dir>/<name>.db`, or on a fresh PostgreSQL database. Close it with
+ * `runtime.close()`, which also drops that database.
+ */
 export async function startTestRuntime(
   dir: string,
   name: string,
   options: Partial<Omit<RuntimeOptions, 'database'>> = {},
 ): Promise<TestRuntime> {
-  const dbPath = join(dir, `${name}.db`);
-  const runtime = await startRuntime({
-    apiKey: API_KEY,
-    ...options,
-    database: { kind: 'sqlite', path: dbPath },
-  });
-  return { ...runtime, api: new Api(runtime), dbPath };
+  let target: DatabaseTarget;
+  let testDatabase: TestDatabase | undefined;
+  if (BACKEND === 'postgres') {
+    testDatabase = await createTestDatabase(name);
+    target = { kind: 'postgres', url: testDatabase.url };
+  } else {
+    target = { kind: 'sqlite', path: join(dir, `${name}.db`) };
+  }
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime({ apiKey: API_KEY, ...options, database: target });
+  } catch (err) {
+    await testDatabase?.drop();
+    throw err;
+  }
+  // Opened on first use; one reader per runtime, closed with it.
+  let reader: Kysely<unknown> | undefined;
+  const openReader = (): Kysely<unknown> => {
+    if (target.kind === 'postgres') {
+      const pool = new pg.Pool({ connectionString: target.url, max: 2 });
+      pool.on('error', () => {}); // an idle connection dropped by the server must not crash the tests
+      return new Kysely({ dialect: new PostgresDialect({ pool }) });
+    }
+    const database = new BetterSqlite3(target.path, { readonly: true, fileMustExist: true });
+    return new Kysely({ dialect: new SqliteDialect({ database }) });
+  };
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      try {
+        await reader?.destroy();
+        await runtime.close();
+      } finally {
+        await testDatabase?.drop();
+      }
+    })();
+    return closing;
+  };
+  return {
+    ...runtime,
+    close,
+    api: new Api(runtime),
+    backend: BACKEND,
+    rows: async <T>(query: RawBuilder<T>) => {
+      reader ??= openReader();
+      return (await query.execute(reader)).rows;
+    },
+  };
+}
+
+/** A JSON column as a value: SQLite returns the text, PostgreSQL (jsonb) the parsed value. */
+export function jsonColumn(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
+/** A time column as an ISO string: SQLite returns the text, PostgreSQL (timestamptz) a Date. */
+export function timeColumn(value: unknown): string {
+  return value instanceof Date ? value.toISOString() : String(value);
 }
 
 /** Runs `body` against a runtime of its own and always closes it. */
@@ -246,16 +335,6 @@ export function nestedObject(levels: number): Record<string, unknown> {
   let value: Record<string, unknown> = {};
   for (let i = 1; i < levels; i++) value = { d: value };
   return value;
-}
-
-/** Opens the SQLite file read-only, bypassing the service, to see what is really committed. */
-export function readDatabase<T>(dbPath: string, read: (db: BetterSqlite3.Database) => T): T {
-  const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
 }
 
 /** A small RFC 4180 parser: quoted fields, doubled quotes, CR LF or LF inside quotes. */

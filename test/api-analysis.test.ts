@@ -1,0 +1,204 @@
+// GET /experiment/:slug/analysis: known data in, the statistics scipy computes out (issue 4).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type Api,
+  assertError,
+  makeTempDir,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+} from './helpers/app.js';
+
+/** Two-valued random source: alternating draws put exactly half the assignments in each of two 50% arms. */
+function alternating(): () => number {
+  let i = 0;
+  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
+}
+
+// Reference values: python3 -c "from scipy import stats; stats.ttest_ind(b, a, equal_var=False)" etc.
+const A = [12, 15, 11, 19, 14, 13, 17, 16, 12, 15.5];
+const B = [18, 21, 17, 25, 19, 22, 20, 23, 18, 24, 21];
+const SCIPY = {
+  meanA: 14.45,
+  sdA: 2.521573582771943,
+  meanB: 20.727272727272727,
+  sdB: 2.6111648393354674,
+  diff: 6.277272727272727,
+  se: 1.120565948116011,
+  ci: [3.9312207780770105, 8.623324676468444],
+  p: 2.1441473272926403e-5,
+};
+
+function close(actual: number | null | undefined, expected: number, what: string, tolerance = 1e-9): void {
+  assert.ok(typeof actual === 'number', `${what} is ${actual}`);
+  assert.ok(
+    Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected)),
+    `${what}: ${actual} vs ${expected}`,
+  );
+}
+
+describe('analysis', { skip: SKIP_BACKEND }, () => {
+  let dir: string;
+  let runtime: TestRuntime;
+  let api: Api;
+  let slug: string;
+
+  before(async () => {
+    dir = makeTempDir();
+    runtime = await startTestRuntime(dir, 'analysis', { random: alternating() });
+    api = runtime.api;
+    slug = (await api.createExperiment()).slug;
+    for (let i = 0; i < 200; i++) await api.assign(slug, { userId: `u${i}` });
+    await api.logMany(slug, [
+      ...A.map((latency, i) => ({
+        variantKey: 'A',
+        metrics: { latency, converted: i < 3, note: 'text is ignored' },
+      })),
+      ...B.map((latency, i) => ({ variantKey: 'B', metrics: { latency, converted: i < 5 } })),
+    ]);
+    await runtime.writer.drain();
+  });
+
+  after(async () => {
+    await runtime?.close();
+    removeTempDir(dir);
+  });
+
+  const analysis = async (query = '') => {
+    const res = await api.get(`/experiment/${slug}/analysis${query}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+
+  test('means, standard deviations and the Welch test match scipy', async () => {
+    const body = await analysis();
+    assert.equal(body.control, 'A');
+    assert.equal(body.method, 'frequentist');
+    assert.equal(body.alpha, 0.05);
+    const latency = body.metrics.find((m: { name: string }) => m.name === 'latency');
+    assert.equal(latency.kind, 'mean');
+    const [a, b] = latency.variants;
+    assert.equal(a.key, 'A');
+    assert.equal(a.n, A.length);
+    close(a.mean, SCIPY.meanA, 'mean A');
+    close(a.stdDev, SCIPY.sdA, 'sd A');
+    assert.equal(a.absolute, undefined, 'the control has no effect against itself');
+    close(b.mean, SCIPY.meanB, 'mean B');
+    close(b.stdDev, SCIPY.sdB, 'sd B');
+    close(b.absolute.estimate, SCIPY.diff, 'effect');
+    close(b.absolute.stdError, SCIPY.se, 'standard error');
+    close(b.absolute.ci[0], SCIPY.ci[0]!, 'ci low');
+    close(b.absolute.ci[1], SCIPY.ci[1]!, 'ci high');
+    close(b.absolute.pValue, SCIPY.p, 'p-value');
+    close(b.relative.estimate, SCIPY.diff / SCIPY.meanA, 'lift');
+    assert.equal(b.significant, true);
+    assert.equal(b.chanceToWin, null);
+  });
+
+  test('true/false metrics are proportions and text values are ignored', async () => {
+    const body = await analysis('?metrics=converted');
+    assert.deepEqual(
+      body.metrics.map((m: { name: string }) => m.name),
+      ['converted'],
+    );
+    const [a, b] = body.metrics[0].variants;
+    assert.equal(body.metrics[0].kind, 'proportion');
+    close(a.mean, 0.3, 'p A');
+    close(a.stdDev, Math.sqrt(0.3 * 0.7), 'sd A = sqrt(p(1-p))');
+    close(b.mean, 5 / 11, 'p B');
+    assert.ok(!(await analysis()).metrics.some((m: { name: string }) => m.name === 'note'));
+  });
+
+  test('exposures are counted per variant and the sample ratio checked', async () => {
+    const body = await analysis();
+    assert.deepEqual(body.exposures, { A: 100, B: 100 });
+    assert.equal(body.srm.chiSquare, 0);
+    assert.equal(body.srm.pValue, 1);
+    assert.equal(body.srm.mismatch, false);
+  });
+
+  test('bayesian fills chanceToWin and risk', async () => {
+    const body = await analysis('?method=bayesian&metrics=latency');
+    const b = body.metrics[0].variants[1];
+    assert.ok(b.chanceToWin > 0.99 && b.chanceToWin <= 1, `chanceToWin ${b.chanceToWin}`);
+    assert.equal(b.risk.length, 2);
+    assert.ok(b.risk.every((r: number) => r >= 0));
+  });
+
+  test('one-sided tests leave the missing bound null; sequential intervals are wider', async () => {
+    const greater = (await analysis('?sided=greater&metrics=latency')).metrics[0].variants[1];
+    assert.equal(greater.absolute.ci[1], null);
+    close(greater.absolute.pValue, SCIPY.p / 2, 'one-sided p');
+    const seq = (await analysis('?method=sequential&metrics=latency')).metrics[0].variants[1];
+    assert.ok(seq.absolute.ci[0] < SCIPY.ci[0]! && seq.absolute.ci[1] > SCIPY.ci[1]!);
+  });
+
+  test('holm and bh corrections adjust p-values across metrics and variants', async () => {
+    for (const correction of ['holm', 'bh']) {
+      const body = await analysis(`?correction=${correction}`);
+      for (const m of body.metrics) {
+        const b = m.variants[1];
+        assert.ok(b.adjustedPValue >= b.absolute.pValue, `${correction} ${m.name}`);
+      }
+    }
+  });
+
+  test('a different control flips the sign of the effect', async () => {
+    const body = await analysis('?control=B&metrics=latency');
+    const a = body.metrics[0].variants[0];
+    close(a.absolute.estimate, -SCIPY.diff, 'effect of A against B');
+  });
+
+  test('bad parameters are 400 naming the problem; an unknown slug is 404', async () => {
+    assertError(await api.get(`/experiment/${slug}/analysis?control=Z`), 400, /control 'Z'/);
+    assertError(await api.get(`/experiment/${slug}/analysis?metrics=nope`), 400, /metric 'nope'/);
+    assertError(await api.get(`/experiment/${slug}/analysis?alpha=2`), 400, /alpha/);
+    assertError(await api.get(`/experiment/${slug}/analysis?method=magic`), 400, /method/);
+    assertError(await api.get(`/experiment/${slug}/analysis?version=9`), 400, /version/);
+    assertError(await api.get('/experiment/no-such-experiment/analysis'), 404);
+  });
+
+  test('results are analysed by version: version=2 sees only what came after the change', async () => {
+    const res = await api.patch(`/experiment/${slug}`, {
+      variants: [
+        { key: 'A', payload: { prompt: 'You are terse.' }, trafficPercent: 50 },
+        { key: 'B', payload: { prompt: 'v2' }, trafficPercent: 50 },
+      ],
+    });
+    assert.equal(res.json().version, 2);
+    await api.log(slug, { variantKey: 'A', metrics: { latency: 100 } });
+    await api.log(slug, { variantKey: 'A', metrics: { latency: 102 } });
+    const v2 = await analysis('?version=2&metrics=latency');
+    assert.equal(v2.version, 2);
+    assert.equal(v2.metrics[0].variants[0].n, 2);
+    assert.equal(v2.metrics[0].variants[1].n, 0);
+    assert.ok(v2.warnings.length > 0, 'an empty arm is reported as a warning, not an error');
+    const all = await analysis('?metrics=latency');
+    assert.equal(all.metrics[0].variants[0].n, A.length + 2);
+  });
+});
+
+describe('analysis: sample-ratio mismatch', { skip: SKIP_BACKEND }, () => {
+  test('all exposures in one of two 50% arms is flagged', async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'srm', { random: () => 0.1 });
+    try {
+      const { slug } = await runtime.api.createExperiment();
+      for (let i = 0; i < 100; i++) await runtime.api.assign(slug, { userId: `u${i}` });
+      await runtime.writer.drain();
+      const res = await runtime.api.get(`/experiment/${slug}/analysis`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      assert.deepEqual(body.exposures, { A: 100, B: 0 });
+      assert.equal(body.srm.mismatch, true);
+      assert.ok(body.srm.pValue < 0.001);
+      assert.ok(body.warnings.some((w: string) => /sample-ratio mismatch/.test(w)));
+      assert.deepEqual(body.metrics, []);
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
+  });
+});
