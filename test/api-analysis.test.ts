@@ -202,3 +202,31 @@ describe('analysis: sample-ratio mismatch', { skip: SKIP_BACKEND }, () => {
     }
   });
 });
+
+describe('analysis: degenerate data', { skip: SKIP_BACKEND }, () => {
+  test('zero variance, a control mean of 0 and a single observation give warnings and nulls, never NaN', async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'degenerate');
+    try {
+      const { slug } = await runtime.api.createExperiment();
+      await runtime.api.logMany(slug, [
+        { variantKey: 'A', metrics: { zero: 0, same: 5, once: 1 } },
+        { variantKey: 'A', metrics: { zero: 0, same: 5 } },
+        { variantKey: 'B', metrics: { zero: 1, same: 5, once: 2 } },
+        { variantKey: 'B', metrics: { zero: 2, same: 5 } },
+      ]);
+      for (const method of ['frequentist', 'bayesian', 'sequential']) {
+        const res = await runtime.api.get(`/experiment/${slug}/analysis?method=${method}`);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.ok(!/NaN|Infinity/.test(res.body), res.body);
+        const body = res.json();
+        assert.ok(body.warnings.length >= 3, `${method}: ${JSON.stringify(body.warnings)}`);
+        const zero = body.metrics.find((m: { name: string }) => m.name === 'zero').variants[1];
+        assert.equal(zero.relative.estimate, null, 'a lift over a control mean of 0 does not exist');
+      }
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
+  });
+});

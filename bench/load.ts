@@ -1,0 +1,61 @@
+// Loads N results into a fresh experiment 'analysis-1m' straight through the store (before a server
+// owns the database), in the same batched transactions the service uses, rollups included.
+import { createExperiment } from '../src/core/experiment.js';
+import { type DatabaseTarget, openStore } from '../src/store/index.js';
+import type { ResultRow } from '../src/store/schema.js';
+import { seededRandom } from '../test/helpers/random.js';
+
+export async function loadResults(
+  target: DatabaseTarget,
+  count: number,
+): Promise<{ count: number; seconds: number }> {
+  const store = await openStore(target);
+  const started = performance.now();
+  try {
+    const now = new Date().toISOString();
+    const { id } = await store.insertExperiment(
+      createExperiment(
+        {
+          slug: 'analysis-1m',
+          status: 'running',
+          variants: [
+            { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },
+            { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
+          ],
+        },
+        now,
+      ),
+    );
+    const random = seededRandom(1);
+    const batch = 5000;
+    for (let done = 0; done < count; done += batch) {
+      const results: ResultRow[] = [];
+      for (let i = done; i < Math.min(count, done + batch); i++) {
+        const b = random() < 0.5;
+        results.push({
+          log_id: `load-${i}`,
+          experiment_id: id,
+          experiment_version: 1,
+          variant_key: b ? 'B' : 'A',
+          known_variant: 1,
+          user_id: `u${i}`,
+          assignment_id: null,
+          input: '{"q":"hello"}',
+          output: '{"a":"hi"}',
+          metrics: JSON.stringify({
+            latency_ms: Math.round((b ? 790 : 812) + 120 * (random() - 0.5) * 3.4),
+            tokens: Math.round(150 + 40 * random()),
+            resolved: random() < (b ? 0.62 : 0.6),
+          }),
+          context: null,
+          client_timestamp: null,
+          created_at: now,
+        });
+      }
+      await store.appendBatch({ results, exposures: [] });
+    }
+    return { count, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,336 @@
+// `npm run bench`: agentsplit against a bare node:http baseline measured in the same run, printed as
+// ratios (absolute numbers drift ±20% on shared machines; ratios do not). `--full` for the long run.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createTestDatabase, postgresReachable, type TestDatabase } from '../test/helpers/postgres.js';
+import { loadResults } from './load.js';
+import { HAS_TASKSET, pinSelf, type Server, startAgentsplit, startBaseline } from './servers.js';
+
+const FULL = process.argv.includes('--full');
+const CONFIG = FULL
+  ? { duration: 10, reps: 5, connections: [50, 256], analysisResults: 1_000_000, pgAnalysis: true }
+  : { duration: 3, reps: 2, connections: [50, 256], analysisResults: 1_000_000, pgAnalysis: false };
+const API_KEY = 'bench-key-0123456789abcdef';
+const headers = { 'content-type': 'application/json', 'x-api-key': API_KEY };
+
+const ASSIGN_BODY = JSON.stringify({
+  userId: 'user-[<id>]',
+  context: { plan: 'pro', locale: 'en-US', channel: 'web', session: 'sess-[<id>]' },
+});
+const LOG_RESULT = {
+  variantKey: 'B',
+  userId: 'user-42',
+  input: { question: 'Where is my order #12345? It was supposed to arrive yesterday.', lang: 'en' },
+  output: {
+    answer: 'Your order shipped this morning and should arrive tomorrow before noon.',
+    tool: 'orders',
+  },
+  metrics: { latency_ms: 812, tokens: 153, cost_usd: 0.0021, rating: 5, resolved: true },
+  context: { model: 'gpt-x', temperature: 0.2, session: 'abc-123' },
+};
+const LOG_BODY = JSON.stringify(LOG_RESULT);
+const LOGS_BODY = JSON.stringify({ results: Array.from({ length: 100 }, () => LOG_RESULT) });
+
+interface Scenario {
+  name: string;
+  path: string;
+  body: string;
+  /** Results per request (for logs). */
+  perRequest?: number;
+}
+
+const BASELINE: Scenario[] = [
+  { name: 'baseline (assign-sized body)', path: '/', body: ASSIGN_BODY },
+  { name: 'baseline (log-sized body)', path: '/', body: LOG_BODY },
+];
+const AGENTSPLIT: Scenario[] = [
+  { name: 'assign (random)', path: '/experiment/bench-random/assign', body: ASSIGN_BODY },
+  { name: 'assign (sticky)', path: '/experiment/bench-sticky/assign', body: ASSIGN_BODY },
+  { name: 'log', path: '/experiment/bench-random/log', body: LOG_BODY },
+  { name: 'logs (100 per request)', path: '/experiment/bench-random/logs', body: LOGS_BODY, perRequest: 100 },
+];
+
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function drive(
+  server: Server,
+  s: Scenario,
+  connections: number,
+  overallRate?: number,
+): Promise<Sample> {
+  const r = await autocannon({
+    url: server.url + s.path,
+    method: 'POST',
+    headers,
+    body: s.body,
+    connections,
+    duration: CONFIG.duration,
+    idReplacement: true,
+    overallRate,
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+async function api(server: Server, method: string, path: string, body?: unknown) {
+  const res = await fetch(server.url + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function createExperiments(server: Server): Promise<void> {
+  const variants = [
+    { key: 'A', payload: { prompt: 'You are a helpful assistant.', model: 'small' }, trafficPercent: 34 },
+    { key: 'B', payload: { prompt: 'You are a concise assistant.', model: 'small' }, trafficPercent: 33 },
+    { key: 'C', payload: { prompt: 'You are a friendly assistant.', model: 'large' }, trafficPercent: 33 },
+  ];
+  await api(server, 'POST', '/experiments', { slug: 'bench-random', status: 'running', variants });
+  await api(server, 'POST', '/experiments', {
+    slug: 'bench-sticky',
+    status: 'running',
+    assignment: 'sticky',
+    variants,
+  });
+}
+
+async function timeAnalysis(
+  server: Server,
+  slug: string,
+): Promise<{ median: number; p99: number; n: number }> {
+  await api(server, 'GET', `/experiment/${slug}/analysis`); // warm
+  const times: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t = performance.now();
+    await api(
+      server,
+      'GET',
+      `/experiment/${slug}/analysis?method=${['frequentist', 'bayesian', 'sequential'][i % 3]}`,
+    );
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { median: median(times), p99: times[Math.ceil(0.99 * times.length) - 1]!, n: times.length };
+}
+
+interface Row {
+  target: string;
+  scenario: string;
+  connections: number;
+  samples: Sample[];
+  perRequest?: number;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  pinSelf(1);
+  const dir = mkdtempSync(join(tmpdir(), 'agentsplit-bench-'));
+  const rows: Row[] = [];
+  const servers: Server[] = [];
+  let pgDatabase: TestDatabase | undefined;
+  const extra: Record<string, unknown> = {};
+  try {
+    // 1M results for the analysis figure, written through the store before the server owns the file.
+    const sqlitePath = join(dir, 'bench.db');
+    const load = await loadResults({ kind: 'sqlite', path: sqlitePath }, CONFIG.analysisResults);
+    extra.sqliteLoad = load;
+    process.stderr.write(
+      `loaded ${CONFIG.analysisResults} results into SQLite in ${load.seconds.toFixed(1)} s\n`,
+    );
+
+    const baseline = await startBaseline();
+    const sqlite = await startAgentsplit('agentsplit SQLite', {
+      API_KEY,
+      DATABASE_URL: `sqlite:${sqlitePath}`,
+      DATA_DIR: dir,
+    });
+    servers.push(baseline, sqlite);
+    await createExperiments(sqlite);
+    const targets: Array<[Server, Scenario[]]> = [
+      [baseline, BASELINE],
+      [sqlite, AGENTSPLIT],
+    ];
+    if (await postgresReachable()) {
+      pgDatabase = await createTestDatabase('bench');
+      if (CONFIG.pgAnalysis) {
+        extra.postgresLoad = await loadResults(
+          { kind: 'postgres', url: pgDatabase.url },
+          CONFIG.analysisResults,
+        );
+      }
+      const pg = await startAgentsplit('agentsplit PostgreSQL', {
+        API_KEY,
+        DATABASE_URL: pgDatabase.url,
+        DATA_DIR: dir,
+      });
+      servers.push(pg);
+      await createExperiments(pg);
+      targets.push([pg, AGENTSPLIT]);
+    }
+
+    // Warm up every target, then interleave: each repetition runs every scenario once.
+    for (const [server, scenarios] of targets) {
+      for (const s of scenarios) await drive(server, { ...s }, 50).catch(() => undefined);
+    }
+    for (let rep = 0; rep < CONFIG.reps; rep++) {
+      for (const connections of CONFIG.connections) {
+        for (const [server, scenarios] of targets) {
+          for (const s of scenarios) {
+            const sample = await drive(server, s, connections);
+            let row = rows.find(
+              (r) => r.target === server.name && r.scenario === s.name && r.connections === connections,
+            );
+            if (!row) {
+              row = {
+                target: server.name,
+                scenario: s.name,
+                connections,
+                samples: [],
+                perRequest: s.perRequest,
+              };
+              rows.push(row);
+            }
+            row.samples.push(sample);
+            process.stderr.write(
+              `rep ${rep + 1} ${server.name} ${s.name} c=${connections}: ${sample.rps.toFixed(0)} req/s p99 ${sample.p99} ms` +
+                `${sample.non2xx || sample.errors ? ` (non-2xx ${sample.non2xx}, errors ${sample.errors})` : ''}\n`,
+            );
+          }
+        }
+      }
+    }
+
+    // p99 of assign at a fixed rate of half the measured maximum (50 connections).
+    const fixed: Record<string, unknown> = {};
+    for (const [server] of targets.slice(1)) {
+      const max = median(
+        rows
+          .find((r) => r.target === server.name && r.scenario === 'assign (random)' && r.connections === 50)!
+          .samples.map((s) => s.rps),
+      );
+      const sample = await drive(server, AGENTSPLIT[0]!, 50, Math.round(max / 2));
+      fixed[server.name] = { rate: Math.round(max / 2), ...sample };
+    }
+    extra.assignAtHalfMax = fixed;
+    extra.analysis = { [sqlite.name]: await timeAnalysis(sqlite, 'analysis-1m') };
+    if (CONFIG.pgAnalysis && servers[2])
+      (extra.analysis as Record<string, unknown>)[servers[2].name] = await timeAnalysis(
+        servers[2],
+        'analysis-1m',
+      );
+    extra.peakRssMb = Object.fromEntries(servers.map((s) => [s.name, Math.round(s.peakRssMb())]));
+  } finally {
+    for (const s of servers) await s.stop();
+    await pgDatabase?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  report(rows, extra, (performance.now() - started) / 1000);
+}
+
+function report(rows: Row[], extra: Record<string, unknown>, seconds: number): void {
+  const base = (connections: number, scenario: string) => {
+    const name = scenario.startsWith('log') ? 'baseline (log-sized body)' : 'baseline (assign-sized body)';
+    return median(
+      rows
+        .find((r) => r.target === 'baseline' && r.scenario === name && r.connections === connections)!
+        .samples.map((s) => s.rps),
+    );
+  };
+  const lines = [
+    `agentsplit benchmark ${FULL ? '(full)' : '(short; --full for the long run)'}: ${CONFIG.reps} repetitions × ${CONFIG.duration} s, interleaved; ` +
+      `servers on core 0, load generator on core 1${HAS_TASKSET ? '' : ' (taskset missing: not pinned)'}`,
+    '',
+    '| target | scenario | conns | req/s median [min–max] | results/s | p50 ms | p99 ms | × baseline |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const summary: Record<string, unknown>[] = [];
+  for (const r of rows) {
+    const rps = r.samples.map((s) => s.rps);
+    const m = median(rps);
+    const ratio = r.target === 'baseline' ? 1 : m / base(r.connections, r.scenario);
+    const failures = r.samples.reduce((a, s) => a + s.non2xx + s.errors, 0);
+    lines.push(
+      `| ${r.target} | ${r.scenario} | ${r.connections} | ${m.toFixed(0)} [${Math.min(...rps).toFixed(0)}–${Math.max(...rps).toFixed(0)}] | ` +
+        `${r.perRequest ? (m * r.perRequest).toFixed(0) : ''} | ${median(r.samples.map((s) => s.p50))} | ${median(r.samples.map((s) => s.p99))} | ` +
+        `${ratio.toFixed(2)}×${failures ? ` (${failures} failed)` : ''} |`,
+    );
+    summary.push({ ...r, medianRps: m, ratio, failures });
+  }
+  const sqliteRatio = (scenario: string) =>
+    Math.min(
+      ...[50, 256].map((c) => {
+        const row = summary.find(
+          (s) => s.target === 'agentsplit SQLite' && s.scenario === scenario && s.connections === c,
+        );
+        return row ? (row.ratio as number) : Number.NaN;
+      }),
+    );
+  const fixed = (extra.assignAtHalfMax as Record<string, { p99: number; rate: number }>)[
+    'agentsplit SQLite'
+  ]!;
+  const analysis = (extra.analysis as Record<string, { median: number; p99: number }>)['agentsplit SQLite']!;
+  const rss = Math.max(...Object.values(extra.peakRssMb as Record<string, number>));
+  const targets: Array<[string, string, string, boolean]> = [
+    [
+      'assign throughput (random, exposures on), worst of 50/256 conns',
+      `${sqliteRatio('assign (random)').toFixed(2)}× baseline`,
+      '≥ 0.80×',
+      sqliteRatio('assign (random)') >= 0.8,
+    ],
+    [
+      'log throughput (200 after commit, SQLite FULL), worst of 50/256',
+      `${sqliteRatio('log').toFixed(2)}× baseline`,
+      '≥ 0.40×',
+      sqliteRatio('log') >= 0.4,
+    ],
+    [`assign p99 at half the max rate (${fixed.rate} req/s)`, `${fixed.p99} ms`, '≤ 2 ms', fixed.p99 <= 2],
+    [
+      'analysis with 1M results (median of 50 calls)',
+      `${analysis.median.toFixed(1)} ms (p99 ${analysis.p99.toFixed(1)})`,
+      '< 50 ms',
+      analysis.median < 50,
+    ],
+    ['peak RSS under load (any agentsplit server)', `${rss} MB`, '≤ 200 MB', rss <= 200],
+  ];
+  lines.push('', '| figure (SQLite) | measured | target | met |', '|---|---:|---:|:---:|');
+  for (const [figure, measured, target, met] of targets)
+    lines.push(`| ${figure} | ${measured} | ${target} | ${met ? 'yes' : 'NO'} |`);
+  lines.push('', `peak RSS by server: ${JSON.stringify(extra.peakRssMb)}; total ${seconds.toFixed(0)} s`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const out = join(dirname(fileURLToPath(import.meta.url)), 'results');
+  mkdirSync(out, { recursive: true });
+  const file = join(out, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ full: FULL, config: CONFIG, rows: summary, ...extra, targets, seconds }, null, 2),
+  );
+  process.stdout.write(`results written to ${file}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`benchmark failed: ${(err as Error).stack}\n`);
+  process.exit(1);
+});
