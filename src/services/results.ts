@@ -118,14 +118,14 @@ export class ResultService {
   }
 
   /**
-   * A draft may be deleted between the lookup and the commit; its rows then fail the foreign key. That is
-   * the client's 404 (the experiment is gone), not a 500.
+   * A draft may be deleted between the lookup and the commit; the store then answers NotFoundError
+   * (its rows referenced an experiment that is gone), said here with the slug.
    */
   private async commit(live: LiveExperiment, rows: ResultRow[]): Promise<void> {
     try {
       await this.deps.writer.appendResults(rows);
     } catch (err) {
-      if (this.deps.experiments.lookup(live.experiment.slug)?.id !== live.id) {
+      if (err instanceof NotFoundError) {
         throw new NotFoundError(`no experiment with slug '${live.experiment.slug}' (it was deleted)`);
       }
       throw err;

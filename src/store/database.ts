@@ -1,5 +1,6 @@
 // What a dialect file hands the SQL store: Kysely instances and the few things that differ by engine.
 import type { Kysely, Transaction } from 'kysely';
+import type { CompiledRows } from './row-statements.js';
 import type { Database } from './schema.js';
 
 export interface SqlDatabase {
@@ -21,7 +22,16 @@ export interface SqlDatabase {
   announceExperimentChange(trx: Transaction<Database>): Promise<void>;
   /** Calls `onChange` on every announced change (and after reconnecting); undefined when one process owns the data. */
   watchExperimentChanges?(onChange: () => void): Promise<() => Promise<void>>;
+  /**
+   * Where the engine has it: runs each one-row statement (compiled by Kysely) once per row, all in one
+   * transaction, in one call. SQLite has it: its writer thread runs prepared statements in microseconds,
+   * and one message per batch keeps the event loop free. PostgreSQL does not (a statement per row would
+   * be a round trip per row): the store sends multi-row statements in a Kysely transaction there.
+   */
+  writeBatch?(statements: CompiledRows[]): Promise<void>;
   isUniqueViolation(err: unknown): boolean;
+  /** A row referenced something that does not exist (e.g. a result of an experiment just deleted). */
+  isForeignKeyViolation(err: unknown): boolean;
   /** The database refused a value itself (a data exception): the request is at fault, not the server. */
   isInvalidData(err: unknown): boolean;
   /** The database cannot be reached or cannot take writes right now: worth a retry. */

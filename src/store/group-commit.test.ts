@@ -101,15 +101,36 @@ test('what arrives during a commit goes into the next transaction', async () => 
   await Promise.all(second);
 });
 
-test('exposures ride along and never wait', async () => {
+test('exposures ride along with results and never wait', async () => {
   const w = controlledWriter();
   const gc = new GroupCommit(w.write);
   gc.appendExposure(exposure('x'));
   gc.appendExposure(exposure('y'));
+  const committed = gc.appendResults([result('a')]);
   await tick();
   assert.equal(w.batches.length, 1);
   assert.equal(w.batches[0]!.exposures.length, 2);
   w.gates[0]!.resolve();
+  await committed;
+});
+
+test('exposures alone are written once enough are pending, or after the delay', async () => {
+  const w = controlledWriter();
+  const gc = new GroupCommit(w.write, { exposureFlushSize: 3, exposureDelayMs: 30 });
+  gc.appendExposure(exposure('1'));
+  gc.appendExposure(exposure('2'));
+  await tick();
+  assert.equal(w.batches.length, 0, 'two of three: not yet');
+  gc.appendExposure(exposure('3'));
+  await tick();
+  assert.equal(w.batches.length, 1, 'the third fills the batch');
+  assert.equal(w.batches[0]!.exposures.length, 3);
+  w.gates[0]!.resolve();
+  await tick();
+  gc.appendExposure(exposure('4'));
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(w.batches.length, 2, 'a lone exposure goes after the delay');
+  w.gates[1]!.resolve();
   await gc.drain();
 });
 
@@ -145,7 +166,7 @@ test('a request larger than the batch size is never split', async () => {
 
 test('exposures beyond the buffer are dropped and counted, not queued without bound', async () => {
   const w = controlledWriter();
-  const gc = new GroupCommit(w.write, { maxBufferedExposures: 2 });
+  const gc = new GroupCommit(w.write, { maxBufferedExposures: 2, exposureFlushSize: 2 });
   gc.appendExposure(exposure('1'));
   gc.appendExposure(exposure('2'));
   gc.appendExposure(exposure('3'));

@@ -18,11 +18,18 @@ export interface GroupCommitOptions {
   onExposureError?: (err: unknown, lost: number) => void;
   /** After the database was unavailable, how long exposures wait before the next attempt (ms). */
   retryDelayMs?: number;
+  /**
+   * Exposures alone (no result waiting) are written once this many are pending, or `exposureDelayMs`
+   * after the first one: nobody waits for them, so fewer, larger transactions cost less.
+   */
+  exposureFlushSize?: number;
+  exposureDelayMs?: number;
 }
 
 /**
- * Batches are sized by what is waiting, not by a timer: the first write starts on the next turn of
- * the event loop, and whatever arrives while a transaction commits goes into the next one.
+ * Batches of results are sized by what is waiting, not by a timer: the first write starts on the next
+ * turn of the event loop, and whatever arrives while a transaction commits goes into the next one.
+ * Exposures ride along with results; alone, they are written by size or after a short delay.
  * A failed batch is retried request by request, so one bad request cannot fail its neighbours.
  * While the database is unavailable, waiting requests fail at once (the client retries on 503) and
  * exposures stay buffered for the next attempt.
@@ -34,6 +41,9 @@ export class GroupCommit {
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
+  private exposureTimer: NodeJS.Timeout | undefined;
+  /** Pending exposures are to be written now (size reached, delay passed, or drain). */
+  private exposuresDue = false;
   droppedExposures = 0;
   private readonly maxResults: number;
   private readonly maxExposures: number;
@@ -63,7 +73,17 @@ export class GroupCommit {
       return;
     }
     this.exposures.push(row);
-    this.schedule();
+    if (this.exposures.length >= (this.options.exposureFlushSize ?? 1000)) {
+      this.exposuresDue = true;
+      this.schedule();
+    } else if (!this.exposureTimer) {
+      this.exposureTimer = setTimeout(() => {
+        this.exposureTimer = undefined;
+        this.exposuresDue = true;
+        this.schedule();
+      }, this.options.exposureDelayMs ?? 50);
+      this.exposureTimer.unref();
+    }
   }
 
   get pendingExposures(): number {
@@ -80,6 +100,7 @@ export class GroupCommit {
     }
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.exposuresDue = true;
     const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     this.schedule();
     return idle;
@@ -96,13 +117,15 @@ export class GroupCommit {
 
   private async run(): Promise<void> {
     this.running = true;
-    while (this.waiting.length > 0 || this.exposures.length > 0) {
+    while (this.waiting.length > 0 || (this.exposuresDue && this.exposures.length > 0)) {
       const groups = this.takeGroups();
       const exposures = this.exposures.splice(0, this.maxExposures);
+      if (this.exposures.length === 0) this.exposuresDue = false;
       const available = await this.commit(groups, exposures);
       if (!available && this.waiting.length === 0) {
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
+          this.exposuresDue = true;
           this.schedule();
         }, this.options.retryDelayMs ?? 1000);
         this.retryTimer.unref();

@@ -97,6 +97,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       };
     },
     isUniqueViolation: (err) => (err as { code?: unknown })?.code === '23505',
+    isForeignKeyViolation: (err) => (err as { code?: unknown })?.code === '23503',
     // Class 22: data exceptions (e.g. a value PostgreSQL cannot represent).
     isInvalidData: (err) => String((err as { code?: unknown })?.code ?? '').startsWith('22'),
     isUnavailable,

@@ -3,22 +3,19 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
-import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
+import { type MetricRollup, rollUpResults } from '../core/rollups.js';
 import type { SqlDatabase } from './database.js';
-import type {
-  Database,
-  ExperimentsTable,
-  ExposureRow,
-  ResultRow,
-  ResultsTable,
-  WriteBatch,
-} from './schema.js';
+import {
+  batchStatements,
+  compileRows,
+  executeInChunks,
+  exposureRollupStatement,
+  metricRollupStatement,
+  rolledResult,
+} from './row-statements.js';
+import type { Database, ExperimentsTable, ResultsTable, WriteBatch } from './schema.js';
 import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
 
-// SQLite allows 32766 bound parameters per statement; results have 13 columns, exposures 7.
-const RESULT_CHUNK = 1000;
-const EXPOSURE_CHUNK = 2000;
-const ROLLUP_CHUNK = 2000;
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
 
@@ -66,21 +63,6 @@ function toResult(row: Selectable<ResultsTable>): Result {
   };
 }
 
-function rolledResult(
-  r: Pick<ResultRow, 'experiment_id' | 'experiment_version' | 'variant_key'> & { metrics: unknown },
-) {
-  return {
-    experimentId: Number(r.experiment_id),
-    version: Number(r.experiment_version),
-    variantKey: r.variant_key,
-    metrics: r.metrics === null ? null : json<JsonObject>(r.metrics),
-  };
-}
-
-function rolledExposure(e: ExposureRow) {
-  return { experimentId: e.experiment_id, version: e.experiment_version, variantKey: e.variant_key };
-}
-
 function experimentColumns(e: Experiment) {
   return {
     slug: e.slug,
@@ -110,7 +92,7 @@ export class SqlStore implements Store {
 
   /**
    * Domain errors pass through; an unreachable database becomes UnavailableError (503 + Retry-After), a
-   * value the database refuses a ValidationError (400).
+   * reference to a row that is gone NotFoundError (404), a value the database refuses ValidationError (400).
    */
   private async run<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -119,6 +101,9 @@ export class SqlStore implements Store {
       if (err instanceof AppError) throw err;
       if (this.db.isUnavailable(err)) {
         throw new UnavailableError(`the database is unavailable (${(err as Error).message}); retry shortly`);
+      }
+      if (this.db.isForeignKeyViolation(err)) {
+        throw new NotFoundError('the experiment this write refers to no longer exists');
       }
       if (this.db.isInvalidData(err)) {
         throw new ValidationError(
@@ -204,6 +189,12 @@ export class SqlStore implements Store {
   }
 
   appendBatch(batch: WriteBatch): Promise<void> {
+    const statements = batchStatements(batch);
+    const { writeBatch } = this.db;
+    if (writeBatch) {
+      // One call, one transaction, prepared statements run per row (SQLite's writer thread).
+      return this.run(() => writeBatch(statements.map((st) => compileRows(this.writer, st))));
+    }
     return this.run(() =>
       this.writer.transaction().execute(async (trx) => {
         if (batch.results.length > 0) {
@@ -212,21 +203,7 @@ export class SqlStore implements Store {
             batch.results.map((r) => r.experiment_id),
           );
         }
-        for (let i = 0; i < batch.results.length; i += RESULT_CHUNK) {
-          await trx
-            .insertInto('results')
-            .values(batch.results.slice(i, i + RESULT_CHUNK))
-            .execute();
-        }
-        for (let i = 0; i < batch.exposures.length; i += EXPOSURE_CHUNK) {
-          await trx
-            .insertInto('exposures')
-            .values(batch.exposures.slice(i, i + EXPOSURE_CHUNK))
-            .execute();
-        }
-        // In the same transaction: the rollups never disagree with the rows they summarize.
-        await this.addMetricRollups(trx, rollUpResults(batch.results.map(rolledResult)));
-        await this.addExposureRollups(trx, rollUpExposures(batch.exposures.map(rolledExposure)));
+        for (const st of statements) await executeInChunks(trx, st);
       }),
     );
   }
@@ -326,7 +303,7 @@ export class SqlStore implements Store {
         }
       }
     }
-    await this.addMetricRollups(trx, [...totals.values()]);
+    await executeInChunks(trx, metricRollupStatement([...totals.values()]));
     return count;
   }
 
@@ -343,58 +320,8 @@ export class SqlStore implements Store {
       variantKey: r.variant_key,
       n: Number(r.n),
     }));
-    await this.addExposureRollups(trx, rollups);
+    await executeInChunks(trx, exposureRollupStatement(rollups));
     return rollups.reduce((a, r) => a + r.n, 0);
-  }
-
-  private async addMetricRollups(trx: Transaction<Database>, rollups: MetricRollup[]): Promise<void> {
-    for (let i = 0; i < rollups.length; i += ROLLUP_CHUNK) {
-      await trx
-        .insertInto('metric_rollups')
-        .values(
-          rollups.slice(i, i + ROLLUP_CHUNK).map((r) => ({
-            experiment_id: r.experimentId,
-            experiment_version: r.version,
-            variant_key: r.variantKey,
-            metric: r.metric,
-            kind: r.kind,
-            n: r.n,
-            sum: r.sum,
-            sum_squares: r.sumSquares,
-          })),
-        )
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
-            .doUpdateSet((eb) => ({
-              n: eb('metric_rollups.n', '+', eb.ref('excluded.n')),
-              sum: eb('metric_rollups.sum', '+', eb.ref('excluded.sum')),
-              sum_squares: eb('metric_rollups.sum_squares', '+', eb.ref('excluded.sum_squares')),
-            })),
-        )
-        .execute();
-    }
-  }
-
-  private async addExposureRollups(trx: Transaction<Database>, rollups: ExposureRollup[]): Promise<void> {
-    for (let i = 0; i < rollups.length; i += ROLLUP_CHUNK) {
-      await trx
-        .insertInto('exposure_rollups')
-        .values(
-          rollups.slice(i, i + ROLLUP_CHUNK).map((r) => ({
-            experiment_id: r.experimentId,
-            experiment_version: r.version,
-            variant_key: r.variantKey,
-            n: r.n,
-          })),
-        )
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'experiment_version', 'variant_key'])
-            .doUpdateSet((eb) => ({ n: eb('exposure_rollups.n', '+', eb.ref('excluded.n')) })),
-        )
-        .execute();
-    }
   }
 
   listResults(q: ResultQuery): Promise<ResultPage> {

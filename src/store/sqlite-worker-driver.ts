@@ -46,6 +46,8 @@ export class SqliteWorker {
   private nextId = 1;
   private readonly ready: Promise<void>;
   private dead: Error | null = null;
+  private lock: Promise<void> | null = null;
+  private unlock: (() => void) | null = null;
 
   constructor(path: string) {
     this.worker = spawnWorker(path);
@@ -81,6 +83,34 @@ export class SqliteWorker {
     });
   }
 
+  /**
+   * The writer has one connection: a Kysely transaction and a whole-batch message must not interleave.
+   * Everything that writes takes this lock first.
+   */
+  async acquire(): Promise<void> {
+    while (this.lock) await this.lock;
+    this.lock = new Promise((resolve) => {
+      this.unlock = resolve;
+    });
+  }
+
+  release(): void {
+    const unlock = this.unlock;
+    this.lock = null;
+    this.unlock = null;
+    unlock?.();
+  }
+
+  /** Sends `msg` while holding the lock (for messages that are a transaction of their own). */
+  async exclusive(msg: Outgoing): Promise<WorkerResponse & { ok: true }> {
+    await this.acquire();
+    try {
+      return await this.send(msg);
+    } finally {
+      this.release();
+    }
+  }
+
   async close(): Promise<void> {
     if (!this.dead) await this.send({ type: 'close' });
     await this.worker.terminate();
@@ -106,11 +136,9 @@ class WorkerConnection implements DatabaseConnection {
   }
 }
 
-/** SQLite has one writer: a mutex hands the single connection to one transaction at a time. */
+/** SQLite has one writer: the worker's lock hands the single connection to one transaction at a time. */
 class WorkerDriver implements Driver {
   private readonly connection: WorkerConnection;
-  private lock: Promise<void> | null = null;
-  private unlock: (() => void) | null = null;
 
   constructor(private readonly worker: SqliteWorker) {
     this.connection = new WorkerConnection(worker);
@@ -121,10 +149,7 @@ class WorkerDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    while (this.lock) await this.lock;
-    this.lock = new Promise((resolve) => {
-      this.unlock = resolve;
-    });
+    await this.worker.acquire();
     return this.connection;
   }
 
@@ -141,10 +166,7 @@ class WorkerDriver implements Driver {
   }
 
   async releaseConnection(): Promise<void> {
-    const unlock = this.unlock;
-    this.lock = null;
-    this.unlock = null;
-    unlock?.();
+    this.worker.release();
   }
 
   async destroy(): Promise<void> {

@@ -22,6 +22,16 @@ function prepare(sql: string): Statement {
   return stmt;
 }
 
+/** BEGIN IMMEDIATE … COMMIT around every row of every statement; any error rolls it all back. */
+const writeBatch = db.transaction(
+  (statements: ReadonlyArray<{ sql: string; rows: readonly unknown[][] }>) => {
+    for (const { sql, rows } of statements) {
+      const stmt = prepare(sql);
+      for (const row of rows) stmt.run(row);
+    }
+  },
+);
+
 function handle(msg: WorkerRequest): WorkerResponse {
   switch (msg.type) {
     case 'query': {
@@ -30,6 +40,9 @@ function handle(msg: WorkerRequest): WorkerResponse {
       const r = stmt.run(...msg.parameters);
       return { id: msg.id, ok: true, changes: r.changes, lastInsertRowid: Number(r.lastInsertRowid) };
     }
+    case 'batch':
+      writeBatch(msg.statements);
+      return { id: msg.id, ok: true };
     case 'exec':
       try {
         db.exec(msg.sql);

@@ -19,6 +19,7 @@ const singleProcess = {
   // Busy past the timeout, disk full, I/O errors, or the writer thread gone: the client may retry.
   isUnavailable: (err: unknown) =>
     /^SQLITE_(BUSY|FULL|IOERR|CANTOPEN|LOCKED)/.test(code(err)) || /writer thread exited/.test(String(err)),
+  isForeignKeyViolation: (err: unknown) => code(err) === 'SQLITE_CONSTRAINT_FOREIGNKEY',
   isInvalidData: (err: unknown) => ['SQLITE_TOOBIG', 'SQLITE_MISMATCH'].includes(code(err)),
   withMigrationLock: <T>(fn: () => Promise<T>) => fn(),
   lockExperimentsForAppend: async () => {},
@@ -42,6 +43,9 @@ export async function openSqlite(path: string): Promise<SqlDatabase> {
     reader,
     runScript: async (sql) => {
       await worker.send({ type: 'exec', sql });
+    },
+    writeBatch: async (statements) => {
+      await worker.exclusive({ type: 'batch', statements });
     },
     ...singleProcess,
     close: async () => {
