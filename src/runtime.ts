@@ -1,8 +1,8 @@
 // Wires store → services → app, and takes them down in order. Used by main.ts and by the API tests.
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
 import { buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
+import { isoNow, newId } from './core/ids.js';
 import { AnalysisService } from './services/analysis.js';
 import { createAssign } from './services/assignments.js';
 import { startExperimentSync } from './services/experiment-sync.js';
@@ -32,7 +32,7 @@ export interface Runtime {
 
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
-  const now = () => new Date();
+  const now = () => isoNow();
   const experiments = new ExperimentService(store, now);
   await experiments.load();
   let app: FastifyInstance | undefined;
@@ -50,10 +50,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     experiments,
     exposures: writer,
     random: options.random ?? Math.random,
-    newId: uuidv7,
+    newId,
     now,
   });
-  const results = new ResultService({ experiments, writer, store, newId: uuidv7, now });
+  const results = new ResultService({ experiments, writer, store, newId, now });
   const analysis = new AnalysisService({ experiments, store });
   app = await buildApp({
     apiKey: options.apiKey,

@@ -1,14 +1,10 @@
 // The x-api-key check: runs before anything else, compares in constant time, answers exactly the spec's 401.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Paths anyone may read: liveness, readiness and the API documentation (no data). */
 const PUBLIC_EXACT = new Set(['/healthz', '/readyz', '/openapi.json', '/docs']);
 const PUBLIC_PREFIX = '/docs/';
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
 
 export function isPublicPath(url: string): boolean {
   const q = url.indexOf('?');
@@ -16,10 +12,19 @@ export function isPublicPath(url: string): boolean {
   return PUBLIC_EXACT.has(path) || path.startsWith(PUBLIC_PREFIX);
 }
 
-/** Hashing both sides first makes the comparison constant-time whatever the lengths. */
+/**
+ * Constant time in the key's contents: every byte is compared whatever the first difference. A
+ * candidate of another length is refused without comparing, which reveals only the key's length (a
+ * generated key's length is public anyway), as Go's subtle.ConstantTimeCompare does. Hashing both
+ * sides would hide the length too, at a SHA-256 per request on the hot path.
+ */
 export function createKeyCheck(apiKey: string): (candidate: unknown) => boolean {
-  const expected = digest(apiKey);
-  return (candidate) => typeof candidate === 'string' && timingSafeEqual(digest(candidate), expected);
+  const expected = Buffer.from(apiKey, 'utf8');
+  return (candidate) => {
+    if (typeof candidate !== 'string' || Buffer.byteLength(candidate, 'utf8') !== expected.length)
+      return false;
+    return timingSafeEqual(Buffer.from(candidate, 'utf8'), expected);
+  };
 }
 
 export function createAuthHook(apiKey: string) {

@@ -18,7 +18,8 @@ export interface AssignmentDeps {
   exposures: { appendExposure(row: ExposureRow): void };
   random: RandomSource;
   newId: () => string;
-  now: () => Date;
+  /** The current time, ISO 8601. */
+  now: () => string;
 }
 
 export type Assign = (slug: string, userId: string, context?: JsonObject) => Assignment;
@@ -40,7 +41,7 @@ export function createAssign(deps: AssignmentDeps): Assign {
       variant_key: variant.key,
       user_id: userId,
       context: context === undefined ? null : JSON.stringify(context),
-      created_at: deps.now().toISOString(),
+      created_at: deps.now(),
     });
     return {
       variant: variant.key,

@@ -10,6 +10,7 @@ import {
   type Status,
   validateSlug,
 } from '../core/experiment.js';
+import { isoNow } from '../core/ids.js';
 import type { Store, StoredExperiment } from '../store/store.js';
 
 export type ExperimentStore = Pick<
@@ -41,7 +42,7 @@ export class ExperimentService {
 
   constructor(
     private readonly store: ExperimentStore,
-    private readonly now: () => Date = () => new Date(),
+    private readonly now: () => string = isoNow,
   ) {}
 
   /**
@@ -71,7 +72,7 @@ export class ExperimentService {
   }
 
   async create(input: NewExperiment): Promise<Experiment> {
-    const experiment = createExperiment(input, this.now().toISOString());
+    const experiment = createExperiment(input, this.now());
     if (this.bySlug.has(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
@@ -82,7 +83,7 @@ export class ExperimentService {
   async update(slug: string, changes: ExperimentChanges): Promise<Experiment> {
     assertPossibleSlug(slug);
     const stored = await this.store.updateExperiment(slug, (current) =>
-      applyChanges(current, changes, this.now().toISOString()),
+      applyChanges(current, changes, this.now()),
     );
     return this.remember(stored).experiment;
   }

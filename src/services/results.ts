@@ -34,7 +34,8 @@ export interface ResultDeps {
   writer: { appendResults(rows: ResultRow[]): Promise<void> };
   store: Pick<Store, 'listResults' | 'lastResultSeq'>;
   newId: () => string;
-  now: () => Date;
+  /** The current time, ISO 8601. */
+  now: () => string;
 }
 
 const EXPORT_PAGE = 1000;
@@ -153,7 +154,7 @@ export class ResultService {
       metrics: toJson(input.metrics),
       context: toJson(input.context),
       client_timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
-      created_at: this.deps.now().toISOString(),
+      created_at: this.deps.now(),
     };
   }
 }
