@@ -1,6 +1,6 @@
 // The real process: first start prints the URL and a generated key; production without a key refuses.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,4 +44,30 @@ test('with NODE_ENV=production and no API_KEY the service refuses to start', () 
   });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /API_KEY is not set/);
+});
+
+test('the production build (npm run build; node dist/main.js) serves with its writer thread and migrations', async () => {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'pipe' });
+  const key = 'build-test-key-0123456789';
+  const server = await startServer({ DATA_DIR: dir, API_KEY: key, DATABASE_URL: '' }, 60_000, 'dist/main.js');
+  try {
+    const call = (path: string, body: unknown) =>
+      fetch(`${server.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const created = await call('/experiments', {
+      slug: 'built',
+      status: 'running',
+      variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
+    });
+    assert.equal(created.status, 201);
+    assert.equal((await call('/experiment/built/assign', { userId: 'u' })).status, 200);
+    const logged = await call('/experiment/built/log', { variantKey: 'A', metrics: { ok: true } });
+    assert.equal(logged.status, 200, await logged.text());
+  } finally {
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  }
 });

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
+import { createAdmission } from './admission.js';
 import {
   ErrorSchema,
   ExportQuery,
@@ -46,10 +47,14 @@ async function* lines(results: AsyncGenerator<Result>, format: 'ndjson' | 'csv')
   for await (const r of results) yield format === 'csv' ? csvLine(r) : `${JSON.stringify(r)}\n`;
 }
 
+/** Batches of up to 1000 results being parsed or committed at once; more wait unread (see admission.ts). */
+const CONCURRENT_BATCHES = 16;
+
 export function resultRoutes(results: ResultService): FastifyPluginAsync {
   return async (plain) => {
     const app = plain as Typed;
     const tags = ['results'];
+    const batches = createAdmission(CONCURRENT_BATCHES);
 
     app.post(
       '/experiment/:slug/log',
@@ -78,9 +83,13 @@ export function resultRoutes(results: ResultService): FastifyPluginAsync {
           body: LogManyBody,
           response: { 200: LogManyResponse, ...errorResponses },
         },
+        preParsing: batches.preParsing,
       },
       async (request) => {
-        const { logIds, warnings } = await results.logMany(request.params.slug, request.body.results);
+        // The parsed batch is not needed once it is rows: let it be collected while the commit is awaited.
+        const pending = results.logMany(request.params.slug, request.body.results);
+        (request as { body: unknown }).body = undefined;
+        const { logIds, warnings } = await pending;
         return warnings.length > 0 ? { success: true, logIds, warnings } : { success: true, logIds };
       },
     );

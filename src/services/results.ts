@@ -66,10 +66,23 @@ export class ResultService {
     return warning ? { logId: row.log_id, warning } : { logId: row.log_id };
   }
 
-  /** All-or-nothing: the inputs were validated by the caller, and all rows commit in one transaction. */
-  async logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
+  /**
+   * All-or-nothing: the inputs were validated by the caller, and all rows commit in one transaction.
+   * Not async itself: the inputs are turned into rows at once and not kept while the commit is awaited,
+   * so a large batch's parsed JSON can be collected early.
+   */
+  logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
     const live = this.experiment(slug);
-    const rows = inputs.map((input) => this.toRow(live, input));
+    return this.commitMany(
+      live,
+      inputs.map((input) => this.toRow(live, input)),
+    );
+  }
+
+  private async commitMany(
+    live: LiveExperiment,
+    rows: ResultRow[],
+  ): Promise<{ logIds: string[]; warnings: string[] }> {
     await this.commit(live, rows);
     const unknown = [...new Set(rows.filter((r) => !r.known_variant).map((r) => r.variant_key))];
     return {

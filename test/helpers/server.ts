@@ -13,8 +13,14 @@ export interface ServerProcess {
   exited: Promise<number | string>;
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', 'main.ts')], {
+/** `entry` is src/main.ts under tsx by default, or a built file such as dist/main.js. */
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  entry = 'src/main.ts',
+): Promise<ServerProcess> {
+  const args = entry.endsWith('.ts') ? ['--import', 'tsx', join(repoRoot, entry)] : [join(repoRoot, entry)];
+  const child = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Fastify from 'fastify';
+import { createAdmission } from './admission.js';
+
+async function appWith(limit: number, gate: Promise<void>) {
+  const admission = createAdmission(limit);
+  const app = Fastify();
+  app.post('/work', { preParsing: admission.preParsing }, async () => {
+    await gate;
+    return { ok: true };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  return { app, admission, url: `http://127.0.0.1:${port}/work` };
+}
+
+test('beyond the limit requests wait, and every slot comes back', async () => {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => {
+    open = r;
+  });
+  const { app, admission, url } = await appWith(2, gate);
+  try {
+    const calls = Array.from({ length: 5 }, () =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
+    );
+    for (let i = 0; i < 50 && admission.waiting < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(admission.active, 2);
+    assert.equal(admission.waiting, 3);
+    open();
+    const answers = await Promise.all(calls);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 200],
+    );
+    for (let i = 0; i < 50 && admission.active > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(admission.active, 0);
+  } finally {
+    await app.close();
+  }
+});
+
+test('clients that hang up, holding a slot or waiting for one, give it back', async () => {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => {
+    open = r;
+  });
+  const { app, admission, url } = await appWith(1, gate);
+  try {
+    const aborts = Array.from({ length: 3 }, () => new AbortController());
+    const calls = aborts.map((a) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        signal: a.signal,
+      }).catch(() => 'aborted'),
+    );
+    for (let i = 0; i < 50 && admission.waiting < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    for (const a of aborts) a.abort();
+    await Promise.all(calls);
+    open();
+    for (let i = 0; i < 100 && admission.active > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(admission.active, 0);
+    assert.equal(admission.waiting, 0);
+    const after = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(after.status, 200, 'a later request still gets through');
+  } finally {
+    await app.close();
+  }
+});
