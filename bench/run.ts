@@ -248,6 +248,7 @@ async function main(): Promise<void> {
             row.samples.push(sample);
             process.stderr.write(
               `rep ${rep + 1} ${server.name} ${s.name} c=${connections}: ${sample.rps.toFixed(0)} req/s p99 ${sample.p99} ms` +
+                ` (peak RSS so far ${server.peakRssMb().toFixed(0)} MB)` +
                 `${sample.non2xx || sample.errors ? ` (non-2xx ${sample.non2xx}, errors ${sample.errors})` : ''}\n`,
             );
           }
