@@ -25,7 +25,7 @@ export function resolveApiKey(
     chmodSync(file, 0o600);
     return { key: readFileSync(file, 'utf8').trim(), file, generated: false };
   }
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32).toString('base64url');
   writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
   return { key, file, generated: true };

@@ -29,7 +29,7 @@ const singleProcess = {
 /** Opens `path`, or a private in-memory database for ':memory:' (single connection, no writer thread). */
 export async function openSqlite(path: string): Promise<SqlDatabase> {
   if (path === ':memory:') return openMemory();
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const worker = new SqliteWorker(path);
   await worker.start();
   const writer = new Kysely<Database>({ dialect: new SqliteWorkerDialect(worker) });
