@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -63,4 +63,16 @@ test('in production a missing API_KEY refuses to start', () => {
     resolveApiKey('configured-key-0123456789', '/nonexistent', true).key,
     'configured-key-0123456789',
   );
+});
+
+test('an empty or short key file refuses to start instead of accepting an empty key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsplit-key-'));
+  try {
+    for (const content of ['', '  \n', 'short']) {
+      writeFileSync(join(dir, 'api-key'), content);
+      assert.throws(() => resolveApiKey(undefined, dir, false), /holds no valid key/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,5 +1,6 @@
 // Environment variables → a typed Config. Pure: main.ts passes process.env in.
 import { join, resolve } from 'node:path';
+import { MIN_KEY_LENGTH } from './api-key.js';
 import type { DatabaseTarget } from './store/index.js';
 
 export interface Config {
@@ -57,8 +58,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${logLevel}')`);
   }
   const apiKey = env.API_KEY === '' ? undefined : env.API_KEY;
-  if (apiKey !== undefined && apiKey.length < 16) {
-    throw new ConfigError('API_KEY must be at least 16 characters long');
+  if (apiKey !== undefined && apiKey.length < MIN_KEY_LENGTH) {
+    throw new ConfigError(`API_KEY must be at least ${MIN_KEY_LENGTH} characters long`);
   }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),

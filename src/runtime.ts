@@ -30,21 +30,43 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** Wraps a warning so a flood of calls writes one line per second with the latest figures. */
+function warnAtMostEverySecond(warn: (count: number, total: number) => void) {
+  let last = 0;
+  let pending = 0;
+  return (count: number, total: number) => {
+    pending += count;
+    const now = Date.now();
+    if (now - last < 1000) return;
+    last = now;
+    warn(pending, total);
+    pending = 0;
+  };
+}
+
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
   const now = () => isoNow();
   const experiments = new ExperimentService(store, now);
+  const loadedRevision = await store.experimentsRevision();
   await experiments.load();
   let app: FastifyInstance | undefined;
   // Only a shared database (PostgreSQL) can be changed by another instance.
   const sync = store.watchExperiments
     ? await startExperimentSync(experiments, store, {
+        loadedRevision,
         pollMs: options.syncPollMs,
         onError: (err) => app?.log.warn({ err }, 'experiment sync check failed; retrying'),
       })
     : undefined;
   const writer = new GroupCommit((batch) => store.appendBatch(batch), {
     onExposureError: (err, lost) => app?.log.error({ err, lost }, 'exposures could not be written'),
+    onExposuresDropped: warnAtMostEverySecond((count, total) =>
+      app?.log.warn(
+        { dropped: count, total },
+        'exposure buffer full: exposures dropped (is the database slow or down?)',
+      ),
+    ),
   });
   const assign = createAssign({
     experiments,

@@ -230,3 +230,73 @@ describe('analysis: degenerate data', { skip: SKIP_BACKEND }, () => {
     }
   });
 });
+
+describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
+  test('huge metric values neither fail the log nor poison the analysis', async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'huge');
+    try {
+      const { slug } = await runtime.api.createExperiment();
+      for (const x of [1e308, 1e308, -1e308, -1e308]) {
+        await runtime.api.logMany(slug, [{ variantKey: 'A', metrics: { x, y: 1 } }]);
+      }
+      await runtime.api.logMany(slug, [{ variantKey: 'B', metrics: { y: 2 } }]);
+      const res = await runtime.api.get(`/experiment/${slug}/analysis`);
+      assert.equal(res.statusCode, 200, res.body);
+      const y = res.json().metrics.find((m: { name: string }) => m.name === 'y');
+      assert.equal(y.variants[0].mean, 1);
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
+  });
+
+  test('a removed variant named like an Object.prototype member does not break analysis', async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'proto', { random: () => 0.9 });
+    try {
+      const { slug } = await runtime.api.createExperiment({
+        variants: [
+          { key: 'A', payload: {}, trafficPercent: 50 },
+          { key: 'toString', payload: {}, trafficPercent: 50 },
+        ],
+      });
+      for (let i = 0; i < 5; i++) await runtime.api.assign(slug, { userId: `u${i}` });
+      await runtime.writer.drain();
+      const patched = await runtime.api.patch(`/experiment/${slug}`, {
+        variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
+      });
+      assert.equal(patched.statusCode, 200, patched.body);
+      for (const q of ['', '?version=1']) {
+        const res = await runtime.api.get(`/experiment/${slug}/analysis${q}`);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.deepEqual(res.json().exposures, { A: 0 });
+      }
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
+  });
+
+  test('more than 256 metric names in one result is 400', async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'many-metrics');
+    try {
+      const { slug } = await runtime.api.createExperiment();
+      const metrics = Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`m${i}`, i]));
+      assertError(
+        await runtime.api.post(`/experiment/${slug}/log`, { variantKey: 'A', metrics }),
+        400,
+        /metrics/,
+      );
+      const ok = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`m${i}`, i]));
+      assert.equal(
+        (await runtime.api.post(`/experiment/${slug}/log`, { variantKey: 'A', metrics: ok })).statusCode,
+        200,
+      );
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
+  });
+});

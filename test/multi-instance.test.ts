@@ -107,6 +107,22 @@ test('two instances on one PostgreSQL stay in step', { skip }, async (t) => {
     assert.equal((await call(b!.baseUrl, 'PATCH', '/experiment/shared', { status: 'running' })).status, 200);
   });
 
+  await t.test(
+    'a log through one instance right after a create through the other is stored, not 404',
+    async () => {
+      for (let i = 0; i < 5; i++) {
+        const slug = `fresh-${i}`;
+        const made = await call(a!.baseUrl, 'POST', '/experiments', {
+          slug,
+          variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
+        });
+        assert.equal(made.status, 201);
+        const logged = await call(b!.baseUrl, 'POST', `/experiment/${slug}/log`, { variantKey: 'A' });
+        assert.equal(logged.status, 200, JSON.stringify(logged.body));
+      }
+    },
+  );
+
   await t.test('results logged through both instances are all readable through either', async () => {
     const logged: string[] = [];
     const client = async (base: string, n: number) => {

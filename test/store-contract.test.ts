@@ -361,3 +361,33 @@ test('PostgreSQL: appends from two instances never leave a gap behind a readerâ€
     await b.close();
   }
 });
+
+test('PostgreSQL: two instances adding to the same rollups in opposite orders never deadlock', {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('deadlock');
+  databases.push(db);
+  const [a, b] = [
+    await openStore({ kind: 'postgres', url: db.url }),
+    await openStore({ kind: 'postgres', url: db.url }),
+  ];
+  try {
+    const { id } = await a.insertExperiment(experiment('deadlock'));
+    const keys = Array.from({ length: 100 }, (_, i) => `v${String(i).padStart(3, '0')}`);
+    const batch = (order: string[]) => ({
+      results: [],
+      exposures: order.map((k) => ({ ...exposure(id), variant_key: k })),
+    });
+    for (let round = 0; round < 30; round++) {
+      await Promise.all([a.appendBatch(batch(keys)), b.appendBatch(batch([...keys].reverse()))]);
+    }
+    const rollups = await a.readRollups(id);
+    assert.equal(
+      rollups.exposures.reduce((sum, e) => sum + e.n, 0),
+      30 * 2 * 100,
+    );
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

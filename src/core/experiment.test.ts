@@ -148,4 +148,16 @@ describe('createExperiment and applyChanges', () => {
     );
     assert.equal(reweighted.version, 2);
   });
+  test('the same variants with payload keys in another order are no change', () => {
+    const e = createExperiment(
+      { slug: 'exp', variants: [{ key: 'A', payload: { a: 1, b: 2 }, trafficPercent: 100 }] },
+      NOW,
+    );
+    const same = applyChanges(
+      e,
+      { variants: [{ key: 'A', payload: { b: 2, a: 1 }, trafficPercent: 100 }] },
+      NOW,
+    );
+    assert.equal(same.version, 1);
+  });
 });

@@ -1,4 +1,5 @@
 // Experiments: their shape, validation rules and lifecycle (status transitions). Pure: no I/O.
+import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, ValidationError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json.js';
 
@@ -149,7 +150,8 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
   }
   if (changes.variants !== undefined) {
     const variants = validateVariants(changes.variants);
-    if (JSON.stringify(variants) !== JSON.stringify(current.variants)) {
+    // Compared as values, not text: key order inside payloads (which PostgreSQL's jsonb normalizes) is not a change.
+    if (!isDeepStrictEqual(variants, current.variants)) {
       next.variants = variants;
       next.version = current.version + 1;
     }

@@ -60,3 +60,13 @@ test('exposures are counted per experiment, version and variant', () => {
     ],
   );
 });
+
+test('numbers too large to square are not rolled up (their sums would overflow)', () => {
+  const rolled = rollUpResults([
+    { experimentId: 1, version: 1, variantKey: 'A', metrics: { x: 1e308, y: -1e200, z: 1e100 } },
+  ]);
+  assert.deepEqual(
+    rolled.map((r) => [r.metric, r.sumSquares]),
+    [['z', 1e200]],
+  );
+});

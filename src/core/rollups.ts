@@ -4,6 +4,12 @@ import type { JsonObject } from './json.js';
 
 export type MetricKind = 'mean' | 'proportion';
 
+/**
+ * Values beyond this magnitude are not rolled up: their squares would overflow the sums (|x|² > 1.8e308
+ * past about 1.3e154) and poison the statistics of their metric for good.
+ */
+export const MAX_METRIC_MAGNITUDE = 1e100;
+
 export interface MetricRollup {
   experimentId: number;
   version: number;
@@ -32,8 +38,8 @@ export interface RolledResult {
 
 /**
  * Sums the metrics of `results` per experiment, version, variant, metric and kind. Numbers count as
- * values of a mean, booleans as a proportion; anything else (strings, objects, null) is not a metric
- * value and is skipped. Keys live in a Map, so metric names such as "__proto__" are just names.
+ * values of a mean, booleans as a proportion; anything else (strings, objects, null, numbers beyond
+ * ±MAX_METRIC_MAGNITUDE) is not a metric value and is skipped. Keys live in a Map, so metric names such as "__proto__" are just names.
  */
 export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
   const byKey = new Map<string, MetricRollup>();
@@ -42,7 +48,7 @@ export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
     for (const [metric, value] of Object.entries(r.metrics)) {
       let x: number;
       let kind: MetricKind;
-      if (typeof value === 'number' && Number.isFinite(value)) {
+      if (typeof value === 'number' && Math.abs(value) <= MAX_METRIC_MAGNITUDE) {
         x = value;
         kind = 'mean';
       } else if (typeof value === 'boolean') {

@@ -19,6 +19,8 @@ export function isPublicPath(url: string): boolean {
  * sides would hide the length too, at a SHA-256 per request on the hot path.
  */
 export function createKeyCheck(apiKey: string): (candidate: unknown) => boolean {
+  // Defence in depth: config and key file refuse short keys, and an empty key must never match ''.
+  if (apiKey.length === 0) throw new Error('the API key must not be empty');
   const expected = Buffer.from(apiKey, 'utf8');
   return (candidate) => {
     if (typeof candidate !== 'string' || Buffer.byteLength(candidate, 'utf8') !== expected.length)

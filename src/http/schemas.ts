@@ -81,11 +81,21 @@ export const AssignResponse = Type.Object({
   }),
 });
 
+/** Each metric name becomes a rollup row per variant and version: bounded, so analysis stays instant. */
+export const MAX_METRICS_PER_RESULT = 256;
+
 export const LogBody = Type.Object({
   variantKey: Type.String({ minLength: 1, maxLength: 256 }),
   input: Type.Optional(JsonObjectSchema),
   output: Type.Optional(JsonObjectSchema),
-  metrics: Type.Optional(JsonObjectSchema),
+  metrics: Type.Optional(
+    Type.Unsafe<JsonObject>({
+      type: 'object',
+      additionalProperties: true,
+      maxProperties: MAX_METRICS_PER_RESULT,
+      description: `Up to ${MAX_METRICS_PER_RESULT} named values; numbers are analysed as means, true/false as proportions`,
+    }),
+  ),
   context: Type.Optional(JsonObjectSchema),
   userId: Type.Optional(UserId),
   assignmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),

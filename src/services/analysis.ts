@@ -67,7 +67,7 @@ export interface Analysis {
 }
 
 export interface AnalysisDeps {
-  experiments: Pick<ExperimentService, 'lookup'>;
+  experiments: Pick<ExperimentService, 'find'>;
   store: Pick<Store, 'readRollups' | 'listVersions'>;
 }
 
@@ -90,7 +90,7 @@ export class AnalysisService {
   constructor(private readonly deps: AnalysisDeps) {}
 
   async analyze(slug: string, q: AnalysisQuery): Promise<Analysis> {
-    const live = this.deps.experiments.lookup(slug);
+    const live = await this.deps.experiments.find(slug);
     if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
     return this.run(live, q);
   }
@@ -98,6 +98,7 @@ export class AnalysisService {
   private async run(live: LiveExperiment, q: AnalysisQuery): Promise<Analysis> {
     const { experiment } = live;
     const keys = experiment.variants.map((v) => v.key);
+    const variantKeys = new Set(keys);
     const control = q.control ?? keys[0]!;
     if (!keys.includes(control)) {
       throw new ValidationError(
@@ -120,7 +121,7 @@ export class AnalysisService {
     ]);
     const exposures = Object.fromEntries(keys.map((k) => [k, 0]));
     for (const e of rollups.exposures) {
-      if (inVersion(e.version) && e.variantKey in exposures) exposures[e.variantKey]! += e.n;
+      if (inVersion(e.version) && Object.hasOwn(exposures, e.variantKey)) exposures[e.variantKey]! += e.n;
     }
     const srm = this.srm(
       rollups.exposures.filter((e) => inVersion(e.version)),
@@ -129,16 +130,23 @@ export class AnalysisService {
     );
 
     const metricRollups = rollups.metrics.filter((m) => inVersion(m.version));
-    const available = [...new Set(metricRollups.map((m) => m.metric))].sort();
+    // Grouped once by name: the work stays linear in the number of rollups, however many metrics.
+    const byMetric = new Map<string, MetricRollup[]>();
+    for (const m of metricRollups) {
+      const group = byMetric.get(m.metric);
+      if (group) group.push(m);
+      else byMetric.set(m.metric, [m]);
+    }
+    const available = [...byMetric.keys()].sort();
     const names = q.metrics ?? available;
     for (const name of names) {
-      if (!available.includes(name)) {
+      if (!byMetric.has(name)) {
         const known = available.length > 0 ? available.join(', ') : 'none yet';
         throw new ValidationError(`metric '${name}' has no data in '${experiment.slug}' (metrics: ${known})`);
       }
     }
     const unknownVariants = [
-      ...new Set(metricRollups.map((m) => m.variantKey).filter((k) => !keys.includes(k))),
+      ...new Set(metricRollups.map((m) => m.variantKey).filter((k) => !variantKeys.has(k))),
     ];
     if (unknownVariants.length > 0) {
       warnings.push(
@@ -147,7 +155,14 @@ export class AnalysisService {
     }
 
     const metrics = names.map((name) =>
-      this.metric(name, metricRollups, keys, control, { method, alpha, sided, nStar: q.nStar }, warnings),
+      this.metric(
+        name,
+        byMetric.get(name)!,
+        keys,
+        control,
+        { method, alpha, sided, nStar: q.nStar },
+        warnings,
+      ),
     );
     this.correct(metrics, correction, alpha, method, warnings);
     if (srm.mismatch) {
@@ -197,15 +212,15 @@ export class AnalysisService {
     return { chiSquare: result.chiSquare, pValue: result.pValue, mismatch: result.mismatch === true };
   }
 
+  /** `mine`: this metric's rollups (every variant, the selected versions). */
   private metric(
     name: string,
-    rollups: MetricRollup[],
+    mine: MetricRollup[],
     keys: string[],
     control: string,
     o: { method: Method; alpha: number; sided: Sided; nStar?: number },
     warnings: string[],
   ): MetricAnalysis {
-    const mine = rollups.filter((m) => m.metric === name);
     const count = (kind: MetricKind) => mine.filter((m) => m.kind === kind).reduce((a, m) => a + m.n, 0);
     const kind: MetricKind = count('mean') >= count('proportion') ? 'mean' : 'proportion';
     if (count('mean') > 0 && count('proportion') > 0) {

@@ -7,6 +7,11 @@ export interface ExperimentSync {
 }
 
 export interface SyncOptions {
+  /**
+   * The revision read just before the experiments were loaded. Read before, not after: a change landing
+   * between the two is then seen as a difference and reloaded, not taken as already loaded.
+   */
+  loadedRevision: number;
   /** The safety net: how often the revision is compared even without a notification (ms). */
   pollMs?: number;
   onError?: (err: unknown) => void;
@@ -19,9 +24,9 @@ export interface SyncOptions {
 export async function startExperimentSync(
   experiments: Pick<ExperimentService, 'load'>,
   store: Pick<Store, 'experimentsRevision' | 'watchExperiments'>,
-  options: SyncOptions = {},
+  options: SyncOptions,
 ): Promise<ExperimentSync> {
-  let known = await store.experimentsRevision();
+  let known = options.loadedRevision;
   let checking = false;
   let again = false;
 

@@ -7,6 +7,7 @@ import {
   type Experiment,
   type ExperimentChanges,
   type NewExperiment,
+  SLUG_PATTERN,
   type Status,
   validateSlug,
 } from '../core/experiment.js';
@@ -15,7 +16,7 @@ import type { Store, StoredExperiment } from '../store/store.js';
 
 export type ExperimentStore = Pick<
   Store,
-  'listExperiments' | 'insertExperiment' | 'updateExperiment' | 'deleteExperiment'
+  'listExperiments' | 'findExperiment' | 'insertExperiment' | 'updateExperiment' | 'deleteExperiment'
 >;
 
 /** An experiment as the hot path sees it: store id, definition, and its compiled assignment table. */
@@ -37,8 +38,14 @@ function assertPossibleSlug(slug: string): void {
   }
 }
 
+function live(stored: StoredExperiment): LiveExperiment {
+  return { id: stored.id, experiment: stored.experiment, compiled: compileExperiment(stored.experiment) };
+}
+
 export class ExperimentService {
   private readonly bySlug = new Map<string, LiveExperiment>();
+  /** Bumped by every change this instance makes, so a reload that raced one can tell. */
+  private generation = 0;
 
   constructor(
     private readonly store: ExperimentStore,
@@ -50,9 +57,27 @@ export class ExperimentService {
    * experiments. The table is swapped only after the read succeeded, so an outage keeps the old one.
    */
   async load(): Promise<void> {
-    const stored = await this.store.listExperiments();
-    this.bySlug.clear();
-    for (const s of stored) this.remember(s);
+    for (;;) {
+      const generation = this.generation;
+      const stored = await this.store.listExperiments();
+      // A local change committed while reading may be missing from this snapshot: read again.
+      if (generation !== this.generation) continue;
+      this.bySlug.clear();
+      for (const s of stored) this.bySlug.set(s.experiment.slug, live(s));
+      return;
+    }
+  }
+
+  /**
+   * The live entry, asking the store when this instance has not heard of it yet (an experiment created
+   * through another instance a moment ago). For paths that wait on the database anyway (log, reads);
+   * assign uses `lookup` and never waits.
+   */
+  async find(slug: string): Promise<LiveExperiment | undefined> {
+    const known = this.bySlug.get(slug);
+    if (known || !SLUG_PATTERN.test(slug)) return known;
+    const stored = await this.store.findExperiment(slug);
+    return stored && (this.bySlug.get(slug) ?? this.remember(stored));
   }
 
   /** The live entry for `slug`, or undefined. O(1), no I/O: used by assign and log. */
@@ -101,16 +126,14 @@ export class ExperimentService {
         throw new ConflictError(`experiment '${slug}' has results and cannot be deleted; archive it instead`);
       }
     });
+    this.generation++;
     this.bySlug.delete(slug);
   }
 
   private remember(stored: StoredExperiment): LiveExperiment {
-    const live = {
-      id: stored.id,
-      experiment: stored.experiment,
-      compiled: compileExperiment(stored.experiment),
-    };
-    this.bySlug.set(stored.experiment.slug, live);
-    return live;
+    this.generation++;
+    const entry = live(stored);
+    this.bySlug.set(stored.experiment.slug, entry);
+    return entry;
   }
 }

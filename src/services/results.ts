@@ -30,7 +30,7 @@ export interface ResultListQuery {
 }
 
 export interface ResultDeps {
-  experiments: Pick<ExperimentService, 'lookup'>;
+  experiments: Pick<ExperimentService, 'find'>;
   writer: { appendResults(rows: ResultRow[]): Promise<void> };
   store: Pick<Store, 'listResults' | 'lastResultSeq'>;
   newId: () => string;
@@ -59,7 +59,7 @@ export class ResultService {
 
   /** Resolves after the result is committed. Unknown variant keys are stored, flagged, and warned about. */
   async log(slug: string, input: LogInput): Promise<LogReceipt> {
-    const live = this.experiment(slug);
+    const live = await this.experiment(slug);
     const row = this.toRow(live, input);
     await this.commit(live, [row]);
     const warning = row.known_variant ? undefined : unknownVariantWarning(live, [input.variantKey]);
@@ -72,10 +72,11 @@ export class ResultService {
    * so a large batch's parsed JSON can be collected early.
    */
   logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
-    const live = this.experiment(slug);
-    return this.commitMany(
-      live,
-      inputs.map((input) => this.toRow(live, input)),
+    return this.experiment(slug).then((live) =>
+      this.commitMany(
+        live,
+        inputs.map((input) => this.toRow(live, input)),
+      ),
     );
   }
 
@@ -92,7 +93,7 @@ export class ResultService {
   }
 
   async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
-    const live = this.experiment(slug);
+    const live = await this.experiment(slug);
     const page = await this.deps.store.listResults({
       experimentId: live.id,
       afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
@@ -112,7 +113,7 @@ export class ResultService {
    * volume. Throws NotFoundError before yielding anything when the slug is unknown.
    */
   async exportAll(slug: string): Promise<AsyncGenerator<Result>> {
-    const live = this.experiment(slug);
+    const live = await this.experiment(slug);
     const upto = await this.deps.store.lastResultSeq(live.id);
     const store = this.deps.store;
     return (async function* () {
@@ -146,8 +147,8 @@ export class ResultService {
     }
   }
 
-  private experiment(slug: string): LiveExperiment {
-    const live = this.deps.experiments.lookup(slug);
+  private async experiment(slug: string): Promise<LiveExperiment> {
+    const live = await this.deps.experiments.find(slug);
     if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
     return live;
   }

@@ -227,3 +227,18 @@ test('drain during an outage attempts once more and returns', async () => {
   await gc.drain();
   assert.equal(gc.pendingExposures, 1);
 });
+
+test('after an outage, results do not wait for the exposure retry timer', async () => {
+  let down = true;
+  const gc = new GroupCommit(
+    async () => {
+      if (down) throw new UnavailableError('down');
+    },
+    { retryDelayMs: 60_000 },
+  );
+  gc.appendExposure(exposure('x'));
+  await assert.rejects(gc.appendResults([result('a')]), UnavailableError);
+  down = false;
+  await gc.appendResults([result('b')]); // would hang for a minute if it waited for the timer
+  assert.equal(gc.pendingExposures, 0, 'the buffered exposure went along');
+});

@@ -16,6 +16,8 @@ export interface GroupCommitOptions {
   /** Exposures held in memory while the database is slow; beyond it they are dropped and counted. */
   maxBufferedExposures?: number;
   onExposureError?: (err: unknown, lost: number) => void;
+  /** Called when the buffer is full and exposures are dropped (count now, total so far). */
+  onExposuresDropped?: (count: number, total: number) => void;
   /** After the database was unavailable, how long exposures wait before the next attempt (ms). */
   retryDelayMs?: number;
   /**
@@ -69,7 +71,7 @@ export class GroupCommit {
   /** Never waits: the exposure is written with the next batch. */
   appendExposure(row: ExposureRow): void {
     if (this.exposures.length >= this.maxBuffered) {
-      this.droppedExposures++;
+      this.drop(1);
       return;
     }
     this.exposures.push(row);
@@ -107,7 +109,9 @@ export class GroupCommit {
   }
 
   private schedule(): void {
-    if (this.running || this.scheduled || this.retryTimer) return;
+    // After an outage only exposures wait for the retry timer; results are tried at once (and fail at
+    // once while the database is still away).
+    if (this.running || this.scheduled || (this.retryTimer && this.waiting.length === 0)) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -168,9 +172,10 @@ export class GroupCommit {
     }
     // Isolate the failure: each part on its own.
     if (exposures.length > 0) {
-      await this.write({ results: [], exposures }).catch((err) =>
-        this.options.onExposureError?.(err, exposures.length),
-      );
+      await this.write({ results: [], exposures }).catch((err) => {
+        if (err instanceof UnavailableError) this.putBack(exposures);
+        else this.options.onExposureError?.(err, exposures.length);
+      });
     }
     for (const g of groups) {
       await this.write({ results: g.rows, exposures: [] }).then(g.resolve, g.reject);
@@ -178,11 +183,16 @@ export class GroupCommit {
     return true;
   }
 
+  private drop(count: number): void {
+    this.droppedExposures += count;
+    this.options.onExposuresDropped?.(count, this.droppedExposures);
+  }
+
   /** Back to the front of the buffer, in order; what no longer fits is dropped and counted. */
   private putBack(exposures: ExposureRow[]): void {
     const room = Math.max(0, this.maxBuffered - this.exposures.length);
     const kept = exposures.slice(0, room);
-    this.droppedExposures += exposures.length - kept.length;
+    if (kept.length < exposures.length) this.drop(exposures.length - kept.length);
     this.exposures = kept.concat(this.exposures);
   }
 }

@@ -68,15 +68,16 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       await pool.query(script);
     },
     withMigrationLock: async (fn) => {
-      const client = await pool.connect();
+      // A connection of its own, outside the pool: the migrations themselves run on pool connections,
+      // which must stay available even with DATABASE_POOL_SIZE=1.
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+      client.on('error', () => {});
+      await client.connect();
       try {
         await client.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, MIGRATION_LOCK]);
         return await fn();
       } finally {
-        await client
-          .query('select pg_advisory_unlock($1, $2)', [LOCK_NAMESPACE, MIGRATION_LOCK])
-          .catch(() => {});
-        client.release();
+        await client.end().catch(() => {});
       }
     },
     lockExperimentsForAppend: async (trx: Transaction<Database>, ids: number[]) => {

@@ -38,9 +38,24 @@ function rolledExposure(e: ExposureRow) {
   return { experimentId: e.experiment_id, version: e.experiment_version, variantKey: e.variant_key };
 }
 
+/**
+ * Rollup rows are upserted in key order: two instances adding to the same keys then lock the rows in the
+ * same order and cannot deadlock (PostgreSQL).
+ */
+function byKey<T>(key: (t: T) => string): (a: T, b: T) => number {
+  return (a, b) => {
+    const x = key(a);
+    const y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+}
+
 export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
+  const sorted = [...rollups].sort(
+    byKey((r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`),
+  );
   return {
-    rows: rollups.map((r) => ({
+    rows: sorted.map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
       variant_key: r.variantKey,
@@ -68,8 +83,9 @@ export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
 }
 
 export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement {
+  const sorted = [...rollups].sort(byKey((r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`));
   return {
-    rows: rollups.map((r) => ({
+    rows: sorted.map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
       variant_key: r.variantKey,

@@ -121,6 +121,17 @@ export class SqlStore implements Store {
     });
   }
 
+  findExperiment(slug: string): Promise<StoredExperiment | undefined> {
+    return this.run(async () => {
+      const row = await this.reader
+        .selectFrom('experiments')
+        .selectAll()
+        .where('slug', '=', slug)
+        .executeTakeFirst();
+      return row && toExperiment(row);
+    });
+  }
+
   experimentsRevision(): Promise<number> {
     return this.run(async () => {
       const row = await this.reader.selectFrom('experiment_revision').select('revision').executeTakeFirst();

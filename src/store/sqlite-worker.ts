@@ -41,7 +41,8 @@ function handle(msg: WorkerRequest): WorkerResponse {
       return { id: msg.id, ok: true, changes: r.changes, lastInsertRowid: Number(r.lastInsertRowid) };
     }
     case 'batch':
-      writeBatch(msg.statements);
+      // IMMEDIATE: the write lock is taken at BEGIN, never upgraded halfway (no SQLITE_BUSY mid-batch).
+      writeBatch.immediate(msg.statements);
       return { id: msg.id, ok: true };
     case 'exec':
       try {

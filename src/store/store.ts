@@ -53,6 +53,7 @@ export interface Rollups {
 
 export interface Store {
   listExperiments(): Promise<StoredExperiment[]>;
+  findExperiment(slug: string): Promise<StoredExperiment | undefined>;
   /** Inserts a new experiment; ConflictError when the slug exists. */
   insertExperiment(experiment: Experiment): Promise<StoredExperiment>;
   /**
