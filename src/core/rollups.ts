@@ -39,7 +39,8 @@ export interface RolledResult {
 /**
  * Sums the metrics of `results` per experiment, version, variant, metric and kind. Numbers count as
  * values of a mean, booleans as a proportion; anything else (strings, objects, null, numbers beyond
- * ±MAX_METRIC_MAGNITUDE) is not a metric value and is skipped. Keys live in a Map, so metric names such as "__proto__" are just names.
+ * ±MAX_METRIC_MAGNITUDE) is not a metric value and is skipped. Keys live in a Map, so metric names such
+ * as "__proto__" are just names; key parts are joined with NUL, which no accepted string contains.
  */
 export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
   const byKey = new Map<string, MetricRollup>();
@@ -55,7 +56,7 @@ export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
         x = value ? 1 : 0;
         kind = 'proportion';
       } else continue;
-      const key = JSON.stringify([r.experimentId, r.version, r.variantKey, metric, kind]);
+      const key = `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${metric}\u0000${kind}`;
       let acc = byKey.get(key);
       if (!acc) {
         acc = {
@@ -84,7 +85,7 @@ export function rollUpExposures(
 ): ExposureRollup[] {
   const byKey = new Map<string, ExposureRollup>();
   for (const e of exposures) {
-    const key = JSON.stringify([e.experimentId, e.version, e.variantKey]);
+    const key = `${e.experimentId}\u0000${e.version}\u0000${e.variantKey}`;
     const acc = byKey.get(key);
     if (acc) acc.n += 1;
     else byKey.set(key, { experimentId: e.experimentId, version: e.version, variantKey: e.variantKey, n: 1 });
