@@ -9,6 +9,7 @@ import {
   SKIP_BACKEND,
   startTestRuntime,
   type TestRuntime,
+  withRuntime,
 } from './helpers/app.js';
 
 /** Two-valued random source: alternating draws put exactly half the assignments in each of two 50% arms. */
@@ -38,6 +39,10 @@ function close(actual: number | null | undefined, expected: number, what: string
     `${what}: ${actual} vs ${expected}`,
   );
 }
+
+/** One temp directory for the runtimes of this file's smaller tests. */
+const shared = makeTempDir();
+after(() => removeTempDir(shared));
 
 describe('analysis', { skip: SKIP_BACKEND }, () => {
   let dir: string;
@@ -182,9 +187,7 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
 
 describe('analysis: sample-ratio mismatch', { skip: SKIP_BACKEND }, () => {
   test('all exposures in one of two 50% arms is flagged', async () => {
-    const dir = makeTempDir();
-    const runtime = await startTestRuntime(dir, 'srm', { random: () => 0.1 });
-    try {
+    await withRuntime(shared, 'srm', { random: () => 0.1 }, async (runtime) => {
       const { slug } = await runtime.api.createExperiment();
       for (let i = 0; i < 100; i++) await runtime.api.assign(slug, { userId: `u${i}` });
       await runtime.writer.drain();
@@ -196,18 +199,13 @@ describe('analysis: sample-ratio mismatch', { skip: SKIP_BACKEND }, () => {
       assert.ok(body.srm.pValue < 0.001);
       assert.ok(body.warnings.some((w: string) => /sample-ratio mismatch/.test(w)));
       assert.deepEqual(body.metrics, []);
-    } finally {
-      await runtime.close();
-      removeTempDir(dir);
-    }
+    });
   });
 });
 
 describe('analysis: degenerate data', { skip: SKIP_BACKEND }, () => {
   test('zero variance, a control mean of 0 and a single observation give warnings and nulls, never NaN', async () => {
-    const dir = makeTempDir();
-    const runtime = await startTestRuntime(dir, 'degenerate');
-    try {
+    await withRuntime(shared, 'degenerate', {}, async (runtime) => {
       const { slug } = await runtime.api.createExperiment();
       await runtime.api.logMany(slug, [
         { variantKey: 'A', metrics: { zero: 0, same: 5, once: 1 } },
@@ -224,18 +222,13 @@ describe('analysis: degenerate data', { skip: SKIP_BACKEND }, () => {
         const zero = body.metrics.find((m: { name: string }) => m.name === 'zero').variants[1];
         assert.equal(zero.relative.estimate, null, 'a lift over a control mean of 0 does not exist');
       }
-    } finally {
-      await runtime.close();
-      removeTempDir(dir);
-    }
+    });
   });
 });
 
 describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
   test('huge metric values neither fail the log nor poison the analysis', async () => {
-    const dir = makeTempDir();
-    const runtime = await startTestRuntime(dir, 'huge');
-    try {
+    await withRuntime(shared, 'huge', {}, async (runtime) => {
       const { slug } = await runtime.api.createExperiment();
       for (const x of [1e308, 1e308, -1e308, -1e308]) {
         await runtime.api.logMany(slug, [{ variantKey: 'A', metrics: { x, y: 1 } }]);
@@ -245,16 +238,11 @@ describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
       assert.equal(res.statusCode, 200, res.body);
       const y = res.json().metrics.find((m: { name: string }) => m.name === 'y');
       assert.equal(y.variants[0].mean, 1);
-    } finally {
-      await runtime.close();
-      removeTempDir(dir);
-    }
+    });
   });
 
   test('a removed variant named like an Object.prototype member does not break analysis', async () => {
-    const dir = makeTempDir();
-    const runtime = await startTestRuntime(dir, 'proto', { random: () => 0.9 });
-    try {
+    await withRuntime(shared, 'proto', { random: () => 0.9 }, async (runtime) => {
       const { slug } = await runtime.api.createExperiment({
         variants: [
           { key: 'A', payload: {}, trafficPercent: 50 },
@@ -272,16 +260,11 @@ describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
         assert.equal(res.statusCode, 200, res.body);
         assert.deepEqual(res.json().exposures, { A: 0 });
       }
-    } finally {
-      await runtime.close();
-      removeTempDir(dir);
-    }
+    });
   });
 
   test('more than 256 metric names in one result is 400', async () => {
-    const dir = makeTempDir();
-    const runtime = await startTestRuntime(dir, 'many-metrics');
-    try {
+    await withRuntime(shared, 'many-metrics', {}, async (runtime) => {
       const { slug } = await runtime.api.createExperiment();
       const metrics = Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`m${i}`, i]));
       assertError(
@@ -294,9 +277,6 @@ describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
         (await runtime.api.post(`/experiment/${slug}/log`, { variantKey: 'A', metrics: ok })).statusCode,
         200,
       );
-    } finally {
-      await runtime.close();
-      removeTempDir(dir);
-    }
+    });
   });
 });
