@@ -57,11 +57,12 @@ export class ExperimentService {
    * experiments. The table is swapped only after the read succeeded, so an outage keeps the old one.
    */
   async load(): Promise<void> {
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const generation = this.generation;
       const stored = await this.store.listExperiments();
-      // A local change committed while reading may be missing from this snapshot: read again.
-      if (generation !== this.generation) continue;
+      // A local change committed while reading may be missing from this snapshot: read again (a few
+      // times at most; under a stream of changes the next sync check catches up instead).
+      if (generation !== this.generation && attempt < 5) continue;
       this.bySlug.clear();
       for (const s of stored) this.bySlug.set(s.experiment.slug, live(s));
       return;
@@ -80,15 +81,15 @@ export class ExperimentService {
     return stored && (this.bySlug.get(slug) ?? this.remember(stored));
   }
 
-  /** The live entry for `slug`, or undefined. O(1), no I/O: used by assign and log. */
+  /** The live entry for `slug`, or undefined. O(1), no I/O: what assign uses. */
   lookup(slug: string): LiveExperiment | undefined {
     return this.bySlug.get(slug);
   }
 
-  get(slug: string): Experiment {
-    const live = this.bySlug.get(slug);
-    if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
-    return live.experiment;
+  async get(slug: string): Promise<Experiment> {
+    const found = await this.find(slug);
+    if (!found) throw new NotFoundError(`no experiment with slug '${slug}'`);
+    return found.experiment;
   }
 
   list(status?: Status): Experiment[] {
