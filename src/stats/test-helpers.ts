@@ -1,14 +1,10 @@
 // Test support only (not exported by index.ts): loads the shared reference vectors, tolerant comparisons.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { sharedPath } from '../../test/helpers/shared.js';
 
-/** shared/ sits beside the repository (…/main and …/shared) unless AGENTSPLIT_SHARED_DIR says otherwise. */
 export function loadStatisticsVectors(): StatisticsVectors {
-  const base =
-    process.env.AGENTSPLIT_SHARED_DIR ?? fileURLToPath(new URL('../../../shared/', import.meta.url));
-  return JSON.parse(readFileSync(join(base, 'vectors', 'statistics.json'), 'utf8')) as StatisticsVectors;
+  return JSON.parse(readFileSync(sharedPath('vectors/statistics.json'), 'utf8')) as StatisticsVectors;
 }
 
 type Arm = { n: number; sum: number; sumSquares: number } | { n: number; successes: number };
