@@ -1,7 +1,7 @@
 // `npm run bench`: agentsplit against a bare node:http baseline measured in the same run, printed as
 // ratios (absolute numbers drift ±20% on shared machines; ratios do not). `--full` for the long run.
 
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -66,6 +66,22 @@ interface Sample {
   errors: number;
 }
 
+/** wrk (C, event-driven) where installed: it saturates the baseline where autocannon (Node) cannot. */
+const HAS_WRK = (() => {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    // wrk prints its version and exits 1; only a missing binary is a missing wrk.
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+})();
+const GENERATOR = HAS_WRK ? 'wrk' : 'autocannon';
+
+function onCore1(cmd: string, args: string[]): [string, string[]] {
+  return HAS_TASKSET ? ['taskset', ['-c', '1', cmd, ...args]] : [cmd, args];
+}
+
 /** Runs the load generator in a fresh process on core 1 (the servers run on core 0). */
 async function drive(
   server: Server,
@@ -73,6 +89,23 @@ async function drive(
   connections: number,
   duration = CONFIG.duration,
 ): Promise<Sample> {
+  if (HAS_WRK) {
+    const [cmd, argv] = onCore1('wrk', [
+      '-t1',
+      `-c${connections}`,
+      `-d${duration}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      join(here, 'wrk.lua'),
+      server.url + s.path,
+    ]);
+    const { stdout } = await run(cmd, argv, {
+      env: { ...process.env, BENCH_BODY: s.body, BENCH_KEY: API_KEY },
+      maxBuffer: 1 << 20,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as Sample;
+  }
   const options = {
     url: server.url + s.path,
     method: 'POST',
@@ -82,11 +115,13 @@ async function drive(
     duration,
     idReplacement: true,
   };
-  const args = ['--import', 'tsx', join(here, 'load-generator.ts'), JSON.stringify(options)];
-  const [cmd, argv] = HAS_TASKSET
-    ? ['taskset', ['-c', '1', process.execPath, ...args]]
-    : [process.execPath, args];
-  const { stdout } = await run(cmd, argv as string[], { cwd: join(here, '..'), maxBuffer: 1 << 20 });
+  const [cmd, argv] = onCore1(process.execPath, [
+    '--import',
+    'tsx',
+    join(here, 'load-generator.ts'),
+    JSON.stringify(options),
+  ]);
+  const { stdout } = await run(cmd, argv, { cwd: join(here, '..'), maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').pop()!) as Sample;
 }
 
@@ -298,7 +333,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   };
   const lines = [
     `agentsplit benchmark ${FULL ? '(full)' : '(short; --full for the long run)'}: ${CONFIG.reps} repetitions × ${CONFIG.duration} s, interleaved; ` +
-      `servers on core 0, load generator on core 1${HAS_TASKSET ? '' : ' (taskset missing: not pinned)'}`,
+      `load generator ${GENERATOR}; servers on core 0, load generator on core 1${HAS_TASKSET ? '' : ' (taskset missing: not pinned)'}`,
     '',
     '| target | scenario | conns | req/s median [min–max] | results/s | p50 ms | p99 ms | × baseline |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
@@ -367,7 +402,11 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const file = join(out, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ full: FULL, config: CONFIG, rows: summary, ...extra, targets, seconds }, null, 2),
+    JSON.stringify(
+      { full: FULL, generator: GENERATOR, config: CONFIG, rows: summary, ...extra, targets, seconds },
+      null,
+      2,
+    ),
   );
   process.stdout.write(`results written to ${file}\n`);
 }

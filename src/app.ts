@@ -1,16 +1,19 @@
 // buildApp(deps): plugins, auth, routes, error mapping and the OpenAPI document; no env, no port.
 import { randomBytes } from 'node:crypto';
+import { createServer, type ServerOptions } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
+import { type BodyValidator, createAssignFastPath, type FastPath } from './http/assign-fast-path.js';
 import { createAuthHook, createKeyCheck } from './http/auth.js';
 import { registerJsonBodies } from './http/body-parser.js';
 import { createFrameworkErrorHandler, registerErrorHandling } from './http/errors.js';
 import { experimentRoutes } from './http/experiments.js';
 import { healthRoutes } from './http/health.js';
 import { resultRoutes } from './http/results.js';
+import { AssignBody } from './http/schemas.js';
 import { createValidatorCompiler } from './http/validation.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
@@ -30,6 +33,21 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
 }
 
+/** The options Fastify applies to the HTTP server it builds; `serverFactory` must apply them itself. */
+interface ServerTimeouts {
+  http?: ServerOptions;
+  keepAliveTimeout: number;
+  requestTimeout: number;
+  connectionTimeout: number;
+  maxRequestsPerSocket: number;
+}
+
+/** Levels at which Fastify logs every request. */
+const REQUEST_LOG_LEVELS = new Set(['info', 'debug', 'trace']);
+
+/** The apps whose server answers assign on the fast path (so tests can tell which path they drove). */
+export const appsWithAssignFastPath = new WeakSet<FastifyInstance>();
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Request ids: a random prefix per process and a counter (unique, and cheaper than a UUID each). */
@@ -41,9 +59,26 @@ function requestIds(): () => string {
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const nextRequestId = requestIds();
+  const keyMatches = createKeyCheck(deps.apiKey);
+  const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
+  const validatorCompiler = createValidatorCompiler();
+  // Set once the routes exist; until then (and when requests are logged) Fastify answers everything.
+  let fastPath: FastPath | null = null;
   const app = Fastify({
+    // The server Fastify would build (same timeouts), with the assign fast path in front of its router.
+    serverFactory: (handler, serverOptions) => {
+      const options = serverOptions as unknown as ServerTimeouts;
+      const server = createServer(options.http ?? {}, (req, res) => {
+        if (fastPath === null || !fastPath(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = options.keepAliveTimeout;
+      server.requestTimeout = options.requestTimeout;
+      server.setTimeout(options.connectionTimeout);
+      if (options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+      return server;
+    },
     logger: deps.logger ?? false,
-    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
     requestIdHeader: false,
     // Reuse a caller's x-request-id when it is sane, so logs line up across services.
     genReqId: (req) => {
@@ -51,9 +86,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
     },
     routerOptions: { maxParamLength: 1000 },
-    frameworkErrors: createFrameworkErrorHandler(createKeyCheck(deps.apiKey)),
+    frameworkErrors: createFrameworkErrorHandler(keyMatches),
   });
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(validatorCompiler);
   registerJsonBodies(app);
   registerErrorHandling(app);
   app.addHook('onRequest', createAuthHook(deps.apiKey));
@@ -77,5 +112,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(resultRoutes(deps.results));
   await app.register(analysisRoutes(deps.analysis));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Fastify logs every request at info and below; the fast path logs none, so it serves only when
+  // request logs are off (LOG_LEVEL warn or quieter) and the two paths leave the same traces.
+  if (!REQUEST_LOG_LEVELS.has(app.log.level)) {
+    fastPath = createAssignFastPath({
+      assign: deps.assign,
+      keyMatches,
+      isRunning: (slug) => deps.experiments.lookup(slug)?.experiment.active === true,
+      validateBody: validatorCompiler({
+        schema: AssignBody,
+        method: 'POST',
+        url: '/experiment/:slug/assign',
+        httpPart: 'body',
+      }) as BodyValidator,
+      bodyLimit,
+      onError: (err) => app.log.error({ err }, 'unexpected failure in assign'),
+    });
+    appsWithAssignFastPath.add(app);
+  }
   return app;
 }

@@ -23,10 +23,11 @@ export interface SqlDatabase {
   /** Calls `onChange` on every announced change (and after reconnecting); undefined when one process owns the data. */
   watchExperimentChanges?(onChange: () => void): Promise<() => Promise<void>>;
   /**
-   * Where the engine has it: runs each one-row statement (compiled by Kysely) once per row, all in one
-   * transaction, in one call. SQLite has it: its writer thread runs prepared statements in microseconds,
-   * and one message per batch keeps the event loop free. PostgreSQL does not (a statement per row would
-   * be a round trip per row): the store sends multi-row statements in a Kysely transaction there.
+   * Where the engine has it: runs each statement (compiled by Kysely) once per parameter list, all in
+   * one transaction, in one call. SQLite has it: its writer thread runs prepared multi-row statements in
+   * microseconds, and one message per batch keeps the event loop free. PostgreSQL does not (it would
+   * need the whole batch in one round trip): the store sends multi-row statements in a Kysely
+   * transaction there.
    */
   writeBatch?(statements: CompiledRows[]): Promise<void>;
   isUniqueViolation(err: unknown): boolean;

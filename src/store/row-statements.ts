@@ -1,5 +1,6 @@
 // The writes of one group-commit batch as (statement, rows) pairs, so each engine can run them its
-// fastest way: per-row prepared statements in one call (SQLite), or multi-row statements (PostgreSQL).
+// fastest way: multi-row statements prepared once and run in one call (SQLite's writer thread), or
+// multi-row statements of up to `chunk` rows (PostgreSQL).
 import type { Compilable, Kysely } from 'kysely';
 import type { JsonObject } from '../core/json.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
@@ -7,13 +8,15 @@ import type { Database, ExposureRow, ResultRow, WriteBatch } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
 export interface RowStatement<R extends object = object> {
+  /** Names the statement's shape (compiled SQL is cached under it). */
+  name: string;
   rows: R[];
   /** Rows per multi-row statement (SQLite allows 32766 bound parameters, PostgreSQL 65535). */
   chunk: number;
   build(db: Kysely<Database>, rows: R[]): Compilable & { execute(): Promise<unknown> };
 }
 
-/** A one-row statement compiled once, and the parameters of every row in its parameter order. */
+/** A statement compiled once, and the parameters of each execution in its parameter order. */
 export interface CompiledRows {
   sql: string;
   rows: unknown[][];
@@ -55,6 +58,7 @@ export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
     byKey((r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`),
   );
   return {
+    name: 'metric_rollups',
     rows: sorted.map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
@@ -85,6 +89,7 @@ export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
 export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement {
   const sorted = [...rollups].sort(byKey((r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`));
   return {
+    name: 'exposure_rollups',
     rows: sorted.map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
@@ -108,11 +113,13 @@ export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement
 export function batchStatements(batch: WriteBatch): RowStatement[] {
   const statements: RowStatement[] = [
     {
+      name: 'results',
       rows: batch.results,
       chunk: 1000,
       build: (db, rows) => db.insertInto('results').values(rows as ResultRow[]),
     },
     {
+      name: 'exposures',
       rows: batch.exposures,
       chunk: 2000,
       build: (db, rows) => db.insertInto('exposures').values(rows as ExposureRow[]),
@@ -128,16 +135,67 @@ export async function executeInChunks(db: Kysely<Database>, s: RowStatement): Pr
   for (let i = 0; i < s.rows.length; i += s.chunk) await s.build(db, s.rows.slice(i, i + s.chunk)).execute();
 }
 
-/** Compiles the one-row form of a statement and lays out every row's parameters in its order. */
-export function compileRows(db: Kysely<Database>, s: RowStatement): CompiledRows {
-  const first = s.rows[0] as Record<string, unknown>;
-  const columns = Object.keys(first);
-  const compiled = s.build(db, [first]).compile();
-  if (compiled.parameters.length !== columns.length) {
-    throw new Error(`statement takes ${compiled.parameters.length} parameters for ${columns.length} columns`);
+/**
+ * Rows per statement on SQLite's writer thread: one statement of 100 rows runs about 1.7× faster per
+ * row than 100 runs of a one-row statement, and larger statements gain nothing more (measured).
+ */
+export const SQLITE_ROWS_PER_STATEMENT = 100;
+
+const compiledSql = new WeakMap<Kysely<Database>, Map<string, string>>();
+
+/** The SQL of `s` for `n` rows, compiled once per statement, row count and column list. */
+function sqlFor(db: Kysely<Database>, s: RowStatement, n: number, columns: string[]): string {
+  let cache = compiledSql.get(db);
+  if (!cache) {
+    cache = new Map();
+    compiledSql.set(db, cache);
   }
-  return {
-    sql: compiled.sql,
-    rows: s.rows.map((r) => columns.map((c) => (r as Record<string, unknown>)[c])),
+  const key = `${s.name}|${n}|${columns.join(',')}`;
+  let text = cache.get(key);
+  if (text === undefined) {
+    const compiled = s.build(db, s.rows.slice(0, n)).compile();
+    if (compiled.parameters.length !== n * columns.length) {
+      throw new Error(
+        `${s.name}: ${compiled.parameters.length} parameters for ${n} rows of ${columns.length} columns`,
+      );
+    }
+    text = compiled.sql;
+    cache.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * Lays a statement out as multi-row statements of `rowsPerStatement` rows (and one for the rest), each
+ * execution's parameters flat, row by row, in column order: a flat array of scalars is also the
+ * cheapest thing to post to the writer thread.
+ */
+export function compileRows(
+  db: Kysely<Database>,
+  s: RowStatement,
+  rowsPerStatement = SQLITE_ROWS_PER_STATEMENT,
+): CompiledRows[] {
+  const columns = Object.keys(s.rows[0] as object);
+  const width = columns.length;
+  const full = Math.floor(s.rows.length / rowsPerStatement);
+  const rest = s.rows.length - full * rowsPerStatement;
+  const params = (from: number, to: number) => {
+    const out = new Array<unknown>((to - from) * width);
+    let k = 0;
+    for (let i = from; i < to; i++) {
+      const row = s.rows[i] as Record<string, unknown>;
+      for (let c = 0; c < width; c++) out[k++] = row[columns[c]!];
+    }
+    return out;
   };
+  const out: CompiledRows[] = [];
+  if (full > 0) {
+    const rows: unknown[][] = [];
+    for (let i = 0; i < full; i++) rows.push(params(i * rowsPerStatement, (i + 1) * rowsPerStatement));
+    out.push({ sql: sqlFor(db, s, rowsPerStatement, columns), rows });
+  }
+  if (rest > 0) {
+    out.push({ sql: sqlFor(db, s, rest, columns), rows: [params(s.rows.length - rest, s.rows.length)] });
+  }
+  return out;
 }

@@ -203,8 +203,8 @@ export class SqlStore implements Store {
     const statements = batchStatements(batch);
     const { writeBatch } = this.db;
     if (writeBatch) {
-      // One call, one transaction, prepared statements run per row (SQLite's writer thread).
-      return this.run(() => writeBatch(statements.map((st) => compileRows(this.writer, st))));
+      // One call, one transaction, prepared multi-row statements (SQLite's writer thread).
+      return this.run(() => writeBatch(statements.flatMap((st) => compileRows(this.writer, st))));
     }
     return this.run(() =>
       this.writer.transaction().execute(async (trx) => {

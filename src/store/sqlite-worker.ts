@@ -22,12 +22,12 @@ function prepare(sql: string): Statement {
   return stmt;
 }
 
-/** BEGIN IMMEDIATE … COMMIT around every row of every statement; any error rolls it all back. */
+/** BEGIN IMMEDIATE … COMMIT around every execution of every statement; any error rolls it all back. */
 const writeBatch = db.transaction(
   (statements: ReadonlyArray<{ sql: string; rows: readonly unknown[][] }>) => {
     for (const { sql, rows } of statements) {
       const stmt = prepare(sql);
-      for (const row of rows) stmt.run(row);
+      for (const parameters of rows) stmt.run(parameters);
     }
   },
 );

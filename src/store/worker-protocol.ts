@@ -3,7 +3,7 @@
 export type WorkerRequest =
   | { id: number; type: 'query'; sql: string; parameters: readonly unknown[] }
   | { id: number; type: 'exec'; sql: string }
-  /** A whole group-commit batch: each statement run once per row, all in one transaction. */
+  /** A whole group-commit batch: each statement run once per parameter list, all in one transaction. */
   | { id: number; type: 'batch'; statements: ReadonlyArray<{ sql: string; rows: readonly unknown[][] }> }
   | { id: number; type: 'close' };
 

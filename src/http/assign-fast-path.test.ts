@@ -1,0 +1,131 @@
+// Which requests the fast path takes, and what it answers, on a real node:http server whose fallback
+// (standing in for Fastify) marks every request it is handed.
+import assert from 'node:assert/strict';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { Ajv } from 'ajv';
+import { NotFoundError } from '../core/errors.js';
+import type { Assign } from '../services/assignments.js';
+import { assignSlug, type BodyValidator, createAssignFastPath } from './assign-fast-path.js';
+import { AssignBody } from './schemas.js';
+
+const KEY = 'fast-path-key-0123456789';
+
+describe('assignSlug', () => {
+  test('reads the slug of a plain assign URL', () => {
+    assert.equal(assignSlug('/experiment/checkout/assign'), 'checkout');
+    assert.equal(assignSlug('/experiment/checkout/assign?x=1'), 'checkout');
+  });
+  test('leaves every other URL to the router', () => {
+    for (const url of [
+      '/experiment//assign',
+      '/experiment/a/b/assign',
+      '/experiment/%61/assign',
+      '/experiment/a/assign/',
+      '/experiment/a/log',
+      '/experiments/a/assign',
+      `/experiment/${'s'.repeat(1001)}/assign`,
+    ]) {
+      assert.equal(assignSlug(url), null, url);
+    }
+  });
+});
+
+describe('createAssignFastPath', () => {
+  let server: Server;
+  let port: number;
+  const calls: Array<{ slug: string; userId: string; context: unknown }> = [];
+
+  before(async () => {
+    const assign: Assign = (slug, userId, context) => {
+      if (slug === 'vanishing') throw new NotFoundError(`no running experiment with slug '${slug}'`);
+      if (slug === 'broken') throw new Error('boom');
+      calls.push({ slug, userId, context });
+      return { variant: 'A', payload: {}, assignmentId: 'id', json: '{"variant":"A"}' };
+    };
+    const errors: unknown[] = [];
+    const fast = createAssignFastPath({
+      assign,
+      keyMatches: (k) => k === KEY,
+      isRunning: (slug) => slug !== 'stopped',
+      validateBody: new Ajv().compile(AssignBody) as BodyValidator,
+      bodyLimit: 100,
+      onError: (err) => errors.push(err),
+    });
+    server = createServer((req, res) => {
+      if (!fast(req, res)) {
+        req.resume();
+        res.writeHead(299).end('fallback');
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  function send(path: string, body: string, headers: Record<string, string> = {}, method = 'POST') {
+    return new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          port,
+          path,
+          method,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'x-api-key': KEY,
+            ...headers,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  test('answers a well-formed assign itself', async () => {
+    const res = await send('/experiment/x/assign', '{"userId":"u","context":{"a":1}}');
+    assert.deepEqual(res, { status: 200, body: '{"variant":"A"}' });
+    assert.deepEqual(calls.at(-1), { slug: 'x', userId: 'u', context: { a: 1 } });
+  });
+
+  test('hands requests it does not plainly understand to the router, body unread', async () => {
+    const body = '{"userId":"u"}';
+    const cases: Array<[string, string, Record<string, string>, string?]> = [
+      ['wrong key', '/experiment/x/assign', { 'x-api-key': 'nope' }],
+      ['other media type', '/experiment/x/assign', { 'content-type': 'text/plain' }],
+      ['not running', '/experiment/stopped/assign', {}],
+      ['other route', '/experiment/x/log', {}],
+      ['GET', '/experiment/x/assign', {}, 'GET'],
+      ['over the limit', '/experiment/x/assign', { 'content-length': '101' }],
+    ];
+    for (const [name, path, headers, method] of cases) {
+      const res = await send(path, name === 'over the limit' ? 'x'.repeat(101) : body, headers, method);
+      assert.deepEqual(res, { status: 299, body: 'fallback' }, name);
+    }
+  });
+
+  test('answers problems in a body it has read, as the route would', async () => {
+    assert.deepEqual(await send('/experiment/x/assign', '{"userId":5}'), {
+      status: 400,
+      body: '{"error":"body/userId must be string"}',
+    });
+    assert.equal((await send('/experiment/x/assign', '{')).status, 400);
+    assert.deepEqual(await send('/experiment/vanishing/assign', '{"userId":"u"}'), {
+      status: 404,
+      body: `{"error":"no running experiment with slug 'vanishing'"}`,
+    });
+    assert.deepEqual(await send('/experiment/broken/assign', '{"userId":"u"}'), {
+      status: 500,
+      body: '{"error":"Internal Server Error"}',
+    });
+  });
+});

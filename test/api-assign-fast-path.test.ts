@@ -1,0 +1,215 @@
+// The assign fast path (node:http ahead of Fastify) must answer every request exactly as the Fastify
+// route does: each request below is sent over a real socket (where the fast path sees it first) and
+// through app.inject (Fastify's router only), and the two answers are compared.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { appsWithAssignFastPath } from '../src/app.js';
+import {
+  API_KEY,
+  assertUuidV7,
+  makeTempDir,
+  nestedObject,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+  uniqueSlug,
+} from './helpers/app.js';
+
+interface Answer {
+  status: number;
+  contentType: string | undefined;
+  body: Record<string, unknown>;
+}
+
+interface Case {
+  name: string;
+  method?: string;
+  path?: string;
+  body?: string;
+  headers?: Record<string, string | undefined>;
+  /** Send the body chunked (no content-length). */
+  chunked?: boolean;
+}
+
+const BODY_LIMIT = 4096;
+
+describe('assign fast path: same answers as the Fastify route', { skip: SKIP_BACKEND }, () => {
+  let dir: string;
+  let runtime: TestRuntime;
+  let base: URL;
+  let running: string;
+  let draft: string;
+
+  before(async () => {
+    dir = makeTempDir();
+    runtime = await startTestRuntime(dir, 'fast-path', { bodyLimit: BODY_LIMIT });
+    await runtime.app.listen({ port: 0, host: '127.0.0.1' });
+    base = new URL(`http://127.0.0.1:${(runtime.app.server.address() as AddressInfo).port}`);
+    running = uniqueSlug('fast');
+    draft = uniqueSlug('draft');
+    const variants = [
+      { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },
+      { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
+    ];
+    for (const [slug, status] of [
+      [running, 'running'],
+      [draft, 'draft'],
+    ]) {
+      const res = await runtime.api.call({
+        method: 'POST',
+        url: '/experiments',
+        body: { slug, status, variants },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+  });
+
+  after(async () => {
+    await runtime?.close();
+    removeTempDir(dir);
+  });
+
+  function overSocket(c: Case): Promise<Answer> {
+    const body = Buffer.from(c.body ?? '');
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(c.headers ?? {})) if (v !== undefined) headers[k] = v;
+    if (!c.chunked) headers['content-length'] = String(body.length);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        new URL(c.path ?? `/experiment/${running}/assign`, base),
+        { method: c.method ?? 'POST', headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              contentType: res.headers['content-type'],
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      if (c.chunked) {
+        // Two writes with no content-length: Node sends Transfer-Encoding: chunked.
+        req.write(body.subarray(0, 1));
+        req.end(body.subarray(1));
+      } else req.end(body);
+    });
+  }
+
+  async function throughFastify(c: Case): Promise<Answer> {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(c.headers ?? {})) if (v !== undefined) headers[k] = v;
+    const res = await runtime.app.inject({
+      method: (c.method ?? 'POST') as 'POST',
+      url: c.path ?? `/experiment/${running}/assign`,
+      headers,
+      payload: c.body ?? '',
+    });
+    return { status: res.statusCode, contentType: res.headers['content-type'] as string, body: res.json() };
+  }
+
+  test('the server under test has the fast path (requests are not logged)', () => {
+    assert.ok(appsWithAssignFastPath.has(runtime.app));
+  });
+
+  const json = { 'content-type': 'application/json', 'x-api-key': API_KEY };
+  const ok = JSON.stringify({ userId: 'user-1', context: { plan: 'pro' } });
+  const cases = (): Case[] => [
+    { name: 'a plain assign', body: ok, headers: json },
+    {
+      name: 'with a charset',
+      body: ok,
+      headers: { ...json, 'content-type': 'application/json; charset=utf-8' },
+    },
+    {
+      name: 'with an upper-case media type',
+      body: ok,
+      headers: { ...json, 'content-type': 'Application/JSON' },
+    },
+    { name: 'with a query string', path: `/experiment/${running}/assign?x=1`, body: ok, headers: json },
+    { name: 'without context', body: '{"userId":"u"}', headers: json },
+    {
+      name: 'a percent-encoded slug',
+      path: `/experiment/${encodeURIComponent(running).replace(/^f/, '%66')}/assign`,
+      body: ok,
+      headers: json,
+    },
+    { name: 'a chunked body', body: ok, headers: json, chunked: true },
+    { name: 'invalid JSON', body: '{"userId":', headers: json },
+    { name: 'an empty body', body: '', headers: json },
+    { name: 'an empty object', body: '{}', headers: json },
+    { name: 'a numeric userId', body: '{"userId":5}', headers: json },
+    { name: 'an empty userId', body: '{"userId":""}', headers: json },
+    { name: 'an array', body: '[]', headers: json },
+    { name: 'null', body: 'null', headers: json },
+    { name: 'context that is an array', body: '{"userId":"u","context":[1]}', headers: json },
+    { name: 'an unknown property', body: '{"userId":"u","extra":1}', headers: json },
+    { name: 'a number beyond a double', body: '{"userId":"u","context":{"x":1e400}}', headers: json },
+    { name: 'a lone surrogate', body: '{"userId":"\\ud800"}', headers: json },
+    { name: 'a NUL character', body: '{"userId":"a\\u0000b"}', headers: json },
+    {
+      name: 'context nested too deep',
+      body: JSON.stringify({ userId: 'u', context: nestedObject(70) }),
+      headers: json,
+    },
+    {
+      name: 'a body over the limit',
+      body: JSON.stringify({ userId: 'u', context: { pad: 'x'.repeat(BODY_LIMIT) } }),
+      headers: json,
+    },
+    { name: 'a wrong key', body: ok, headers: { ...json, 'x-api-key': 'wrong-key-0123456789abcdef' } },
+    { name: 'no key', body: ok, headers: { ...json, 'x-api-key': undefined } },
+    { name: 'text/plain', body: ok, headers: { ...json, 'content-type': 'text/plain' } },
+    { name: 'no content-type', body: ok, headers: { ...json, 'content-type': undefined } },
+    { name: 'an unknown experiment', path: '/experiment/no-such-experiment/assign', body: ok, headers: json },
+    { name: 'a draft experiment', path: `/experiment/${draft}/assign`, body: ok, headers: json },
+    { name: 'a trailing slash', path: `/experiment/${running}/assign/`, body: ok, headers: json },
+    { name: 'GET', method: 'GET', headers: { 'x-api-key': API_KEY } },
+    {
+      name: 'a slug over 1000 characters',
+      path: `/experiment/${'s'.repeat(1001)}/assign`,
+      body: ok,
+      headers: json,
+    },
+  ];
+
+  for (const c of cases()) {
+    test(c.name, async () => {
+      const [socket, fastify] = await Promise.all([overSocket(c), throughFastify(c)]);
+      assert.equal(socket.status, fastify.status, JSON.stringify({ socket, fastify }));
+      assert.equal(socket.contentType, fastify.contentType);
+      if (socket.status === 200) {
+        assertUuidV7(socket.body.assignmentId);
+        assertUuidV7(fastify.body.assignmentId);
+        assert.deepEqual(Object.keys(socket.body).sort(), ['assignmentId', 'payload', 'variant']);
+        assert.ok(['A', 'B'].includes(socket.body.variant as string));
+        assert.deepEqual(socket.body.payload, { prompt: String(socket.body.variant).toLowerCase() });
+      } else {
+        assert.deepEqual(socket.body, fastify.body);
+      }
+    });
+  }
+
+  test('an assign answered over the socket writes its exposure', async () => {
+    const res = await overSocket({
+      body: JSON.stringify({ userId: 'exposed-user' }),
+      headers: json,
+      name: '',
+    });
+    assert.equal(res.status, 200);
+    await runtime.writer.drain();
+    const rows = await runtime.rows<{ assignment_id: string; user_id: string; context: unknown }>(
+      sql`SELECT assignment_id, user_id, context FROM exposures WHERE user_id = 'exposed-user'`,
+    );
+    assert.deepEqual(rows, [
+      { assignment_id: res.body.assignmentId, user_id: 'exposed-user', context: null },
+    ]);
+  });
+});
