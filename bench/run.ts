@@ -17,7 +17,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const FULL = process.argv.includes('--full');
 const CONFIG = FULL
   ? { duration: 10, reps: 5, connections: [50, 256], analysisResults: 1_000_000, pgAnalysis: true }
-  : { duration: 2.5, reps: 2, connections: [50, 256], analysisResults: 1_000_000, pgAnalysis: false };
+  : { duration: 2, reps: 2, connections: [50, 256], analysisResults: 1_000_000, pgAnalysis: false };
 const API_KEY = 'bench-key-0123456789abcdef';
 const headers = { 'content-type': 'application/json', 'x-api-key': API_KEY };
 
@@ -66,16 +66,21 @@ interface Sample {
   errors: number;
 }
 
-/** wrk (C, event-driven) where installed: it saturates the baseline where autocannon (Node) cannot. */
-const HAS_WRK = (() => {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    // wrk prints its version and exits 1; only a missing binary is a missing wrk.
-    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
-})();
+/**
+ * wrk (C, event-driven) where installed: it saturates the baseline where autocannon (Node) cannot.
+ * `--generator=autocannon` forces autocannon.
+ */
+const HAS_WRK =
+  !process.argv.includes('--generator=autocannon') &&
+  (() => {
+    try {
+      execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch (err) {
+      // wrk prints its version and exits 1; only a missing binary is a missing wrk.
+      return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+    }
+  })();
 const GENERATOR = HAS_WRK ? 'wrk' : 'autocannon';
 
 function onCore1(cmd: string, args: string[]): [string, string[]] {

@@ -86,5 +86,10 @@ export function startAgentsplit(name: string, env: Record<string, string>): Prom
     execFileSync(process.execPath, [join(repo, 'scripts', 'build.mjs')], { cwd: repo, stdio: 'inherit' });
     built = true;
   }
-  return start(name, [join(repo, 'dist', 'main.js')], { LOG_LEVEL: 'warn', ...env });
+  // The memory settings of `npm start` (package.json), so peak RSS is what production would see.
+  return start(name, ['--max-semi-space-size=2', join(repo, 'dist', 'main.js')], {
+    LOG_LEVEL: 'warn',
+    MALLOC_ARENA_MAX: '2',
+    ...env,
+  });
 }

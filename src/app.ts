@@ -6,14 +6,14 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
-import { type BodyValidator, createAssignFastPath, type FastPath } from './http/assign-fast-path.js';
 import { createAuthHook, createKeyCheck } from './http/auth.js';
 import { registerJsonBodies } from './http/body-parser.js';
 import { createFrameworkErrorHandler, registerErrorHandling } from './http/errors.js';
 import { experimentRoutes } from './http/experiments.js';
+import { createFastPath, type FastPath } from './http/fast-path.js';
+import { createFastRoutes } from './http/fast-routes.js';
 import { healthRoutes } from './http/health.js';
 import { resultRoutes } from './http/results.js';
-import { AssignBody } from './http/schemas.js';
 import { createValidatorCompiler } from './http/validation.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
@@ -45,8 +45,8 @@ interface ServerTimeouts {
 /** Levels at which Fastify logs every request. */
 const REQUEST_LOG_LEVELS = new Set(['info', 'debug', 'trace']);
 
-/** The apps whose server answers assign on the fast path (so tests can tell which path they drove). */
-export const appsWithAssignFastPath = new WeakSet<FastifyInstance>();
+/** The apps whose server answers assign and log on the fast path (so tests can tell which path ran). */
+export const appsWithFastPath = new WeakSet<FastifyInstance>();
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -116,20 +116,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Fastify logs every request at info and below; the fast path logs none, so it serves only when
   // request logs are off (LOG_LEVEL warn or quieter) and the two paths leave the same traces.
   if (!REQUEST_LOG_LEVELS.has(app.log.level)) {
-    fastPath = createAssignFastPath({
-      assign: deps.assign,
+    fastPath = createFastPath({
+      routes: createFastRoutes(deps, validatorCompiler),
       keyMatches,
-      isRunning: (slug) => deps.experiments.lookup(slug)?.experiment.active === true,
-      validateBody: validatorCompiler({
-        schema: AssignBody,
-        method: 'POST',
-        url: '/experiment/:slug/assign',
-        httpPart: 'body',
-      }) as BodyValidator,
       bodyLimit,
-      onError: (err) => app.log.error({ err }, 'unexpected failure in assign'),
+      onError: (err) => app.log.error({ err }, 'unexpected failure'),
     });
-    appsWithAssignFastPath.add(app);
+    appsWithFastPath.add(app);
   }
   return app;
 }

@@ -1,12 +1,12 @@
-// The assign fast path (node:http ahead of Fastify) must answer every request exactly as the Fastify
-// route does: each request below is sent over a real socket (where the fast path sees it first) and
-// through app.inject (Fastify's router only), and the two answers are compared.
+// The fast path (node:http ahead of Fastify, for assign and log) must answer every request exactly as
+// the Fastify routes do: each request below is sent over a real socket (where the fast path sees it
+// first) and through app.inject (Fastify's router only), and the two answers are compared.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { appsWithAssignFastPath } from '../src/app.js';
+import { appsWithFastPath } from '../src/app.js';
 import {
   API_KEY,
   assertUuidV7,
@@ -37,7 +37,7 @@ interface Case {
 
 const BODY_LIMIT = 4096;
 
-describe('assign fast path: same answers as the Fastify route', { skip: SKIP_BACKEND }, () => {
+describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }, () => {
   let dir: string;
   let runtime: TestRuntime;
   let base: URL;
@@ -115,8 +115,22 @@ describe('assign fast path: same answers as the Fastify route', { skip: SKIP_BAC
     return { status: res.statusCode, contentType: res.headers['content-type'] as string, body: res.json() };
   }
 
+  test('a result logged over the socket is committed when it is acknowledged', async () => {
+    const res = await overSocket({
+      name: '',
+      path: `/experiment/${running}/log`,
+      body: JSON.stringify({ variantKey: 'B', userId: 'committed-user', metrics: { rating: 4 } }),
+      headers: json,
+    });
+    assert.equal(res.status, 200);
+    const rows = await runtime.rows<{ log_id: string; variant_key: string }>(
+      sql`SELECT log_id, variant_key FROM results WHERE user_id = 'committed-user'`,
+    );
+    assert.deepEqual(rows, [{ log_id: res.body.logId, variant_key: 'B' }]);
+  });
+
   test('the server under test has the fast path (requests are not logged)', () => {
-    assert.ok(appsWithAssignFastPath.has(runtime.app));
+    assert.ok(appsWithFastPath.has(runtime.app));
   });
 
   const json = { 'content-type': 'application/json', 'x-api-key': API_KEY };
@@ -185,7 +199,11 @@ describe('assign fast path: same answers as the Fastify route', { skip: SKIP_BAC
       const [socket, fastify] = await Promise.all([overSocket(c), throughFastify(c)]);
       assert.equal(socket.status, fastify.status, JSON.stringify({ socket, fastify }));
       assert.equal(socket.contentType, fastify.contentType);
-      if (socket.status === 200) {
+      if (socket.status === 200 && 'logId' in socket.body) {
+        assertUuidV7(socket.body.logId);
+        assertUuidV7(fastify.body.logId);
+        assert.deepEqual({ ...socket.body, logId: 'x' }, { ...fastify.body, logId: 'x' });
+      } else if (socket.status === 200) {
         assertUuidV7(socket.body.assignmentId);
         assertUuidV7(fastify.body.assignmentId);
         assert.deepEqual(Object.keys(socket.body).sort(), ['assignmentId', 'payload', 'variant']);

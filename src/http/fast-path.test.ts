@@ -1,21 +1,20 @@
 // Which requests the fast path takes, and what it answers, on a real node:http server whose fallback
-// (standing in for Fastify) marks every request it is handed.
+// (standing in for Fastify) marks every request it is handed. The routes are fakes; the fast path is real.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
-import { NotFoundError } from '../core/errors.js';
-import type { Assign } from '../services/assignments.js';
-import { assignSlug, type BodyValidator, createAssignFastPath } from './assign-fast-path.js';
+import { NotFoundError, UnavailableError } from '../core/errors.js';
+import { type BodyValidator, createFastPath, slugAndAction } from './fast-path.js';
 import { AssignBody } from './schemas.js';
 
 const KEY = 'fast-path-key-0123456789';
 
-describe('assignSlug', () => {
-  test('reads the slug of a plain assign URL', () => {
-    assert.equal(assignSlug('/experiment/checkout/assign'), 'checkout');
-    assert.equal(assignSlug('/experiment/checkout/assign?x=1'), 'checkout');
+describe('slugAndAction', () => {
+  test('reads slug and action of a plain URL', () => {
+    assert.deepEqual(slugAndAction('/experiment/checkout/assign'), ['checkout', 'assign']);
+    assert.deepEqual(slugAndAction('/experiment/checkout/log?x=1'), ['checkout', 'log']);
   });
   test('leaves every other URL to the router', () => {
     for (const url of [
@@ -23,33 +22,45 @@ describe('assignSlug', () => {
       '/experiment/a/b/assign',
       '/experiment/%61/assign',
       '/experiment/a/assign/',
-      '/experiment/a/log',
+      '/experiment/a',
       '/experiments/a/assign',
       `/experiment/${'s'.repeat(1001)}/assign`,
     ]) {
-      assert.equal(assignSlug(url), null, url);
+      assert.equal(slugAndAction(url), null, url);
     }
   });
 });
 
-describe('createAssignFastPath', () => {
+describe('createFastPath', () => {
   let server: Server;
   let port: number;
   const calls: Array<{ slug: string; userId: string; context: unknown }> = [];
 
   before(async () => {
-    const assign: Assign = (slug, userId, context) => {
-      if (slug === 'vanishing') throw new NotFoundError(`no running experiment with slug '${slug}'`);
-      if (slug === 'broken') throw new Error('boom');
-      calls.push({ slug, userId, context });
-      return { variant: 'A', payload: {}, assignmentId: 'id', json: '{"variant":"A"}' };
-    };
     const errors: unknown[] = [];
-    const fast = createAssignFastPath({
-      assign,
+    const fast = createFastPath({
+      routes: {
+        assign: {
+          validateBody: new Ajv().compile(AssignBody) as BodyValidator,
+          accepts: (slug) => slug !== 'stopped',
+          handle: (slug, body) => {
+            if (slug === 'vanishing') throw new NotFoundError(`no running experiment with slug '${slug}'`);
+            if (slug === 'broken') throw new Error('boom');
+            const { userId, context } = body as { userId: string; context?: unknown };
+            calls.push({ slug, userId, context });
+            return '{"variant":"A"}';
+          },
+        },
+        log: {
+          validateBody: new Ajv().compile({ type: 'object' }) as BodyValidator,
+          accepts: () => true,
+          handle: async (slug) => {
+            if (slug === 'away') throw new UnavailableError('the database is unavailable', 2);
+            return '{"success":true}';
+          },
+        },
+      },
       keyMatches: (k) => k === KEY,
-      isRunning: (slug) => slug !== 'stopped',
-      validateBody: new Ajv().compile(AssignBody) as BodyValidator,
       bodyLimit: 100,
       onError: (err) => errors.push(err),
     });
@@ -103,7 +114,8 @@ describe('createAssignFastPath', () => {
       ['wrong key', '/experiment/x/assign', { 'x-api-key': 'nope' }],
       ['other media type', '/experiment/x/assign', { 'content-type': 'text/plain' }],
       ['not running', '/experiment/stopped/assign', {}],
-      ['other route', '/experiment/x/log', {}],
+      ['other route', '/experiment/x/results', {}],
+      ['inherited name', '/experiment/x/constructor', {}],
       ['GET', '/experiment/x/assign', {}, 'GET'],
       ['over the limit', '/experiment/x/assign', { 'content-length': '101' }],
     ];
@@ -127,5 +139,26 @@ describe('createAssignFastPath', () => {
       status: 500,
       body: '{"error":"Internal Server Error"}',
     });
+  });
+
+  test('answers an asynchronous route once it settles, with Retry-After on 503', async () => {
+    assert.deepEqual(await send('/experiment/x/log', '{}'), { status: 200, body: '{"success":true}' });
+    const res = await new Promise<{ status: number; retryAfter: unknown }>((resolve, reject) => {
+      const req = request(
+        {
+          port,
+          path: '/experiment/away/log',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': '2', 'x-api-key': KEY },
+        },
+        (r) => {
+          r.resume();
+          r.on('end', () => resolve({ status: r.statusCode!, retryAfter: r.headers['retry-after'] }));
+        },
+      );
+      req.on('error', reject);
+      req.end('{}');
+    });
+    assert.deepEqual(res, { status: 503, retryAfter: '2' });
   });
 });
