@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../test/helpers/postgres.js';
 import { loadResults } from './load.js';
-import { HAS_TASKSET, pinSelf, type Server, startAgentsplit, startBaseline } from './servers.js';
+import { HAS_TASKSET, pinSelf, type Server, settle, startAgentsplit, startBaseline } from './servers.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -298,6 +298,7 @@ async function main(): Promise<void> {
       for (const connections of CONFIG.connections) {
         for (const [server, scenarios] of targets) {
           for (const s of scenarios) {
+            await settle(servers);
             const sample = await drive(server, s, connections);
             let row = rows.find(
               (r) => r.target === server.name && r.scenario === s.name && r.connections === connections,
@@ -335,7 +336,9 @@ async function main(): Promise<void> {
       const rate = Math.round(max / 2);
       const row: FixedRateRow = { rate, samples: [], baseline: [] };
       for (let rep = 0; rep < CONFIG.fixedRateReps; rep++) {
+        await settle(servers);
         row.samples.push(await atFixedRate(server, AGENTSPLIT[0]!, rate));
+        await settle(servers);
         row.baseline.push(await atFixedRate(baseline, BASELINE[0]!, rate));
         process.stderr.write(
           `fixed rate ${rate} req/s rep ${rep + 1}: ${server.name} p99 ${row.samples.at(-1)!.p99.toFixed(2)} ms, ` +

@@ -20,6 +20,8 @@ export interface Server {
   child: ChildProcess;
   /** Peak resident set size so far (VmHWM), in MB. */
   peakRssMb(): number;
+  /** CPU time used so far by all its threads (user + system), in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -63,11 +65,39 @@ async function start(name: string, args: string[], env: Record<string, string>):
       const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(status, 'utf8'));
       return m ? Number(m[1]) / 1024 : Number.NaN;
     },
+    cpuMs: () => {
+      const stat = `/proc/${findNodePid(child)}/stat`;
+      if (!existsSync(stat)) return 0;
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const text = readFileSync(stat, 'utf8');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    },
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+/** Linux's USER_HZ: /proc times are in these ticks. */
+const CLOCK_TICKS = 100;
+
+/**
+ * Waits until every server is idle (under 5% of a core over 200 ms, at most 10 s). All servers share
+ * core 0, and one still answering the requests a load run left in flight (a batch-log run leaves up
+ * to a second of work) would take the core from the next run's server.
+ */
+export async function settle(servers: Server[]): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  let before = servers.map((s) => s.cpuMs());
+  while (performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = servers.map((s) => s.cpuMs());
+    const busy = now.some((t, i) => t - before[i]! > 10);
+    before = now;
+    if (!busy) return;
+  }
 }
 
 /** taskset execs node in place, so the child's pid is node's. */

@@ -17,7 +17,6 @@ import {
   seededRandom,
   startTestRuntime,
   type TestRuntime,
-  timeColumn,
   uniqueSlug,
   withRuntime,
 } from './helpers/app.js';
@@ -374,29 +373,23 @@ describe('POST /experiment/:slug/assign: behaviour', { skip: SKIP_BACKEND }, () 
     assert.equal(res.statusCode, 200, res.body);
     const assignment = res.json();
     await runtime.writer.drain();
-    const [row] = await runtime.rows<Record<string, unknown>>(
-      sql`SELECT * FROM exposures WHERE assignment_id = ${assignment.assignmentId}`,
-    );
-    assert.ok(row, 'exposure row not found');
-    assert.equal(Number(row.experiment_id), await experimentId(slug));
-    assert.equal(row.experiment_version, 1);
-    assert.equal(row.variant_key, assignment.variant);
-    assert.equal(row.user_id, 'exposed-user');
-    assert.deepEqual(jsonColumn(row.context), JSON.parse(contextText));
-    const createdAt = timeColumn(row.created_at);
-    assert.ok(!Number.isNaN(Date.parse(createdAt)), `created_at ${createdAt}`);
+    const row = (await runtime.exposuresOf(slug)).find((e) => e.assignmentId === assignment.assignmentId);
+    assert.ok(row, 'exposure not found');
+    assert.equal(row.experimentVersion, 1);
+    assert.equal(row.variantKey, assignment.variant);
+    assert.equal(row.userId, 'exposed-user');
+    assert.deepEqual(row.context, JSON.parse(contextText));
+    assert.ok(!Number.isNaN(Date.parse(row.createdAt)), `createdAt ${row.createdAt}`);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 
   test('an assignment without context writes an exposure with a null context', async () => {
     const assignment = await api.assign(slug, { userId: 'no-context' });
     await runtime.writer.drain();
-    const rows = await runtime.rows<{ context: unknown; user_id: string }>(
-      sql`SELECT context, user_id FROM exposures WHERE assignment_id = ${assignment.assignmentId}`,
-    );
+    const rows = (await runtime.exposuresOf(slug)).filter((e) => e.assignmentId === assignment.assignmentId);
     assert.deepEqual(
-      rows.map((row) => ({ ...row })),
-      [{ context: null, user_id: 'no-context' }],
+      rows.map((e) => ({ context: e.context, userId: e.userId })),
+      [{ context: null, userId: 'no-context' }],
     );
   });
 

@@ -447,13 +447,10 @@ describe('PATCH /experiment/:slug', { skip: SKIP_BACKEND }, () => {
       ],
     );
     await runtime.writer.drain();
-    const versions = [];
-    for (const a of [before1, after2]) {
-      const rows = await runtime.rows<{ v: number }>(
-        sql`SELECT experiment_version AS v FROM exposures WHERE assignment_id = ${a.assignmentId}`,
-      );
-      versions.push(rows.map((row) => row.v));
-    }
+    const exposures = await runtime.exposuresOf(created.slug);
+    const versions = [before1, after2].map((a) =>
+      exposures.filter((e) => e.assignmentId === a.assignmentId).map((e) => e.experimentVersion),
+    );
     assert.deepEqual(versions, [[1], [2]]);
   });
 

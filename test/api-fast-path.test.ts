@@ -223,11 +223,10 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
     });
     assert.equal(res.status, 200);
     await runtime.writer.drain();
-    const rows = await runtime.rows<{ assignment_id: string; user_id: string; context: unknown }>(
-      sql`SELECT assignment_id, user_id, context FROM exposures WHERE user_id = 'exposed-user'`,
+    const exposures = (await runtime.exposuresOf(running)).filter((e) => e.userId === 'exposed-user');
+    assert.deepEqual(
+      exposures.map((e) => [e.assignmentId, e.context]),
+      [[res.body.assignmentId, null]],
     );
-    assert.deepEqual(rows, [
-      { assignment_id: res.body.assignmentId, user_id: 'exposed-user', context: null },
-    ]);
   });
 });

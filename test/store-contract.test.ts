@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConflictError, NotFoundError } from '../src/core/errors.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
-import { type DatabaseTarget, openStore } from '../src/store/index.js';
-import type { ExposureRow, ResultRow } from '../src/store/schema.js';
+import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
+import { loadMigrations, migrate } from '../src/store/migrate.js';
+import type { PendingExposure, ResultRow } from '../src/store/schema.js';
 import type { Store } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
@@ -69,15 +70,12 @@ function result(experimentId: number, overrides: Partial<ResultRow> = {}): Resul
   };
 }
 
-function exposure(experimentId: number): ExposureRow {
+function exposure(experimentId: number, variantKey = 'A'): PendingExposure {
   return {
-    assignment_id: `as-${++counter}`,
-    experiment_id: experimentId,
-    experiment_version: 1,
-    variant_key: 'A',
-    user_id: 'u',
-    context: JSON.stringify({ page: 'checkout' }),
-    created_at: NOW,
+    experimentId,
+    version: 1,
+    variantKey,
+    json: JSON.stringify([`as-${++counter}`, variantKey, 'u', { page: 'checkout' }, NOW]),
   };
 }
 
@@ -146,6 +144,23 @@ for (const backend of backends) {
       assert.equal(page.hasMore, true);
       assert.deepEqual(page.results[0]!.input, { q: 'héllo ✓', __proto__x: 1 });
       assert.equal(page.results[0]!.logId, rows[0]!.log_id);
+    });
+
+    test('listExposures gives every exposure back in assignment order, across batches and versions', async () => {
+      const { id } = await store.insertExperiment(experiment('listed'));
+      const first = Array.from({ length: 5 }, (_, i) => exposure(id, i % 2 ? 'B' : 'A'));
+      const second = [{ ...exposure(id, 'B'), version: 2 }, exposure(id, 'A')];
+      await store.appendBatch({ results: [], exposures: first });
+      await store.appendBatch({ results: [], exposures: second });
+      const listed = await store.listExposures(id);
+      const expected = [...first, ...second].map((e) => {
+        const [assignmentId, variantKey, userId, context, createdAt] = JSON.parse(e.json);
+        return { assignmentId, experimentVersion: e.version, variantKey, userId, context, createdAt };
+      });
+      // One batch row per experiment version, in the order each version first appears in the write.
+      assert.deepEqual(listed, expected);
+      assert.equal(await store.countExposures(id), 7);
+      assert.deepEqual(await store.listExposures(999_999), []);
     });
 
     test('a batch with a result for a missing experiment fails whole', async () => {
@@ -293,6 +308,61 @@ for (const backend of backends) {
   });
 }
 
+for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
+  test(`${backend.name}: migration 003 packs existing exposure rows into batches, in order`, {
+    skip: backend.skip,
+  }, async () => {
+    const target = await backend.target();
+    const rows = Array.from({ length: 2500 }, (_, i) => ({
+      assignment_id: `old-${i}`,
+      experiment_id: 7,
+      experiment_version: i < 1200 ? 1 : 2,
+      variant_key: i % 3 ? 'A' : 'B',
+      user_id: `u${i}`,
+      context: i % 2 ? JSON.stringify({ i, s: 'é "q"' }) : null,
+      created_at: NOW,
+    }));
+    const db = await openDatabase(target);
+    try {
+      // The schema as migration 002 left it, with exposures written row by row.
+      await db.runScript(
+        'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      for (const m of loadMigrations(db.dialect).filter((m) => m.version <= 2)) {
+        await db.runScript(m.sql);
+        await db.runScript(`INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', '${NOW}')`);
+      }
+      for (let i = 0; i < rows.length; i += 500) {
+        await db.writer
+          .insertInto('exposures' as never)
+          .values(rows.slice(i, i + 500) as never)
+          .execute();
+      }
+      assert.deepEqual(await migrate(db), [3]);
+    } finally {
+      await db.close();
+    }
+    const store = await openStore(target);
+    try {
+      const listed = await store.listExposures(7);
+      assert.deepEqual(
+        listed,
+        rows.map((r) => ({
+          assignmentId: r.assignment_id,
+          experimentVersion: r.experiment_version,
+          variantKey: r.variant_key,
+          userId: r.user_id,
+          context: r.context === null ? null : JSON.parse(r.context),
+          createdAt: NOW,
+        })),
+      );
+      assert.equal(await store.countExposures(7), 2500);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
 test('reopening a SQLite file keeps data and re-runs no migration', async () => {
   const target: DatabaseTarget = { kind: 'sqlite', path: join(dir, 'reopen.db') };
   const first = await openStore(target);
@@ -376,7 +446,7 @@ test('PostgreSQL: two instances adding to the same rollups in opposite orders ne
     const keys = Array.from({ length: 100 }, (_, i) => `v${String(i).padStart(3, '0')}`);
     const batch = (order: string[]) => ({
       results: [],
-      exposures: order.map((k) => ({ ...exposure(id), variant_key: k })),
+      exposures: order.map((k) => exposure(id, k)),
     });
     for (let round = 0; round < 30; round++) {
       await Promise.all([a.appendBatch(batch(keys)), b.appendBatch(batch([...keys].reverse()))]);

@@ -2,7 +2,7 @@
 import { assignVariant, type RandomSource } from '../core/assignment.js';
 import { NotFoundError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { ExposureRow } from '../store/schema.js';
+import type { PendingExposure } from '../store/schema.js';
 import type { ExperimentService } from './experiments.js';
 
 export interface Assignment {
@@ -15,7 +15,7 @@ export interface Assignment {
 
 export interface AssignmentDeps {
   experiments: Pick<ExperimentService, 'lookup'>;
-  exposures: { appendExposure(row: ExposureRow): void };
+  exposures: { appendExposure(exposure: PendingExposure): void };
   random: RandomSource;
   newId: () => string;
   /** The current time, ISO 8601. */
@@ -35,13 +35,11 @@ export function createAssign(deps: AssignmentDeps): Assign {
     const variant = experiment.variants[index]!;
     const assignmentId = deps.newId();
     deps.exposures.appendExposure({
-      assignment_id: assignmentId,
-      experiment_id: live.id,
-      experiment_version: experiment.version,
-      variant_key: variant.key,
-      user_id: userId,
-      context: context === undefined ? null : JSON.stringify(context),
-      created_at: deps.now(),
+      experimentId: live.id,
+      version: experiment.version,
+      variantKey: variant.key,
+      // Serialized now, so what waits for the writer is one short string (cheap to keep, cheap to send).
+      json: JSON.stringify([assignmentId, variant.key, userId, context ?? null, deps.now()]),
     });
     return {
       variant: variant.key,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UnavailableError } from '../core/errors.js';
 import { GroupCommit } from './group-commit.js';
-import type { ExposureRow, ResultRow, WriteBatch } from './schema.js';
+import type { PendingExposure, ResultRow, WriteBatch } from './schema.js';
 
 function result(id: string, experiment = 1): ResultRow {
   return {
@@ -22,15 +22,12 @@ function result(id: string, experiment = 1): ResultRow {
   };
 }
 
-function exposure(id: string): ExposureRow {
+function exposure(id: string): PendingExposure {
   return {
-    assignment_id: id,
-    experiment_id: 1,
-    experiment_version: 1,
-    variant_key: 'A',
-    user_id: 'u',
-    context: null,
-    created_at: '2026-01-01T00:00:00.000Z',
+    experimentId: 1,
+    version: 1,
+    variantKey: 'A',
+    json: JSON.stringify([id, 'A', 'u', null, '2026-01-01T00:00:00.000Z']),
   };
 }
 
@@ -208,7 +205,7 @@ test('while the database is unavailable, results fail at once and exposures wait
   await new Promise((r) => setTimeout(r, 60));
   assert.equal(gc.pendingExposures, 0);
   assert.deepEqual(
-    written.flatMap((b) => b.exposures.map((e) => e.assignment_id)),
+    written.flatMap((b) => b.exposures.map((e) => JSON.parse(e.json)[0])),
     ['kept'],
   );
   assert.equal(written.flatMap((b) => b.results).length, 0, 'failed results are not written later');

@@ -1,6 +1,6 @@
 // Group commit: results of requests that arrive together share one transaction; exposures ride along.
 import { UnavailableError } from '../core/errors.js';
-import type { ExposureRow, ResultRow, WriteBatch } from './schema.js';
+import type { PendingExposure, ResultRow, WriteBatch } from './schema.js';
 
 interface Waiting {
   rows: ResultRow[];
@@ -38,7 +38,7 @@ export interface GroupCommitOptions {
  */
 export class GroupCommit {
   private waiting: Waiting[] = [];
-  private exposures: ExposureRow[] = [];
+  private exposures: PendingExposure[] = [];
   private running = false;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
@@ -69,12 +69,12 @@ export class GroupCommit {
   }
 
   /** Never waits: the exposure is written with the next batch. */
-  appendExposure(row: ExposureRow): void {
+  appendExposure(exposure: PendingExposure): void {
     if (this.exposures.length >= this.maxBuffered) {
       this.drop(1);
       return;
     }
-    this.exposures.push(row);
+    this.exposures.push(exposure);
     if (this.exposures.length >= (this.options.exposureFlushSize ?? 1000)) {
       this.exposuresDue = true;
       this.schedule();
@@ -153,7 +153,7 @@ export class GroupCommit {
   }
 
   /** False when the database was unavailable (then the exposures are back in the buffer). */
-  private async commit(groups: Waiting[], exposures: ExposureRow[]): Promise<boolean> {
+  private async commit(groups: Waiting[], exposures: PendingExposure[]): Promise<boolean> {
     try {
       await this.write({ results: groups.flatMap((g) => g.rows), exposures });
       for (const g of groups) g.resolve();
@@ -189,7 +189,7 @@ export class GroupCommit {
   }
 
   /** Back to the front of the buffer, in order; what no longer fits is dropped and counted. */
-  private putBack(exposures: ExposureRow[]): void {
+  private putBack(exposures: PendingExposure[]): void {
     const room = Math.max(0, this.maxBuffered - this.exposures.length);
     const kept = exposures.slice(0, room);
     if (kept.length < exposures.length) this.drop(exposures.length - kept.length);

@@ -4,7 +4,7 @@
 import type { Compilable, Kysely } from 'kysely';
 import type { JsonObject } from '../core/json.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
-import type { Database, ExposureRow, ResultRow, WriteBatch } from './schema.js';
+import type { Database, PendingExposure, ResultRow, WriteBatch } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
 export interface RowStatement<R extends object = object> {
@@ -35,10 +35,6 @@ export function rolledResult(
     variantKey: r.variant_key,
     metrics: r.metrics === null ? null : json<JsonObject>(r.metrics),
   };
-}
-
-function rolledExposure(e: ExposureRow) {
-  return { experimentId: e.experiment_id, version: e.experiment_version, variantKey: e.variant_key };
 }
 
 /**
@@ -109,6 +105,34 @@ export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement
   };
 }
 
+/**
+ * Exposures as one row per experiment version: a JSON array of their stored forms, in the order they
+ * were assigned (ADR 0006).
+ */
+export function exposureBatchStatement(exposures: PendingExposure[]): RowStatement {
+  const groups = new Map<string, { experimentId: number; version: number; parts: string[] }>();
+  for (const e of exposures) {
+    const key = `${e.experimentId}\u0000${e.version}`;
+    let group = groups.get(key);
+    if (!group) {
+      group = { experimentId: e.experimentId, version: e.version, parts: [] };
+      groups.set(key, group);
+    }
+    group.parts.push(e.json);
+  }
+  return {
+    name: 'exposure_batches',
+    rows: [...groups.values()].map((g) => ({
+      experiment_id: g.experimentId,
+      experiment_version: g.version,
+      count: g.parts.length,
+      exposures: `[${g.parts.join(',')}]`,
+    })),
+    chunk: 100,
+    build: (db, rows) => db.insertInto('exposure_batches').values(rows as never),
+  };
+}
+
 /** Rows, then the rollups that summarize them: all in one transaction, they never disagree. */
 export function batchStatements(batch: WriteBatch): RowStatement[] {
   const statements: RowStatement[] = [
@@ -118,14 +142,9 @@ export function batchStatements(batch: WriteBatch): RowStatement[] {
       chunk: 1000,
       build: (db, rows) => db.insertInto('results').values(rows as ResultRow[]),
     },
-    {
-      name: 'exposures',
-      rows: batch.exposures,
-      chunk: 2000,
-      build: (db, rows) => db.insertInto('exposures').values(rows as ExposureRow[]),
-    },
+    exposureBatchStatement(batch.exposures),
     metricRollupStatement(rollUpResults(batch.results.map(rolledResult))),
-    exposureRollupStatement(rollUpExposures(batch.exposures.map(rolledExposure))),
+    exposureRollupStatement(rollUpExposures(batch.exposures)),
   ];
   return statements.filter((s) => s.rows.length > 0);
 }

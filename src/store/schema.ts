@@ -43,15 +43,14 @@ export interface ResultsTable {
   created_at: Time;
 }
 
-export interface ExposuresTable {
+/** The exposures of one write batch for one experiment version (migration 003). */
+export interface ExposureBatchesTable {
   seq: Generated<number>;
-  assignment_id: string;
   experiment_id: number;
   experiment_version: number;
-  variant_key: string;
-  user_id: string;
-  context: Json;
-  created_at: Time;
+  count: number;
+  /** JSON array of [assignmentId, variantKey, userId, context, createdAt]. */
+  exposures: string;
 }
 
 export interface ExperimentRevisionTable {
@@ -84,7 +83,7 @@ export interface Database {
   experiments: ExperimentsTable;
   experiment_versions: ExperimentVersionsTable;
   results: ResultsTable;
-  exposures: ExposuresTable;
+  exposure_batches: ExposureBatchesTable;
 }
 
 /** A result ready to insert: JSON already serialized, flags as 0/1. */
@@ -104,18 +103,17 @@ export interface ResultRow {
   created_at: string;
 }
 
-export interface ExposureRow {
-  assignment_id: string;
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  user_id: string;
-  context: string | null;
-  created_at: string;
+/** One assignment's exposure, as assign hands it to the writer. */
+export interface PendingExposure {
+  experimentId: number;
+  version: number;
+  variantKey: string;
+  /** The stored form: JSON of [assignmentId, variantKey, userId, context, createdAt]. */
+  json: string;
 }
 
 /** What one group-commit transaction writes. */
 export interface WriteBatch {
   results: ResultRow[];
-  exposures: ExposureRow[];
+  exposures: PendingExposure[];
 }

@@ -14,10 +14,15 @@ import {
   rolledResult,
 } from './row-statements.js';
 import type { Database, ExperimentsTable, ResultsTable, WriteBatch } from './schema.js';
-import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
+import type { Exposure, Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
 
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
+/** Exposure batches (up to 10,000 exposures each) read per page. */
+const EXPOSURE_BATCH_PAGE = 20;
+
+/** An exposure as stored in its batch: [assignmentId, variantKey, userId, context, createdAt]. */
+type StoredExposureTuple = [string, string, string, JsonObject | null, string];
 
 function iso(value: string | Date): string {
   return value instanceof Date ? value.toISOString() : value;
@@ -319,20 +324,65 @@ export class SqlStore implements Store {
   }
 
   private async rebuildExposureRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
-    const rows = await trx
-      .selectFrom('exposures')
-      .select(['experiment_version', 'variant_key', (eb) => eb.fn.countAll().as('n')])
-      .where('experiment_id', '=', experimentId)
-      .groupBy(['experiment_version', 'variant_key'])
-      .execute();
-    const rollups = rows.map((r) => ({
-      experimentId,
-      version: Number(r.experiment_version),
-      variantKey: r.variant_key,
-      n: Number(r.n),
-    }));
+    const counts = new Map<string, { version: number; variantKey: string; n: number }>();
+    let total = 0;
+    for await (const batch of this.exposureBatches(trx, experimentId)) {
+      for (const [, variantKey] of batch.exposures) {
+        const key = `${batch.version}\u0000${variantKey}`;
+        const acc = counts.get(key);
+        if (acc) acc.n++;
+        else counts.set(key, { version: batch.version, variantKey, n: 1 });
+        total++;
+      }
+    }
+    const rollups = [...counts.values()].map((c) => ({ experimentId, ...c }));
     await executeInChunks(trx, exposureRollupStatement(rollups));
-    return rollups.reduce((a, r) => a + r.n, 0);
+    return total;
+  }
+
+  /** The exposure batches of an experiment in commit order, a page at a time, parsed. */
+  private async *exposureBatches(
+    db: Kysely<Database>,
+    experimentId: number,
+  ): AsyncGenerator<{ version: number; exposures: StoredExposureTuple[] }> {
+    let after = 0;
+    for (;;) {
+      const page = await db
+        .selectFrom('exposure_batches')
+        .select(['seq', 'experiment_version', 'exposures'])
+        .where('experiment_id', '=', experimentId)
+        .where('seq', '>', after)
+        .orderBy('seq')
+        .limit(EXPOSURE_BATCH_PAGE)
+        .execute();
+      for (const row of page) {
+        yield {
+          version: Number(row.experiment_version),
+          exposures: JSON.parse(row.exposures) as StoredExposureTuple[],
+        };
+      }
+      if (page.length < EXPOSURE_BATCH_PAGE) return;
+      after = Number(page.at(-1)!.seq);
+    }
+  }
+
+  listExposures(experimentId: number): Promise<Exposure[]> {
+    return this.run(async () => {
+      const out: Exposure[] = [];
+      for await (const batch of this.exposureBatches(this.reader, experimentId)) {
+        for (const [assignmentId, variantKey, userId, context, createdAt] of batch.exposures) {
+          out.push({
+            assignmentId,
+            experimentVersion: batch.version,
+            variantKey,
+            userId,
+            context,
+            createdAt,
+          });
+        }
+      }
+      return out;
+    });
   }
 
   listResults(q: ResultQuery): Promise<ResultPage> {
@@ -370,8 +420,8 @@ export class SqlStore implements Store {
   countExposures(experimentId: number): Promise<number> {
     return this.run(async () => {
       const row = await this.reader
-        .selectFrom('exposures')
-        .select((eb) => eb.fn.countAll().as('n'))
+        .selectFrom('exposure_batches')
+        .select((eb) => eb.fn.sum<number>('count').as('n'))
         .where('experiment_id', '=', experimentId)
         .executeTakeFirst();
       return Number(row?.n ?? 0);

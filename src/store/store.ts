@@ -4,6 +4,16 @@ import type { JsonObject } from '../core/json.js';
 import type { ExposureRollup, MetricRollup } from '../core/rollups.js';
 import type { WriteBatch } from './schema.js';
 
+/** One assignment as recorded (exposures are stored in batches; see migration 003). */
+export interface Exposure {
+  assignmentId: string;
+  experimentVersion: number;
+  variantKey: string;
+  userId: string;
+  context: JsonObject | null;
+  createdAt: string;
+}
+
 /** An experiment with the store's internal id, which results and exposures reference. */
 export interface StoredExperiment {
   id: number;
@@ -69,6 +79,8 @@ export interface Store {
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;
   countExposures(experimentId: number): Promise<number>;
+  /** Every exposure of an experiment, in the order they were assigned. */
+  listExposures(experimentId: number): Promise<Exposure[]>;
   /** The live rollups of one experiment, every version: what analysis reads instead of results. */
   readRollups(experimentId: number): Promise<Rollups>;
   /** Every variant definition the experiment has had, oldest first. */

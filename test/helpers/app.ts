@@ -10,6 +10,7 @@ import { Kysely, PostgresDialect, type RawBuilder, SqliteDialect } from 'kysely'
 import pg from 'pg';
 import { type Runtime, type RuntimeOptions, startRuntime } from '../../src/runtime.js';
 import type { DatabaseTarget } from '../../src/store/index.js';
+import type { Exposure } from '../../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './postgres.js';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
@@ -71,6 +72,8 @@ export interface TestRuntime extends Runtime {
    * (jsonColumn), times are ISO text or Date (timeColumn), flags are 0/1 or booleans (use Boolean()).
    */
   rows<T>(query: RawBuilder<T>): Promise<T[]>;
+  /** Every exposure recorded for the experiment `slug`, in assignment order (read through the store). */
+  exposuresOf(slug: string): Promise<Exposure[]>;
 }
 
 /**
@@ -128,6 +131,11 @@ export async function startTestRuntime(
     rows: async <T>(query: RawBuilder<T>) => {
       reader ??= openReader();
       return (await query.execute(reader)).rows;
+    },
+    exposuresOf: async (slug: string) => {
+      const found = await runtime.store.findExperiment(slug);
+      assert.ok(found, `no experiment ${slug}`);
+      return runtime.store.listExposures(found.id);
     },
   };
 }
