@@ -123,6 +123,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       onError: (err) => app.log.error({ err }, 'unexpected failure'),
     });
     appsWithFastPath.add(app);
+    // Closing: Fastify answers 503 (Connection: close) to requests on kept-alive connections so
+    // clients retry elsewhere and the server can finish; the fast path must not keep them alive.
+    app.addHook('preClose', (done) => {
+      fastPath = null;
+      done();
+    });
   }
   return app;
 }

@@ -3,7 +3,7 @@
 // first) and through app.inject (Fastify's router only), and the two answers are compared.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { appsWithFastPath } from '../src/app.js';
@@ -228,5 +228,52 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
       exposures.map((e) => [e.assignmentId, e.context]),
       [[res.body.assignmentId, null]],
     );
+  });
+});
+
+describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
+  // Without the fix, close waits on the kept-alive connection and the test times out.
+  test('a request on a kept-alive connection gets Fastify’s 503 and close finishes', {
+    timeout: 20_000,
+  }, async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'fast-path-close');
+    try {
+      const slug = uniqueSlug('closing');
+      const created = await runtime.api.call({
+        method: 'POST',
+        url: '/experiments',
+        body: { slug, status: 'running', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      await runtime.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (runtime.app.server.address() as AddressInfo).port;
+      const body = JSON.stringify({ userId: 'u' });
+      const head =
+        `POST /experiment/${slug}/assign HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (d: Buffer) => {
+        received += d.toString('latin1');
+      });
+      const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      // A request in flight (body half sent) keeps the connection busy when closing starts.
+      socket.write(head + body.slice(0, 3));
+      await new Promise((r) => setTimeout(r, 100));
+      const closing = runtime.close();
+      await new Promise((r) => setTimeout(r, 100));
+      // The rest of that body, then a second request on the same connection.
+      socket.write(body.slice(3) + head + body);
+      await closing;
+      await socketClosed;
+      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+      assert.deepEqual(statuses, [200, 503], received);
+      assert.match(received, /connection: close/i);
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
   });
 });

@@ -309,19 +309,21 @@ for (const backend of backends) {
 }
 
 for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
-  test(`${backend.name}: migration 003 packs existing exposure rows into batches, in order`, {
+  test(`${backend.name}: exposures written row by row (before migration 003, or by an older instance) are still read`, {
     skip: backend.skip,
   }, async () => {
     const target = await backend.target();
-    const rows = Array.from({ length: 2500 }, (_, i) => ({
+    const legacyRow = (i: number, at: string) => ({
       assignment_id: `old-${i}`,
       experiment_id: 7,
-      experiment_version: i < 1200 ? 1 : 2,
+      experiment_version: i % 4 ? 1 : 2,
       variant_key: i % 3 ? 'A' : 'B',
       user_id: `u${i}`,
       context: i % 2 ? JSON.stringify({ i, s: 'é "q"' }) : null,
-      created_at: NOW,
-    }));
+      created_at: at,
+    });
+    const before = Array.from({ length: 1500 }, (_, i) => legacyRow(i, '2026-03-01T10:00:00.000Z'));
+    const during = Array.from({ length: 20 }, (_, i) => legacyRow(5000 + i, '2026-03-01T12:30:00.000Z'));
     const db = await openDatabase(target);
     try {
       // The schema as migration 002 left it, with exposures written row by row.
@@ -332,10 +334,10 @@ for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
         await db.runScript(m.sql);
         await db.runScript(`INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', '${NOW}')`);
       }
-      for (let i = 0; i < rows.length; i += 500) {
+      for (let i = 0; i < before.length; i += 500) {
         await db.writer
-          .insertInto('exposures' as never)
-          .values(rows.slice(i, i + 500) as never)
+          .insertInto('exposures')
+          .values(before.slice(i, i + 500))
           .execute();
       }
       assert.deepEqual(await migrate(db), [3]);
@@ -344,19 +346,50 @@ for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
     }
     const store = await openStore(target);
     try {
-      const listed = await store.listExposures(7);
+      // New exposures go into batches; an instance of the previous release still writes rows.
+      const fresh = [exposure(7, 'A'), exposure(7, 'B')];
+      await store.appendBatch({ results: [], exposures: fresh });
+      const writer = await openDatabase(target);
+      try {
+        await writer.writer.insertInto('exposures').values(during).execute();
+      } finally {
+        await writer.close();
+      }
+      const asListed = (r: ReturnType<typeof legacyRow>) => ({
+        assignmentId: r.assignment_id,
+        experimentVersion: r.experiment_version,
+        variantKey: r.variant_key,
+        userId: r.user_id,
+        context: r.context === null ? null : JSON.parse(r.context),
+        createdAt: r.created_at,
+      });
+      const batched = fresh.map((e) => {
+        const [assignmentId, variantKey, userId, context, createdAt] = JSON.parse(e.json);
+        return { assignmentId, experimentVersion: 1, variantKey, userId, context, createdAt };
+      });
+      // In time order: the old rows (10:00), the batch (NOW, 12:00), the late rows (12:30).
+      assert.deepEqual(await store.listExposures(7), [
+        ...before.map(asListed),
+        ...batched,
+        ...during.map(asListed),
+      ]);
+      assert.equal(await store.countExposures(7), 1522);
+      const live = await store.readRollups(7);
+      const rebuilt = await store.rebuildRollups(7);
+      assert.equal(rebuilt.exposures, 1522);
+      const after = await store.readRollups(7);
+      const byKey = (r: { version: number; variantKey: string; n: number }) =>
+        `${r.version}/${r.variantKey}=${r.n}`;
       assert.deepEqual(
-        listed,
-        rows.map((r) => ({
-          assignmentId: r.assignment_id,
-          experimentVersion: r.experiment_version,
-          variantKey: r.variant_key,
-          userId: r.user_id,
-          context: r.context === null ? null : JSON.parse(r.context),
-          createdAt: NOW,
-        })),
+        after.exposures.map(byKey).sort(),
+        [
+          `1/A=${1 + during.filter((r) => r.experiment_version === 1 && r.variant_key === 'A').length + before.filter((r) => r.experiment_version === 1 && r.variant_key === 'A').length}`,
+          `1/B=${1 + during.filter((r) => r.experiment_version === 1 && r.variant_key === 'B').length + before.filter((r) => r.experiment_version === 1 && r.variant_key === 'B').length}`,
+          `2/A=${[...before, ...during].filter((r) => r.experiment_version === 2 && r.variant_key === 'A').length}`,
+          `2/B=${[...before, ...during].filter((r) => r.experiment_version === 2 && r.variant_key === 'B').length}`,
+        ].sort(),
       );
-      assert.equal(await store.countExposures(7), 2500);
+      assert.ok(live.exposures.length > 0);
     } finally {
       await store.close();
     }

@@ -105,24 +105,31 @@ export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement
   };
 }
 
+/** Most characters of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
+export const MAX_EXPOSURE_BATCH_CHARS = 4_000_000;
+
 /**
  * Exposures as one row per experiment version: a JSON array of their stored forms, in the order they
  * were assigned (ADR 0006).
  */
 export function exposureBatchStatement(exposures: PendingExposure[]): RowStatement {
-  const groups = new Map<string, { experimentId: number; version: number; parts: string[] }>();
+  const open = new Map<string, { experimentId: number; version: number; parts: string[]; chars: number }>();
+  const groups: Array<{ experimentId: number; version: number; parts: string[] }> = [];
   for (const e of exposures) {
     const key = `${e.experimentId}\u0000${e.version}`;
-    let group = groups.get(key);
-    if (!group) {
-      group = { experimentId: e.experimentId, version: e.version, parts: [] };
-      groups.set(key, group);
+    let group = open.get(key);
+    // A row is capped in size, so contexts near the body limit never make one string too long to build.
+    if (!group || group.chars + e.json.length > MAX_EXPOSURE_BATCH_CHARS) {
+      group = { experimentId: e.experimentId, version: e.version, parts: [], chars: 0 };
+      open.set(key, group);
+      groups.push(group);
     }
     group.parts.push(e.json);
+    group.chars += e.json.length + 1;
   }
   return {
     name: 'exposure_batches',
-    rows: [...groups.values()].map((g) => ({
+    rows: groups.map((g) => ({
       experiment_id: g.experimentId,
       experiment_version: g.version,
       count: g.parts.length,

@@ -43,6 +43,18 @@ export interface ResultsTable {
   created_at: Time;
 }
 
+/** Exposures as releases before migration 003 wrote them, one row each; read, no longer written. */
+export interface LegacyExposuresTable {
+  seq: Generated<number>;
+  assignment_id: string;
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  user_id: string;
+  context: Json;
+  created_at: Time;
+}
+
 /** The exposures of one write batch for one experiment version (migration 003). */
 export interface ExposureBatchesTable {
   seq: Generated<number>;
@@ -84,6 +96,7 @@ export interface Database {
   experiment_versions: ExperimentVersionsTable;
   results: ResultsTable;
   exposure_batches: ExposureBatchesTable;
+  exposures: LegacyExposuresTable;
 }
 
 /** A result ready to insert: JSON already serialized, flags as 0/1. */

@@ -18,8 +18,8 @@ import type { Exposure, Result, ResultPage, ResultQuery, Rollups, Store, StoredE
 
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
-/** Exposure batches (up to 10,000 exposures each) read per page. */
-const EXPOSURE_BATCH_PAGE = 20;
+/** Exposure batches read per page (each about 4 MB of JSON at most; see row-statements.ts). */
+const EXPOSURE_BATCH_PAGE = 4;
 
 /** An exposure as stored in its batch: [assignmentId, variantKey, userId, context, createdAt]. */
 type StoredExposureTuple = [string, string, string, JsonObject | null, string];
@@ -325,19 +325,26 @@ export class SqlStore implements Store {
 
   private async rebuildExposureRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
     const counts = new Map<string, { version: number; variantKey: string; n: number }>();
-    let total = 0;
+    const add = (version: number, variantKey: string, n: number) => {
+      const key = `${version}\u0000${variantKey}`;
+      const acc = counts.get(key);
+      if (acc) acc.n += n;
+      else counts.set(key, { version, variantKey, n });
+    };
+    // Rows written one by one before migration 003, then the batches.
+    const legacy = await trx
+      .selectFrom('exposures')
+      .select(['experiment_version', 'variant_key', (eb) => eb.fn.countAll().as('n')])
+      .where('experiment_id', '=', experimentId)
+      .groupBy(['experiment_version', 'variant_key'])
+      .execute();
+    for (const r of legacy) add(Number(r.experiment_version), r.variant_key, Number(r.n));
     for await (const batch of this.exposureBatches(trx, experimentId)) {
-      for (const [, variantKey] of batch.exposures) {
-        const key = `${batch.version}\u0000${variantKey}`;
-        const acc = counts.get(key);
-        if (acc) acc.n++;
-        else counts.set(key, { version: batch.version, variantKey, n: 1 });
-        total++;
-      }
+      for (const [, variantKey] of batch.exposures) add(batch.version, variantKey, 1);
     }
     const rollups = [...counts.values()].map((c) => ({ experimentId, ...c }));
     await executeInChunks(trx, exposureRollupStatement(rollups));
-    return total;
+    return rollups.reduce((a, r) => a + r.n, 0);
   }
 
   /** The exposure batches of an experiment in commit order, a page at a time, parsed. */
@@ -369,21 +376,35 @@ export class SqlStore implements Store {
   listExposures(experimentId: number): Promise<Exposure[]> {
     return this.run(async () => {
       const out: Exposure[] = [];
+      // Rows written one by one before migration 003 (or by an older instance during a rolling deploy).
+      const legacy = await this.reader
+        .selectFrom('exposures')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .orderBy('seq')
+        .execute();
+      for (const r of legacy) {
+        out.push({
+          assignmentId: r.assignment_id,
+          experimentVersion: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          userId: r.user_id,
+          context: r.context === null ? null : json<JsonObject>(r.context),
+          createdAt: iso(r.created_at),
+        });
+      }
+      const mixed = out.length > 0;
       for await (const batch of this.exposureBatches(this.reader, experimentId)) {
         for (const [assignmentId, variantKey, userId, context, createdAt] of batch.exposures) {
-          out.push({
-            assignmentId,
-            experimentVersion: batch.version,
-            variantKey,
-            userId,
-            context,
-            createdAt,
-          });
+          out.push({ assignmentId, experimentVersion: batch.version, variantKey, userId, context, createdAt });
         }
       }
+      // Both kinds: in time order (a stable sort keeps each kind's own order within a millisecond).
+      if (mixed) out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
       return out;
     });
   }
+
 
   listResults(q: ResultQuery): Promise<ResultPage> {
     return this.run(() => this.readResults(q));
@@ -419,12 +440,17 @@ export class SqlStore implements Store {
 
   countExposures(experimentId: number): Promise<number> {
     return this.run(async () => {
-      const row = await this.reader
+      const batches = await this.reader
         .selectFrom('exposure_batches')
         .select((eb) => eb.fn.sum<number>('count').as('n'))
         .where('experiment_id', '=', experimentId)
         .executeTakeFirst();
-      return Number(row?.n ?? 0);
+      const legacy = await this.reader
+        .selectFrom('exposures')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('experiment_id', '=', experimentId)
+        .executeTakeFirst();
+      return Number(batches?.n ?? 0) + Number(legacy?.n ?? 0);
     });
   }
 
