@@ -396,7 +396,14 @@ export class SqlStore implements Store {
       const mixed = out.length > 0;
       for await (const batch of this.exposureBatches(this.reader, experimentId)) {
         for (const [assignmentId, variantKey, userId, context, createdAt] of batch.exposures) {
-          out.push({ assignmentId, experimentVersion: batch.version, variantKey, userId, context, createdAt });
+          out.push({
+            assignmentId,
+            experimentVersion: batch.version,
+            variantKey,
+            userId,
+            context,
+            createdAt,
+          });
         }
       }
       // Both kinds: in time order (a stable sort keeps each kind's own order within a millisecond).
@@ -404,7 +411,6 @@ export class SqlStore implements Store {
       return out;
     });
   }
-
 
   listResults(q: ResultQuery): Promise<ResultPage> {
     return this.run(() => this.readResults(q));
