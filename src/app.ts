@@ -65,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Set once the routes exist; until then (and when requests are logged) Fastify answers everything.
   let fastPath: FastPath | null = null;
   const app = Fastify({
-    // The server Fastify would build (same timeouts), with the assign fast path in front of its router.
+    // The server Fastify would build (same timeouts), with the assign/log fast path in front of its router.
     serverFactory: (handler, serverOptions) => {
       const options = serverOptions as unknown as ServerTimeouts;
       const server = createServer(options.http ?? {}, (req, res) => {
