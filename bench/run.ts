@@ -105,6 +105,18 @@ function onCore1(cmd: string, args: string[]): [string, string[]] {
   return HAS_TASKSET ? ['taskset', ['-c', '1', cmd, ...args]] : [cmd, args];
 }
 
+/** Runs a bench/ script (TypeScript) with `options` in a fresh process on core 1; its last line is JSON. */
+async function runOnCore1<T>(script: string, options: object): Promise<T> {
+  const [cmd, argv] = onCore1(process.execPath, [
+    '--import',
+    'tsx',
+    join(here, script),
+    JSON.stringify(options),
+  ]);
+  const { stdout } = await run(cmd, argv, { cwd: join(here, '..'), maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as T;
+}
+
 /** Runs the load generator in a fresh process on core 1 (the servers run on core 0). */
 async function drive(
   server: Server,
@@ -138,14 +150,7 @@ async function drive(
     duration,
     idReplacement: true,
   };
-  const [cmd, argv] = onCore1(process.execPath, [
-    '--import',
-    'tsx',
-    join(here, 'load-generator.ts'),
-    JSON.stringify(options),
-  ]);
-  const { stdout } = await run(cmd, argv, { cwd: join(here, '..'), maxBuffer: 1 << 20 });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as Sample;
+  return runOnCore1<Sample>('load-generator.ts', options);
 }
 
 interface FixedRateSample {
@@ -175,14 +180,7 @@ async function atFixedRate(server: Server, s: Scenario, rate: number): Promise<F
     warmupSeconds: 2,
     connections: 50,
   };
-  const [cmd, argv] = onCore1(process.execPath, [
-    '--import',
-    'tsx',
-    join(here, 'constant-rate.ts'),
-    JSON.stringify(options),
-  ]);
-  const { stdout } = await run(cmd, argv, { cwd: join(here, '..'), maxBuffer: 1 << 20 });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as FixedRateSample;
+  return runOnCore1<FixedRateSample>('constant-rate.ts', options);
 }
 
 const median = (xs: number[]) => {

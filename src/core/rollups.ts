@@ -79,16 +79,17 @@ export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
   return [...byKey.values()];
 }
 
-/** Counts exposures per experiment, version and variant. */
+/** Counts exposures per experiment, version and variant (`n` when one item stands for several). */
 export function rollUpExposures(
-  exposures: Iterable<{ experimentId: number; version: number; variantKey: string }>,
+  exposures: Iterable<{ experimentId: number; version: number; variantKey: string; n?: number }>,
 ): ExposureRollup[] {
   const byKey = new Map<string, ExposureRollup>();
   for (const e of exposures) {
     const key = `${e.experimentId}\u0000${e.version}\u0000${e.variantKey}`;
+    const n = e.n ?? 1;
     const acc = byKey.get(key);
-    if (acc) acc.n += 1;
-    else byKey.set(key, { experimentId: e.experimentId, version: e.version, variantKey: e.variantKey, n: 1 });
+    if (acc) acc.n += n;
+    else byKey.set(key, { experimentId: e.experimentId, version: e.version, variantKey: e.variantKey, n });
   }
   return [...byKey.values()];
 }

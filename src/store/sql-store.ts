@@ -3,7 +3,7 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
-import { type MetricRollup, rollUpResults } from '../core/rollups.js';
+import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { SqlDatabase } from './database.js';
 import {
   batchStatements,
@@ -324,25 +324,30 @@ export class SqlStore implements Store {
   }
 
   private async rebuildExposureRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
-    const counts = new Map<string, { version: number; variantKey: string; n: number }>();
-    const add = (version: number, variantKey: string, n: number) => {
-      const key = `${version}\u0000${variantKey}`;
-      const acc = counts.get(key);
-      if (acc) acc.n += n;
-      else counts.set(key, { version, variantKey, n });
-    };
-    // Rows written one by one before migration 003, then the batches.
+    // Rows written one by one before migration 003 (counted in SQL), then the batches.
     const legacy = await trx
       .selectFrom('exposures')
       .select(['experiment_version', 'variant_key', (eb) => eb.fn.countAll().as('n')])
       .where('experiment_id', '=', experimentId)
       .groupBy(['experiment_version', 'variant_key'])
       .execute();
-    for (const r of legacy) add(Number(r.experiment_version), r.variant_key, Number(r.n));
+    const counted: Array<{ experimentId: number; version: number; variantKey: string; n?: number }> =
+      legacy.map((r) => ({
+        experimentId,
+        version: Number(r.experiment_version),
+        variantKey: r.variant_key,
+        n: Number(r.n),
+      }));
+    // Counted a batch at a time, so memory holds one batch's exposures, not the experiment's.
     for await (const batch of this.exposureBatches(trx, experimentId)) {
-      for (const [, variantKey] of batch.exposures) add(batch.version, variantKey, 1);
+      const items = batch.exposures.map(([, variantKey]) => ({
+        experimentId,
+        version: batch.version,
+        variantKey,
+      }));
+      counted.push(...rollUpExposures(items));
     }
-    const rollups = [...counts.values()].map((c) => ({ experimentId, ...c }));
+    const rollups = rollUpExposures(counted);
     await executeInChunks(trx, exposureRollupStatement(rollups));
     return rollups.reduce((a, r) => a + r.n, 0);
   }
