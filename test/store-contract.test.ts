@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConflictError, NotFoundError } from '../src/core/errors.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
+import { toExposureBatches } from '../src/store/exposure-queue.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
 import type { PendingExposure, ResultRow } from '../src/store/schema.js';
@@ -137,7 +138,10 @@ for (const backend of backends) {
     test('appendBatch commits results and exposures together, readable at once', async () => {
       const { id } = await store.insertExperiment(experiment('batch'));
       const rows = Array.from({ length: 2500 }, () => result(id));
-      await store.appendBatch({ results: rows, exposures: Array.from({ length: 3000 }, () => exposure(id)) });
+      await store.appendBatch({
+        results: rows,
+        exposures: toExposureBatches(Array.from({ length: 3000 }, () => exposure(id))),
+      });
       assert.equal(await store.countExposures(id), 3000);
       const page = await store.listResults({ experimentId: id, limit: 1000 });
       assert.equal(page.results.length, 1000);
@@ -150,8 +154,8 @@ for (const backend of backends) {
       const { id } = await store.insertExperiment(experiment('listed'));
       const first = Array.from({ length: 5 }, (_, i) => exposure(id, i % 2 ? 'B' : 'A'));
       const second = [{ ...exposure(id, 'B'), version: 2 }, exposure(id, 'A')];
-      await store.appendBatch({ results: [], exposures: first });
-      await store.appendBatch({ results: [], exposures: second });
+      await store.appendBatch({ results: [], exposures: toExposureBatches(first) });
+      await store.appendBatch({ results: [], exposures: toExposureBatches(second) });
       const listed = await store.listExposures(id);
       const expected = [...first, ...second].map((e) => {
         const [assignmentId, variantKey, userId, context, createdAt] = JSON.parse(e.json);
@@ -243,7 +247,7 @@ for (const backend of backends) {
           });
         });
         const exposures = Array.from({ length: Math.floor(random() * 30) }, () => exposure(id));
-        await store.appendBatch({ results, exposures });
+        await store.appendBatch({ results, exposures: toExposureBatches(exposures) });
       }
       const live = await store.readRollups(id);
       const latencyA = live.metrics.filter((m) => m.metric === 'latency_ms' && m.variantKey === 'A');
@@ -348,7 +352,7 @@ for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
     try {
       // New exposures go into batches; an instance of the previous release still writes rows.
       const fresh = [exposure(7, 'A'), exposure(7, 'B')];
-      await store.appendBatch({ results: [], exposures: fresh });
+      await store.appendBatch({ results: [], exposures: toExposureBatches(fresh) });
       const writer = await openDatabase(target);
       try {
         await writer.writer.insertInto('exposures').values(during).execute();
@@ -479,7 +483,7 @@ test('PostgreSQL: two instances adding to the same rollups in opposite orders ne
     const keys = Array.from({ length: 100 }, (_, i) => `v${String(i).padStart(3, '0')}`);
     const batch = (order: string[]) => ({
       results: [],
-      exposures: order.map((k) => exposure(id, k)),
+      exposures: toExposureBatches(order.map((k) => exposure(id, k))),
     });
     for (let round = 0; round < 30; round++) {
       await Promise.all([a.appendBatch(batch(keys)), b.appendBatch(batch([...keys].reverse()))]);

@@ -1,6 +1,7 @@
 // Group commit: results of requests that arrive together share one transaction; exposures ride along.
 import { UnavailableError } from '../core/errors.js';
-import type { PendingExposure, ResultRow, WriteBatch } from './schema.js';
+import { ExposureQueue } from './exposure-queue.js';
+import type { ExposureBatch, PendingExposure, ResultRow, WriteBatch } from './schema.js';
 
 interface Waiting {
   rows: ResultRow[];
@@ -38,7 +39,7 @@ export interface GroupCommitOptions {
  */
 export class GroupCommit {
   private waiting: Waiting[] = [];
-  private exposures: PendingExposure[] = [];
+  private readonly exposures: ExposureQueue;
   private running = false;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
@@ -49,7 +50,6 @@ export class GroupCommit {
   droppedExposures = 0;
   private readonly maxResults: number;
   private readonly maxExposures: number;
-  private readonly maxBuffered: number;
 
   constructor(
     private readonly write: (batch: WriteBatch) => Promise<void>,
@@ -57,7 +57,7 @@ export class GroupCommit {
   ) {
     this.maxResults = options.maxResultsPerBatch ?? 5000;
     this.maxExposures = options.maxExposuresPerBatch ?? 10000;
-    this.maxBuffered = options.maxBufferedExposures ?? 200_000;
+    this.exposures = new ExposureQueue(options.maxBufferedExposures ?? 200_000);
   }
 
   /** Resolves once the rows are committed; rejects with the database's error if they were not. */
@@ -70,12 +70,11 @@ export class GroupCommit {
 
   /** Never waits: the exposure is written with the next batch. */
   appendExposure(exposure: PendingExposure): void {
-    if (this.exposures.length >= this.maxBuffered) {
+    if (!this.exposures.append(exposure)) {
       this.drop(1);
       return;
     }
-    this.exposures.push(exposure);
-    if (this.exposures.length >= (this.options.exposureFlushSize ?? 1000)) {
+    if (this.exposures.size >= (this.options.exposureFlushSize ?? 1000)) {
       this.exposuresDue = true;
       this.schedule();
     } else if (!this.exposureTimer) {
@@ -89,7 +88,7 @@ export class GroupCommit {
   }
 
   get pendingExposures(): number {
-    return this.exposures.length;
+    return this.exposures.size;
   }
 
   /**
@@ -97,7 +96,7 @@ export class GroupCommit {
    * could not be written then are still counted in `pendingExposures`).
    */
   drain(): Promise<void> {
-    if (!this.running && !this.scheduled && this.waiting.length === 0 && this.exposures.length === 0) {
+    if (!this.running && !this.scheduled && this.waiting.length === 0 && this.exposures.size === 0) {
       return Promise.resolve();
     }
     clearTimeout(this.retryTimer);
@@ -121,10 +120,10 @@ export class GroupCommit {
 
   private async run(): Promise<void> {
     this.running = true;
-    while (this.waiting.length > 0 || (this.exposuresDue && this.exposures.length > 0)) {
+    while (this.waiting.length > 0 || (this.exposuresDue && this.exposures.size > 0)) {
       const groups = this.takeGroups();
-      const exposures = this.exposures.splice(0, this.maxExposures);
-      if (this.exposures.length === 0) this.exposuresDue = false;
+      const exposures = this.exposures.take(this.maxExposures);
+      if (this.exposures.size === 0) this.exposuresDue = false;
       const available = await this.commit(groups, exposures);
       if (!available && this.waiting.length === 0) {
         this.retryTimer = setTimeout(() => {
@@ -153,7 +152,7 @@ export class GroupCommit {
   }
 
   /** False when the database was unavailable (then the exposures are back in the buffer). */
-  private async commit(groups: Waiting[], exposures: PendingExposure[]): Promise<boolean> {
+  private async commit(groups: Waiting[], exposures: ExposureBatch[]): Promise<boolean> {
     try {
       await this.write({ results: groups.flatMap((g) => g.rows), exposures });
       for (const g of groups) g.resolve();
@@ -166,7 +165,7 @@ export class GroupCommit {
       }
       if (groups.length + (exposures.length > 0 ? 1 : 0) <= 1) {
         for (const g of groups) g.reject(err);
-        if (exposures.length > 0) this.options.onExposureError?.(err, exposures.length);
+        if (exposures.length > 0) this.options.onExposureError?.(err, count(exposures));
         return true;
       }
     }
@@ -174,7 +173,7 @@ export class GroupCommit {
     if (exposures.length > 0) {
       await this.write({ results: [], exposures }).catch((err) => {
         if (err instanceof UnavailableError) this.putBack(exposures);
-        else this.options.onExposureError?.(err, exposures.length);
+        else this.options.onExposureError?.(err, count(exposures));
       });
     }
     for (const g of groups) {
@@ -189,10 +188,12 @@ export class GroupCommit {
   }
 
   /** Back to the front of the buffer, in order; what no longer fits is dropped and counted. */
-  private putBack(exposures: PendingExposure[]): void {
-    const room = Math.max(0, this.maxBuffered - this.exposures.length);
-    const kept = exposures.slice(0, room);
-    if (kept.length < exposures.length) this.drop(exposures.length - kept.length);
-    this.exposures = kept.concat(this.exposures);
+  private putBack(exposures: ExposureBatch[]): void {
+    const dropped = this.exposures.putBack(exposures);
+    if (dropped > 0) this.drop(dropped);
   }
+}
+
+function count(batches: ExposureBatch[]): number {
+  return batches.reduce((n, b) => n + b.count, 0);
 }

@@ -4,7 +4,7 @@
 import type { Compilable, Kysely } from 'kysely';
 import type { JsonObject } from '../core/json.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
-import type { Database, PendingExposure, ResultRow, WriteBatch } from './schema.js';
+import type { Database, ExposureBatch, ResultRow, WriteBatch } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
 export interface RowStatement<R extends object = object> {
@@ -105,35 +105,15 @@ export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement
   };
 }
 
-/** Most characters of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
-export const MAX_EXPOSURE_BATCH_CHARS = 4_000_000;
-
-/**
- * Exposures as one row per experiment version: a JSON array of their stored forms, in the order they
- * were assigned (ADR 0006).
- */
-export function exposureBatchStatement(exposures: PendingExposure[]): RowStatement {
-  const open = new Map<string, { experimentId: number; version: number; parts: string[]; chars: number }>();
-  const groups: Array<{ experimentId: number; version: number; parts: string[] }> = [];
-  for (const e of exposures) {
-    const key = `${e.experimentId}\u0000${e.version}`;
-    let group = open.get(key);
-    // A row is capped in size, so contexts near the body limit never make one string too long to build.
-    if (!group || group.chars + e.json.length > MAX_EXPOSURE_BATCH_CHARS) {
-      group = { experimentId: e.experimentId, version: e.version, parts: [], chars: 0 };
-      open.set(key, group);
-      groups.push(group);
-    }
-    group.parts.push(e.json);
-    group.chars += e.json.length + 1;
-  }
+/** Exposures as one row per batch: a JSON array of their stored forms, in the order they were assigned (ADR 0006). */
+export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
   return {
     name: 'exposure_batches',
-    rows: groups.map((g) => ({
-      experiment_id: g.experimentId,
-      experiment_version: g.version,
-      count: g.parts.length,
-      exposures: `[${g.parts.join(',')}]`,
+    rows: batches.map((b) => ({
+      experiment_id: b.experimentId,
+      experiment_version: b.version,
+      count: b.count,
+      exposures: b.json,
     })),
     chunk: 100,
     build: (db, rows) => db.insertInto('exposure_batches').values(rows as never),
@@ -151,7 +131,13 @@ export function batchStatements(batch: WriteBatch): RowStatement[] {
     },
     exposureBatchStatement(batch.exposures),
     metricRollupStatement(rollUpResults(batch.results.map(rolledResult))),
-    exposureRollupStatement(rollUpExposures(batch.exposures)),
+    exposureRollupStatement(
+      rollUpExposures(
+        batch.exposures.flatMap((b) =>
+          b.variants.map((v) => ({ experimentId: b.experimentId, version: b.version, ...v })),
+        ),
+      ),
+    ),
   ];
   return statements.filter((s) => s.rows.length > 0);
 }

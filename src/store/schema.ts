@@ -125,8 +125,19 @@ export interface PendingExposure {
   json: string;
 }
 
+/** Exposures of one experiment version, ready to be stored as one `exposure_batches` row (ADR 0006). */
+export interface ExposureBatch {
+  experimentId: number;
+  version: number;
+  count: number;
+  /** How many of them went to each variant (for the exposure rollups). */
+  variants: Array<{ variantKey: string; n: number }>;
+  /** The stored form: a JSON array of the exposures' stored forms, in the order they were assigned. */
+  json: string;
+}
+
 /** What one group-commit transaction writes. */
 export interface WriteBatch {
   results: ResultRow[];
-  exposures: PendingExposure[];
+  exposures: ExposureBatch[];
 }

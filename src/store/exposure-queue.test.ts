@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ExposureQueue, MAX_EXPOSURE_BATCH_BYTES, toExposureBatches } from './exposure-queue.js';
+import type { ExposureBatch, PendingExposure } from './schema.js';
+
+const pending = (
+  experimentId: number,
+  version: number,
+  id: string,
+  variantKey = 'A',
+  pad = '',
+): PendingExposure => ({
+  experimentId,
+  version,
+  variantKey,
+  json: JSON.stringify([id, variantKey, 'u', pad ? { pad } : null, '2026-01-01T00:00:00.000Z']),
+});
+
+const ids = (batches: ExposureBatch[]) => batches.map((b) => JSON.parse(b.json).map((e: string[]) => e[0]));
+
+test('exposures become one batch per experiment version, in order, with counts per variant', () => {
+  const batches = toExposureBatches([
+    pending(1, 1, 'a', 'A'),
+    pending(2, 1, 'b', 'A'),
+    pending(1, 1, 'c', 'B'),
+    pending(1, 2, 'd', 'A'),
+    pending(1, 1, 'e', 'A'),
+  ]);
+  assert.deepEqual(
+    batches.map((b) => [b.experimentId, b.version, b.count, b.variants]),
+    [
+      [
+        1,
+        1,
+        3,
+        [
+          { variantKey: 'A', n: 2 },
+          { variantKey: 'B', n: 1 },
+        ],
+      ],
+      [2, 1, 1, [{ variantKey: 'A', n: 1 }]],
+      [1, 2, 1, [{ variantKey: 'A', n: 1 }]],
+    ],
+  );
+  assert.deepEqual(ids(batches), [['a', 'c', 'e'], ['b'], ['d']]);
+});
+
+test('the stored text is exactly the JSON array of the exposures, whatever their characters', () => {
+  const contexts = [
+    'plain',
+    'ünïcødé ✓',
+    '😀 emoji',
+    'quote " and \\ backslash',
+    '\u2028 line sep',
+    'x'.repeat(9000),
+  ];
+  const list = contexts.map((pad, i) => pending(1, 1, `id${i}`, 'A', pad));
+  const [batch] = toExposureBatches(list);
+  assert.equal(batch!.json, `[${list.map((e) => e.json).join(',')}]`);
+  assert.deepEqual(
+    JSON.parse(batch!.json).map((e: Array<{ pad: string }>) => e[3]!.pad),
+    contexts,
+  );
+});
+
+test('a batch never grows past the size cap: large exposures start new batches', () => {
+  const big = 'x'.repeat(Math.floor(MAX_EXPOSURE_BATCH_BYTES / 3));
+  const batches = toExposureBatches(Array.from({ length: 7 }, (_, i) => pending(1, 1, `e${i}`, 'A', big)));
+  assert.ok(batches.length >= 3, `${batches.length} batches`);
+  for (const b of batches)
+    assert.ok(Buffer.byteLength(b.json) <= MAX_EXPOSURE_BATCH_BYTES, `${b.json.length}`);
+  assert.deepEqual(ids(batches).flat(), ['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
+  assert.equal(
+    batches.reduce((a, b) => a + b.count, 0),
+    7,
+  );
+});
+
+test('take hands out whole batches until it has at least max, oldest first', () => {
+  const q = new ExposureQueue(100);
+  for (let i = 0; i < 3; i++) q.append(pending(1, 1, `a${i}`));
+  for (let i = 0; i < 2; i++) q.append(pending(2, 1, `b${i}`));
+  q.append(pending(3, 1, 'c0'));
+  assert.equal(q.size, 6);
+  const first = q.take(4);
+  assert.deepEqual(ids(first), [
+    ['a0', 'a1', 'a2'],
+    ['b0', 'b1'],
+  ]);
+  assert.equal(q.size, 1);
+  q.append(pending(1, 1, 'a3'));
+  assert.deepEqual(ids(q.take(10)), [['c0'], ['a3']]);
+  assert.equal(q.size, 0);
+  assert.deepEqual(q.take(10), []);
+});
+
+test('a full queue refuses exposures; batches put back go first and what does not fit is dropped', () => {
+  const q = new ExposureQueue(5);
+  for (let i = 0; i < 3; i++) assert.equal(q.append(pending(1, 1, `a${i}`)), true);
+  const taken = q.take(10);
+  for (let i = 0; i < 3; i++) assert.equal(q.append(pending(1, 1, `n${i}`)), true);
+  assert.equal(q.putBack(taken), 3, 'three back, but room for two: the whole batch is dropped');
+  assert.equal(q.size, 3);
+  const smaller = q.take(10);
+  assert.equal(q.putBack(smaller), 0);
+  assert.equal(q.size, 3);
+  for (let i = 0; i < 2; i++) assert.equal(q.append(pending(1, 1, `m${i}`)), true);
+  assert.equal(q.append(pending(1, 1, 'over')), false);
+  assert.deepEqual(ids(q.take(10)), [
+    ['n0', 'n1', 'n2'],
+    ['m0', 'm1'],
+  ]);
+});

@@ -1,0 +1,162 @@
+// Exposures waiting for the writer, kept as JSON bytes outside the JS heap (ADR 0007).
+//
+// Every assign leaves an exposure behind, and each one waits ~1000 assigns for its batch. Kept as JS
+// objects, they outlived every young-generation collection and were promoted: about 250 bytes of old
+// generation per assign, collected later by full mark-compacts (CPU, and heap growth between them).
+// Copied at once into a Buffer, the exposure's string dies young and costs the collector nothing.
+import type { ExposureBatch, PendingExposure } from './schema.js';
+
+/** Most bytes of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
+export const MAX_EXPOSURE_BATCH_BYTES = 4_000_000;
+const FIRST_CAPACITY = 4096;
+const OPEN = 0x5b; // [
+const COMMA = 0x2c;
+const CLOSE = 0x5d; // ]
+
+/**
+ * Buffers of sealed segments, reused by new ones: a steady stream of exposures then allocates no new
+ * memory outside the heap (which V8 would count as pressure towards a full collection).
+ */
+const spare: Buffer[] = [];
+const MAX_SPARE = 4;
+const MAX_SPARE_BYTES = 1 << 20;
+
+/** The exposures of one experiment version, as the bytes of a JSON array being written. */
+class Segment {
+  bytes: Buffer = spare.pop() ?? Buffer.allocUnsafeSlow(FIRST_CAPACITY);
+  length = 1;
+  count = 0;
+  readonly variants = new Map<string, number>();
+
+  constructor(
+    readonly experimentId: number,
+    readonly version: number,
+  ) {
+    this.bytes[0] = OPEN;
+  }
+
+  /** Could `maxBytes` more bytes push this segment past the cap (a lone exposure always fits)? */
+  full(maxBytes: number): boolean {
+    return this.count > 0 && this.length + maxBytes + 2 > MAX_EXPOSURE_BATCH_BYTES;
+  }
+
+  append(e: PendingExposure, maxBytes: number): void {
+    // room for the separator and the closing bracket
+    const needed = this.length + maxBytes + 2;
+    if (needed > this.bytes.length) {
+      let capacity = this.bytes.length * 2;
+      while (capacity < needed) capacity *= 2;
+      const grown = Buffer.allocUnsafeSlow(capacity);
+      this.bytes.copy(grown, 0, 0, this.length);
+      this.bytes = grown;
+    }
+    if (this.count > 0) this.bytes[this.length++] = COMMA;
+    this.length += this.bytes.write(e.json, this.length, 'utf8');
+    this.count++;
+    this.variants.set(e.variantKey, (this.variants.get(e.variantKey) ?? 0) + 1);
+  }
+
+  seal(): ExposureBatch {
+    this.bytes[this.length] = CLOSE;
+    return {
+      experimentId: this.experimentId,
+      version: this.version,
+      count: this.count,
+      variants: [...this.variants].map(([variantKey, n]) => ({ variantKey, n })),
+      json: this.bytes.toString('utf8', 0, this.length + 1),
+    };
+  }
+
+  /** After sealing: the buffer goes back for reuse (the sealed text is a copy). */
+  release(): void {
+    if (spare.length < MAX_SPARE && this.bytes.length <= MAX_SPARE_BYTES) spare.push(this.bytes);
+  }
+}
+
+/**
+ * A bounded FIFO of exposures: open segments (one per experiment version, growing) behind batches that
+ * were taken but came back unwritten (database unavailable). Order is kept within an experiment version.
+ */
+export class ExposureQueue {
+  private returned: ExposureBatch[] = [];
+  private readonly open = new Map<string, Segment>();
+  private segments: Segment[] = [];
+  private total = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  /** Exposures waiting. */
+  get size(): number {
+    return this.total;
+  }
+
+  /** False (and nothing kept) when the queue is full. */
+  append(e: PendingExposure): boolean {
+    if (this.total >= this.capacity) return false;
+    const key = `${e.experimentId}\u0000${e.version}`;
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring the string,
+    // which is measured only when that bound comes near the cap.
+    const maxBytes = e.json.length * 3;
+    let segment = this.open.get(key);
+    if (segment === undefined || (segment.full(maxBytes) && segment.full(Buffer.byteLength(e.json)))) {
+      segment = new Segment(e.experimentId, e.version);
+      this.open.set(key, segment);
+      this.segments.push(segment);
+    }
+    segment.append(e, maxBytes);
+    this.total++;
+    return true;
+  }
+
+  /**
+   * Takes whole batches, oldest first, until at least `max` exposures are taken or none are left (a
+   * batch is never split; the first is always taken).
+   */
+  take(max: number): ExposureBatch[] {
+    const out: ExposureBatch[] = [];
+    let taken = 0;
+    while (this.returned.length > 0 && (taken === 0 || taken < max)) {
+      const b = this.returned.shift()!;
+      out.push(b);
+      taken += b.count;
+    }
+    let i = 0;
+    while (i < this.segments.length && (taken === 0 || taken < max)) {
+      const s = this.segments[i++]!;
+      out.push(s.seal());
+      s.release();
+      taken += s.count;
+      const key = `${s.experimentId}\u0000${s.version}`;
+      if (this.open.get(key) === s) this.open.delete(key);
+    }
+    this.segments = this.segments.slice(i);
+    this.total -= taken;
+    return out;
+  }
+
+  /**
+   * Returns batches that could not be written to the front, in order. Batches that no longer fit are
+   * dropped; returns how many exposures that dropped.
+   */
+  putBack(batches: ExposureBatch[]): number {
+    let room = Math.max(0, this.capacity - this.total);
+    const kept: ExposureBatch[] = [];
+    let dropped = 0;
+    for (const b of batches) {
+      if (b.count <= room) {
+        kept.push(b);
+        room -= b.count;
+        this.total += b.count;
+      } else dropped += b.count;
+    }
+    this.returned = kept.concat(this.returned);
+    return dropped;
+  }
+}
+
+/** Exposures as the batches a queue would hand the writer (for tools and tests). */
+export function toExposureBatches(exposures: Iterable<PendingExposure>): ExposureBatch[] {
+  const queue = new ExposureQueue(Number.POSITIVE_INFINITY);
+  for (const e of exposures) queue.append(e);
+  return queue.take(Number.POSITIVE_INFINITY);
+}
