@@ -13,7 +13,11 @@ test('defaults: port 3000 on 127.0.0.1, SQLite under ./data, 1 MiB bodies, info 
   assert.equal(c.bodyLimit, 1024 * 1024);
   assert.equal(c.logLevel, 'info');
   assert.equal(c.apiKey, undefined);
-  assert.deepEqual(c.database, { kind: 'sqlite', path: join(process.cwd(), 'data', 'agentsplit.db') });
+  assert.deepEqual(c.database, {
+    kind: 'sqlite',
+    path: join(process.cwd(), 'data', 'agentsplit.db'),
+    writerNice: 10,
+  });
 });
 
 test('DATABASE_URL forms', () => {
@@ -24,6 +28,7 @@ test('DATABASE_URL forms', () => {
   assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database, {
     kind: 'sqlite',
     path: '/tmp/x.db',
+    writerNice: 10,
   });
   assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_POOL_SIZE: '25' }).database, {
     kind: 'postgres',

@@ -17,6 +17,9 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** See ADR 0008: the SQLite writer thread yields the core to the event loop under contention. */
+const DEFAULT_WRITER_NICE = 10;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function integer(
@@ -35,14 +38,19 @@ function integer(
   return n;
 }
 
-export function parseDatabaseUrl(url: string | undefined, dataDir: string, poolSize = 10): DatabaseTarget {
-  if (url === undefined || url === '') return { kind: 'sqlite', path: join(dataDir, 'agentsplit.db') };
+export function parseDatabaseUrl(
+  url: string | undefined,
+  dataDir: string,
+  { poolSize = 10, writerNice = DEFAULT_WRITER_NICE } = {},
+): DatabaseTarget {
+  if (url === undefined || url === '')
+    return { kind: 'sqlite', path: join(dataDir, 'agentsplit.db'), writerNice };
   if (url === 'sqlite::memory:') return { kind: 'sqlite', path: ':memory:' };
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\//, '');
     if (path === '')
       throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/agentsplit.db');
-    return { kind: 'sqlite', path: resolve(path) };
+    return { kind: 'sqlite', path: resolve(path), writerNice };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
     return { kind: 'postgres', url, poolSize };
@@ -65,7 +73,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     apiKey,
-    database: parseDatabaseUrl(env.DATABASE_URL, dataDir, integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
+    database: parseDatabaseUrl(env.DATABASE_URL, dataDir, {
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+      writerNice: integer(env, 'SQLITE_WRITER_NICE', DEFAULT_WRITER_NICE, 0, 19),
+    }),
     dataDir,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),

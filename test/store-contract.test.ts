@@ -1,6 +1,6 @@
 // The store contract: every backend must pass these. Runs on real SQLite files (and in-memory SQLite).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -413,6 +413,32 @@ test('reopening a SQLite file keeps data and re-runs no migration', async () => 
     );
   } finally {
     await second.close();
+  }
+});
+
+/** Niceness of each thread of this process, by thread id (field 19 of /proc/self/task/<tid>/stat). */
+function threadNiceness(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return out;
+}
+
+test('the SQLite writer thread runs at the configured niceness, and only it (Linux)', {
+  skip: !existsSync('/proc/thread-self'),
+}, async () => {
+  const before = threadNiceness();
+  const store = await openStore({ kind: 'sqlite', path: join(dir, 'nice.db'), writerNice: 7 });
+  try {
+    await store.insertExperiment(experiment('nice'));
+    const after = threadNiceness();
+    const changed = [...after].filter(([tid, n]) => n === 7 && before.get(tid) !== 7);
+    assert.equal(changed.length, 1, `one new thread at nice 7: ${JSON.stringify([...after])}`);
+    assert.equal(after.get(process.pid), before.get(process.pid), 'the main thread keeps its niceness');
+  } finally {
+    await store.close();
   }
 });
 

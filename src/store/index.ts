@@ -6,11 +6,19 @@ import { SqlStore } from './sql-store.js';
 import { openSqlite } from './sqlite.js';
 
 export type DatabaseTarget =
-  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'sqlite';
+      path: string;
+      /**
+       * Niceness of the writer thread (0-19; Linux): under CPU contention the event loop, which answers
+       * assign, runs ahead of commits (ADR 0008). Left as is when omitted.
+       */
+      writerNice?: number;
+    }
   | ({ kind: 'postgres'; url: string } & PostgresOptions);
 
 export async function openDatabase(target: DatabaseTarget): Promise<SqlDatabase> {
-  if (target.kind === 'sqlite') return openSqlite(target.path);
+  if (target.kind === 'sqlite') return openSqlite(target.path, target.writerNice);
   return openPostgres(target.url, target);
 }
 

@@ -30,8 +30,8 @@ export class SqliteWorkerError extends Error {
  * Under tsx (tests, `npm start`) the worker is a .ts file and its thread must register tsx first; a
  * compiled build runs the .js beside this file directly.
  */
-function spawnWorker(path: string): Worker {
-  const options = { workerData: { path } };
+function spawnWorker(path: string, nice: number | undefined): Worker {
+  const options = { workerData: { path, nice } };
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./sqlite-worker.js', import.meta.url), options);
   const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
@@ -49,8 +49,8 @@ export class SqliteWorker {
   private lock: Promise<void> | null = null;
   private unlock: (() => void) | null = null;
 
-  constructor(path: string) {
-    this.worker = spawnWorker(path);
+  constructor(path: string, nice?: number) {
+    this.worker = spawnWorker(path, nice);
     this.ready = new Promise((resolve, reject) => {
       this.pending.set(0, { resolve: () => resolve(), reject });
     });

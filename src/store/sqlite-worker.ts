@@ -1,10 +1,29 @@
 // The SQLite writer thread: owns the only write connection, so fsync never blocks the event loop.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
 import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
 
+const { path, nice } = workerData as { path: string; nice?: number };
+
+/**
+ * Lowers this thread's priority (ADR 0008). Linux schedules threads, and setpriority() takes a thread
+ * id, which /proc/thread-self names. Raising one's own niceness needs no privilege; where there is no
+ * /proc (not Linux), the thread keeps its priority.
+ */
+function lowerPriority(niceness: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, niceness);
+  } catch {
+    // not Linux: nothing to do
+  }
+}
+if (nice !== undefined && nice > 0) lowerPriority(nice);
+
 const port = parentPort!;
-const db = new Database((workerData as { path: string }).path);
+const db = new Database(path);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
 db.pragma('foreign_keys = ON');

@@ -27,10 +27,10 @@ const singleProcess = {
 };
 
 /** Opens `path`, or a private in-memory database for ':memory:' (single connection, no writer thread). */
-export async function openSqlite(path: string): Promise<SqlDatabase> {
+export async function openSqlite(path: string, writerNice?: number): Promise<SqlDatabase> {
   if (path === ':memory:') return openMemory();
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const worker = new SqliteWorker(path);
+  const worker = new SqliteWorker(path, writerNice);
   await worker.start();
   const writer = new Kysely<Database>({ dialect: new SqliteWorkerDialect(worker) });
   const readConnection = new BetterSqlite3(path);
