@@ -117,9 +117,13 @@ export function startAgentsplit(name: string, env: Record<string, string>): Prom
     built = true;
   }
   // The memory settings of `npm start` (package.json), so peak RSS is what production would see.
-  return start(name, ['--max-semi-space-size=2', '--heap-growing-percent=100', join(repo, 'dist', 'main.js')], {
-    LOG_LEVEL: 'warn',
-    MALLOC_ARENA_MAX: '2',
-    ...env,
-  });
+  return start(
+    name,
+    ['--max-semi-space-size=2', '--heap-growing-percent=100', join(repo, 'dist', 'main.js')],
+    {
+      LOG_LEVEL: 'warn',
+      MALLOC_ARENA_MAX: '2',
+      ...env,
+    },
+  );
 }
