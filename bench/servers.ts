@@ -119,7 +119,12 @@ export function startAgentsplit(name: string, env: Record<string, string>): Prom
   // The memory settings of `npm start` (package.json), so peak RSS is what production would see.
   return start(
     name,
-    ['--max-semi-space-size=2', '--heap-growing-percent=100', join(repo, 'dist', 'main.js')],
+    [
+      '--max-semi-space-size=2',
+      '--heap-growing-percent=100',
+      '--no-allocation-site-pretenuring',
+      join(repo, 'dist', 'main.js'),
+    ],
     {
       LOG_LEVEL: 'warn',
       MALLOC_ARENA_MAX: '2',
