@@ -76,14 +76,13 @@ test('a batch never grows past the size cap: large exposures start new batches',
   );
 });
 
-test('take hands out whole batches until it has at least max, oldest first', () => {
+test('take hands out whole batches, oldest first, as many as fit in max', () => {
   const q = new ExposureQueue(100);
   for (let i = 0; i < 3; i++) q.append(pending(1, 1, `a${i}`));
   for (let i = 0; i < 2; i++) q.append(pending(2, 1, `b${i}`));
   q.append(pending(3, 1, 'c0'));
   assert.equal(q.size, 6);
-  const first = q.take(4);
-  assert.deepEqual(ids(first), [
+  assert.deepEqual(ids(q.take(5)), [
     ['a0', 'a1', 'a2'],
     ['b0', 'b1'],
   ]);
@@ -110,4 +109,63 @@ test('a full queue refuses exposures; batches put back go first and what does no
     ['n0', 'n1', 'n2'],
     ['m0', 'm1'],
   ]);
+});
+
+test('a batch holds at most maxPerBatch exposures, and take never exceeds max but for one batch', () => {
+  const q = new ExposureQueue(100, 2);
+  for (let i = 0; i < 5; i++) q.append(pending(1, 1, `a${i}`));
+  assert.deepEqual(ids(q.take(3)), [['a0', 'a1']], 'a second batch of 2 would pass 3');
+  assert.deepEqual(ids(q.take(1)), [['a2', 'a3']], 'the first batch is taken whatever its size');
+  assert.deepEqual(ids(q.take(10)), [['a4']]);
+});
+
+test('batches put back go before those already returned and before open ones, in order', () => {
+  const q = new ExposureQueue(100, 2);
+  for (let i = 0; i < 6; i++) q.append(pending(1, 1, `a${i}`));
+  const first = q.take(2);
+  const second = q.take(2);
+  assert.equal(q.putBack(second), 0);
+  assert.equal(q.putBack(first), 0);
+  q.append(pending(1, 1, 'late'));
+  assert.deepEqual(
+    ids(q.take(3)),
+    [['a0', 'a1']],
+    'stops inside the returned batches when the next does not fit',
+  );
+  assert.deepEqual(ids(q.take(100)), [['a2', 'a3'], ['a4', 'a5'], ['late']]);
+  assert.equal(q.size, 0);
+});
+
+test('sealed text stays intact when its buffer is reused, by this queue or another', () => {
+  const a = new ExposureQueue(1000);
+  const b = new ExposureQueue(1000);
+  const kept: Array<{ text: string; copy: string }> = [];
+  for (let round = 0; round < 6; round++) {
+    for (let i = 0; i < 50; i++)
+      (i % 2 ? a : b).append(pending(round, 1, `r${round}-${i}`, 'A', 'ü'.repeat(i)));
+    for (const batch of [...a.take(1000), ...b.take(1000)])
+      kept.push({ text: batch.json, copy: `${batch.json}` });
+  }
+  for (const k of kept) {
+    assert.equal(k.text, k.copy);
+    assert.doesNotThrow(() => JSON.parse(k.text));
+  }
+});
+
+test('multi-byte exposures near the cap are measured exactly, and one larger than the cap is alone', () => {
+  // 2 bytes of UTF-8 per character: by the 3-bytes bound two would not fit, by their real size they do.
+  const pad = 'é'.repeat(Math.floor(MAX_EXPOSURE_BATCH_BYTES / 5));
+  const batches = toExposureBatches(Array.from({ length: 4 }, (_, i) => pending(1, 1, `m${i}`, 'A', pad)));
+  assert.deepEqual(
+    batches.map((b) => b.count),
+    [2, 2],
+  );
+  for (const b of batches) assert.ok(Buffer.byteLength(b.json) <= MAX_EXPOSURE_BATCH_BYTES);
+  const huge = 'x'.repeat(MAX_EXPOSURE_BATCH_BYTES);
+  const alone = toExposureBatches([
+    pending(1, 1, 's0'),
+    pending(1, 1, 'big', 'A', huge),
+    pending(1, 1, 's1'),
+  ]);
+  assert.deepEqual(ids(alone), [['s0'], ['big'], ['s1']]);
 });

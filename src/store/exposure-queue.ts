@@ -9,6 +9,8 @@ import type { ExposureBatch, PendingExposure } from './schema.js';
 /** Most bytes of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
 export const MAX_EXPOSURE_BATCH_BYTES = 4_000_000;
 const FIRST_CAPACITY = 4096;
+/** Exposures longer than this (in bytes, by the 3-per-code-unit bound) are measured exactly. */
+const EXACT_ABOVE = 65_536;
 const OPEN = 0x5b; // [
 const COMMA = 0x2c;
 const CLOSE = 0x5d; // ]
@@ -83,7 +85,14 @@ export class ExposureQueue {
   private segments: Segment[] = [];
   private total = 0;
 
-  constructor(private readonly capacity: number) {}
+  /**
+   * @param capacity most exposures waiting; beyond it `append` refuses them
+   * @param maxPerBatch most exposures in one batch, and in one `take` unless a single batch is larger
+   */
+  constructor(
+    private readonly capacity: number,
+    private readonly maxPerBatch = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Exposures waiting. */
   get size(): number {
@@ -96,9 +105,14 @@ export class ExposureQueue {
     const key = `${e.experimentId}\u0000${e.version}`;
     // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring the string,
     // which is measured only when that bound comes near the cap.
-    const maxBytes = e.json.length * 3;
+    let maxBytes = e.json.length * 3;
+    if (maxBytes > EXACT_ABOVE) maxBytes = Buffer.byteLength(e.json);
     let segment = this.open.get(key);
-    if (segment === undefined || (segment.full(maxBytes) && segment.full(Buffer.byteLength(e.json)))) {
+    if (
+      segment === undefined ||
+      segment.count >= this.maxPerBatch ||
+      (segment.full(maxBytes) && segment.full(Buffer.byteLength(e.json)))
+    ) {
       segment = new Segment(e.experimentId, e.version);
       this.open.set(key, segment);
       this.segments.push(segment);
@@ -109,19 +123,23 @@ export class ExposureQueue {
   }
 
   /**
-   * Takes whole batches, oldest first, until at least `max` exposures are taken or none are left (a
-   * batch is never split; the first is always taken).
+   * Takes whole batches, oldest first, as many as fit in `max` exposures (a batch is never split; the
+   * first is always taken, whatever its size).
    */
   take(max: number): ExposureBatch[] {
     const out: ExposureBatch[] = [];
     let taken = 0;
-    while (this.returned.length > 0 && (taken === 0 || taken < max)) {
+    while (this.returned.length > 0 && (taken === 0 || taken + this.returned[0]!.count <= max)) {
       const b = this.returned.shift()!;
       out.push(b);
       taken += b.count;
     }
     let i = 0;
-    while (i < this.segments.length && (taken === 0 || taken < max)) {
+    while (
+      this.returned.length === 0 &&
+      i < this.segments.length &&
+      (taken === 0 || taken + this.segments[i]!.count <= max)
+    ) {
       const s = this.segments[i++]!;
       out.push(s.seal());
       s.release();

@@ -57,7 +57,7 @@ export class GroupCommit {
   ) {
     this.maxResults = options.maxResultsPerBatch ?? 5000;
     this.maxExposures = options.maxExposuresPerBatch ?? 10000;
-    this.exposures = new ExposureQueue(options.maxBufferedExposures ?? 200_000);
+    this.exposures = new ExposureQueue(options.maxBufferedExposures ?? 200_000, this.maxExposures);
   }
 
   /** Resolves once the rows are committed; rejects with the database's error if they were not. */
@@ -182,9 +182,9 @@ export class GroupCommit {
     return true;
   }
 
-  private drop(count: number): void {
-    this.droppedExposures += count;
-    this.options.onExposuresDropped?.(count, this.droppedExposures);
+  private drop(n: number): void {
+    this.droppedExposures += n;
+    this.options.onExposuresDropped?.(n, this.droppedExposures);
   }
 
   /** Back to the front of the buffer, in order; what no longer fits is dropped and counted. */

@@ -10,8 +10,8 @@ export type DatabaseTarget =
       kind: 'sqlite';
       path: string;
       /**
-       * Niceness of the writer thread (0-19; Linux): under CPU contention the event loop, which answers
-       * assign, runs ahead of commits (ADR 0008). Left as is when omitted.
+       * Niceness levels the writer thread runs below the process (0-19; Linux): under CPU contention
+       * the event loop, which answers assign, runs ahead of commits (ADR 0008). Left as is when omitted.
        */
       writerNice?: number;
     }

@@ -1,6 +1,6 @@
 // The SQLite writer thread: owns the only write connection, so fsync never blocks the event loop.
 import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
 import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
@@ -8,17 +8,21 @@ import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
 const { path, nice } = workerData as { path: string; nice?: number };
 
 /**
- * Lowers this thread's priority (ADR 0008). Linux schedules threads, and setpriority() takes a thread
- * id, which /proc/thread-self names. Raising one's own niceness needs no privilege; where there is no
- * /proc (not Linux), the thread keeps its priority.
+ * Lowers this thread's priority by `steps` niceness levels below the process's (ADR 0008), as nice(1)
+ * does: relative, so the writer stays below the event loop whatever niceness the service was started
+ * with, and only ever raised, which needs no privilege. Linux schedules threads, and setpriority()
+ * takes a thread id, which /proc/thread-self names; where there is no /proc (not Linux), the thread
+ * keeps its priority.
  */
-function lowerPriority(niceness: number): void {
+function lowerPriority(steps: number): void {
+  let tid: number;
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, niceness);
+    tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
   } catch {
-    // not Linux: nothing to do
+    return; // not Linux
   }
+  if (!Number.isInteger(tid) || tid <= 0) return;
+  setPriority(tid, Math.min(19, getPriority(tid) + steps));
 }
 if (nice !== undefined && nice > 0) lowerPriority(nice);
 
