@@ -399,6 +399,15 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
         return row ? (row.ratio as number) : Number.NaN;
       }),
     );
+  // A server cannot outrun the bare baseline on the same core: if one does, the load generator was the
+  // limit (autocannon saturates its own core near 25-30k req/s), and the ratios measure it, not us.
+  const generatorBound = summary.some((s) => s.target !== 'baseline' && (s.ratio as number) >= 1);
+  const throughput = (ratio: number, target: number): [string, boolean] =>
+    generatorBound
+      ? [`${ratio.toFixed(2)}× baseline (generator-bound, not measured)`, false]
+      : [`${ratio.toFixed(2)}× baseline`, ratio >= target];
+  const assignFigure = throughput(sqliteRatio('assign (random)'), 0.8);
+  const logFigure = throughput(sqliteRatio('log'), 0.4);
   const fixed = (extra.assignAtHalfMax as Record<string, FixedRateRow>)['agentsplit SQLite']!;
   const p99s = (xs: FixedRateSample[]) => xs.map((x) => x.p99);
   const spread = (xs: number[]) =>
@@ -408,15 +417,15 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const targets: Array<[string, string, string, boolean]> = [
     [
       'assign throughput (random, exposures on), worst of 50/256 conns',
-      `${sqliteRatio('assign (random)').toFixed(2)}× baseline`,
+      assignFigure[0],
       '≥ 0.80×',
-      sqliteRatio('assign (random)') >= 0.8,
+      assignFigure[1],
     ],
     [
       'log throughput (200 after commit, SQLite FULL), worst of 50/256',
-      `${sqliteRatio('log').toFixed(2)}× baseline`,
+      logFigure[0],
       '≥ 0.40×',
-      sqliteRatio('log') >= 0.4,
+      logFigure[1],
     ],
     [
       `assign p99 at half the max rate (${fixed.rate} req/s, open loop, median of ${fixed.samples.length})`,
@@ -435,6 +444,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   lines.push('', '| figure (SQLite) | measured | target | met |', '|---|---:|---:|:---:|');
   for (const [figure, measured, target, met] of targets)
     lines.push(`| ${figure} | ${measured} | ${target} | ${met ? 'yes' : 'NO'} |`);
+  if (generatorBound)
+    lines.push(
+      '',
+      `warning: an agentsplit server outran the bare baseline, so ${GENERATOR} (not the servers) limited ` +
+        'throughput and the ratios above do not measure the servers; install wrk (apt install wrk) and run again',
+    );
   lines.push('', `peak RSS by server: ${JSON.stringify(extra.peakRssMb)}; total ${seconds.toFixed(0)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
   const out = join(here, 'results');
@@ -443,7 +458,16 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   writeFileSync(
     file,
     JSON.stringify(
-      { full: FULL, generator: GENERATOR, config: CONFIG, rows: summary, ...extra, targets, seconds },
+      {
+        full: FULL,
+        generator: GENERATOR,
+        generatorBound,
+        config: CONFIG,
+        rows: summary,
+        ...extra,
+        targets,
+        seconds,
+      },
       null,
       2,
     ),
