@@ -31,6 +31,7 @@ class Segment {
   readonly variants = new Map<string, number>();
 
   constructor(
+    readonly key: string,
     readonly experimentId: number,
     readonly version: number,
   ) {
@@ -113,7 +114,7 @@ export class ExposureQueue {
       segment.count >= this.maxPerBatch ||
       (segment.full(maxBytes) && segment.full(Buffer.byteLength(e.json)))
     ) {
-      segment = new Segment(e.experimentId, e.version);
+      segment = new Segment(key, e.experimentId, e.version);
       this.open.set(key, segment);
       this.segments.push(segment);
     }
@@ -144,8 +145,7 @@ export class ExposureQueue {
       out.push(s.seal());
       s.release();
       taken += s.count;
-      const key = `${s.experimentId}\u0000${s.version}`;
-      if (this.open.get(key) === s) this.open.delete(key);
+      if (this.open.get(s.key) === s) this.open.delete(s.key);
     }
     this.segments = this.segments.slice(i);
     this.total -= taken;
