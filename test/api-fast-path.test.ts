@@ -229,6 +229,65 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
       [[res.body.assignmentId, null]],
     );
   });
+
+  // The socket path stores the request's own text (ADR 0009), Fastify's path serializes the parsed
+  // body: whatever the text looks like, both must read back as the same exposure.
+  test('exposures read back the same from the request text and from the parsed body', async () => {
+    const context = {
+      plan: 'pro',
+      'quote"key': 'line\nbreak é 😀 \\ \u2028',
+      n: [1, 2.5, -3, 1e21],
+      none: null,
+    };
+    const bodies = [
+      // spaces, escapes, unicode written out and as \u escapes, keys in the other order
+      `{ "context" : {"plan":"pro","quote\\"key":"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\\ \\u2028","n":[1,2.5,-3,1e21],"none":null},\n "userId":"text-user-1" }`,
+      JSON.stringify({ userId: 'text-user-2', context }),
+      JSON.stringify({ userId: 'text-user-3' }),
+      // an extra property: accepted, but not part of the exposure (so not stored from the text)
+      JSON.stringify({ userId: 'text-user-4', context, attributes: { secret: 'not an exposure field' } }),
+      // a duplicated key: JSON.parse keeps the last, and so does reading the stored text back
+      '{"userId":"ignored","userId":"text-user-5","context":{"a":1}}',
+    ];
+    const ids = new Map<string, unknown>();
+    for (const body of bodies) {
+      const socket = await overSocket({ body, headers: json, name: '' });
+      assert.equal(socket.status, 200, JSON.stringify(socket.body));
+      const viaFastify = await runtime.api.call({
+        method: 'POST',
+        url: `/experiment/${running}/assign`,
+        raw: body,
+      });
+      assert.equal(viaFastify.statusCode, 200, viaFastify.body);
+      const parsed = JSON.parse(body) as { userId: string; context?: unknown };
+      ids.set(socket.body.assignmentId as string, parsed);
+      ids.set(viaFastify.json().assignmentId, parsed);
+    }
+    await runtime.writer.drain();
+    const stored = (await runtime.exposuresOf(running)).filter((e) => ids.has(e.assignmentId));
+    assert.equal(stored.length, 10);
+    // Both forms are really on disk: the four plain bodies sent over the socket as their text.
+    const batches = await runtime.rows<{ exposures: string }>(sql`SELECT exposures FROM exposure_batches`);
+    const forms = batches
+      .flatMap((b) => JSON.parse(b.exposures) as unknown[][])
+      .filter((e) => ids.has(e[0] as string))
+      .map((e) => e.length);
+    assert.deepEqual(forms.sort(), [4, 4, 4, 4, 5, 5, 5, 5, 5, 5]);
+    for (const e of stored) {
+      const sent = ids.get(e.assignmentId) as { userId: string; context?: unknown };
+      assert.deepEqual([e.userId, e.context], [sent.userId, sent.context ?? null], e.assignmentId);
+      assert.match(e.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.ok(['A', 'B'].includes(e.variantKey));
+      assert.deepEqual(Object.keys(e).sort(), [
+        'assignmentId',
+        'context',
+        'createdAt',
+        'experimentVersion',
+        'userId',
+        'variantKey',
+      ]);
+    }
+  });
 });
 
 describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {

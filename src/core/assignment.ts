@@ -69,6 +69,8 @@ export interface CompiledExperiment {
   ranges: BucketRange[];
   /** Per variant, the response JSON up to the assignmentId value: `{"variant":..,"payload":..,"assignmentId":"`. */
   responsePrefix: string[];
+  /** Per variant, `JSON.stringify(key)` (for the exposure's stored form). */
+  variantKeyJson: string[];
 }
 
 export function compileExperiment(experiment: Experiment): CompiledExperiment {
@@ -86,6 +88,7 @@ export function compileExperiment(experiment: Experiment): CompiledExperiment {
     responsePrefix: experiment.variants.map(
       (v) => `{"variant":${JSON.stringify(v.key)},"payload":${JSON.stringify(v.payload)},"assignmentId":"`,
     ),
+    variantKeyJson: experiment.variants.map((v) => JSON.stringify(v.key)),
   };
 }
 

@@ -27,8 +27,11 @@ export interface FastRoute {
   validateBody: BodyValidator;
   /** May this route take a request for `slug` before its body is read? Otherwise Fastify answers. */
   accepts(slug: string): boolean;
-  /** The 200 body for a valid request body; throws (or rejects with) AppError for the error answers. */
-  handle(slug: string, body: unknown): string | Promise<string>;
+  /**
+   * The 200 body for a valid request body (`body`, parsed from `text`); throws (or rejects with) AppError
+   * for the error answers.
+   */
+  handle(slug: string, body: unknown, text: string): string | Promise<string>;
 }
 
 export interface FastPathDeps {
@@ -105,7 +108,7 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     }
     let result: string | Promise<string>;
     try {
-      result = route.handle(slug, body);
+      result = route.handle(slug, body, text);
     } catch (err) {
       failWith(res, err);
       return;

@@ -5,6 +5,7 @@ import type { JsonObject } from '../core/json.js';
 import type { Assign } from '../services/assignments.js';
 import type { ExperimentService } from '../services/experiments.js';
 import type { LogInput, ResultService } from '../services/results.js';
+import { isPlainAssignRequest } from '../store/exposure-form.js';
 import type { BodyValidator, FastRoute } from './fast-path.js';
 import { AssignBody, LogBody } from './schemas.js';
 
@@ -25,9 +26,11 @@ export function createFastRoutes(
       validateBody: body(AssignBody, '/experiment/:slug/assign'),
       // Anything but a running experiment gets its 404 from the route.
       accepts: (slug) => deps.experiments.lookup(slug)?.experiment.active === true,
-      handle: (slug, input) => {
+      handle: (slug, input, text) => {
         const { userId, context } = input as { userId: string; context?: JsonObject };
-        return deps.assign(slug, userId, context).json;
+        // The body's own text becomes the exposure's request when it holds nothing else (ADR 0009).
+        return deps.assign(slug, userId, context, isPlainAssignRequest(input as object) ? text : undefined)
+          .json;
       },
     },
     log: {

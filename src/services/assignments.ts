@@ -2,6 +2,7 @@
 import { assignVariant, type RandomSource } from '../core/assignment.js';
 import { NotFoundError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
+import { storedExposureJson } from '../store/exposure-form.js';
 import type { PendingExposure } from '../store/schema.js';
 import type { ExperimentService } from './experiments.js';
 
@@ -22,10 +23,14 @@ export interface AssignmentDeps {
   now: () => string;
 }
 
-export type Assign = (slug: string, userId: string, context?: JsonObject) => Assignment;
+/**
+ * `requestJson`, when given, is the request body's text holding only `userId` and `context` (see
+ * `isPlainAssignRequest`): the exposure then stores it as it is instead of serializing again (ADR 0009).
+ */
+export type Assign = (slug: string, userId: string, context?: JsonObject, requestJson?: string) => Assignment;
 
 export function createAssign(deps: AssignmentDeps): Assign {
-  return (slug, userId, context) => {
+  return (slug, userId, context, requestJson) => {
     const live = deps.experiments.lookup(slug);
     if (!live?.experiment.active) {
       throw new NotFoundError(`no running experiment with slug '${slug}'`);
@@ -39,7 +44,14 @@ export function createAssign(deps: AssignmentDeps): Assign {
       version: experiment.version,
       variantKey: variant.key,
       // Serialized now, so what waits for the writer is one short string (cheap to keep, cheap to send).
-      json: JSON.stringify([assignmentId, variant.key, userId, context ?? null, deps.now()]),
+      json: storedExposureJson(
+        assignmentId,
+        variant.key,
+        compiled.variantKeyJson[index]!,
+        deps.now(),
+        { userId, context },
+        requestJson,
+      ),
     });
     return {
       variant: variant.key,

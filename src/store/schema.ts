@@ -121,7 +121,7 @@ export interface PendingExposure {
   experimentId: number;
   version: number;
   variantKey: string;
-  /** The stored form: JSON of [assignmentId, variantKey, userId, context, createdAt]. */
+  /** The stored form (exposure-form.ts): JSON of [assignmentId, variantKey, userId, context, createdAt] or [assignmentId, variantKey, createdAt, request]. */
   json: string;
 }
 

@@ -5,6 +5,7 @@ import type { AssignmentMode, Experiment, Status, Variant } from '../core/experi
 import type { JsonObject } from '../core/json.js';
 import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { SqlDatabase } from './database.js';
+import { readStoredExposure, type StoredExposure } from './exposure-form.js';
 import {
   batchStatements,
   compileRows,
@@ -20,9 +21,6 @@ import type { Exposure, Result, ResultPage, ResultQuery, Rollups, Store, StoredE
 const REBUILD_PAGE = 5000;
 /** Exposure batches read per page (each about 4 MB of JSON at most; see row-statements.ts). */
 const EXPOSURE_BATCH_PAGE = 4;
-
-/** An exposure as stored in its batch: [assignmentId, variantKey, userId, context, createdAt]. */
-type StoredExposureTuple = [string, string, string, JsonObject | null, string];
 
 function iso(value: string | Date): string {
   return value instanceof Date ? value.toISOString() : value;
@@ -356,7 +354,7 @@ export class SqlStore implements Store {
   private async *exposureBatches(
     db: Kysely<Database>,
     experimentId: number,
-  ): AsyncGenerator<{ version: number; exposures: StoredExposureTuple[] }> {
+  ): AsyncGenerator<{ version: number; exposures: StoredExposure[] }> {
     let after = 0;
     for (;;) {
       const page = await db
@@ -370,7 +368,7 @@ export class SqlStore implements Store {
       for (const row of page) {
         yield {
           version: Number(row.experiment_version),
-          exposures: JSON.parse(row.exposures) as StoredExposureTuple[],
+          exposures: JSON.parse(row.exposures) as StoredExposure[],
         };
       }
       if (page.length < EXPOSURE_BATCH_PAGE) return;
@@ -400,15 +398,8 @@ export class SqlStore implements Store {
       }
       const mixed = out.length > 0;
       for await (const batch of this.exposureBatches(this.reader, experimentId)) {
-        for (const [assignmentId, variantKey, userId, context, createdAt] of batch.exposures) {
-          out.push({
-            assignmentId,
-            experimentVersion: batch.version,
-            variantKey,
-            userId,
-            context,
-            createdAt,
-          });
+        for (const stored of batch.exposures) {
+          out.push({ ...readStoredExposure(stored), experimentVersion: batch.version });
         }
       }
       // Both kinds: in time order (a stable sort keeps each kind's own order within a millisecond).
