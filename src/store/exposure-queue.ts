@@ -31,7 +31,6 @@ class Segment {
   readonly variants = new Map<string, number>();
 
   constructor(
-    readonly key: string,
     readonly experimentId: number,
     readonly version: number,
   ) {
@@ -82,7 +81,8 @@ class Segment {
  */
 export class ExposureQueue {
   private returned: ExposureBatch[] = [];
-  private readonly open = new Map<string, Segment>();
+  /** The open segment of each experiment version, by experiment id, then version (no key string per append). */
+  private readonly open = new Map<number, Map<number, Segment>>();
   private segments: Segment[] = [];
   private total = 0;
 
@@ -103,19 +103,23 @@ export class ExposureQueue {
   /** False (and nothing kept) when the queue is full. */
   append(e: PendingExposure): boolean {
     if (this.total >= this.capacity) return false;
-    const key = `${e.experimentId}\u0000${e.version}`;
     // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring the string,
     // which is measured only when that bound comes near the cap.
     let maxBytes = e.json.length * 3;
     if (maxBytes > EXACT_ABOVE) maxBytes = Buffer.byteLength(e.json);
-    let segment = this.open.get(key);
+    let versions = this.open.get(e.experimentId);
+    if (versions === undefined) {
+      versions = new Map();
+      this.open.set(e.experimentId, versions);
+    }
+    let segment = versions.get(e.version);
     if (
       segment === undefined ||
       segment.count >= this.maxPerBatch ||
       (segment.full(maxBytes) && segment.full(Buffer.byteLength(e.json)))
     ) {
-      segment = new Segment(key, e.experimentId, e.version);
-      this.open.set(key, segment);
+      segment = new Segment(e.experimentId, e.version);
+      versions.set(e.version, segment);
       this.segments.push(segment);
     }
     segment.append(e, maxBytes);
@@ -145,7 +149,11 @@ export class ExposureQueue {
       out.push(s.seal());
       s.release();
       taken += s.count;
-      if (this.open.get(s.key) === s) this.open.delete(s.key);
+      const versions = this.open.get(s.experimentId);
+      if (versions?.get(s.version) === s) {
+        versions.delete(s.version);
+        if (versions.size === 0) this.open.delete(s.experimentId);
+      }
     }
     this.segments = this.segments.slice(i);
     this.total -= taken;
