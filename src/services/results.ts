@@ -61,9 +61,11 @@ export class ResultService {
   async log(slug: string, input: LogInput): Promise<LogReceipt> {
     const live = await this.experiment(slug);
     const row = this.toRow(live, input);
-    await this.commit(live, [row]);
+    // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
+    const logId = row.log_id;
     const warning = row.known_variant ? undefined : unknownVariantWarning(live, [input.variantKey]);
-    return warning ? { logId: row.log_id, warning } : { logId: row.log_id };
+    await this.commit(live, [row]);
+    return warning ? { logId, warning } : { logId };
   }
 
   /**
