@@ -5,7 +5,7 @@ import type { JsonObject } from '../core/json.js';
 import type { Assign } from '../services/assignments.js';
 import type { ExperimentService } from '../services/experiments.js';
 import type { LogInput, ResultService } from '../services/results.js';
-import { isPlainAssignRequest } from '../store/exposure-form.js';
+import { isStorableRequestText } from '../store/exposure-form.js';
 import type { BodyValidator, FastRoute } from './fast-path.js';
 import { AssignBody, LogBody } from './schemas.js';
 
@@ -29,8 +29,12 @@ export function createFastRoutes(
       handle: (slug, input, text) => {
         const { userId, context } = input as { userId: string; context?: JsonObject };
         // The body's own text becomes the exposure's request when it holds nothing else (ADR 0009).
-        return deps.assign(slug, userId, context, isPlainAssignRequest(input as object) ? text : undefined)
-          .json;
+        return deps.assign(
+          slug,
+          userId,
+          context,
+          isStorableRequestText(input as object, text) ? text : undefined,
+        ).json;
       },
     },
     log: {

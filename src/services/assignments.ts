@@ -25,7 +25,7 @@ export interface AssignmentDeps {
 
 /**
  * `requestJson`, when given, is the request body's text holding only `userId` and `context` (see
- * `isPlainAssignRequest`): the exposure then stores it as it is instead of serializing again (ADR 0009).
+ * `isStorableRequestText`): the exposure then stores it as it is instead of serializing again (ADR 0009).
  */
 export type Assign = (slug: string, userId: string, context?: JsonObject, requestJson?: string) => Assignment;
 

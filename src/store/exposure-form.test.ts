@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  isPlainAssignRequest,
+  isStorableRequestText,
   readStoredExposure,
   type StoredExposure,
   storedExposureJson,
@@ -35,10 +35,15 @@ test('no context reads back as null in both forms', () => {
   }
 });
 
-test('only a body of userId and context is stored as its text', () => {
-  assert.equal(isPlainAssignRequest({ userId: 'u' }), true);
-  assert.equal(isPlainAssignRequest({ userId: 'u', context: {} }), true);
-  assert.equal(isPlainAssignRequest({ context: {}, userId: 'u' }), true);
-  assert.equal(isPlainAssignRequest({ userId: 'u', extra: 1 }), false);
-  assert.equal(isPlainAssignRequest(JSON.parse('{"userId":"u","__proto__":{"x":1}}') as object), false);
+test('only a body of userId and context, with no \\u escape, is stored as its text', () => {
+  const storable = (text: string) => isStorableRequestText(JSON.parse(text) as object, text);
+  assert.equal(storable('{"userId":"u"}'), true);
+  assert.equal(storable('{"userId":"u","context":{}}'), true);
+  assert.equal(storable('{ "context" : {"é":"😀"}, "userId":"u" }'), true);
+  assert.equal(storable('{"userId":"u","extra":1}'), false);
+  assert.equal(storable('{"userId":"u","__proto__":{"x":1}}'), false);
+  // A shadowed duplicate was never checked: with escapes it could hide a NUL or a lone surrogate.
+  assert.equal(storable('{"userId":"\\u0000","userId":"u"}'), false);
+  assert.equal(storable('{"userId":"u","context":{"a":"\\ud800"},"context":{}}'), false);
+  assert.equal(storable('{"userId":"\\u00e9"}'), false);
 });

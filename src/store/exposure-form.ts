@@ -28,9 +28,9 @@ export interface ExposureFields {
 
 /**
  * The JSON of one exposure's stored form. With `requestJson` (the request body's text, which must hold
- * only `userId` and optionally `context`, as `isPlainAssignRequest` checks) that text is stored as it is;
+ * only `userId` and optionally `context`, as `isStorableRequestText` checks) that text is stored as it is;
  * without it the parsed fields are serialized. `variantKeyJson` is `JSON.stringify(variantKey)`, computed
- * once per experiment change; `createdAt` is ISO 8601 (no character that needs escaping).
+ * once per experiment change.
  */
 export function storedExposureJson(
   assignmentId: string,
@@ -41,20 +41,26 @@ export function storedExposureJson(
   requestJson?: string,
 ): string {
   if (requestJson !== undefined) {
-    return `[${JSON.stringify(assignmentId)},${variantKeyJson},"${createdAt}",${requestJson}]`;
+    return `[${JSON.stringify(assignmentId)},${variantKeyJson},${JSON.stringify(createdAt)},${requestJson}]`;
   }
   return JSON.stringify([assignmentId, variantKey, body.userId, body.context ?? null, createdAt]);
 }
 
 /**
- * True when a validated assign body has no properties but `userId` and `context`: only then is its text
- * the exposure's request (extra properties are accepted by the API but are not part of an exposure).
+ * May `text`, the JSON text `body` was parsed from (and validated as), be stored as the exposure's
+ * request? Only when:
+ * - the body has no properties but `userId` and `context` (extra properties are accepted by the API
+ *   but are not part of an exposure);
+ * - the text has no `\u` escape. What was checked is the parsed body, and a key written twice leaves
+ *   only its last value there; an earlier, shadowed one was never checked. Without escapes, no string
+ *   in the text can hold a NUL or a lone surrogate (the text was decoded from UTF-8, and raw control
+ *   characters are not JSON), so the stored text has nothing PostgreSQL refuses, whatever it shadows.
  */
-export function isPlainAssignRequest(body: object): boolean {
+export function isStorableRequestText(body: object, text: string): boolean {
   for (const key in body) {
     if (key !== 'userId' && key !== 'context') return false;
   }
-  return true;
+  return !text.includes('\\u');
 }
 
 export function readStoredExposure(stored: StoredExposure): ExposureFields {
