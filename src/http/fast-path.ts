@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, UnavailableError } from '../core/errors.js';
 import { findJsonProblem } from '../core/json.js';
 import { describeValidation } from './errors.js';
+import { createOutbox, writeAnswer } from './outbox.js';
 
 /** A compiled validator for a route's body (the route's own schema, compiled the route's way). */
 export interface BodyValidator {
@@ -49,7 +50,6 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 const PREFIX = '/experiment/';
 const MAX_SLUG = 1000;
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
-const CONTENT_TYPE = 'application/json; charset=utf-8';
 const LENGTH = /^[1-9][0-9]{0,8}$/;
 
 /** Slug and action of a plain `/experiment/<slug>/<action>[?query]` URL, or null for anything else. */
@@ -66,19 +66,13 @@ export function slugAndAction(url: string): [slug: string, action: string] | nul
   return [slug, action];
 }
 
-function answer(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
-  const headers = ['content-type', CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
-  if (retryAfter !== undefined) headers.push('retry-after', String(retryAfter));
-  res.writeHead(status, headers);
-  res.end(body);
-}
-
-function fail(res: ServerResponse, status: number, message: string, retryAfter?: number): void {
-  answer(res, status, JSON.stringify({ error: message }), retryAfter);
-}
-
 export function createFastPath(deps: FastPathDeps): FastPath {
   const { routes, bodyLimit } = deps;
+  // Answers made while handling a request's I/O leave at the end of the I/O phase (ADR 0010).
+  const outbox = createOutbox(deps.onError);
+  const answer = outbox.send;
+  const fail = (res: ServerResponse, status: number, message: string, retryAfter?: number): void =>
+    answer(res, status, JSON.stringify({ error: message }), retryAfter);
 
   function failWith(res: ServerResponse, err: unknown): void {
     if (err instanceof AppError) {
@@ -116,7 +110,8 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     if (typeof result === 'string') answer(res, 200, result);
     else
       result.then(
-        (json) => answer(res, 200, json),
+        // Answers settled by one commit already leave together, in one run of microtasks.
+        (json) => writeAnswer(res, 200, json),
         (err) => failWith(res, err),
       );
   }
