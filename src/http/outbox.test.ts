@@ -81,4 +81,24 @@ describe('createOutbox', () => {
     assert.equal(errors.length, 1);
     assert.match(String(errors[0]), /broken cannot be written/);
   });
+
+  test('the answer that fills the outbox is written at once, with those before it', async () => {
+    const written: Written[] = [];
+    const outbox = createOutbox((err) => assert.fail(String(err)), 3);
+    outbox.send(fakeResponse('a', written), 200, '1');
+    outbox.send(fakeResponse('b', written), 200, '2');
+    assert.deepEqual(written, []);
+    outbox.send(fakeResponse('c', written), 200, '3');
+    assert.deepEqual(
+      written.map((w) => w[0]),
+      ['a', 'b', 'c'],
+    );
+    outbox.send(fakeResponse('d', written), 200, '4');
+    assert.equal(written.length, 3);
+    await nextCheckPhase();
+    assert.deepEqual(
+      written.map((w) => w[0]),
+      ['a', 'b', 'c', 'd'],
+    );
+  });
 });

@@ -11,7 +11,10 @@ import type { ServerResponse } from 'node:http';
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export interface Outbox {
-  /** Queues an answer; it is written in the check phase of this turn of the event loop. */
+  /**
+   * Queues an answer; it is written in the check phase of this turn of the event loop, or at once with
+   * the others waiting when it is the `maxWaiting`th.
+   */
   send(res: ServerResponse, status: number, body: string, retryAfter?: number): void;
 }
 
@@ -24,12 +27,20 @@ export function writeAnswer(res: ServerResponse, status: number, body: string, r
 }
 
 /**
+ * Most answers held at once: when this many wait, they are written there and then. Holding a whole
+ * turn's answers (256 connections' worth) measured 30% slower than writing them 16 to 64 at a time:
+ * the clients then sit idle for the whole turn and answer in one flood (ADR 0010).
+ */
+export const MAX_WAITING = 32;
+
+/**
  * @param onError called when writing one answer throws (the others are still written); Node reports a
  *   client that went away through the response's events, not by throwing, so this is for the unexpected
  */
-export function createOutbox(onError: (err: unknown) => void): Outbox {
+export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_WAITING): Outbox {
   // Flat, four slots per answer: no object per answer.
   let queued: Array<ServerResponse | number | string | undefined> = [];
+  let scheduled = false;
 
   function flush(): void {
     const answers = queued;
@@ -50,8 +61,15 @@ export function createOutbox(onError: (err: unknown) => void): Outbox {
 
   return {
     send(res, status, body, retryAfter) {
-      if (queued.length === 0) setImmediate(flush);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          flush();
+        });
+      }
       queued.push(res, status, body, retryAfter);
+      if (queued.length >= 4 * maxWaiting) flush();
     },
   };
 }
