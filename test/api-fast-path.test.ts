@@ -293,7 +293,9 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
 
 describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
   // Without the fix, close waits on the kept-alive connection and the test times out.
-  test('a request on a kept-alive connection gets Fastify’s 503 and close finishes', {
+  // The request in flight when closing starts is answered, with `Connection: close` (ADR 0010): the
+  // request pipelined behind it is never read, so the client knows to send it elsewhere.
+  test('a request in flight on a kept-alive connection is answered with close, and close finishes', {
     timeout: 20_000,
   }, async () => {
     const dir = makeTempDir();
@@ -329,8 +331,58 @@ describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
       await closing;
       await socketClosed;
       const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
-      assert.deepEqual(statuses, [200, 503], received);
-      assert.match(received, /connection: close/i);
+      assert.deepEqual(statuses, [200], received);
+      assert.match(received, /\r\nconnection: close\r\n/i, received);
+    } finally {
+      await runtime.close();
+      removeTempDir(dir);
+    }
+  });
+
+  // The fast path steps aside while closing: an assign that follows a Fastify answer on a kept-alive
+  // connection gets Fastify's 503 and close.
+  test('an assign after a Fastify answer in flight gets Fastify’s 503, and close finishes', {
+    timeout: 20_000,
+  }, async () => {
+    const dir = makeTempDir();
+    const runtime = await startTestRuntime(dir, 'fast-path-close');
+    try {
+      const slug = uniqueSlug('closing');
+      const created = await runtime.api.call({
+        method: 'POST',
+        url: '/experiments',
+        body: { slug, status: 'running', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      await runtime.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (runtime.app.server.address() as AddressInfo).port;
+      const body = JSON.stringify({ userId: 'u' });
+      const head =
+        `POST /experiment/${slug}/assign HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (d: Buffer) => {
+        received += d.toString('latin1');
+      });
+      const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      // A request in flight (body half sent) keeps the connection busy when closing starts.
+      const other = JSON.stringify({ slug: uniqueSlug('other'), variants: [{ key: 'A', payload: {} }] });
+      const otherHead =
+        `POST /experiments HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${other.length}\r\n\r\n`;
+      socket.write(otherHead + other.slice(0, 3));
+      await new Promise((r) => setTimeout(r, 100));
+      const closing = runtime.close();
+      await new Promise((r) => setTimeout(r, 100));
+      // The rest of that body, then a second request on the same connection.
+      socket.write(other.slice(3) + head + body);
+      await closing;
+      await socketClosed;
+      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+      assert.deepEqual(statuses.slice(1), [503], received);
+      assert.match(received, /\r\nconnection: close\r\n/i, received);
     } finally {
       await runtime.close();
       removeTempDir(dir);

@@ -2,7 +2,7 @@
 // (standing in for Fastify) marks every request it is handed. The routes are fakes; the fast path is real.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import { NotFoundError, UnavailableError } from '../core/errors.js';
@@ -160,5 +160,82 @@ describe('createFastPath', () => {
       req.end('{}');
     });
     assert.deepEqual(res, { status: 503, retryAfter: '2' });
+  });
+});
+
+describe('createFastPath while the server closes', () => {
+  // In the app, SIGTERM's handler runs in the poll phase, and app.close() reaches preClose and
+  // server.closeIdleConnections() in the same run of ticks, before the check phase. A connection whose
+  // answer waits in the outbox then is not idle (its response is not finished), so it is skipped; the
+  // answer then leaves with keep-alive and the idle connection holds server.close() until the
+  // keep-alive timeout (72 s with Fastify's defaults) unless the client sends again. Written at once (before
+  // ADR 0010) the answer was finished and the connection was reaped: close took about 1 ms. So an answer
+  // written once the server has stopped listening closes its connection (writeAnswer).
+  test('an answer made in the turn closing starts does not keep its connection open', {
+    timeout: 10_000,
+  }, async () => {
+    const fast = createFastPath({
+      routes: {
+        assign: {
+          validateBody: new Ajv().compile(AssignBody) as BodyValidator,
+          accepts: () => true,
+          handle: () => '{"variant":"A"}',
+        },
+      },
+      keyMatches: (k) => k === KEY,
+      bodyLimit: 100,
+      onError: (err) => assert.fail(String(err)),
+    });
+    let closeStarted!: () => void;
+    const started = new Promise<void>((r) => {
+      closeStarted = r;
+    });
+    let serverClosed!: Promise<void>;
+    const server = createServer((req, res) => {
+      if (!fast(req, res)) {
+        req.resume();
+        res.writeHead(299).end('fallback');
+        return;
+      }
+      // Closing starts in this turn, after the fast path has made its answer (its 'end' listener ran first).
+      req.on('end', () => {
+        serverClosed = new Promise<void>((r) => server.close(() => r()));
+        closeStarted();
+      });
+    });
+    server.keepAliveTimeout = 72_000; // Fastify's default
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const body = '{"userId":"u"}';
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    const answered = new Promise<void>((r) => {
+      socket.on('data', (d: Buffer) => {
+        received += d.toString('latin1');
+        if (received.endsWith('{"variant":"A"}')) r();
+      });
+      socket.on('close', () => r());
+    });
+    socket.on('error', () => undefined);
+    try {
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      socket.write(
+        `POST /experiment/x/assign HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\n` +
+          `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      );
+      await started;
+      const outcome = await Promise.race([
+        serverClosed.then(() => 'closed'),
+        new Promise<string>((r) => setTimeout(() => r('still open after 1 s'), 1000)),
+      ]);
+      await answered;
+      assert.match(received, /^HTTP\/1\.1 200 /, received);
+      assert.match(received, /\r\nconnection: close\r\n/i, received);
+      assert.equal(outcome, 'closed', received);
+    } finally {
+      socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => (server.listening ? server.close(() => r()) : r()));
+    }
   });
 });

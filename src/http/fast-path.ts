@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, UnavailableError } from '../core/errors.js';
 import { findJsonProblem } from '../core/json.js';
 import { describeValidation } from './errors.js';
-import { createOutbox, writeAnswer } from './outbox.js';
+import { createOutbox } from './outbox.js';
 
 /** A compiled validator for a route's body (the route's own schema, compiled the route's way). */
 export interface BodyValidator {
@@ -40,7 +40,8 @@ export interface FastPathDeps {
   routes: Record<string, FastRoute>;
   keyMatches: (candidate: unknown) => boolean;
   bodyLimit: number;
-  /** Unexpected failures (answered 500). */
+  /** Unexpected failures: answered 500 when they come from a route, or the connection is dropped when
+   * writing the answer itself failed. */
   onError: (err: unknown) => void;
 }
 
@@ -111,7 +112,7 @@ export function createFastPath(deps: FastPathDeps): FastPath {
     else
       result.then(
         // Answers settled by one commit already leave together, in one run of microtasks.
-        (json) => writeAnswer(res, 200, json),
+        (json) => outbox.write(res, 200, json),
         (err) => failWith(res, err),
       );
   }

@@ -11,6 +11,10 @@ function fakeResponse(name: string, written: Written[], fails = false): ServerRe
   let status = 0;
   let headers: string[] = [];
   return {
+    destroy() {
+      written.push([name, -1, [], 'destroyed']);
+      return this;
+    },
     writeHead(s: number, h: string[]) {
       if (fails) throw new Error(`${name} cannot be written`);
       status = s;
@@ -67,7 +71,7 @@ describe('createOutbox', () => {
     );
   });
 
-  test('an answer that throws is reported and the rest are still written', async () => {
+  test('an answer that throws is reported, its connection dropped, and the rest are still written', async () => {
     const written: Written[] = [];
     const errors: unknown[] = [];
     const outbox = createOutbox((err) => errors.push(err));
@@ -75,8 +79,11 @@ describe('createOutbox', () => {
     outbox.send(fakeResponse('fine', written), 200, '2');
     await nextCheckPhase();
     assert.deepEqual(
-      written.map((w) => w[0]),
-      ['fine'],
+      written.map((w) => [w[0], w[3]]),
+      [
+        ['broken', 'destroyed'],
+        ['fine', '2'],
+      ],
     );
     assert.equal(errors.length, 1);
     assert.match(String(errors[0]), /broken cannot be written/);
@@ -100,5 +107,22 @@ describe('createOutbox', () => {
       written.map((w) => w[0]),
       ['a', 'b', 'c', 'd'],
     );
+  });
+
+  test('write sends at once, past any queued answers, and drops a connection it cannot write to', () => {
+    const written: Written[] = [];
+    const errors: unknown[] = [];
+    const outbox = createOutbox((err) => errors.push(err));
+    outbox.send(fakeResponse('queued', written), 200, '1');
+    outbox.write(fakeResponse('now', written), 200, '2');
+    outbox.write(fakeResponse('broken', written, true), 200, '3');
+    assert.deepEqual(
+      written.map((w) => [w[0], w[3]]),
+      [
+        ['now', '2'],
+        ['broken', 'destroyed'],
+      ],
+    );
+    assert.equal(errors.length, 1);
   });
 });

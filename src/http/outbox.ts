@@ -6,7 +6,7 @@
 // another core, a VM exit on a virtual machine). Written at the end of the I/O phase, in a burst, the
 // first answer wakes the client and the rest find it awake. Redis writes its replies the same way,
 // before the event loop sleeps again.
-import type { ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -16,10 +16,20 @@ export interface Outbox {
    * the others waiting when it is the `maxWaiting`th.
    */
   send(res: ServerResponse, status: number, body: string, retryAfter?: number): void;
+  /** Writes an answer now (one that waited for a commit: those settle, and leave, together already). */
+  write(res: ServerResponse, status: number, body: string, retryAfter?: number): void;
 }
 
-/** Writes one JSON answer now, with its length (no chunked encoding). */
+/**
+ * Writes one JSON answer now, with its length (no chunked encoding). When the server has stopped
+ * listening it is closing: the connection then closes after this answer. An answer made before the
+ * close began but written after it would otherwise keep an idle keep-alive connection open, which the
+ * close had no chance to reap (it skips connections whose response is unfinished), for the whole
+ * keep-alive timeout.
+ */
 export function writeAnswer(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
+  const server = (res.socket as { server?: Server } | null)?.server;
+  if (server !== undefined && !server.listening) res.shouldKeepAlive = false;
   const headers = ['content-type', CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
   if (retryAfter !== undefined) headers.push('retry-after', String(retryAfter));
   res.writeHead(status, headers);
@@ -34,8 +44,9 @@ export function writeAnswer(res: ServerResponse, status: number, body: string, r
 export const MAX_WAITING = 32;
 
 /**
- * @param onError called when writing one answer throws (the others are still written); Node reports a
- *   client that went away through the response's events, not by throwing, so this is for the unexpected
+ * @param onError called when writing an answer throws (its connection is then dropped, and the others are
+ *   still written); Node reports a client that went away through the response's events, not by
+ *   throwing, so this is for the unexpected
  */
 export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_WAITING): Outbox {
   // Flat, four slots per answer: no object per answer.
@@ -54,9 +65,15 @@ export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_W
           answers[i + 3] as number | undefined,
         );
       } catch (err) {
-        onError(err);
+        fault(answers[i] as ServerResponse, err);
       }
     }
+  }
+
+  /** A write that threw: reported, and the connection dropped, so no client waits for it forever. */
+  function fault(res: ServerResponse, err: unknown): void {
+    onError(err);
+    res.destroy();
   }
 
   return {
@@ -70,6 +87,13 @@ export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_W
       }
       queued.push(res, status, body, retryAfter);
       if (queued.length >= 4 * maxWaiting) flush();
+    },
+    write(res, status, body, retryAfter) {
+      try {
+        writeAnswer(res, status, body, retryAfter);
+      } catch (err) {
+        fault(res, err);
+      }
     },
   };
 }
