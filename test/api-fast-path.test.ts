@@ -292,12 +292,15 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
 });
 
 describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
-  // Without the fix, close waits on the kept-alive connection and the test times out.
-  // The request in flight when closing starts is answered, with `Connection: close` (ADR 0010): the
-  // request pipelined behind it is never read, so the client knows to send it elsewhere.
-  test('a request in flight on a kept-alive connection is answered with close, and close finishes', {
-    timeout: 20_000,
-  }, async () => {
+  /**
+   * Sends `first` (a POST to `url`) with half its body, starts closing the server, then sends the rest
+   * of that body and an assign pipelined behind it on the same kept-alive connection. Resolves with
+   * the statuses and the raw bytes received once the close and the connection have both finished.
+   */
+  async function closeWithRequestInFlight(
+    url: (slug: string) => string,
+    first: (slug: string) => object,
+  ): Promise<{ statuses: number[]; received: string }> {
     const dir = makeTempDir();
     const runtime = await startTestRuntime(dir, 'fast-path-close');
     try {
@@ -310,10 +313,11 @@ describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
       assert.equal(created.statusCode, 201, created.body);
       await runtime.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (runtime.app.server.address() as AddressInfo).port;
-      const body = JSON.stringify({ userId: 'u' });
-      const head =
-        `POST /experiment/${slug}/assign HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
+      const post = (path: string, body: string) =>
+        `POST ${path} HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
         `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
+      const assign = JSON.stringify({ userId: 'u' });
+      const firstBody = JSON.stringify(first(slug));
       const socket = connect(port, '127.0.0.1');
       let received = '';
       socket.on('data', (d: Buffer) => {
@@ -322,21 +326,34 @@ describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
       const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
       // A request in flight (body half sent) keeps the connection busy when closing starts.
-      socket.write(head + body.slice(0, 3));
+      socket.write(post(url(slug), firstBody) + firstBody.slice(0, 3));
       await new Promise((r) => setTimeout(r, 100));
       const closing = runtime.close();
       await new Promise((r) => setTimeout(r, 100));
-      // The rest of that body, then a second request on the same connection.
-      socket.write(body.slice(3) + head + body);
+      // The rest of that body, then an assign on the same connection.
+      socket.write(firstBody.slice(3) + post(`/experiment/${slug}/assign`, assign) + assign);
       await closing;
       await socketClosed;
       const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
-      assert.deepEqual(statuses, [200], received);
-      assert.match(received, /\r\nconnection: close\r\n/i, received);
+      return { statuses, received };
     } finally {
       await runtime.close();
       removeTempDir(dir);
     }
+  }
+
+  // Without the fix, close waits on the kept-alive connection and the test times out.
+  // The assign in flight when closing starts is answered, with `Connection: close` (ADR 0010): the
+  // request pipelined behind it is never read, so the client knows to send it elsewhere.
+  test('a request in flight on a kept-alive connection is answered with close, and close finishes', {
+    timeout: 20_000,
+  }, async () => {
+    const { statuses, received } = await closeWithRequestInFlight(
+      (slug) => `/experiment/${slug}/assign`,
+      () => ({ userId: 'u' }),
+    );
+    assert.deepEqual(statuses, [200], received);
+    assert.match(received, /\r\nconnection: close\r\n/i, received);
   });
 
   // The fast path steps aside while closing: an assign that follows a Fastify answer on a kept-alive
@@ -344,48 +361,11 @@ describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
   test('an assign after a Fastify answer in flight gets Fastify’s 503, and close finishes', {
     timeout: 20_000,
   }, async () => {
-    const dir = makeTempDir();
-    const runtime = await startTestRuntime(dir, 'fast-path-close');
-    try {
-      const slug = uniqueSlug('closing');
-      const created = await runtime.api.call({
-        method: 'POST',
-        url: '/experiments',
-        body: { slug, status: 'running', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] },
-      });
-      assert.equal(created.statusCode, 201, created.body);
-      await runtime.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (runtime.app.server.address() as AddressInfo).port;
-      const body = JSON.stringify({ userId: 'u' });
-      const head =
-        `POST /experiment/${slug}/assign HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
-        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
-      const socket = connect(port, '127.0.0.1');
-      let received = '';
-      socket.on('data', (d: Buffer) => {
-        received += d.toString('latin1');
-      });
-      const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      // A request in flight (body half sent) keeps the connection busy when closing starts.
-      const other = JSON.stringify({ slug: uniqueSlug('other'), variants: [{ key: 'A', payload: {} }] });
-      const otherHead =
-        `POST /experiments HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
-        `content-type: application/json\r\ncontent-length: ${other.length}\r\n\r\n`;
-      socket.write(otherHead + other.slice(0, 3));
-      await new Promise((r) => setTimeout(r, 100));
-      const closing = runtime.close();
-      await new Promise((r) => setTimeout(r, 100));
-      // The rest of that body, then a second request on the same connection.
-      socket.write(other.slice(3) + head + body);
-      await closing;
-      await socketClosed;
-      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
-      assert.deepEqual(statuses.slice(1), [503], received);
-      assert.match(received, /\r\nconnection: close\r\n/i, received);
-    } finally {
-      await runtime.close();
-      removeTempDir(dir);
-    }
+    const { statuses, received } = await closeWithRequestInFlight(
+      () => '/experiments',
+      () => ({ slug: uniqueSlug('other'), variants: [{ key: 'A', payload: {} }] }),
+    );
+    assert.deepEqual(statuses.slice(1), [503], received);
+    assert.match(received, /\r\nconnection: close\r\n/i, received);
   });
 });
