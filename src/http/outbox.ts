@@ -27,7 +27,7 @@ export interface Outbox {
  * close had no chance to reap (it skips connections whose response is unfinished), for the whole
  * keep-alive timeout.
  */
-export function writeAnswer(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
+function writeAnswer(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
   const server = (res.socket as { server?: Server } | null)?.server;
   if (server !== undefined && !server.listening) res.shouldKeepAlive = false;
   const headers = ['content-type', CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
@@ -53,27 +53,27 @@ export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_W
   let queued: Array<ServerResponse | number | string | undefined> = [];
   let scheduled = false;
 
+  /** Writes an answer now; one that throws is reported and its connection dropped (no client waits forever). */
+  function write(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
+    try {
+      writeAnswer(res, status, body, retryAfter);
+    } catch (err) {
+      onError(err);
+      res.destroy();
+    }
+  }
+
   function flush(): void {
     const answers = queued;
     queued = [];
     for (let i = 0; i < answers.length; i += 4) {
-      try {
-        writeAnswer(
-          answers[i] as ServerResponse,
-          answers[i + 1] as number,
-          answers[i + 2] as string,
-          answers[i + 3] as number | undefined,
-        );
-      } catch (err) {
-        fault(answers[i] as ServerResponse, err);
-      }
+      write(
+        answers[i] as ServerResponse,
+        answers[i + 1] as number,
+        answers[i + 2] as string,
+        answers[i + 3] as number | undefined,
+      );
     }
-  }
-
-  /** A write that threw: reported, and the connection dropped, so no client waits for it forever. */
-  function fault(res: ServerResponse, err: unknown): void {
-    onError(err);
-    res.destroy();
   }
 
   return {
@@ -88,12 +88,6 @@ export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_W
       queued.push(res, status, body, retryAfter);
       if (queued.length >= 4 * maxWaiting) flush();
     },
-    write(res, status, body, retryAfter) {
-      try {
-        writeAnswer(res, status, body, retryAfter);
-      } catch (err) {
-        fault(res, err);
-      }
-    },
+    write,
   };
 }
