@@ -116,19 +116,31 @@ export function startAgentsplit(name: string, env: Record<string, string>): Prom
     execFileSync(process.execPath, [join(repo, 'scripts', 'build.mjs')], { cwd: repo, stdio: 'inherit' });
     built = true;
   }
-  // The memory settings of `npm start` (package.json), so peak RSS is what production would see.
-  return start(
-    name,
-    [
-      '--max-semi-space-size=2',
-      '--heap-growing-percent=100',
-      '--no-allocation-site-pretenuring',
-      join(repo, 'dist', 'main.js'),
-    ],
-    {
-      LOG_LEVEL: 'warn',
-      MALLOC_ARENA_MAX: '2',
-      ...env,
-    },
-  );
+  // Node flags and environment exactly as `npm start` has them, so the service runs as in production.
+  const { flags, env: startEnv } = startCommand();
+  return start(name, [...flags, join(repo, 'dist', 'main.js')], {
+    LOG_LEVEL: 'warn',
+    ...startEnv,
+    ...env,
+  });
+}
+
+/**
+ * The environment assignments and Node flags of package.json's `start` script
+ * (`VAR=value … node <flags> dist/main.js`): one source, so the bench cannot drift from production.
+ */
+export function startCommand(): { flags: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (; i < words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[i]!); i++) {
+    const [key, ...value] = words[i]!.split('=');
+    env[key!] = value.join('=');
+  }
+  const main = words.indexOf('dist/main.js');
+  if (words[i] !== 'node' || main < i) {
+    throw new Error(`package.json start is not "VAR=… node <flags> dist/main.js": ${pkg.scripts.start}`);
+  }
+  return { flags: words.slice(i + 1, main), env };
 }
