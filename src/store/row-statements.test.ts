@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { serialize } from 'node:v8';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { compileRows } from './row-statements.js';
@@ -28,4 +29,31 @@ test('compileRows lays rows out as 100-row statements plus the rest, parameters 
   assert.deepEqual(compiled[0]!.rows[1]!.slice(0, 4), [100, 1, 1, '[100]']);
   assert.deepEqual(compiled[1]!.rows[0]!.slice(-4), [249, 1, 1, '[249]']);
   assert.match(compiled[1]!.sql, /^insert into "exposure_batches"/);
+});
+
+test('compileRows builds packed parameter arrays, which the writer thread receives in one block', () => {
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }),
+  });
+  const rows = Array.from({ length: 3 }, (_, i) => ({
+    experiment_id: i,
+    experiment_version: 1,
+    count: 1,
+    exposures: i === 1 ? null : `[${i}]`,
+  }));
+  const [compiled] = compileRows(db, {
+    name: 'test',
+    rows,
+    chunk: 1000,
+    build: (k, r) => k.insertInto('exposure_batches').values(r as never),
+  });
+  const params = compiled!.rows[0]!;
+  // A literal array is packed; the structured clone of a holey one (e.g. from \`new Array(n)\`) differs
+  // (its elements are written one by one, with their indexes).
+  assert.deepEqual(serialize(params), serialize([...params]));
+  const holey = new Array<unknown>(params.length);
+  params.forEach((p, i) => {
+    holey[i] = p;
+  });
+  assert.notDeepEqual(serialize(holey), serialize([...params]));
 });
