@@ -2,7 +2,7 @@
 // ratios (absolute numbers drift ±20% on shared machines; ratios do not). `--full` for the long run.
 
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -161,12 +161,43 @@ interface FixedRateSample {
   p99: number;
   p999: number;
   max: number;
+  /** The p99 of the requests whose time in flight touched none of the generator's own stalls. */
+  clean: { count: number; p99: number };
+  /** Turns of the generator's loop that came over 1 ms late: its own pauses, not the server's. */
+  stalls: { count: number; totalMs: number; maxMs: number };
+  /** Time the hypervisor ran something else on each core during the run (ms), where /proc/stat says. */
+  stealMs?: number[];
 }
 
 interface FixedRateRow {
   rate: number;
   samples: FixedRateSample[];
   baseline: FixedRateSample[];
+}
+
+/**
+ * Steal time of cores 0 and 1 so far (ms): time a virtual machine's core was ready but the host ran
+ * something else. Null where /proc/stat does not exist.
+ */
+function stealMs(): number[] | null {
+  if (!existsSync('/proc/stat')) return null;
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+  return ['cpu0', 'cpu1'].map((cpu) => {
+    const fields = lines
+      .find((l) => l.startsWith(`${cpu} `))
+      ?.trim()
+      .split(/\s+/);
+    // user nice system idle iowait irq softirq steal: steal is the 8th number, in USER_HZ (100/s).
+    return fields && fields.length > 8 ? Number(fields[8]) * 10 : Number.NaN;
+  });
+}
+
+function describeFixed(x: FixedRateSample): string {
+  const steal = x.stealMs ? `, steal ${x.stealMs.map((t) => t.toFixed(0)).join('/')} ms` : '';
+  return (
+    `p99 ${x.p99.toFixed(2)} ms (clean ${x.clean.p99.toFixed(2)}; generator stalled ${x.stalls.count}× ` +
+    `${x.stalls.totalMs.toFixed(0)} ms${steal})`
+  );
 }
 
 /** Open-loop fixed rate (bench/constant-rate.ts) in a fresh process on core 1. */
@@ -180,7 +211,10 @@ async function atFixedRate(server: Server, s: Scenario, rate: number): Promise<F
     warmupSeconds: 2,
     connections: 50,
   };
-  return runOnCore1<FixedRateSample>('constant-rate.ts', options);
+  const before = stealMs();
+  const sample = await runOnCore1<FixedRateSample>('constant-rate.ts', options);
+  const after = stealMs();
+  return before && after ? { ...sample, stealMs: after.map((t, i) => t - before[i]!) } : sample;
 }
 
 const median = (xs: number[]) => {
@@ -339,8 +373,8 @@ async function main(): Promise<void> {
         await settle(servers);
         row.baseline.push(await atFixedRate(baseline, BASELINE[0]!, rate));
         process.stderr.write(
-          `fixed rate ${rate} req/s rep ${rep + 1}: ${server.name} p99 ${row.samples.at(-1)!.p99.toFixed(2)} ms, ` +
-            `baseline p99 ${row.baseline.at(-1)!.p99.toFixed(2)} ms\n`,
+          `fixed rate ${rate} req/s rep ${rep + 1}: ${server.name} ${describeFixed(row.samples.at(-1)!)}; ` +
+            `baseline ${describeFixed(row.baseline.at(-1)!)}\n`,
         );
       }
       fixed[server.name] = row;
@@ -410,6 +444,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const logFigure = throughput(sqliteRatio('log'), 0.4);
   const fixed = (extra.assignAtHalfMax as Record<string, FixedRateRow>)['agentsplit SQLite']!;
   const p99s = (xs: FixedRateSample[]) => xs.map((x) => x.p99);
+  const cleanP99s = (xs: FixedRateSample[]) => xs.map((x) => x.clean.p99);
   const spread = (xs: number[]) =>
     `${median(xs).toFixed(2)} ms [${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}]`;
   const analysis = (extra.analysis as Record<string, { median: number; p99: number }>)['agentsplit SQLite']!;
@@ -429,7 +464,8 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     ],
     [
       `assign p99 at half the max rate (${fixed.rate} req/s, open loop, median of ${fixed.samples.length})`,
-      `${spread(p99s(fixed.samples))} (bare baseline at that rate: ${spread(p99s(fixed.baseline))})`,
+      `${spread(p99s(fixed.samples))} (bare baseline at that rate: ${spread(p99s(fixed.baseline))}); ` +
+        `outside the generator's own stalls ${spread(cleanP99s(fixed.samples))} (baseline ${spread(cleanP99s(fixed.baseline))})`,
       '≤ 2 ms',
       median(p99s(fixed.samples)) <= 2,
     ],
@@ -450,6 +486,17 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       `warning: an agentsplit server outran the bare baseline, so ${GENERATOR} (not the servers) limited ` +
         'throughput and the ratios above do not measure the servers; install wrk (apt install wrk) and run again',
     );
+  const all = [...fixed.samples, ...fixed.baseline];
+  const steal = all.every((x) => x.stealMs)
+    ? `; the host took (steal) a median of ${median(all.map((x) => x.stealMs![0]!)).toFixed(0)} ms of core 0 and ` +
+      `${median(all.map((x) => x.stealMs![1]!)).toFixed(0)} ms of core 1 per run`
+    : '';
+  lines.push(
+    '',
+    `fixed-rate runs (${CONFIG.fixedRateSeconds} s measured after 2 s of warm-up): the generator's loop stalled over 1 ms a median of ` +
+      `${median(all.map((x) => x.stalls.count))} times (${median(all.map((x) => x.stalls.totalMs)).toFixed(0)} ms) per ` +
+      `measured window${steal}. "Outside the generator's own stalls" leaves out requests in flight during one.`,
+  );
   lines.push('', `peak RSS by server: ${JSON.stringify(extra.peakRssMb)}; total ${seconds.toFixed(0)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
   const out = join(here, 'results');
