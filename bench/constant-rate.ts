@@ -44,7 +44,7 @@ const recordedDue = new Float64Array(total);
 let count = 0;
 /** A loop turn this much later than the previous one is a stall of the generator (ms). */
 const STALL_MS = 1;
-/** Stalls as [from, to] times, in order; only during the measured window. */
+/** Stalls as [from, to] times, in order: after the warm-up, until the last answer is read. */
 const stalls: Array<[number, number]> = [];
 let failures = 0;
 let done = 0;
@@ -121,7 +121,7 @@ let lastTurn = start;
 await new Promise<void>((resolve) => {
   const tick = () => {
     const now = performance.now();
-    if (now - lastTurn > STALL_MS && now > start + warmup && lastTurn < end) stalls.push([lastTurn, now]);
+    if (now - lastTurn > STALL_MS && now > start + warmup) stalls.push([lastTurn, now]);
     lastTurn = now;
     // Every request due by now goes out now (or joins the backlog), stamped with its due time.
     const due = Math.min(total, Math.floor(((Math.min(now, end) - start) * rate) / 1000));
