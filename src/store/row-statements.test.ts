@@ -6,19 +6,22 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { compileRows } from './row-statements.js';
 import type { Database } from './schema.js';
 
-test('compileRows lays rows out as 100-row statements plus the rest, parameters row by row', () => {
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }),
-  });
-  const rows = Array.from({ length: 250 }, (_, i) => ({
+const memoryDb = () =>
+  new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }) });
+
+function exposureRows(n: number, exposures: (i: number) => string | null) {
+  return Array.from({ length: n }, (_, i) => ({
     experiment_id: i,
     experiment_version: 1,
     count: 1,
-    exposures: `[${i}]`,
+    exposures: exposures(i),
   }));
-  const compiled = compileRows(db, {
+}
+
+test('compileRows lays rows out as 100-row statements plus the rest, parameters row by row', () => {
+  const compiled = compileRows(memoryDb(), {
     name: 'test',
-    rows,
+    rows: exposureRows(250, (i) => `[${i}]`),
     chunk: 1000,
     build: (k, r) => k.insertInto('exposure_batches').values(r as never),
   });
@@ -32,18 +35,9 @@ test('compileRows lays rows out as 100-row statements plus the rest, parameters 
 });
 
 test('compileRows builds packed parameter arrays, which the writer thread receives in one block', () => {
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }),
-  });
-  const rows = Array.from({ length: 3 }, (_, i) => ({
-    experiment_id: i,
-    experiment_version: 1,
-    count: 1,
-    exposures: i === 1 ? null : `[${i}]`,
-  }));
-  const [compiled] = compileRows(db, {
+  const [compiled] = compileRows(memoryDb(), {
     name: 'test',
-    rows,
+    rows: exposureRows(3, (i) => (i === 1 ? null : `[${i}]`)),
     chunk: 1000,
     build: (k, r) => k.insertInto('exposure_batches').values(r as never),
   });
