@@ -200,6 +200,9 @@ function describeFixed(x: FixedRateSample): string {
   );
 }
 
+/** Seconds each fixed-rate run sends before it starts recording. */
+const FIXED_RATE_WARMUP_SECONDS = 2;
+
 /** Open-loop fixed rate (bench/constant-rate.ts) in a fresh process on core 1. */
 async function atFixedRate(server: Server, s: Scenario, rate: number): Promise<FixedRateSample> {
   const options = {
@@ -208,7 +211,7 @@ async function atFixedRate(server: Server, s: Scenario, rate: number): Promise<F
     headers,
     rate,
     seconds: CONFIG.fixedRateSeconds,
-    warmupSeconds: 2,
+    warmupSeconds: FIXED_RATE_WARMUP_SECONDS,
     connections: 50,
   };
   const before = stealMs();
@@ -493,7 +496,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     : '';
   lines.push(
     '',
-    `fixed-rate runs (${CONFIG.fixedRateSeconds} s measured after 2 s of warm-up): the generator's loop stalled over 1 ms a median of ` +
+    `fixed-rate runs (${CONFIG.fixedRateSeconds} s measured after ${FIXED_RATE_WARMUP_SECONDS} s of warm-up): the generator's loop stalled over 1 ms a median of ` +
       `${median(all.map((x) => x.stalls.count))} times (${median(all.map((x) => x.stalls.totalMs)).toFixed(0)} ms) per ` +
       `measured window${steal}. "Outside the generator's own stalls" leaves out requests in flight during one.`,
   );
