@@ -1,9 +1,31 @@
-// `npm run build`: TypeScript → dist/ (tsc), plus the SQL migrations the compiled store reads.
+// `npm run build` (and `npm start` first): TypeScript → dist/ (tsc), plus the SQL migrations the compiled
+// store reads. Skipped when dist/ was built from exactly the current sources (a content hash, so a
+// checkout or a touch that changes nothing does not rebuild): a second `npm start` starts in about a second.
 import { execFileSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const STAMP = 'dist/.source-hash';
+
+function sourceHash() {
+  const hash = createHash('sha256');
+  const files = readdirSync('src', { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .concat(['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
+    .sort();
+  for (const file of files) hash.update(file).update('\0').update(readFileSync(file)).update('\0');
+  return hash.digest('hex');
+}
+
+const wanted = sourceHash();
+const force = process.argv.includes('--force');
+if (!force && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === wanted) process.exit(0);
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 rmSync('dist', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 cpSync('src/store/migrations', 'dist/store/migrations', { recursive: true });
+writeFileSync(STAMP, wanted);

@@ -1,18 +1,26 @@
-// buildApp(deps): plugins, auth, routes, error mapping and the OpenAPI document; no env, no port.
-import { randomBytes } from 'node:crypto';
+// buildApp(deps): the route declarations, both transports registered from them, auth, error mapping,
+// request logs and the OpenAPI document; no env, no port.
 import { createServer, type ServerOptions } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
 import { createAuthHook, createKeyCheck } from './http/auth.js';
-import { registerJsonBodies } from './http/body-parser.js';
-import { createFrameworkErrorHandler, registerErrorHandling } from './http/errors.js';
+import { compileRoute } from './http/compile.js';
+import { errorBody } from './http/errors.js';
 import { experimentRoutes } from './http/experiments.js';
-import { createFastPath, type FastPath } from './http/fast-path.js';
-import { createFastRoutes } from './http/fast-routes.js';
+import { createFastTransport, type FastTransport } from './http/fast-transport.js';
+import {
+  createClientErrorHandler,
+  createFrameworkErrorHandler,
+  registerErrorHandling,
+  registerJsonBodies,
+  registerRoutes,
+} from './http/fastify-transport.js';
 import { healthRoutes } from './http/health.js';
+import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
 import { createValidatorCompiler } from './http/validation.js';
 import type { AnalysisService } from './services/analysis.js';
@@ -30,7 +38,12 @@ export interface AppDeps {
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
-  logger?: FastifyServerOptions['logger'];
+  /** A request (headers and body) must arrive within this many ms, else 408. */
+  bodyTimeoutMs?: number;
+  /** Requests slower than this are logged at warn. */
+  slowRequestMs?: number;
+  /** Default: silent. */
+  logger?: Logger;
 }
 
 /** The options Fastify applies to the HTTP server it builds; `serverFactory` must apply them itself. */
@@ -42,56 +55,60 @@ interface ServerTimeouts {
   maxRequestsPerSocket: number;
 }
 
-/** Levels at which Fastify logs every request. */
-const REQUEST_LOG_LEVELS = new Set(['info', 'debug', 'trace']);
-
-/** The apps whose server answers assign and log on the fast path (so tests can tell which path ran). */
-export const appsWithFastPath = new WeakSet<FastifyInstance>();
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** Request ids: a random prefix per process and a counter (unique, and cheaper than a UUID each). */
-function requestIds(): () => string {
-  const prefix = randomBytes(4).toString('hex');
-  let counter = 0;
-  return () => `${prefix}-${(++counter).toString(36)}`;
-}
+const MAX_PARAM_LENGTH = 1000;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const nextRequestId = requestIds();
   const keyMatches = createKeyCheck(deps.apiKey);
   const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
+  const bodyTimeoutMs = deps.bodyTimeoutMs ?? 30_000;
+  const logger = deps.logger ?? pino({ level: 'silent' });
+  const requestLog = createRequestLog(logger, { slowMs: deps.slowRequestMs ?? 1000 });
   const validatorCompiler = createValidatorCompiler();
-  // Set once the routes exist; until then (and when requests are logged) Fastify answers everything.
-  let fastPath: FastPath | null = null;
+  // Set once the routes exist, and unset when closing (Fastify then answers 503 so clients retry elsewhere).
+  let fast: FastTransport | null = null;
   const app = Fastify({
-    // The server Fastify would build (same timeouts), with the assign/log fast path in front of its router.
+    // The server Fastify would build (same timeouts), with the fast transport in front of its router.
     serverFactory: (handler, serverOptions) => {
       const options = serverOptions as unknown as ServerTimeouts;
-      const server = createServer(options.http ?? {}, (req, res) => {
-        if (fastPath === null || !fastPath(req, res)) handler(req, res);
-      });
+      const server = createServer(
+        {
+          ...options.http,
+          // A missing Host is answered below in this API's error shape, not with Node's empty 400.
+          requireHostHeader: false,
+          headersTimeout: bodyTimeoutMs,
+          // How often the request deadline is checked (Node's default, 30 s, would let it slip that long).
+          connectionsCheckingInterval: Math.min(1000, bodyTimeoutMs),
+        },
+        (req, res) => {
+          if (req.headers.host === undefined && req.httpVersion === '1.1') {
+            res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+            res.end(errorBody('the Host header is required in HTTP/1.1'));
+            return;
+          }
+          if (fast === null || !fast(req, res)) handler(req, res);
+        },
+      );
       server.keepAliveTimeout = options.keepAliveTimeout;
       server.requestTimeout = options.requestTimeout;
       server.setTimeout(options.connectionTimeout);
       if (options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
       return server;
     },
-    logger: deps.logger ?? false,
+    loggerInstance: logger as FastifyBaseLogger,
+    // Request lines are written by the request log, the same for both transports (ADR 0013).
+    disableRequestLogging: true,
     bodyLimit,
+    requestTimeout: bodyTimeoutMs,
     requestIdHeader: false,
-    // Reuse a caller's x-request-id when it is sane, so logs line up across services.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
-    },
-    routerOptions: { maxParamLength: 1000 },
+    genReqId: requestLog.id,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: createFrameworkErrorHandler(keyMatches),
+    clientErrorHandler: createClientErrorHandler(bodyTimeoutMs),
   });
   app.setValidatorCompiler(validatorCompiler);
   registerJsonBodies(app);
-  registerErrorHandling(app);
-  app.addHook('onRequest', createAuthHook(deps.apiKey));
+  registerErrorHandling(app, bodyLimit, requestLog);
+  app.addHook('onRequest', createAuthHook(keyMatches));
 
   await app.register(swagger, {
     openapi: {
@@ -106,29 +123,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(healthRoutes(deps.store));
-  await app.register(experimentRoutes(deps.experiments));
-  await app.register(assignRoutes(deps.assign));
-  await app.register(resultRoutes(deps.results));
-  await app.register(analysisRoutes(deps.analysis));
+  const routes = [
+    ...healthRoutes(deps.store),
+    ...experimentRoutes(deps.experiments),
+    ...assignRoutes(deps.assign),
+    ...resultRoutes(deps.results),
+    ...analysisRoutes(deps.analysis),
+  ].map((r) => compileRoute(r, validatorCompiler));
+  registerRoutes(app, routes);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  // Fastify logs every request at info and below; the fast path logs none, so it serves only when
-  // request logs are off (LOG_LEVEL warn or quieter) and the two paths leave the same traces.
-  if (!REQUEST_LOG_LEVELS.has(app.log.level)) {
-    fastPath = createFastPath({
-      routes: createFastRoutes(deps, validatorCompiler),
-      keyMatches,
-      bodyLimit,
-      onError: (err) => app.log.error({ err }, 'unexpected failure'),
-    });
-    appsWithFastPath.add(app);
-    // Closing: Fastify answers 503 (Connection: close) to requests on kept-alive connections so
-    // clients retry elsewhere and the server can finish; the fast path must not keep them alive.
-    app.addHook('preClose', (done) => {
-      fastPath = null;
-      done();
-    });
-  }
+  fast = createFastTransport({
+    routes: routes.filter((c) => c.route.fast === true),
+    keyMatches,
+    bodyLimit,
+    maxParamLength: MAX_PARAM_LENGTH,
+    log: requestLog,
+    onWriteError: (err) => logger.error({ err }, 'writing an answer failed'),
+  });
+  app.addHook('preClose', (done) => {
+    fast = null;
+    done();
+  });
   return app;
 }

@@ -12,6 +12,10 @@ export interface Config {
   dataDir: string;
   logLevel: string;
   bodyLimit: number;
+  /** A request's headers and body must arrive within this many ms (408 otherwise). */
+  bodyTimeoutMs: number;
+  /** Requests slower than this are logged at warn. */
+  slowRequestMs: number;
   production: boolean;
 }
 
@@ -80,6 +84,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dataDir,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    slowRequestMs: integer(env, 'SLOW_REQUEST_MS', 1000, 1, 3_600_000),
     production: env.NODE_ENV === 'production',
   };
 }

@@ -1,6 +1,7 @@
 // The composition root: environment → config → runtime → listen; graceful shutdown on SIGTERM/SIGINT.
 import { resolveApiKey } from './api-key.js';
 import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
 import { startRuntime } from './runtime.js';
 
 async function main(): Promise<void> {
@@ -10,10 +11,9 @@ async function main(): Promise<void> {
     database: config.database,
     apiKey: key.key,
     bodyLimit: config.bodyLimit,
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
-    },
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    slowRequestMs: config.slowRequestMs,
+    logger: createLogger(config.logLevel),
   });
   const { app } = runtime;
 

@@ -12,6 +12,7 @@ import {
   type Response,
   removeTempDir,
   SKIP_BACKEND,
+  send,
   startTestRuntime,
   type TestRuntime,
   uniqueSlug,
@@ -312,7 +313,7 @@ describe('content type', { skip: SKIP_BACKEND }, () => {
         const res = await api.postRaw(url, '{"userId":"u","variantKey":"A"}', { 'content-type': type });
         assertError(res, 400, /Content-Type/);
       }
-      const bare = await runtime.app.inject({
+      const bare = await send(api.port, {
         method: 'POST',
         url,
         headers: { 'x-api-key': API_KEY },

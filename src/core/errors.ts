@@ -4,8 +4,9 @@ export class AppError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = new.target.name;
   }
 }
@@ -30,12 +31,16 @@ export class ConflictError extends AppError {
   }
 }
 
-/** The storage cannot take the write right now; the client may retry. */
+/**
+ * The storage cannot take the write right now; the client may retry. The message goes to the client,
+ * so it names no host or port; the driver's error is the `cause`, for the log.
+ */
 export class UnavailableError extends AppError {
   constructor(
     message: string,
     readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
   ) {
-    super(message, 503);
+    super(message, 503, options);
   }
 }

@@ -161,3 +161,18 @@ describe('createExperiment and applyChanges', () => {
     assert.equal(same.version, 1);
   });
 });
+
+test('an archived experiment cannot be changed at all: name, variants or status → ConflictError', () => {
+  const archived = {
+    ...createExperiment({ slug: 'old', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] }, 'T'),
+    status: 'archived' as const,
+    active: false,
+  };
+  for (const changes of [
+    { name: 'renamed' },
+    { variants: [{ key: 'B', payload: {}, trafficPercent: 100 }] },
+    { status: 'archived' as const },
+  ]) {
+    assert.throws(() => applyChanges(archived, changes, 'T2'), /archived and can no longer be changed/);
+  }
+});

@@ -140,6 +140,12 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
  * results made under different variant definitions can be told apart.
  */
 export function applyChanges(current: Experiment, changes: ExperimentChanges, now: string): Experiment {
+  // Archived is the end of an experiment's life: its variants and results are a closed record.
+  if (current.status === 'archived') {
+    throw new ConflictError(
+      `experiment '${current.slug}' is archived and can no longer be changed; create a new experiment instead`,
+    );
+  }
   const next: Experiment = { ...current, updatedAt: now };
   if (changes.name !== undefined) next.name = changes.name;
   if (changes.description !== undefined) next.description = changes.description;

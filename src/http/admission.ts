@@ -1,8 +1,12 @@
 // Bounded in-flight work for heavy routes: beyond the limit, requests wait before their body is read,
 // so memory stays flat under any number of connections and TCP pushes back on the clients.
+import type { ServerResponse } from 'node:http';
 import type { preParsingHookHandler } from 'fastify';
 
 export interface Admission {
+  /** Runs `read` once this request holds a slot; the slot comes back when `res` closes. */
+  admit(res: ServerResponse, read: () => void): void;
+  /** The same, as Fastify's preParsing hook. */
   preParsing: preParsingHookHandler;
   /** Requests holding a slot now. */
   readonly active: number;
@@ -21,20 +25,29 @@ export function createAdmission(limit: number): Admission {
     else active--;
   };
 
+  const admit = (res: ServerResponse, read: () => void): void => {
+    const enter = () => {
+      // 'close' comes once the response is sent or the connection is gone, whatever happened in between.
+      if (res.closed || res.req.destroyed) handOver();
+      else res.once('close', handOver);
+      read();
+    };
+    if (active < limit) {
+      active++;
+      enter();
+    } else queue.push(enter);
+  };
+
   return {
+    admit,
     get active() {
       return active;
     },
     get waiting() {
       return queue.length;
     },
-    preParsing: async (request, reply, payload) => {
-      if (active < limit) active++;
-      else await new Promise<void>((resolve) => queue.push(resolve));
-      // 'close' comes once the response is sent or the connection is gone, whatever happened in between.
-      if (reply.raw.closed || request.raw.destroyed) handOver();
-      else reply.raw.once('close', handOver);
-      return payload;
+    preParsing: (_request, reply, payload, done) => {
+      admit(reply.raw, () => done(null, payload));
     },
   };
 }

@@ -1,9 +1,8 @@
 // GET /experiment/:slug/analysis — statistics from the write-time rollups.
-import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { AnalysisService } from '../services/analysis.js';
+import { type Route, route } from './route.js';
 import { errorResponses, SlugParams } from './schemas.js';
-import type { Typed } from './typed.js';
 
 const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
 const Num = Type.Number();
@@ -68,30 +67,28 @@ const AnalysisResponse = Type.Object({
   warnings: Type.Array(Type.String()),
 });
 
-export function analysisRoutes(analysis: AnalysisService): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain as Typed;
-    app.get(
-      '/experiment/:slug/analysis',
-      {
-        schema: {
-          tags: ['analysis'],
-          summary: 'Which variant wins: per-variant statistics and effects against the control',
-          description:
-            'Computed from rollups maintained at write time, so it answers in constant time at any volume. ' +
-            'See docs/statistics.md for the methods.',
-          params: SlugParams,
-          querystring: AnalysisQuery,
-          response: { 200: AnalysisResponse, ...errorResponses },
-        },
+export function analysisRoutes(analysis: AnalysisService): Route[] {
+  return [
+    route({
+      method: 'GET',
+      url: '/experiment/:slug/analysis',
+      schema: {
+        tags: ['analysis'],
+        summary: 'Which variant wins: per-variant statistics and effects against the control',
+        description:
+          'Computed from rollups maintained at write time, so it answers in constant time at any volume. ' +
+          'See docs/statistics.md for the methods.',
+        params: SlugParams,
+        querystring: AnalysisQuery,
+        response: { 200: AnalysisResponse, ...errorResponses },
       },
-      async (request) => {
-        const { metrics, ...rest } = request.query;
-        return analysis.analyze(request.params.slug, {
+      handle: ({ params, query }) => {
+        const { metrics, ...rest } = query;
+        return analysis.analyze(params.slug, {
           ...rest,
           metrics: metrics === undefined ? undefined : [...new Set(metrics.split(',').map((m) => m.trim()))],
         } as Parameters<AnalysisService['analyze']>[1]);
       },
-    );
-  };
+    }),
+  ];
 }

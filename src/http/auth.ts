@@ -29,8 +29,7 @@ export function createKeyCheck(apiKey: string): (candidate: unknown) => boolean 
   };
 }
 
-export function createAuthHook(apiKey: string) {
-  const matches = createKeyCheck(apiKey);
+export function createAuthHook(matches: (candidate: unknown) => boolean) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     if (matches(request.headers['x-api-key']) || isPublicPath(request.url)) {
       done();

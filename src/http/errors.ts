@@ -1,13 +1,19 @@
-// The one place where errors become HTTP answers: {"error": "<what is wrong>"}, never internals.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, UnavailableError } from '../core/errors.js';
-import { wrongContentType } from './body-parser.js';
+// The one place where errors become HTTP answers: {"error": "<what is wrong>"}, never internals. Both
+// transports call `errorAnswer`; Fastify's own error kinds are mapped here too.
+import { AppError, UnavailableError, ValidationError } from '../core/errors.js';
 
-interface ValidationIssue {
+export interface ValidationIssue {
   instancePath: string;
   message?: string;
   keyword: string;
   params: Record<string, unknown>;
+}
+
+/** An error answer: status, the JSON body, and Retry-After seconds for 503s. */
+export interface ErrorAnswer {
+  status: number;
+  body: string;
+  retryAfter?: number;
 }
 
 /** "body/variants/0/trafficPercent must be number", with allowed values spelled out for enums. */
@@ -23,55 +29,53 @@ export function describeValidation(context: string | undefined, issues: Validati
     return `${where} must have required property '${first.params.missingProperty}'`;
   if (first.keyword === 'minProperties' && first.params.limit === 1)
     return `${where} must name at least one field`;
+  if (first.keyword === 'additionalProperties' && context === 'body')
+    return `${where} cannot set '${first.params.additionalProperty}'`;
   return `${where} ${first.message ?? 'is not valid'}`;
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof AppError) {
-      if (error instanceof UnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
-      return reply.code(error.status).send({ error: error.message });
-    }
-    if (error.validation) {
-      return reply
-        .code(400)
-        .send({ error: describeValidation(error.validationContext, error.validation as ValidationIssue[]) });
-    }
-    // Fastify answers 415 itself when the Content-Type header does not even parse (e.g. empty); for this
-    // API that is a malformed request like any other wrong media type, so 400 as the spec's table says.
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(400).send({ error: wrongContentType(request.headers['content-type']) });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      const message =
-        status === 413
-          ? `request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes`
-          : error.message;
-      return reply.code(status).send({ error: message });
-    }
-    request.log.error({ err: error }, 'unexpected failure');
-    return reply.code(500).send({ error: 'Internal Server Error' });
-  });
+export function errorBody(message: string): string {
+  return JSON.stringify({ error: message });
+}
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` });
-  });
+interface FrameworkError {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+  validation?: ValidationIssue[];
+  validationContext?: string;
 }
 
 /**
- * Fastify's own pre-routing errors (an undecodable URL, an over-long slug) never reach the auth hook,
- * so the key is checked here first; then the same body shape as every other error, and never 414.
+ * The answer for anything a handler, a body parser or Fastify throws. `bodyLimit` words the 413.
+ * Unexpected errors are 500 with a generic message: the caller logs them with the request id.
  */
-export function createFrameworkErrorHandler(keyMatches: (candidate: unknown) => boolean) {
-  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    if (!keyMatches(request.headers['x-api-key'])) {
-      reply.code(401).send({ error: 'Unauthorized' });
-      return;
-    }
-    const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
-    const message =
-      status === 404 ? 'no experiment with a slug that long' : 'the URL is not valid percent-encoding';
-    reply.code(status).send({ error: message });
-  };
+export function errorAnswer(err: unknown, bodyLimit: number): ErrorAnswer {
+  if (err instanceof AppError) {
+    return {
+      status: err.status,
+      body: errorBody(err.message),
+      retryAfter: err instanceof UnavailableError ? err.retryAfterSeconds : undefined,
+    };
+  }
+  const e = (err ?? {}) as FrameworkError;
+  if (e.validation) {
+    return { status: 400, body: errorBody(describeValidation(e.validationContext, e.validation)) };
+  }
+  // Fastify answers 415 itself when a Content-Type does not even parse (e.g. empty); for this API that
+  // is a malformed request like any other wrong media type, so 400 as the spec's error table says.
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return { status: 400, body: errorBody('Content-Type must be application/json') };
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 413) {
+    return { status, body: errorBody(`request body is larger than the limit of ${bodyLimit} bytes`) };
+  }
+  if (status >= 400 && status < 500) return { status, body: errorBody(e.message || 'bad request') };
+  return { status: 500, body: errorBody('Internal Server Error') };
+}
+
+/** A request body the route's schema refuses, as the same error both transports answer. */
+export function invalidBody(issues: ValidationIssue[] | null | undefined): ValidationError {
+  return new ValidationError(describeValidation('body', issues ?? []));
 }

@@ -1,24 +1,40 @@
-// Liveness and readiness probes (no key needed).
-import type { FastifyPluginAsync } from 'fastify';
+// Liveness and readiness probes (no key needed). Readiness names no host or port: the driver's error
+// goes to the log (request-log.ts), the client gets a generic 503.
+import { UnavailableError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
+import { type Route, route } from './route.js';
+import { ErrorSchema, HealthResponse } from './schemas.js';
 
-export function healthRoutes(store: Pick<Store, 'ping'>): FastifyPluginAsync {
-  return async (app) => {
-    app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up' } }, async () => ({
-      status: 'ok',
-    }));
-    app.get(
-      '/readyz',
-      { schema: { tags: ['health'], summary: 'The database answers reads and writes' } },
-      async (request, reply) => {
+export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
+  return [
+    route({
+      method: 'GET',
+      url: '/healthz',
+      schema: {
+        tags: ['health'],
+        summary: 'The process is up',
+        security: [],
+        response: { 200: HealthResponse },
+      },
+      handle: () => ({ status: 'ok' }),
+    }),
+    route({
+      method: 'GET',
+      url: '/readyz',
+      schema: {
+        tags: ['health'],
+        summary: 'The database answers reads and writes',
+        security: [],
+        response: { 200: HealthResponse, 503: ErrorSchema },
+      },
+      handle: async () => {
         try {
           await store.ping();
-          return { status: 'ready' };
         } catch (err) {
-          request.log.warn({ err }, 'readiness check failed');
-          return reply.code(503).send({ error: `database unreachable: ${(err as Error).message}` });
+          throw new UnavailableError('the database is unreachable', 1, { cause: err });
         }
+        return { status: 'ready' };
       },
-    );
-  };
+    }),
+  ];
 }

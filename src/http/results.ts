@@ -1,9 +1,8 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
-import type { FastifyPluginAsync } from 'fastify';
 import type { ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
-import { createAdmission } from './admission.js';
+import { type Route, route, Stream } from './route.js';
 import {
   ErrorSchema,
   ExportQuery,
@@ -16,7 +15,6 @@ import {
   LogResponse,
   SlugParams,
 } from './schemas.js';
-import type { Typed } from './typed.js';
 
 const CSV_COLUMNS = [
   'logId',
@@ -47,87 +45,75 @@ async function* lines(results: AsyncGenerator<Result>, format: 'ndjson' | 'csv')
   for await (const r of results) yield format === 'csv' ? csvLine(r) : `${JSON.stringify(r)}\n`;
 }
 
-/** Batches of up to 1000 results being parsed or committed at once; more wait unread (see admission.ts). */
+/** Batches of up to 1000 results being read, parsed or committed at once; more wait unread. */
 const CONCURRENT_BATCHES = 16;
 
-export function resultRoutes(results: ResultService): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain as Typed;
-    const tags = ['results'];
-    const batches = createAdmission(CONCURRENT_BATCHES);
-
-    app.post(
-      '/experiment/:slug/log',
-      {
-        schema: {
-          tags,
-          summary: 'Log the result of running a variant',
-          description:
-            'Answers 200 only once the result is committed. A variantKey that matches no variant is stored, ' +
-            'flagged, and answered with a warning. Paused and completed experiments still accept results.',
-          params: SlugParams,
-          body: LogBody,
-          response: { 200: LogResponse, ...errorResponses },
-        },
+export function resultRoutes(results: ResultService): Route[] {
+  const tags = ['results'];
+  return [
+    route({
+      method: 'POST',
+      url: '/experiment/:slug/log',
+      fast: true,
+      schema: {
+        tags,
+        summary: 'Log the result of running a variant',
+        description:
+          'Answers 200 only once the result is committed. A variantKey that matches no variant is stored, ' +
+          'flagged, and answered with a warning. Paused and completed experiments still accept results.',
+        params: SlugParams,
+        body: LogBody,
+        response: { 200: LogResponse, ...errorResponses },
       },
-      async (request) => ({ success: true, ...(await results.log(request.params.slug, request.body)) }),
-    );
-
-    app.post(
-      '/experiment/:slug/logs',
-      {
-        schema: {
-          tags,
-          summary: 'Log up to 1000 results at once (all or nothing)',
-          params: SlugParams,
-          body: LogManyBody,
-          response: { 200: LogManyResponse, ...errorResponses },
-        },
-        preParsing: batches.preParsing,
+      handle: async ({ params, body }) => ({ success: true, ...(await results.log(params.slug, body)) }),
+    }),
+    route({
+      method: 'POST',
+      url: '/experiment/:slug/logs',
+      fast: true,
+      concurrency: CONCURRENT_BATCHES,
+      schema: {
+        tags,
+        summary: 'Log up to 1000 results at once (all or nothing)',
+        params: SlugParams,
+        body: LogManyBody,
+        response: { 200: LogManyResponse, ...errorResponses },
       },
-      async (request) => {
-        // The parsed batch is not needed once it is rows: let it be collected while the commit is awaited.
-        const pending = results.logMany(request.params.slug, request.body.results);
-        (request as { body: unknown }).body = undefined;
-        const { logIds, warnings } = await pending;
+      handle: async ({ params, body }) => {
+        const { logIds, warnings } = await results.logMany(params.slug, body.results);
         return warnings.length > 0 ? { success: true, logIds, warnings } : { success: true, logIds };
       },
-    );
-
-    app.get(
-      '/experiment/:slug/results',
-      {
-        schema: {
-          tags,
-          summary: 'Read results, oldest first, a page at a time',
-          params: SlugParams,
-          querystring: ListResultsQuery,
-          response: { 200: ListResultsResponse, ...errorResponses },
-        },
+    }),
+    route({
+      method: 'GET',
+      url: '/experiment/:slug/results',
+      schema: {
+        tags,
+        summary: 'Read results, oldest first, a page at a time',
+        params: SlugParams,
+        querystring: ListResultsQuery,
+        response: { 200: ListResultsResponse, ...errorResponses },
       },
-      async (request) => results.list(request.params.slug, request.query),
-    );
-
-    app.get(
-      '/experiment/:slug/results/export',
-      {
-        schema: {
-          tags,
-          summary: 'Stream every result as NDJSON or CSV',
-          params: SlugParams,
-          querystring: ExportQuery,
-          response: { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
-        },
+      handle: ({ params, query }) => results.list(params.slug, query),
+    }),
+    route({
+      method: 'GET',
+      url: '/experiment/:slug/results/export',
+      schema: {
+        tags,
+        summary: 'Stream every result as NDJSON or CSV',
+        params: SlugParams,
+        querystring: ExportQuery,
+        response: { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
       },
-      async (request, reply) => {
-        const format = request.query.format === 'csv' ? 'csv' : 'ndjson';
-        const all = await results.exportAll(request.params.slug);
-        const slug = request.params.slug;
-        reply
-          .header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
-          .header('content-disposition', `attachment; filename="${slug}-results.${format}"`);
-        return reply.send(Readable.from(lines(all, format)) as never);
+      handle: async ({ params, query }) => {
+        const format = query.format === 'csv' ? 'csv' : 'ndjson';
+        const all = await results.exportAll(params.slug);
+        return new Stream(Readable.from(lines(all, format)), {
+          'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
+          'content-disposition': `attachment; filename="${params.slug}-results.${format}"`,
+        });
       },
-    );
-  };
+    }),
+  ];
 }

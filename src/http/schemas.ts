@@ -8,6 +8,8 @@ export const JsonObjectSchema = Type.Unsafe<JsonObject>({ type: 'object', additi
 
 export const ErrorSchema = Type.Object({ error: Type.String() }, { $id: 'Error' });
 
+export const HealthResponse = Type.Object({ status: Type.String() });
+
 export const SlugParams = Type.Object({ slug: Type.String({ maxLength: 1000 }) });
 
 const StatusSchema = Type.Enum([...STATUSES], {

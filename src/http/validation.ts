@@ -1,4 +1,5 @@
 // Two validators: bodies are strict (a number is never coerced into a userId); query strings coerce.
+// Compiled once per schema, so Fastify and the fast transport share each validator.
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
@@ -15,11 +16,26 @@ function makeAjv(options: Options): Ajv {
   return ajv;
 }
 
+export type Validator = ReturnType<FastifySchemaCompiler<unknown>> & {
+  errors?: Array<{
+    instancePath: string;
+    message?: string;
+    keyword: string;
+    params: Record<string, unknown>;
+  }> | null;
+};
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = makeAjv({ coerceTypes: false });
   const coercing = makeAjv({ coerceTypes: 'array' });
-  return ({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<
-      FastifySchemaCompiler<unknown>
-    >;
+  const compiled = { body: new WeakMap<object, Validator>(), other: new WeakMap<object, Validator>() };
+  return ({ schema, httpPart }) => {
+    const cache = httpPart === 'body' ? compiled.body : compiled.other;
+    let validator = cache.get(schema as object);
+    if (validator === undefined) {
+      validator = (httpPart === 'body' ? strict : coercing).compile(schema as object) as Validator;
+      cache.set(schema as object, validator);
+    }
+    return validator;
+  };
 }

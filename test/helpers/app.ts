@@ -1,11 +1,13 @@
-// API test harness: a real runtime driven through app.inject, on the backend AGENTSPLIT_TEST_BACKEND names:
+// API test harness: a real runtime listening on a real socket (so requests take the transport real
+// clients hit), on the backend AGENTSPLIT_TEST_BACKEND names:
 // `sqlite` (default: a file in a temp directory) or `postgres` (a fresh database, dropped on close).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import type { LightMyRequestResponse } from 'fastify';
 import { Kysely, PostgresDialect, type RawBuilder, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type Runtime, type RuntimeOptions, startRuntime } from '../../src/runtime.js';
@@ -15,7 +17,16 @@ import { createTestDatabase, postgresReachable, type TestDatabase } from './post
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 
-export type Response = LightMyRequestResponse;
+/** An answer as the harness read it off the socket. */
+export interface Response {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The body's bytes, for answers that are not text. */
+  rawPayload: Buffer;
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read answers of many shapes, as inject's json() did.
+  json(): any;
+}
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface Call {
@@ -24,7 +35,7 @@ export interface Call {
   /** Sent as JSON. */
   body?: unknown;
   /** Sent verbatim (wins over body), with Content-Type application/json unless headers say otherwise. */
-  raw?: string;
+  raw?: string | Buffer;
   headers?: Record<string, string>;
   /** The x-api-key to send; null sends none. Default: the right key. */
   key?: string | null;
@@ -96,6 +107,7 @@ export async function startTestRuntime(
   let runtime: Runtime;
   try {
     runtime = await startRuntime({ apiKey: API_KEY, ...options, database: target });
+    await runtime.app.listen({ port: 0, host: '127.0.0.1' });
   } catch (err) {
     await testDatabase?.drop();
     throw err;
@@ -115,6 +127,7 @@ export async function startTestRuntime(
   const close = () => {
     closing ??= (async () => {
       try {
+        api.close();
         await reader?.destroy();
         await runtime.close();
       } finally {
@@ -123,10 +136,11 @@ export async function startTestRuntime(
     })();
     return closing;
   };
+  const api = new Api(runtime);
   return {
     ...runtime,
     close,
-    api: new Api(runtime),
+    api,
     backend: BACKEND,
     rows: async <T>(query: RawBuilder<T>) => {
       reader ??= openReader();
@@ -165,18 +179,62 @@ export async function withRuntime(
   }
 }
 
+/** Sends one request over a real socket to `port` on 127.0.0.1 and reads the whole answer. */
+export function send(
+  port: number,
+  c: { method: string; url: string; headers: Record<string, string>; payload?: string | Buffer },
+  agent?: Agent,
+): Promise<Response> {
+  const payload = c.payload === undefined ? undefined : Buffer.from(c.payload);
+  const headers = { ...c.headers };
+  if (payload !== undefined) headers['content-length'] = String(payload.length);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: c.method, path: c.url, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('error', reject);
+      res.on('end', () => {
+        const rawPayload = Buffer.concat(chunks);
+        const body = rawPayload.toString('utf8');
+        resolve({
+          statusCode: res.statusCode!,
+          headers: res.headers,
+          body,
+          rawPayload,
+          json: () => JSON.parse(body),
+        });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 export class Api {
+  /** Kept-alive connections, as a real client would keep them. */
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
   constructor(private readonly runtime: Pick<Runtime, 'app'>) {}
+
+  /** The port the runtime listens on. */
+  get port(): number {
+    return (this.runtime.app.server.address() as AddressInfo).port;
+  }
 
   async call(c: Call): Promise<Response> {
     const headers: Record<string, string> = {};
     if (c.key !== null) headers['x-api-key'] = c.key ?? API_KEY;
-    let payload: string | undefined;
+    let payload: string | Buffer | undefined;
     if (c.raw !== undefined) payload = c.raw;
     else if (c.body !== undefined) payload = JSON.stringify(c.body);
     if (payload !== undefined) headers['content-type'] = 'application/json';
     Object.assign(headers, c.headers);
-    return this.runtime.app.inject({ method: c.method, url: c.url, headers, payload });
+    return send(this.port, { method: c.method, url: c.url, headers, payload }, this.agent);
+  }
+
+  /** Closes the kept-alive connections. */
+  close(): void {
+    this.agent.destroy();
   }
 
   get(url: string, key?: string | null): Promise<Response> {

@@ -1,69 +1,73 @@
-// Which requests the fast path takes, and what it answers, on a real node:http server whose fallback
-// (standing in for Fastify) marks every request it is handed. The routes are fakes; the fast path is real.
+// Which requests the fast transport takes, and what it answers, on a real node:http server whose
+// fallback (standing in for Fastify) marks every request it is handed. The routes' handlers are fakes
+// declared like the real ones; the transport, compiler, validators and error mapping are real.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Ajv } from 'ajv';
+import pino from 'pino';
+import { Type } from 'typebox';
 import { NotFoundError, UnavailableError } from '../core/errors.js';
-import { type BodyValidator, createFastPath, slugAndAction } from './fast-path.js';
-import { AssignBody } from './schemas.js';
+import { compileRoute } from './compile.js';
+import { createFastTransport, type FastTransport } from './fast-transport.js';
+import { createRequestLog } from './request-log.js';
+import { JsonText, type Route, route } from './route.js';
+import { AssignBody, SlugParams } from './schemas.js';
+import { createValidatorCompiler } from './validation.js';
 
 const KEY = 'fast-path-key-0123456789';
 
-describe('slugAndAction', () => {
-  test('reads slug and action of a plain URL', () => {
-    assert.deepEqual(slugAndAction('/experiment/checkout/assign'), ['checkout', 'assign']);
-    assert.deepEqual(slugAndAction('/experiment/checkout/log?x=1'), ['checkout', 'log']);
+function transport(routes: Route[], onWriteError: (err: unknown) => void = () => {}): FastTransport {
+  const compile = createValidatorCompiler();
+  return createFastTransport({
+    routes: routes.map((r) => compileRoute(r, compile)),
+    keyMatches: (k) => k === KEY,
+    bodyLimit: 100,
+    maxParamLength: 1000,
+    log: createRequestLog(pino({ level: 'silent' }), { slowMs: 1000 }),
+    onWriteError,
   });
-  test('leaves every other URL to the router', () => {
-    for (const url of [
-      '/experiment//assign',
-      '/experiment/a/b/assign',
-      '/experiment/%61/assign',
-      '/experiment/a/assign/',
-      '/experiment/a',
-      '/experiments/a/assign',
-      `/experiment/${'s'.repeat(1001)}/assign`,
-    ]) {
-      assert.equal(slugAndAction(url), null, url);
-    }
-  });
+}
+
+const schema = (body: object) => ({
+  tags: [],
+  summary: '',
+  params: SlugParams,
+  body: body as never,
+  response: { 200: Type.Object({ success: Type.Boolean() }) },
 });
 
-describe('createFastPath', () => {
+describe('the fast transport', () => {
   let server: Server;
   let port: number;
   const calls: Array<{ slug: string; userId: string; context: unknown }> = [];
 
   before(async () => {
-    const errors: unknown[] = [];
-    const fast = createFastPath({
-      routes: {
-        assign: {
-          validateBody: new Ajv().compile(AssignBody) as BodyValidator,
-          accepts: (slug) => slug !== 'stopped',
-          handle: (slug, body) => {
-            if (slug === 'vanishing') throw new NotFoundError(`no running experiment with slug '${slug}'`);
-            if (slug === 'broken') throw new Error('boom');
-            const { userId, context } = body as { userId: string; context?: unknown };
-            calls.push({ slug, userId, context });
-            return '{"variant":"A"}';
-          },
+    const fast = transport([
+      route({
+        method: 'POST',
+        url: '/experiment/:slug/assign',
+        schema: schema(AssignBody),
+        handle: ({ params, body }) => {
+          const { slug } = params as { slug: string };
+          if (slug === 'vanishing') throw new NotFoundError(`no running experiment with slug '${slug}'`);
+          if (slug === 'broken') throw new Error('boom');
+          const { userId, context } = body as { userId: string; context?: unknown };
+          calls.push({ slug, userId, context });
+          return new JsonText('{"variant":"A"}');
         },
-        log: {
-          validateBody: new Ajv().compile({ type: 'object' }) as BodyValidator,
-          accepts: () => true,
-          handle: async (slug) => {
-            if (slug === 'away') throw new UnavailableError('the database is unavailable', 2);
-            return '{"success":true}';
-          },
+      }),
+      route({
+        method: 'POST',
+        url: '/experiment/:slug/log',
+        schema: schema({ type: 'object' }),
+        handle: async ({ params }) => {
+          if ((params as { slug: string }).slug === 'away')
+            throw new UnavailableError('the database is unavailable', 2);
+          return { success: true, extra: 'not in the schema' };
         },
-      },
-      keyMatches: (k) => k === KEY,
-      bodyLimit: 100,
-      onError: (err) => errors.push(err),
-    });
+      }),
+    ]);
     server = createServer((req, res) => {
       if (!fast(req, res)) {
         req.resume();
@@ -75,7 +79,7 @@ describe('createFastPath', () => {
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
-  function send(path: string, body: string, headers: Record<string, string> = {}, method = 'POST') {
+  function send(path: string, body: string | Buffer, headers: Record<string, string> = {}, method = 'POST') {
     return new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
         {
@@ -108,14 +112,27 @@ describe('createFastPath', () => {
     assert.deepEqual(calls.at(-1), { slug: 'x', userId: 'u', context: { a: 1 } });
   });
 
+  test('serializes an answer by the route schema, as Fastify would', async () => {
+    assert.deepEqual(await send('/experiment/x/log', '{}'), { status: 200, body: '{"success":true}' });
+  });
+
   test('hands requests it does not plainly understand to the router, body unread', async () => {
     const body = '{"userId":"u"}';
     const cases: Array<[string, string, Record<string, string>, string?]> = [
       ['wrong key', '/experiment/x/assign', { 'x-api-key': 'nope' }],
       ['other media type', '/experiment/x/assign', { 'content-type': 'text/plain' }],
-      ['not running', '/experiment/stopped/assign', {}],
+      [
+        'a charset other than UTF-8',
+        '/experiment/x/assign',
+        { 'content-type': 'application/json; charset=latin1' },
+      ],
       ['other route', '/experiment/x/results', {}],
       ['inherited name', '/experiment/x/constructor', {}],
+      ['percent-encoded slug', '/experiment/%78/assign', {}],
+      ['empty slug', '/experiment//assign', {}],
+      ['nested path', '/experiment/a/b/assign', {}],
+      ['trailing slash', '/experiment/x/assign/', {}],
+      ['slug over the limit', `/experiment/${'s'.repeat(1001)}/assign`, {}],
       ['GET', '/experiment/x/assign', {}, 'GET'],
       ['over the limit', '/experiment/x/assign', { 'content-length': '101' }],
     ];
@@ -141,8 +158,18 @@ describe('createFastPath', () => {
     });
   });
 
+  test('a body that is not UTF-8 is refused, not stored with replacement characters', async () => {
+    const res = await send(
+      '/experiment/x/assign',
+      Buffer.from([0x7b, 0x22, 0x75, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+    );
+    assert.deepEqual(res, {
+      status: 400,
+      body: '{"error":"body is not valid UTF-8 (byte 3); send JSON in UTF-8"}',
+    });
+  });
+
   test('answers an asynchronous route once it settles, with Retry-After on 503', async () => {
-    assert.deepEqual(await send('/experiment/x/log', '{}'), { status: 200, body: '{"success":true}' });
     const res = await new Promise<{ status: number; retryAfter: unknown }>((resolve, reject) => {
       const req = request(
         {
@@ -163,7 +190,7 @@ describe('createFastPath', () => {
   });
 });
 
-describe('createFastPath while the server closes', () => {
+describe('the fast transport while the server closes', () => {
   // In the app, SIGTERM's handler runs in the poll phase, and app.close() reaches preClose and
   // server.closeIdleConnections() in the same run of ticks, before the check phase. A connection whose
   // answer waits in the outbox then is not idle (its response is not finished), so it is skipped; the
@@ -174,18 +201,17 @@ describe('createFastPath while the server closes', () => {
   test('an answer made in the turn closing starts does not keep its connection open', {
     timeout: 10_000,
   }, async () => {
-    const fast = createFastPath({
-      routes: {
-        assign: {
-          validateBody: new Ajv().compile(AssignBody) as BodyValidator,
-          accepts: () => true,
-          handle: () => '{"variant":"A"}',
-        },
-      },
-      keyMatches: (k) => k === KEY,
-      bodyLimit: 100,
-      onError: (err) => assert.fail(String(err)),
-    });
+    const fast = transport(
+      [
+        route({
+          method: 'POST',
+          url: '/experiment/:slug/assign',
+          schema: schema(AssignBody),
+          handle: () => new JsonText('{"variant":"A"}'),
+        }),
+      ],
+      (err) => assert.fail(String(err)),
+    );
     let closeStarted!: () => void;
     const started = new Promise<void>((r) => {
       closeStarted = r;
@@ -197,7 +223,7 @@ describe('createFastPath while the server closes', () => {
         res.writeHead(299).end('fallback');
         return;
       }
-      // Closing starts in this turn, after the fast path has made its answer (its 'end' listener ran first).
+      // Closing starts in this turn, after the fast transport has made its answer (its 'end' listener ran first).
       req.on('end', () => {
         serverClosed = new Promise<void>((r) => server.close(() => r()));
         closeStarted();

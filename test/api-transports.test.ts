@@ -1,12 +1,11 @@
-// The fast path (node:http ahead of Fastify, for assign and log) must answer every request exactly as
-// the Fastify routes do: each request below is sent over a real socket (where the fast path sees it
-// first) and through app.inject (Fastify's router only), and the two answers are compared.
+// The two transports answer alike: every request below is sent over a real socket (where the fast
+// transport sees assign, log and logs first) and through app.inject (Fastify's router only), and the
+// two answers are compared.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { appsWithFastPath } from '../src/app.js';
 import {
   API_KEY,
   assertUuidV7,
@@ -37,7 +36,7 @@ interface Case {
 
 const BODY_LIMIT = 4096;
 
-describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }, () => {
+describe('the fast transport answers as the Fastify routes do', { skip: SKIP_BACKEND }, () => {
   let dir: string;
   let runtime: TestRuntime;
   let base: URL;
@@ -47,8 +46,7 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
   before(async () => {
     dir = makeTempDir();
     runtime = await startTestRuntime(dir, 'fast-path', { bodyLimit: BODY_LIMIT });
-    await runtime.app.listen({ port: 0, host: '127.0.0.1' });
-    base = new URL(`http://127.0.0.1:${(runtime.app.server.address() as AddressInfo).port}`);
+    base = new URL(`http://127.0.0.1:${runtime.api.port}`);
     running = uniqueSlug('fast');
     draft = uniqueSlug('draft');
     const variants = [
@@ -129,10 +127,6 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
     assert.deepEqual(rows, [{ log_id: res.body.logId, variant_key: 'B' }]);
   });
 
-  test('the server under test has the fast path (requests are not logged)', () => {
-    assert.ok(appsWithFastPath.has(runtime.app));
-  });
-
   const json = { 'content-type': 'application/json', 'x-api-key': API_KEY };
   const ok = JSON.stringify({ userId: 'user-1', context: { plan: 'pro' } });
   const cases = (): Case[] => [
@@ -192,6 +186,42 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
       body: ok,
       headers: json,
     },
+    {
+      name: 'a charset other than UTF-8',
+      body: ok,
+      headers: { ...json, 'content-type': 'application/json; charset=latin1' },
+    },
+    {
+      name: 'a log',
+      path: `/experiment/${running}/log`,
+      body: '{"variantKey":"A","metrics":{"rating":4}}',
+      headers: json,
+    },
+    {
+      name: 'a log with an unknown variant',
+      path: `/experiment/${running}/log`,
+      body: '{"variantKey":"Z"}',
+      headers: json,
+    },
+    {
+      name: 'a log with a numeric variantKey',
+      path: `/experiment/${running}/log`,
+      body: '{"variantKey":5}',
+      headers: json,
+    },
+    {
+      name: 'a log to an unknown experiment',
+      path: '/experiment/nope/log',
+      body: '{"variantKey":"A"}',
+      headers: json,
+    },
+    {
+      name: 'a batch of logs',
+      path: `/experiment/${running}/logs`,
+      body: '{"results":[{"variantKey":"A"},{"variantKey":"Z"}]}',
+      headers: json,
+    },
+    { name: 'an empty batch', path: `/experiment/${running}/logs`, body: '{"results":[]}', headers: json },
   ];
 
   for (const c of cases()) {
@@ -199,7 +229,11 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
       const [socket, fastify] = await Promise.all([overSocket(c), throughFastify(c)]);
       assert.equal(socket.status, fastify.status, JSON.stringify({ socket, fastify }));
       assert.equal(socket.contentType, fastify.contentType);
-      if (socket.status === 200 && 'logId' in socket.body) {
+      if (socket.status === 200 && 'logIds' in socket.body) {
+        const ids = (b: Record<string, unknown>) => b.logIds as string[];
+        for (const id of [...ids(socket.body), ...ids(fastify.body)]) assertUuidV7(id);
+        assert.deepEqual({ ...socket.body, logIds: 'x' }, { ...fastify.body, logIds: 'x' });
+      } else if (socket.status === 200 && 'logId' in socket.body) {
         assertUuidV7(socket.body.logId);
         assertUuidV7(fastify.body.logId);
         assert.deepEqual({ ...socket.body, logId: 'x' }, { ...fastify.body, logId: 'x' });
@@ -222,7 +256,7 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
       name: '',
     });
     assert.equal(res.status, 200);
-    await runtime.writer.drain();
+    await runtime.ingest.drain();
     const exposures = (await runtime.exposuresOf(running)).filter((e) => e.userId === 'exposed-user');
     assert.deepEqual(
       exposures.map((e) => [e.assignmentId, e.context]),
@@ -230,9 +264,9 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
     );
   });
 
-  // The socket path stores the request's own text (ADR 0009), Fastify's path serializes the parsed
-  // body: whatever the text looks like, both must read back as the same exposure.
-  test('exposures read back the same from the request text and from the parsed body', async () => {
+  // An exposure has one stored form whichever transport answered (ADR 0009 is superseded): whatever
+  // the body's text looks like, both must store and read back the same exposure.
+  test('the exposure stored does not depend on the transport that answered', async () => {
     const context = {
       plan: 'pro',
       'quote"key': 'line\nbreak é 😀 \\ \u2028',
@@ -253,27 +287,27 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
     for (const body of bodies) {
       const socket = await overSocket({ body, headers: json, name: '' });
       assert.equal(socket.status, 200, JSON.stringify(socket.body));
-      const viaFastify = await runtime.api.call({
+      const viaFastify = await runtime.app.inject({
         method: 'POST',
         url: `/experiment/${running}/assign`,
-        raw: body,
+        headers: json,
+        payload: body,
       });
       assert.equal(viaFastify.statusCode, 200, viaFastify.body);
       const parsed = JSON.parse(body) as { userId: string; context?: unknown };
       ids.set(socket.body.assignmentId as string, parsed);
       ids.set(viaFastify.json().assignmentId, parsed);
     }
-    await runtime.writer.drain();
+    await runtime.ingest.drain();
     const stored = (await runtime.exposuresOf(running)).filter((e) => ids.has(e.assignmentId));
     assert.equal(stored.length, 10);
-    // Both forms are really on disk: the three plain bodies without \u escapes sent over the socket
-    // as their text, the rest in the full form.
+    // One form on disk, from either transport.
     const batches = await runtime.rows<{ exposures: string }>(sql`SELECT exposures FROM exposure_batches`);
     const forms = batches
       .flatMap((b) => JSON.parse(b.exposures) as unknown[][])
       .filter((e) => ids.has(e[0] as string))
       .map((e) => e.length);
-    assert.deepEqual(forms.sort(), [4, 4, 4, 5, 5, 5, 5, 5, 5, 5]);
+    assert.deepEqual(forms, Array(10).fill(5));
     for (const e of stored) {
       const sent = ids.get(e.assignmentId) as { userId: string; context?: unknown };
       assert.deepEqual([e.userId, e.context], [sent.userId, sent.context ?? null], e.assignmentId);
@@ -291,7 +325,7 @@ describe('fast path: same answers as the Fastify routes', { skip: SKIP_BACKEND }
   });
 });
 
-describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
+describe('the fast transport while the server closes', { skip: SKIP_BACKEND }, () => {
   /**
    * Sends `first` (a POST to `url`) with half its body, starts closing the server, then sends the rest
    * of that body and an assign pipelined behind it on the same kept-alive connection. Resolves with
@@ -311,8 +345,7 @@ describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
         body: { slug, status: 'running', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] },
       });
       assert.equal(created.statusCode, 201, created.body);
-      await runtime.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (runtime.app.server.address() as AddressInfo).port;
+      const port = runtime.api.port;
       const post = (path: string, body: string) =>
         `POST ${path} HTTP/1.1\r\nhost: x\r\nx-api-key: ${API_KEY}\r\n` +
         `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
@@ -356,7 +389,7 @@ describe('fast path while the server closes', { skip: SKIP_BACKEND }, () => {
     assert.match(received, /\r\nconnection: close\r\n/i, received);
   });
 
-  // The fast path steps aside while closing: an assign that follows a Fastify answer on a kept-alive
+  // The fast transport steps aside while closing: an assign that follows a Fastify answer on a kept-alive
   // connection gets Fastify's 503 and close.
   test('an assign after a Fastify answer in flight gets Fastify’s 503, and close finishes', {
     timeout: 20_000,

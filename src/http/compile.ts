@@ -1,0 +1,38 @@
+// A route declaration made ready to serve: its body validator and answer serializer, compiled once and
+// shared by every transport, and its admission limit.
+import fastJson from 'fast-json-stringify';
+import type { FastifySchemaCompiler } from 'fastify';
+import { type Admission, createAdmission } from './admission.js';
+import type { Route } from './route.js';
+import type { Validator } from './validation.js';
+
+export interface CompiledRoute {
+  route: Route;
+  /** The success status. */
+  status: number;
+  validateBody?: Validator;
+  /** The success answer as JSON, by the success status's schema (as Fastify would serialize it). */
+  serialize(value: unknown): string;
+  admission?: Admission;
+}
+
+export function compileRoute(route: Route, compileValidator: FastifySchemaCompiler<unknown>): CompiledRoute {
+  const status = route.status ?? 200;
+  const schema = route.schema.response[status];
+  const body = route.schema.body;
+  return {
+    route,
+    status,
+    validateBody:
+      body === undefined
+        ? undefined
+        : (compileValidator({
+            schema: body,
+            method: route.method,
+            url: route.url,
+            httpPart: 'body',
+          }) as Validator),
+    serialize: schema === undefined || status === 204 ? JSON.stringify : fastJson(schema as never),
+    admission: route.concurrency === undefined ? undefined : createAdmission(route.concurrency),
+  };
+}

@@ -1,0 +1,174 @@
+// The fast transport: the routes declared `fast` (assign, log, logs) answered on node:http directly,
+// ahead of Fastify's router (ADR 0005), at every log level.
+//
+// Fastify's per-request machinery (routing, hooks, the reply object, the body parser's async scope)
+// costs more than an assignment does. This transport takes only requests whose headers are plainly
+// well-formed (a fast route, the right key, JSON, a content-length within the limit) and hands everything
+// else to Fastify untouched. What it does with a body is what Fastify does, through the same functions:
+// parseJsonBody, the route's validator and serializer, errorAnswer, and the request log.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseJsonBody } from './body.js';
+import type { CompiledRoute } from './compile.js';
+import { errorAnswer, invalidBody } from './errors.js';
+import { createOutbox } from './outbox.js';
+import type { RequestLog } from './request-log.js';
+import { JsonText } from './route.js';
+
+export interface FastTransportDeps {
+  routes: CompiledRoute[];
+  keyMatches: (candidate: unknown) => boolean;
+  bodyLimit: number;
+  /** Longest path parameter Fastify accepts (longer ones are Fastify's to refuse). */
+  maxParamLength: number;
+  log: RequestLog;
+  /** Writing an answer threw (its connection is then dropped). */
+  onWriteError: (err: unknown) => void;
+}
+
+/** Returns true when it took the request (and will answer it); false leaves it to Fastify. */
+export type FastTransport = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** Content types taken as they are; any other spelling goes to Fastify, which judges it. */
+const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
+const LENGTH = /^[1-9][0-9]{0,8}$/;
+
+interface Matcher {
+  compiled: CompiledRoute;
+  /** The path's segments: a string to match as is, or null for a parameter. */
+  segments: Array<string | null>;
+  names: string[];
+}
+
+function matcher(compiled: CompiledRoute): Matcher {
+  const parts = compiled.route.url.split('/');
+  return {
+    compiled,
+    segments: parts.map((p) => (p.startsWith(':') ? null : p)),
+    names: parts.filter((p) => p.startsWith(':')).map((p) => p.slice(1)),
+  };
+}
+
+export function createFastTransport(deps: FastTransportDeps): FastTransport {
+  const matchers = deps.routes.filter((c) => c.route.method === 'POST').map(matcher);
+  const outbox = createOutbox(deps.onWriteError);
+
+  /** The route and its parameters; null for anything else, including percent-encoded or over-long values. */
+  function match(url: string): [CompiledRoute, Record<string, string>] | null {
+    const q = url.indexOf('?');
+    const parts = (q === -1 ? url : url.slice(0, q)).split('/');
+    for (const m of matchers) {
+      if (m.segments.length !== parts.length) continue;
+      const values: string[] = [];
+      let ok = true;
+      for (let i = 0; i < parts.length && ok; i++) {
+        const want = m.segments[i];
+        const part = parts[i]!;
+        if (want === null) {
+          ok = part.length > 0 && part.length <= deps.maxParamLength && !part.includes('%');
+          values.push(part);
+        } else ok = part === want;
+      }
+      if (!ok) continue;
+      const params: Record<string, string> = {};
+      m.names.forEach((name, i) => {
+        params[name] = values[i]!;
+      });
+      return [m.compiled, params];
+    }
+    return null;
+  }
+
+  function respond(
+    req: IncomingMessage,
+    res: ServerResponse,
+    compiled: CompiledRoute,
+    params: Record<string, string>,
+    bytes: Buffer,
+    started: number,
+  ): void {
+    const fail = (err: unknown, later: boolean) => {
+      const a = errorAnswer(err, deps.bodyLimit);
+      if (later) outbox.write(res, a.status, a.body, a.retryAfter);
+      else outbox.send(res, a.status, a.body, a.retryAfter);
+      deps.log.answered(
+        req,
+        undefined,
+        a.status,
+        performance.now() - started,
+        a.status >= 500 ? err : undefined,
+      );
+    };
+    const succeed = (value: unknown, later: boolean) => {
+      const text = value instanceof JsonText ? value.text : compiled.serialize(value);
+      // Answers settled by one commit already leave together, in one run of microtasks (ADR 0010).
+      if (later) outbox.write(res, compiled.status, text);
+      else outbox.send(res, compiled.status, text);
+      deps.log.answered(req, undefined, compiled.status, performance.now() - started);
+    };
+    let answer: unknown;
+    try {
+      const body = parseJsonBody(bytes);
+      const validate = compiled.validateBody;
+      if (validate !== undefined && !validate(body)) throw invalidBody(validate.errors);
+      answer = compiled.route.handle({ params, query: undefined, body } as never);
+    } catch (err) {
+      fail(err, false);
+      return;
+    }
+    if (answer instanceof Promise)
+      answer.then(
+        (value) => succeed(value, true),
+        (err) => fail(err, true),
+      );
+    else succeed(answer, false);
+  }
+
+  return (req, res) => {
+    if (req.method !== 'POST') return false;
+    const found = match(req.url ?? '');
+    if (found === null) return false;
+    const headers = req.headers;
+    const type = headers['content-type'];
+    const length = headers['content-length'];
+    if (
+      !deps.keyMatches(headers['x-api-key']) ||
+      type === undefined ||
+      !JSON_TYPES.has(type.toLowerCase()) ||
+      length === undefined ||
+      headers['transfer-encoding'] !== undefined ||
+      !LENGTH.test(length) ||
+      Number(length) > deps.bodyLimit
+    ) {
+      return false;
+    }
+    const started = performance.now();
+    const [compiled, params] = found;
+    const expected = Number(length);
+    const read = () => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      req.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        chunks.push(chunk);
+      });
+      req.on('end', () => {
+        // Node's parser delivers exactly content-length bytes; anything else is a broken request.
+        if (received !== expected) {
+          outbox.send(
+            res,
+            400,
+            JSON.stringify({ error: `body length ${received} does not match content-length ${expected}` }),
+          );
+          return;
+        }
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        respond(req, res, compiled, params, bytes, started);
+      });
+    };
+    // A client that goes away mid-body is simply not answered; the socket is already gone.
+    req.on('error', () => undefined);
+    if (compiled.admission !== undefined) compiled.admission.admit(res, read);
+    else read();
+    return true;
+  };
+}

@@ -1,0 +1,144 @@
+// Fastify serves every declared route: parsing, validation and answers through the shared functions
+// (body.ts, errors.ts, compile.ts), and the same request log line as the fast transport.
+import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ValidationError } from '../core/errors.js';
+import { contentTypeProblem, parseJsonBody } from './body.js';
+import type { CompiledRoute } from './compile.js';
+import { errorAnswer, errorBody } from './errors.js';
+import type { RequestLog } from './request-log.js';
+import { JsonText, Stream } from './route.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** What made each failed request fail (for its log line), by the Node request. */
+const failures = new WeakMap<IncomingMessage, unknown>();
+
+export function sendAnswer(reply: FastifyReply, compiled: CompiledRoute, value: unknown): FastifyReply {
+  if (value instanceof Stream) return reply.headers(value.headers).send(value.body);
+  reply.code(compiled.status);
+  if (compiled.status === 204) return reply.send();
+  const text = value instanceof JsonText ? value.text : compiled.serialize(value);
+  return reply.type(JSON_TYPE).send(text);
+}
+
+export function registerRoutes(app: FastifyInstance, routes: CompiledRoute[]): void {
+  for (const compiled of routes) {
+    const { route } = compiled;
+    app.route({
+      method: route.method,
+      url: route.url,
+      schema: route.schema,
+      preParsing: compiled.admission?.preParsing,
+      handler: async (request, reply) => {
+        const answer = route.handle({
+          params: request.params as never,
+          query: request.query as never,
+          body: request.body as never,
+        });
+        // The parsed body is the handler's now: a large batch can be collected while its commit is awaited.
+        (request as { body: unknown }).body = undefined;
+        return sendAnswer(reply, compiled, await answer);
+      },
+    });
+  }
+}
+
+/** JSON bodies in UTF-8 only, through the same parser as the fast transport; anything else is a 400. */
+export function registerJsonBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const problem = contentTypeProblem(request.headers['content-type']);
+    if (problem !== null) {
+      done(new ValidationError(problem), undefined);
+      return;
+    }
+    try {
+      done(null, parseJsonBody(body as Buffer));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    done(new ValidationError(contentTypeProblem(request.headers['content-type']) ?? 'bad body'), undefined);
+  });
+}
+
+export function registerErrorHandling(app: FastifyInstance, bodyLimit: number, log: RequestLog): void {
+  app.setErrorHandler((error, request, reply) => {
+    const answer = errorAnswer(error, bodyLimit);
+    if (answer.status >= 500) failures.set(request.raw, error);
+    if (answer.retryAfter !== undefined) reply.header('retry-after', String(answer.retryAfter));
+    return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .type(JSON_TYPE)
+      .send(errorBody(`no route ${request.method} ${request.url.split('?')[0]}`));
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    log.answered(request.raw, request.id, reply.statusCode, reply.elapsedTime, failures.get(request.raw));
+    done();
+  });
+}
+
+/**
+ * Fastify's own pre-routing errors (an undecodable URL, an over-long slug) never reach the auth hook,
+ * so the key is checked here first; then the same body shape as every other error, and never 414.
+ */
+export function createFrameworkErrorHandler(keyMatches: (candidate: unknown) => boolean) {
+  return (error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
+    reply.type(JSON_TYPE);
+    if (!keyMatches(request.headers['x-api-key'])) {
+      reply.code(401).send(errorBody('Unauthorized'));
+      return;
+    }
+    const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
+    const message =
+      status === 404 ? 'no experiment with a slug that long' : 'the URL is not valid percent-encoding';
+    reply.code(status).send(errorBody(message));
+  };
+}
+
+/** What Node's HTTP parser refused, in this API's words. */
+function clientErrorAnswer(err: { code?: string }, bodyTimeoutMs: number): [number, string] {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, `the request did not arrive within ${bodyTimeoutMs} ms`];
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'the request headers are too large'];
+    case 'HPE_INVALID_METHOD':
+      return [400, 'the request method is not valid HTTP'];
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return [400, 'the request has both or invalid Content-Length and Transfer-Encoding headers'];
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_INVALID_EOF_STATE':
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return [400, 'the request body is not valid chunked encoding'];
+    default:
+      return [400, 'the request is not valid HTTP/1.1'];
+  }
+}
+
+/**
+ * Requests Node's parser refuses never reach a route: answered here in the same {"error"} shape, then
+ * the connection is closed (the parser cannot resync after a broken request).
+ */
+export function createClientErrorHandler(bodyTimeoutMs: number) {
+  return (err: Error & { code?: string }, socket: Socket): void => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    if (socket.writable) {
+      const [status, message] = clientErrorAnswer(err, bodyTimeoutMs);
+      const body = errorBody(message);
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(err);
+  };
+}

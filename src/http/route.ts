@@ -1,0 +1,65 @@
+// A route declared once: method, path, schemas and handler. Every transport is registered from these
+// declarations (Fastify serves them all; the fast transport serves those marked `fast`; ADR 0005).
+import type { Readable } from 'node:stream';
+import type { Static, TSchema } from 'typebox';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface RouteSchema {
+  tags: string[];
+  summary: string;
+  description?: string;
+  /** `[]` for routes that need no key (the OpenAPI document then shows no lock). */
+  security?: Array<Record<string, string[]>>;
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  /** By status code: what the OpenAPI document shows; the success status's schema serializes answers. */
+  response: Record<number, unknown>;
+}
+
+type In<T> = T extends TSchema ? Static<T> : undefined;
+
+export interface RouteInput<S extends RouteSchema> {
+  params: In<S['params']>;
+  query: In<S['querystring']>;
+  body: In<S['body']>;
+}
+
+/** A JSON answer serialized already (e.g. assign's, built from a prefix compiled per experiment). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** A streamed answer (exports): not JSON, with its own content type and headers. */
+export class Stream {
+  constructor(
+    readonly body: Readable,
+    readonly headers: Record<string, string>,
+  ) {}
+}
+
+/** What a handler returns: a value serialized by the route's success schema, JSON text, a stream, or nothing (204). */
+export type Answer = unknown;
+
+export interface Route<S extends RouteSchema = RouteSchema> {
+  method: Method;
+  /** Fastify's syntax: `/experiment/:slug/assign`. */
+  url: string;
+  schema: S;
+  /** The success status (default 200). */
+  status?: number;
+  /** Also served by the fast transport (POST routes whose body is a JSON object). */
+  fast?: boolean;
+  /**
+   * Most requests of this route whose bodies are being read or handled at once; more wait before
+   * their bodies are read, so memory stays flat and TCP pushes back on the clients.
+   */
+  concurrency?: number;
+  handle(input: RouteInput<S>): Answer | Promise<Answer>;
+}
+
+/** Declares a route with its handler's input typed from its schemas. */
+export function route<S extends RouteSchema>(r: Route<S>): Route {
+  return r as unknown as Route;
+}
