@@ -16,7 +16,7 @@ import {
   summarizeArm,
 } from '../stats/index.js';
 import type { Store } from '../store/store.js';
-import type { ExperimentService, LiveExperiment } from './experiments.js';
+import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 
 export type Method = 'frequentist' | 'bayesian' | 'sequential';
 export type Correction = 'none' | 'holm' | 'bh';
@@ -67,7 +67,7 @@ export interface Analysis {
 }
 
 export interface AnalysisDeps {
-  experiments: Pick<ExperimentService, 'find'>;
+  experiments: Pick<ExperimentCache, 'find'>;
   store: Pick<Store, 'readRollups' | 'listVersions'>;
 }
 

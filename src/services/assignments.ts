@@ -4,7 +4,7 @@ import { NotFoundError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { storedExposureJson } from '../store/exposure-form.js';
 import type { PendingExposure } from '../store/schema.js';
-import type { ExperimentService } from './experiments.js';
+import type { ExperimentCache } from './experiment-cache.js';
 
 export interface Assignment {
   variant: string;
@@ -15,7 +15,7 @@ export interface Assignment {
 }
 
 export interface AssignmentDeps {
-  experiments: Pick<ExperimentService, 'lookup'>;
+  experiments: Pick<ExperimentCache, 'lookup'>;
   exposures: { appendExposure(exposure: PendingExposure): void };
   random: RandomSource;
   newId: () => string;
