@@ -1,8 +1,8 @@
 // Loads N results into a fresh experiment 'analysis-1m' straight through the store (before a server
 // owns the database), in the same batched transactions the service uses, rollups included.
 import { createExperiment } from '../src/core/experiment.js';
+import type { NewResult } from '../src/ingest/write-batch.js';
 import { type DatabaseTarget, openStore } from '../src/store/index.js';
-import type { ResultRow } from '../src/store/schema.js';
 import { seededRandom } from '../test/helpers/random.js';
 
 export async function loadResults(
@@ -29,17 +29,17 @@ export async function loadResults(
     const random = seededRandom(1);
     const batch = 5000;
     for (let done = 0; done < count; done += batch) {
-      const results: ResultRow[] = [];
+      const results: NewResult[] = [];
       for (let i = done; i < Math.min(count, done + batch); i++) {
         const b = random() < 0.5;
         results.push({
-          log_id: `load-${i}`,
-          experiment_id: id,
-          experiment_version: 1,
-          variant_key: b ? 'B' : 'A',
-          known_variant: 1,
-          user_id: `u${i}`,
-          assignment_id: null,
+          logId: `load-${i}`,
+          experimentId: id,
+          version: 1,
+          variantKey: b ? 'B' : 'A',
+          knownVariant: true,
+          userId: `u${i}`,
+          assignmentId: null,
           input: '{"q":"hello"}',
           output: '{"a":"hi"}',
           metrics: JSON.stringify({
@@ -48,8 +48,8 @@ export async function loadResults(
             resolved: random() < (b ? 0.62 : 0.6),
           }),
           context: null,
-          client_timestamp: null,
-          created_at: now,
+          timestamp: null,
+          createdAt: now,
         });
       }
       await store.appendBatch({ results, exposures: [] });

@@ -3,13 +3,12 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
 import { isoNow, newId } from './core/ids.js';
+import { GroupCommit } from './ingest/group-commit.js';
 import { AnalysisService } from './services/analysis.js';
 import { createAssign } from './services/assignments.js';
-import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
 import { ResultService } from './services/results.js';
-import { GroupCommit } from './store/group-commit.js';
 import { type DatabaseTarget, openStore } from './store/index.js';
 import type { SqlStore } from './store/sql-store.js';
 
@@ -26,7 +25,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   app: FastifyInstance;
   store: SqlStore;
-  writer: GroupCommit;
+  /** Group commit: results and exposures on their way to the store. */
+  ingest: GroupCommit;
   /** Stops taking requests, answers or flushes everything pending, closes the database. */
   close(): Promise<void>;
 }
@@ -48,20 +48,19 @@ function warnAtMostEverySecond(warn: (count: number, total: number) => void) {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
   const now = () => isoNow();
-  const experimentCache = new ExperimentCache(store);
-  const experiments = new ExperimentService(store, experimentCache, now);
+  const experiments = new ExperimentService(store, now);
   const loadedRevision = await store.experimentsRevision();
-  await experimentCache.load();
+  await experiments.load();
   let app: FastifyInstance | undefined;
   // Only a shared database (PostgreSQL) can be changed by another instance.
   const sync = store.watchExperiments
-    ? await startExperimentSync(experimentCache, store, {
+    ? await startExperimentSync(experiments, store, {
         loadedRevision,
         pollMs: options.syncPollMs,
         onError: (err) => app?.log.warn({ err }, 'experiment sync check failed; retrying'),
       })
     : undefined;
-  const writer = new GroupCommit((batch) => store.appendBatch(batch), {
+  const ingest = new GroupCommit((batch) => store.appendBatch(batch), {
     onExposureError: (err, lost) => app?.log.error({ err, lost }, 'exposures could not be written'),
     onExposuresDropped: warnAtMostEverySecond((count, total) =>
       app?.log.warn(
@@ -71,14 +70,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ),
   });
   const assign = createAssign({
-    experiments: experimentCache,
-    exposures: writer,
+    experiments,
+    ingest,
     random: options.random ?? Math.random,
     newId,
     now,
   });
-  const results = new ResultService({ experiments: experimentCache, writer, store, newId, now });
-  const analysis = new AnalysisService({ experiments: experimentCache, store });
+  const results = new ResultService({ experiments, ingest, store, newId, now });
+  const analysis = new AnalysisService({ experiments, store });
   app = await buildApp({
     apiKey: options.apiKey,
     experiments,
@@ -94,13 +93,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     closing ??= (async () => {
       await app.close();
       await sync?.stop();
-      await writer.drain();
-      if (writer.pendingExposures > 0) {
-        app.log.error({ lost: writer.pendingExposures }, 'exposures could not be written before shutdown');
+      await ingest.drain();
+      if (ingest.pendingExposures > 0) {
+        app.log.error({ lost: ingest.pendingExposures }, 'exposures could not be written before shutdown');
       }
       await store.close();
     })();
     return closing;
   };
-  return { app, store, writer, close };
+  return { app, store, ingest, close };
 }

@@ -1,4 +1,5 @@
-// The store contract: every backend must pass these. Runs on real SQLite files (and in-memory SQLite).
+// The store contract: every backend must pass these. Runs on real SQLite files, in-memory SQLite, the
+// in-memory store (memory-store.ts) and, when it is reachable, PostgreSQL.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,10 +7,13 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConflictError, NotFoundError } from '../src/core/errors.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
-import { toExposureBatches } from '../src/store/exposure-queue.js';
+import type { Exposure } from '../src/core/exposure.js';
+import { toExposureBatches } from '../src/ingest/exposure-queue.js';
+import type { NewResult } from '../src/ingest/write-batch.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
+import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
-import type { PendingExposure, ResultRow } from '../src/store/schema.js';
+import { SqlStore } from '../src/store/sql-store.js';
 import type { Store } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
@@ -22,7 +26,7 @@ after(async () => {
   for (const d of databases) await d.drop();
 });
 
-const backends: Array<{ name: string; target: () => Promise<DatabaseTarget>; skip?: boolean }> = [
+const sqlBackends: Array<{ name: string; target: () => Promise<DatabaseTarget>; skip?: boolean }> = [
   { name: 'SQLite file', target: async () => ({ kind: 'sqlite', path: join(dir, `${Math.random()}.db`) }) },
   { name: 'SQLite in memory', target: async () => ({ kind: 'sqlite', path: ':memory:' }) },
   {
@@ -34,6 +38,16 @@ const backends: Array<{ name: string; target: () => Promise<DatabaseTarget>; ski
       return { kind: 'postgres', url: db.url };
     },
   },
+];
+
+/**
+ * Every backend runs the contract below. The in-memory store skips only what is about SQL itself, further
+ * down: rows of the legacy `exposures` table and of the earlier exposure form written by hand, migrations,
+ * reopening a file, the SQLite writer thread's priority, and PostgreSQL's locking between two instances.
+ */
+const backends: Array<{ name: string; open: () => Promise<Store>; skip?: boolean }> = [
+  ...sqlBackends.map((b) => ({ name: b.name, skip: b.skip, open: async () => openStore(await b.target()) })),
+  { name: 'in-memory store', open: async () => new MemoryStore() },
 ];
 
 const NOW = '2026-03-01T12:00:00.000Z';
@@ -51,32 +65,35 @@ function experiment(slug: string): Experiment {
 }
 
 let counter = 0;
-function result(experimentId: number, overrides: Partial<ResultRow> = {}): ResultRow {
+function result(experimentId: number, overrides: Partial<NewResult> = {}): NewResult {
   counter++;
   return {
-    log_id: `log-${counter}`,
-    experiment_id: experimentId,
-    experiment_version: 1,
-    variant_key: counter % 2 ? 'A' : 'B',
-    known_variant: 1,
-    user_id: `user-${counter}`,
-    assignment_id: null,
+    logId: `log-${counter}`,
+    experimentId,
+    version: 1,
+    variantKey: counter % 2 ? 'A' : 'B',
+    knownVariant: true,
+    userId: `user-${counter}`,
+    assignmentId: null,
     input: JSON.stringify({ q: 'héllo ✓', __proto__x: 1 }),
     output: null,
     metrics: JSON.stringify({ latency: counter }),
     context: null,
-    client_timestamp: null,
-    created_at: new Date(Date.parse(NOW) + counter * 1000).toISOString(),
+    timestamp: null,
+    createdAt: new Date(Date.parse(NOW) + counter * 1000).toISOString(),
     ...overrides,
   };
 }
 
-function exposure(experimentId: number, variantKey = 'A'): PendingExposure {
+function exposure(experimentId: number, variantKey = 'A'): Exposure {
   return {
+    assignmentId: `as-${++counter}`,
     experimentId,
     version: 1,
     variantKey,
-    json: JSON.stringify([`as-${++counter}`, variantKey, 'u', { page: 'checkout' }, NOW]),
+    userId: 'u',
+    context: { page: 'checkout' },
+    createdAt: NOW,
   };
 }
 
@@ -84,7 +101,7 @@ for (const backend of backends) {
   describe(`store contract: ${backend.name}`, { skip: backend.skip }, () => {
     let store: Store;
     const open = async () => {
-      store = await openStore(await backend.target());
+      store = await backend.open();
       return store;
     };
     after(async () => store?.close());
@@ -147,7 +164,7 @@ for (const backend of backends) {
       assert.equal(page.results.length, 1000);
       assert.equal(page.hasMore, true);
       assert.deepEqual(page.results[0]!.input, { q: 'héllo ✓', __proto__x: 1 });
-      assert.equal(page.results[0]!.logId, rows[0]!.log_id);
+      assert.equal(page.results[0]!.logId, rows[0]!.logId);
     });
 
     test('listExposures gives every exposure back in assignment order, across batches and versions', async () => {
@@ -156,13 +173,8 @@ for (const backend of backends) {
       const second = [{ ...exposure(id, 'B'), version: 2 }, exposure(id, 'A')];
       await store.appendBatch({ results: [], exposures: toExposureBatches(first) });
       await store.appendBatch({ results: [], exposures: toExposureBatches(second) });
-      const listed = await store.listExposures(id);
-      const expected = [...first, ...second].map((e) => {
-        const [assignmentId, variantKey, userId, context, createdAt] = JSON.parse(e.json);
-        return { assignmentId, experimentVersion: e.version, variantKey, userId, context, createdAt };
-      });
       // One batch row per experiment version, in the order each version first appears in the write.
-      assert.deepEqual(listed, expected);
+      assert.deepEqual(await store.listExposures(id), [...first, ...second]);
       assert.equal(await store.countExposures(id), 7);
       assert.deepEqual(await store.listExposures(999_999), []);
     });
@@ -241,8 +253,8 @@ for (const backend of backends) {
             expectedA++;
           }
           return result(id, {
-            variant_key: variant,
-            experiment_version: batch < 10 ? 1 : 2,
+            variantKey: variant,
+            version: batch < 10 ? 1 : 2,
             metrics: JSON.stringify(metrics),
           });
         });
@@ -312,7 +324,7 @@ for (const backend of backends) {
   });
 }
 
-for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
+for (const backend of sqlBackends.filter((b) => b.name !== 'SQLite in memory')) {
   test(`${backend.name}: exposures written row by row (before migration 003, or by an older instance) are still read`, {
     skip: backend.skip,
   }, async () => {
@@ -339,7 +351,7 @@ for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
         await db.runScript(`INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', '${NOW}')`);
       }
       for (let i = 0; i < before.length; i += 500) {
-        await db.writer
+        await db.readWrite
           .insertInto('exposures')
           .values(before.slice(i, i + 500))
           .execute();
@@ -353,28 +365,25 @@ for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
       // New exposures go into batches; an instance of the previous release still writes rows.
       const fresh = [exposure(7, 'A'), exposure(7, 'B')];
       await store.appendBatch({ results: [], exposures: toExposureBatches(fresh) });
-      const writer = await openDatabase(target);
+      const oldInstance = await openDatabase(target);
       try {
-        await writer.writer.insertInto('exposures').values(during).execute();
+        await oldInstance.readWrite.insertInto('exposures').values(during).execute();
       } finally {
-        await writer.close();
+        await oldInstance.close();
       }
-      const asListed = (r: ReturnType<typeof legacyRow>) => ({
+      const asListed = (r: ReturnType<typeof legacyRow>): Exposure => ({
         assignmentId: r.assignment_id,
-        experimentVersion: r.experiment_version,
+        experimentId: 7,
+        version: r.experiment_version,
         variantKey: r.variant_key,
         userId: r.user_id,
         context: r.context === null ? null : JSON.parse(r.context),
         createdAt: r.created_at,
       });
-      const batched = fresh.map((e) => {
-        const [assignmentId, variantKey, userId, context, createdAt] = JSON.parse(e.json);
-        return { assignmentId, experimentVersion: 1, variantKey, userId, context, createdAt };
-      });
       // In time order: the old rows (10:00), the batch (NOW, 12:00), the late rows (12:30).
       assert.deepEqual(await store.listExposures(7), [
         ...before.map(asListed),
-        ...batched,
+        ...fresh,
         ...during.map(asListed),
       ]);
       assert.equal(await store.countExposures(7), 1522);
@@ -394,6 +403,48 @@ for (const backend of backends.filter((b) => b.name !== 'SQLite in memory')) {
         ].sort(),
       );
       assert.ok(live.exposures.length > 0);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+// Releases before this one stored some exposures as [assignmentId, variantKey, createdAt, request], the
+// assign request's own text (ADR 0009). They are no longer written, but databases hold them.
+for (const backend of sqlBackends) {
+  test(`${backend.name}: exposures stored in the earlier request form are still read and counted`, {
+    skip: backend.skip,
+  }, async () => {
+    const db = await openDatabase(await backend.target());
+    await migrate(db);
+    const store = new SqlStore(db);
+    try {
+      const { id } = await store.insertExperiment(experiment('request-form'));
+      const at = '2026-03-01T11:00:00.000Z';
+      const requestText = '{ "context": {"plan":"pro","q\\"k":"\\u00e9 😀"}, "userId":"u-1" }';
+      const rowText = `[["r-1","A","${at}",${requestText}],["r-2","B","${at}",{"userId":"u-2"}],["r-3","B","u-3",null,"${at}"]]`;
+      await db.readWrite
+        .insertInto('exposure_batches')
+        .values({ experiment_id: id, experiment_version: 1, count: 3, exposures: rowText })
+        .execute();
+      const fresh = exposure(id, 'A');
+      await store.appendBatch({ results: [], exposures: toExposureBatches([fresh]) });
+      const base = { experimentId: id, version: 1, createdAt: at };
+      assert.deepEqual(await store.listExposures(id), [
+        {
+          ...base,
+          assignmentId: 'r-1',
+          variantKey: 'A',
+          userId: 'u-1',
+          context: { plan: 'pro', 'q"k': 'é 😀' },
+        },
+        { ...base, assignmentId: 'r-2', variantKey: 'B', userId: 'u-2', context: null },
+        { ...base, assignmentId: 'r-3', variantKey: 'B', userId: 'u-3', context: null },
+        fresh,
+      ]);
+      assert.equal((await store.rebuildRollups(id)).exposures, 4);
+      const counts = (await store.readRollups(id)).exposures.map((e) => `${e.variantKey}=${e.n}`).sort();
+      assert.deepEqual(counts, ['A=2', 'B=2']);
     } finally {
       await store.close();
     }

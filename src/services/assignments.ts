@@ -1,10 +1,9 @@
-// Assigning a variant: an in-memory lookup, a draw, and an exposure handed to the background writer.
+// Assigning a variant: an in-memory lookup, a draw, and an exposure handed to the ingest pipeline.
 import { assignVariant, type RandomSource } from '../core/assignment.js';
 import { NotFoundError } from '../core/errors.js';
+import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
-import { storedExposureJson } from '../store/exposure-form.js';
-import type { PendingExposure } from '../store/schema.js';
-import type { ExperimentCache } from './experiment-cache.js';
+import type { ExperimentService } from './experiments.js';
 
 export interface Assignment {
   variant: string;
@@ -15,22 +14,20 @@ export interface Assignment {
 }
 
 export interface AssignmentDeps {
-  experiments: Pick<ExperimentCache, 'lookup'>;
-  exposures: { appendExposure(exposure: PendingExposure): void };
+  experiments: Pick<ExperimentService, 'lookup'>;
+  /** Serializes the exposure at once and writes it with a later batch (ingest/group-commit.ts). */
+  ingest: { appendExposure(exposure: Exposure): void };
   random: RandomSource;
   newId: () => string;
   /** The current time, ISO 8601. */
   now: () => string;
 }
 
-/**
- * `requestJson`, when given, is the request body's text holding only `userId` and `context` (see
- * `isStorableRequestText`): the exposure then stores it as it is instead of serializing again (ADR 0009).
- */
-export type Assign = (slug: string, userId: string, context?: JsonObject, requestJson?: string) => Assignment;
+/** The exposure goes to `ingest`, which never makes assign wait (ADR 0002). */
+export type Assign = (slug: string, userId: string, context?: JsonObject) => Assignment;
 
 export function createAssign(deps: AssignmentDeps): Assign {
-  return (slug, userId, context, requestJson) => {
+  return (slug, userId, context) => {
     const live = deps.experiments.lookup(slug);
     if (!live?.experiment.active) {
       throw new NotFoundError(`no running experiment with slug '${slug}'`);
@@ -39,19 +36,14 @@ export function createAssign(deps: AssignmentDeps): Assign {
     const index = assignVariant(compiled, userId, deps.random);
     const variant = experiment.variants[index]!;
     const assignmentId = deps.newId();
-    deps.exposures.appendExposure({
+    deps.ingest.appendExposure({
+      assignmentId,
       experimentId: live.id,
       version: experiment.version,
       variantKey: variant.key,
-      // Serialized now, so what waits for the writer is one short string (cheap to keep, cheap to send).
-      json: storedExposureJson(
-        assignmentId,
-        variant.key,
-        compiled.variantKeyJson[index]!,
-        deps.now(),
-        { userId, context },
-        requestJson,
-      ),
+      userId,
+      context: context ?? null,
+      createdAt: deps.now(),
     });
     return {
       variant: variant.key,

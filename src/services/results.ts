@@ -1,9 +1,9 @@
 // Logging results (acknowledged only once committed) and reading them back page by page.
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { ResultRow } from '../store/schema.js';
+import type { NewResult } from '../ingest/write-batch.js';
 import type { Result, Store } from '../store/store.js';
-import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
+import type { ExperimentService, LiveExperiment } from './experiments.js';
 
 export interface LogInput {
   variantKey: string;
@@ -30,8 +30,8 @@ export interface ResultListQuery {
 }
 
 export interface ResultDeps {
-  experiments: Pick<ExperimentCache, 'find'>;
-  writer: { appendResults(rows: ResultRow[]): Promise<void> };
+  experiments: Pick<ExperimentService, 'find'>;
+  ingest: { appendResults(results: NewResult[]): Promise<void> };
   store: Pick<Store, 'listResults' | 'lastResultSeq'>;
   newId: () => string;
   /** The current time, ISO 8601. */
@@ -60,36 +60,36 @@ export class ResultService {
   /** Resolves after the result is committed. Unknown variant keys are stored, flagged, and warned about. */
   async log(slug: string, input: LogInput): Promise<LogReceipt> {
     const live = await this.experiment(slug);
-    const row = this.toRow(live, input);
+    const result = this.newResult(live, input);
     // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
-    const logId = row.log_id;
-    const warning = row.known_variant ? undefined : unknownVariantWarning(live, [input.variantKey]);
-    await this.commit(live, [row]);
+    const logId = result.logId;
+    const warning = result.knownVariant ? undefined : unknownVariantWarning(live, [input.variantKey]);
+    await this.commit(live, [result]);
     return warning ? { logId, warning } : { logId };
   }
 
   /**
-   * All-or-nothing: the inputs were validated by the caller, and all rows commit in one transaction.
-   * Not async itself: the inputs are turned into rows at once and not kept while the commit is awaited,
-   * so a large batch's parsed JSON can be collected early.
+   * All-or-nothing: the inputs were validated by the caller, and all results commit in one transaction.
+   * Not async itself: the inputs are turned into results (their JSON serialized) at once and not kept
+   * while the commit is awaited, so a large batch's parsed JSON can be collected early.
    */
   logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
     return this.experiment(slug).then((live) =>
       this.commitMany(
         live,
-        inputs.map((input) => this.toRow(live, input)),
+        inputs.map((input) => this.newResult(live, input)),
       ),
     );
   }
 
   private async commitMany(
     live: LiveExperiment,
-    rows: ResultRow[],
+    results: NewResult[],
   ): Promise<{ logIds: string[]; warnings: string[] }> {
-    await this.commit(live, rows);
-    const unknown = [...new Set(rows.filter((r) => !r.known_variant).map((r) => r.variant_key))];
+    await this.commit(live, results);
+    const unknown = [...new Set(results.filter((r) => !r.knownVariant).map((r) => r.variantKey))];
     return {
-      logIds: rows.map((r) => r.log_id),
+      logIds: results.map((r) => r.logId),
       warnings: unknown.length > 0 ? [unknownVariantWarning(live, unknown)] : [],
     };
   }
@@ -136,11 +136,11 @@ export class ResultService {
 
   /**
    * A draft may be deleted between the lookup and the commit; the store then answers NotFoundError
-   * (its rows referenced an experiment that is gone), said here with the slug.
+   * (the results referred to an experiment that is gone), said here with the slug.
    */
-  private async commit(live: LiveExperiment, rows: ResultRow[]): Promise<void> {
+  private async commit(live: LiveExperiment, results: NewResult[]): Promise<void> {
     try {
-      await this.deps.writer.appendResults(rows);
+      await this.deps.ingest.appendResults(results);
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new NotFoundError(`no experiment with slug '${live.experiment.slug}' (it was deleted)`);
@@ -155,22 +155,21 @@ export class ResultService {
     return live;
   }
 
-  private toRow(live: LiveExperiment, input: LogInput): ResultRow {
-    const known = live.experiment.variants.some((v) => v.key === input.variantKey);
+  private newResult(live: LiveExperiment, input: LogInput): NewResult {
     return {
-      log_id: this.deps.newId(),
-      experiment_id: live.id,
-      experiment_version: live.experiment.version,
-      variant_key: input.variantKey,
-      known_variant: known ? 1 : 0,
-      user_id: input.userId ?? null,
-      assignment_id: input.assignmentId ?? null,
+      logId: this.deps.newId(),
+      experimentId: live.id,
+      version: live.experiment.version,
+      variantKey: input.variantKey,
+      knownVariant: live.experiment.variants.some((v) => v.key === input.variantKey),
+      userId: input.userId ?? null,
+      assignmentId: input.assignmentId ?? null,
       input: toJson(input.input),
       output: toJson(input.output),
       metrics: toJson(input.metrics),
       context: toJson(input.context),
-      client_timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
-      created_at: this.deps.now(),
+      timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
+      createdAt: this.deps.now(),
     };
   }
 }

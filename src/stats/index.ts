@@ -1,17 +1,6 @@
 // Owns the public surface of the statistics module (pure functions over sufficient statistics, no I/O).
-export {
-  countExposures,
-  type FoldedMetric,
-  foldArms,
-  groupByMetric,
-  type MetricKind,
-  type MetricRollupRow,
-  toArmData,
-  unknownVariantKeys,
-} from './arms.js';
 export { bayesianCompare, normalRisk } from './bayesian.js';
-export { type AnalysisMethod, type ArmComparison, type CompareOptions, compareArms } from './compare.js';
-export { adjustPValues, type Correction, correctSignificance, type TestedVariant } from './corrections.js';
+export { adjustPValues } from './corrections.js';
 export {
   chiSquareCdf,
   chiSquareSf,
@@ -33,10 +22,4 @@ export {
   sequentialRho,
 } from './sequential.js';
 export { DEFAULT_SRM_THRESHOLD, srmTest } from './srm.js';
-export {
-  srmAcrossVersions,
-  type VersionExposure,
-  type VersionedSrm,
-  type VersionWeights,
-} from './srm-versions.js';
 export type * from './types.js';

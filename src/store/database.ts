@@ -5,10 +5,10 @@ import type { Database } from './schema.js';
 
 export interface SqlDatabase {
   dialect: 'sqlite' | 'postgres';
-  /** Writes and transactions. */
-  writer: Kysely<Database>;
-  /** Reads; may be the same instance as `writer`. */
-  reader: Kysely<Database>;
+  /** Writes and transactions (on SQLite, the connection in the writer thread). */
+  readWrite: Kysely<Database>;
+  /** Reads outside transactions; may be the same instance as `readWrite`. */
+  readOnly: Kysely<Database>;
   /** Runs a multi-statement SQL script (migrations). */
   runScript(sql: string): Promise<void>;
   /** Runs `fn` while holding a lock that keeps other processes from migrating at the same time. */

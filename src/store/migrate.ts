@@ -33,7 +33,7 @@ async function migrateLocked(db: SqlDatabase): Promise<number[]> {
   await db.runScript(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
   );
-  const done = await sql<{ version: number }>`select version from schema_migrations`.execute(db.writer);
+  const done = await sql<{ version: number }>`select version from schema_migrations`.execute(db.readWrite);
   const applied = new Set(done.rows.map((r) => Number(r.version)));
   const ran: number[] = [];
   for (const m of loadMigrations(db.dialect)) {

@@ -62,8 +62,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 
   return {
     dialect: 'postgres',
-    writer: db,
-    reader: db,
+    readWrite: db,
+    readOnly: db,
     runScript: async (script) => {
       await pool.query(script);
     },

@@ -1,10 +1,17 @@
 // The writes of one group-commit batch as (statement, rows) pairs, so each engine can run them its
 // fastest way: multi-row statements prepared once and run in one call (SQLite's writer thread), or
 // multi-row statements of up to `chunk` rows (PostgreSQL).
-import type { Compilable, Kysely } from 'kysely';
+import type { Compilable, Insertable, Kysely } from 'kysely';
 import type { JsonObject } from '../core/json.js';
-import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
-import type { Database, ExposureBatch, ResultRow, WriteBatch } from './schema.js';
+import {
+  type ExposureRollup,
+  type MetricRollup,
+  type RolledResult,
+  rollUpExposures,
+  rollUpResults,
+} from '../core/rollups.js';
+import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
+import type { Database, ResultsTable } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
 export interface RowStatement<R extends object = object> {
@@ -26,14 +33,40 @@ function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
-export function rolledResult(
-  r: Pick<ResultRow, 'experiment_id' | 'experiment_version' | 'variant_key'> & { metrics: unknown },
-) {
+/** A result as the rollups see it. */
+export function rolledResult(r: NewResult): RolledResult {
+  const metrics = r.metrics === null ? null : json<JsonObject>(r.metrics);
+  return { experimentId: r.experimentId, version: r.version, variantKey: r.variantKey, metrics };
+}
+
+/** A stored results row as the rollups see it (a rebuild reads these back). */
+export function rolledResultRow(
+  r: Pick<ResultsTable, 'experiment_id' | 'experiment_version' | 'variant_key' | 'metrics'>,
+): RolledResult {
   return {
     experimentId: Number(r.experiment_id),
     version: Number(r.experiment_version),
     variantKey: r.variant_key,
     metrics: r.metrics === null ? null : json<JsonObject>(r.metrics),
+  };
+}
+
+/** The row of a result: JSON as text, the flag as 0/1 (every key always present, in one order). */
+function resultRow(r: NewResult): Insertable<ResultsTable> {
+  return {
+    log_id: r.logId,
+    experiment_id: r.experimentId,
+    experiment_version: r.version,
+    variant_key: r.variantKey,
+    known_variant: r.knownVariant ? 1 : 0,
+    user_id: r.userId,
+    assignment_id: r.assignmentId,
+    input: r.input,
+    output: r.output,
+    metrics: r.metrics,
+    context: r.context,
+    client_timestamp: r.timestamp,
+    created_at: r.createdAt,
   };
 }
 
@@ -125,9 +158,9 @@ export function batchStatements(batch: WriteBatch): RowStatement[] {
   const statements: RowStatement[] = [
     {
       name: 'results',
-      rows: batch.results,
+      rows: batch.results.map(resultRow),
       chunk: 1000,
-      build: (db, rows) => db.insertInto('results').values(rows as ResultRow[]),
+      build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
     metricRollupStatement(rollUpResults(batch.results.map(rolledResult))),

@@ -1,4 +1,4 @@
-// The tables as Kysely sees them (shared by both dialects), and the row shapes the writer inserts.
+// The tables as Kysely sees them (shared by both dialects): the only place that names columns, with the store.
 import type { Generated } from 'kysely';
 
 /** Timestamps are ISO strings in SQLite and Date objects from PostgreSQL; JSON is text or parsed. */
@@ -61,7 +61,7 @@ export interface ExposureBatchesTable {
   experiment_id: number;
   experiment_version: number;
   count: number;
-  /** JSON array of [assignmentId, variantKey, userId, context, createdAt]. */
+  /** JSON array of the exposures' stored forms (core/exposure.ts), in assignment order. */
   exposures: string;
 }
 
@@ -97,47 +97,4 @@ export interface Database {
   results: ResultsTable;
   exposure_batches: ExposureBatchesTable;
   exposures: LegacyExposuresTable;
-}
-
-/** A result ready to insert: JSON already serialized, flags as 0/1. */
-export interface ResultRow {
-  log_id: string;
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  known_variant: number;
-  user_id: string | null;
-  assignment_id: string | null;
-  input: string | null;
-  output: string | null;
-  metrics: string | null;
-  context: string | null;
-  client_timestamp: string | null;
-  created_at: string;
-}
-
-/** One assignment's exposure, as assign hands it to the writer. */
-export interface PendingExposure {
-  experimentId: number;
-  version: number;
-  variantKey: string;
-  /** The stored form (exposure-form.ts): JSON of [assignmentId, variantKey, userId, context, createdAt] or [assignmentId, variantKey, createdAt, request]. */
-  json: string;
-}
-
-/** Exposures of one experiment version, ready to be stored as one `exposure_batches` row (ADR 0006). */
-export interface ExposureBatch {
-  experimentId: number;
-  version: number;
-  count: number;
-  /** How many of them went to each variant (for the exposure rollups). */
-  variants: Array<{ variantKey: string; n: number }>;
-  /** The stored form: a JSON array of the exposures' stored forms, in the order they were assigned. */
-  json: string;
-}
-
-/** What one group-commit transaction writes. */
-export interface WriteBatch {
-  results: ResultRow[];
-  exposures: ExposureBatch[];
 }

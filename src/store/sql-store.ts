@@ -2,20 +2,21 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
+import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
 import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
+import type { WriteBatch } from '../ingest/write-batch.js';
 import type { SqlDatabase } from './database.js';
-import { readStoredExposure, type StoredExposure } from './exposure-form.js';
 import {
   batchStatements,
   compileRows,
   executeInChunks,
   exposureRollupStatement,
   metricRollupStatement,
-  rolledResult,
+  rolledResultRow,
 } from './row-statements.js';
-import type { Database, ExperimentsTable, ResultsTable, WriteBatch } from './schema.js';
-import type { Exposure, Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
+import type { Database, ExperimentsTable, ResultsTable } from './schema.js';
+import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
 
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
@@ -82,14 +83,14 @@ function experimentColumns(e: Experiment) {
 }
 
 export class SqlStore implements Store {
-  private readonly writer: Kysely<Database>;
-  private readonly reader: Kysely<Database>;
+  private readonly readWrite: Kysely<Database>;
+  private readonly readOnly: Kysely<Database>;
 
   readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
 
   constructor(private readonly db: SqlDatabase) {
-    this.writer = db.writer;
-    this.reader = db.reader;
+    this.readWrite = db.readWrite;
+    this.readOnly = db.readOnly;
     if (db.watchExperimentChanges) this.watchExperiments = db.watchExperimentChanges.bind(db);
   }
 
@@ -119,14 +120,14 @@ export class SqlStore implements Store {
 
   listExperiments(): Promise<StoredExperiment[]> {
     return this.run(async () => {
-      const rows = await this.reader.selectFrom('experiments').selectAll().orderBy('id').execute();
+      const rows = await this.readOnly.selectFrom('experiments').selectAll().orderBy('id').execute();
       return rows.map(toExperiment);
     });
   }
 
   findExperiment(slug: string): Promise<StoredExperiment | undefined> {
     return this.run(async () => {
-      const row = await this.reader
+      const row = await this.readOnly
         .selectFrom('experiments')
         .selectAll()
         .where('slug', '=', slug)
@@ -137,7 +138,7 @@ export class SqlStore implements Store {
 
   experimentsRevision(): Promise<number> {
     return this.run(async () => {
-      const row = await this.reader.selectFrom('experiment_revision').select('revision').executeTakeFirst();
+      const row = await this.readOnly.selectFrom('experiment_revision').select('revision').executeTakeFirst();
       return Number(row?.revision ?? 0);
     });
   }
@@ -148,7 +149,7 @@ export class SqlStore implements Store {
 
   private async insert(experiment: Experiment): Promise<StoredExperiment> {
     try {
-      return await this.writer.transaction().execute(async (trx) => {
+      return await this.readWrite.transaction().execute(async (trx) => {
         const { id } = await trx
           .insertInto('experiments')
           .values(experimentColumns(experiment))
@@ -168,7 +169,7 @@ export class SqlStore implements Store {
 
   updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment> {
     return this.run(() =>
-      this.writer.transaction().execute(async (trx) => {
+      this.readWrite.transaction().execute(async (trx) => {
         const current = await this.lockExperiment(trx, slug);
         const next = change(current.experiment);
         await trx
@@ -185,7 +186,7 @@ export class SqlStore implements Store {
 
   deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void> {
     return this.run(() =>
-      this.writer.transaction().execute(async (trx) => {
+      this.readWrite.transaction().execute(async (trx) => {
         const current = await this.lockExperiment(trx, slug);
         const any = await trx
           .selectFrom('results')
@@ -207,14 +208,14 @@ export class SqlStore implements Store {
     const { writeBatch } = this.db;
     if (writeBatch) {
       // One call, one transaction, prepared multi-row statements (SQLite's writer thread).
-      return this.run(() => writeBatch(statements.flatMap((st) => compileRows(this.writer, st))));
+      return this.run(() => writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st))));
     }
     return this.run(() =>
-      this.writer.transaction().execute(async (trx) => {
+      this.readWrite.transaction().execute(async (trx) => {
         if (batch.results.length > 0) {
           await this.db.lockExperimentsForAppend(
             trx,
-            batch.results.map((r) => r.experiment_id),
+            batch.results.map((r) => r.experimentId),
           );
         }
         for (const st of statements) await executeInChunks(trx, st);
@@ -224,12 +225,12 @@ export class SqlStore implements Store {
 
   readRollups(experimentId: number): Promise<Rollups> {
     return this.run(async () => {
-      const metrics = await this.reader
+      const metrics = await this.readOnly
         .selectFrom('metric_rollups')
         .selectAll()
         .where('experiment_id', '=', experimentId)
         .execute();
-      const exposures = await this.reader
+      const exposures = await this.readOnly
         .selectFrom('exposure_rollups')
         .selectAll()
         .where('experiment_id', '=', experimentId)
@@ -257,7 +258,7 @@ export class SqlStore implements Store {
 
   listVersions(experimentId: number): Promise<Array<{ version: number; variants: Variant[] }>> {
     return this.run(async () => {
-      const rows = await this.reader
+      const rows = await this.readOnly
         .selectFrom('experiment_versions')
         .select(['version', 'variants'])
         .where('experiment_id', '=', experimentId)
@@ -269,7 +270,7 @@ export class SqlStore implements Store {
 
   rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
     return this.run(() =>
-      this.writer.transaction().execute(async (trx) => {
+      this.readWrite.transaction().execute(async (trx) => {
         const ids =
           experimentId === undefined
             ? (await trx.selectFrom('experiments').select('id').execute()).map((r) => Number(r.id))
@@ -306,7 +307,7 @@ export class SqlStore implements Store {
       if (rows.length === 0) break;
       count += rows.length;
       after = Number(rows[rows.length - 1]!.seq);
-      for (const part of rollUpResults(rows.map(rolledResult))) {
+      for (const part of rollUpResults(rows.map(rolledResultRow))) {
         const key = JSON.stringify([part.version, part.variantKey, part.metric, part.kind]);
         const total = totals.get(key);
         if (!total) totals.set(key, part);
@@ -337,24 +338,16 @@ export class SqlStore implements Store {
         n: Number(r.n),
       }));
     // Counted a batch at a time, so memory holds one batch's exposures, not the experiment's.
-    for await (const batch of this.exposureBatches(trx, experimentId)) {
-      const items = batch.exposures.map(([, variantKey]) => ({
-        experimentId,
-        version: batch.version,
-        variantKey,
-      }));
-      counted.push(...rollUpExposures(items));
+    for await (const exposures of this.exposureBatches(trx, experimentId)) {
+      counted.push(...rollUpExposures(exposures));
     }
     const rollups = rollUpExposures(counted);
     await executeInChunks(trx, exposureRollupStatement(rollups));
     return rollups.reduce((a, r) => a + r.n, 0);
   }
 
-  /** The exposure batches of an experiment in commit order, a page at a time, parsed. */
-  private async *exposureBatches(
-    db: Kysely<Database>,
-    experimentId: number,
-  ): AsyncGenerator<{ version: number; exposures: StoredExposure[] }> {
+  /** The exposures of each batch row of an experiment, in commit order, read a page of rows at a time. */
+  private async *exposureBatches(db: Kysely<Database>, experimentId: number): AsyncGenerator<Exposure[]> {
     let after = 0;
     for (;;) {
       const page = await db
@@ -366,10 +359,7 @@ export class SqlStore implements Store {
         .limit(EXPOSURE_BATCH_PAGE)
         .execute();
       for (const row of page) {
-        yield {
-          version: Number(row.experiment_version),
-          exposures: JSON.parse(row.exposures) as StoredExposure[],
-        };
+        yield decodeExposureBatch(row.exposures, experimentId, Number(row.experiment_version));
       }
       if (page.length < EXPOSURE_BATCH_PAGE) return;
       after = Number(page.at(-1)!.seq);
@@ -380,7 +370,7 @@ export class SqlStore implements Store {
     return this.run(async () => {
       const out: Exposure[] = [];
       // Rows written one by one before migration 003 (or by an older instance during a rolling deploy).
-      const legacy = await this.reader
+      const legacy = await this.readOnly
         .selectFrom('exposures')
         .selectAll()
         .where('experiment_id', '=', experimentId)
@@ -389,7 +379,8 @@ export class SqlStore implements Store {
       for (const r of legacy) {
         out.push({
           assignmentId: r.assignment_id,
-          experimentVersion: Number(r.experiment_version),
+          experimentId,
+          version: Number(r.experiment_version),
           variantKey: r.variant_key,
           userId: r.user_id,
           context: r.context === null ? null : json<JsonObject>(r.context),
@@ -397,10 +388,8 @@ export class SqlStore implements Store {
         });
       }
       const mixed = out.length > 0;
-      for await (const batch of this.exposureBatches(this.reader, experimentId)) {
-        for (const stored of batch.exposures) {
-          out.push({ ...readStoredExposure(stored), experimentVersion: batch.version });
-        }
+      for await (const exposures of this.exposureBatches(this.readOnly, experimentId)) {
+        for (const e of exposures) out.push(e);
       }
       // Both kinds: in time order (a stable sort keeps each kind's own order within a millisecond).
       if (mixed) out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
@@ -413,7 +402,7 @@ export class SqlStore implements Store {
   }
 
   private async readResults(q: ResultQuery): Promise<ResultPage> {
-    let query = this.reader.selectFrom('results').selectAll().where('experiment_id', '=', q.experimentId);
+    let query = this.readOnly.selectFrom('results').selectAll().where('experiment_id', '=', q.experimentId);
     if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
     if (q.uptoSeq !== undefined) query = query.where('seq', '<=', q.uptoSeq);
     if (q.variantKey !== undefined) query = query.where('variant_key', '=', q.variantKey);
@@ -431,7 +420,7 @@ export class SqlStore implements Store {
 
   lastResultSeq(experimentId: number): Promise<number> {
     return this.run(async () => {
-      const row = await this.reader
+      const row = await this.readOnly
         .selectFrom('results')
         .select((eb) => eb.fn.max('seq').as('last'))
         .where('experiment_id', '=', experimentId)
@@ -442,12 +431,12 @@ export class SqlStore implements Store {
 
   countExposures(experimentId: number): Promise<number> {
     return this.run(async () => {
-      const batches = await this.reader
+      const batches = await this.readOnly
         .selectFrom('exposure_batches')
         .select((eb) => eb.fn.sum<number>('count').as('n'))
         .where('experiment_id', '=', experimentId)
         .executeTakeFirst();
-      const legacy = await this.reader
+      const legacy = await this.readOnly
         .selectFrom('exposures')
         .select((eb) => eb.fn.countAll().as('n'))
         .where('experiment_id', '=', experimentId)
@@ -457,8 +446,8 @@ export class SqlStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await sql`select 1`.execute(this.reader);
-    await sql`select 1`.execute(this.writer);
+    await sql`select 1`.execute(this.readOnly);
+    await sql`select 1`.execute(this.readWrite);
   }
 
   close(): Promise<void> {

@@ -3,9 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { WriterThread, WriterThreadDialect } from '../ingest/writer-thread-driver.js';
 import type { SqlDatabase } from './database.js';
 import type { Database } from './schema.js';
-import { SqliteWorker, SqliteWorkerDialect } from './sqlite-worker-driver.js';
 
 function code(err: unknown): string {
   const c = (err as { code?: unknown })?.code;
@@ -30,27 +30,27 @@ const singleProcess = {
 export async function openSqlite(path: string, writerNice?: number): Promise<SqlDatabase> {
   if (path === ':memory:') return openMemory();
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const worker = new SqliteWorker(path, writerNice);
-  await worker.start();
-  const writer = new Kysely<Database>({ dialect: new SqliteWorkerDialect(worker) });
+  const writer = new WriterThread(path, writerNice);
+  await writer.start();
+  const readWrite = new Kysely<Database>({ dialect: new WriterThreadDialect(writer) });
   const readConnection = new BetterSqlite3(path);
   readConnection.pragma('busy_timeout = 5000');
   readConnection.pragma('query_only = ON');
-  const reader = new Kysely<Database>({ dialect: new SqliteDialect({ database: readConnection }) });
+  const readOnly = new Kysely<Database>({ dialect: new SqliteDialect({ database: readConnection }) });
   return {
     dialect: 'sqlite',
-    writer,
-    reader,
+    readWrite,
+    readOnly,
     runScript: async (sql) => {
-      await worker.send({ type: 'exec', sql });
+      await writer.send({ type: 'exec', sql });
     },
     writeBatch: async (statements) => {
-      await worker.exclusive({ type: 'batch', statements });
+      await writer.exclusive({ type: 'batch', statements });
     },
     ...singleProcess,
     close: async () => {
-      await reader.destroy();
-      await writer.destroy();
+      await readOnly.destroy();
+      await readWrite.destroy();
     },
   };
 }
@@ -61,8 +61,8 @@ function openMemory(): SqlDatabase {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
   return {
     dialect: 'sqlite',
-    writer: db,
-    reader: db,
+    readWrite: db,
+    readOnly: db,
     runScript: async (sql) => {
       try {
         connection.exec(sql);

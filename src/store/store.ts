@@ -1,18 +1,9 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
 import type { Experiment, Variant } from '../core/experiment.js';
+import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
 import type { ExposureRollup, MetricRollup } from '../core/rollups.js';
-import type { WriteBatch } from './schema.js';
-
-/** One assignment as recorded (exposures are stored in batches; see migration 003). */
-export interface Exposure {
-  assignmentId: string;
-  experimentVersion: number;
-  variantKey: string;
-  userId: string;
-  context: JsonObject | null;
-  createdAt: string;
-}
+import type { WriteBatch } from '../ingest/write-batch.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
 export interface StoredExperiment {
@@ -20,6 +11,7 @@ export interface StoredExperiment {
   experiment: Experiment;
 }
 
+/** A result as read back (the API's shape). */
 export interface Result {
   logId: string;
   variantKey: string;
@@ -73,13 +65,16 @@ export interface Store {
   updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment>;
   /** Deletes in one transaction after `guard` approved, given whether any result references it. */
   deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void>;
-  /** Commits results and exposures in one transaction; resolves only once committed. */
+  /**
+   * Commits results and exposures in one transaction, with the rollups that summarize them; resolves
+   * only once committed. NotFoundError (nothing written) when a result's experiment does not exist.
+   */
   appendBatch(batch: WriteBatch): Promise<void>;
   listResults(query: ResultQuery): Promise<ResultPage>;
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;
   countExposures(experimentId: number): Promise<number>;
-  /** Every exposure of an experiment, in the order they were assigned. */
+  /** Every exposure of an experiment, in the order they were assigned (rows of every stored form). */
   listExposures(experimentId: number): Promise<Exposure[]>;
   /** The live rollups of one experiment, every version: what analysis reads instead of results. */
   readRollups(experimentId: number): Promise<Rollups>;
@@ -93,8 +88,8 @@ export interface Store {
   /** Bumped by every change to experiments; instances compare it to notice changes made elsewhere. */
   experimentsRevision(): Promise<number>;
   /**
-   * Calls `onChange` whenever another process may have changed experiments; undefined when this process
-   * is the only writer. Returns a function that stops watching.
+   * Calls `onChange` whenever another process may have changed experiments; undefined when no other
+   * process can change them. Returns a function that stops watching.
    */
   watchExperiments?(onChange: () => void): Promise<() => Promise<void>>;
   /** Throws when the database cannot be reached for reads and writes. */

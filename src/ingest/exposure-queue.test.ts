@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { type Exposure, encodeExposure } from '../core/exposure.js';
 import { ExposureQueue, MAX_EXPOSURE_BATCH_BYTES, toExposureBatches } from './exposure-queue.js';
-import type { ExposureBatch, PendingExposure } from './schema.js';
+import type { ExposureBatch } from './write-batch.js';
 
 const pending = (
   experimentId: number,
@@ -9,11 +10,14 @@ const pending = (
   id: string,
   variantKey = 'A',
   pad = '',
-): PendingExposure => ({
+): Exposure => ({
+  assignmentId: id,
   experimentId,
   version,
   variantKey,
-  json: JSON.stringify([id, variantKey, 'u', pad ? { pad } : null, '2026-01-01T00:00:00.000Z']),
+  userId: 'u',
+  context: pad ? { pad } : null,
+  createdAt: '2026-01-01T00:00:00.000Z',
 });
 
 const ids = (batches: ExposureBatch[]) => batches.map((b) => JSON.parse(b.json).map((e: string[]) => e[0]));
@@ -56,7 +60,7 @@ test('the stored text is exactly the JSON array of the exposures, whatever their
   ];
   const list = contexts.map((pad, i) => pending(1, 1, `id${i}`, 'A', pad));
   const [batch] = toExposureBatches(list);
-  assert.equal(batch!.json, `[${list.map((e) => e.json).join(',')}]`);
+  assert.equal(batch!.json, `[${list.map(encodeExposure).join(',')}]`);
   assert.deepEqual(
     JSON.parse(batch!.json).map((e: Array<{ pad: string }>) => e[3]!.pad),
     contexts,

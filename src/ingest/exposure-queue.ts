@@ -1,10 +1,11 @@
-// Exposures waiting for the writer, kept as JSON bytes outside the JS heap (ADR 0007).
+// Exposures waiting for their transaction, kept as JSON bytes outside the JS heap (ADR 0007).
 //
 // Every assign leaves an exposure behind, and each one waits ~1000 assigns for its batch. Kept as JS
 // objects, they outlived every young-generation collection and were promoted: about 250 bytes of old
 // generation per assign, collected later by full mark-compacts (CPU, and heap growth between them).
-// Copied at once into a Buffer, the exposure's string dies young and costs the collector nothing.
-import type { ExposureBatch, PendingExposure } from './schema.js';
+// Serialized at once into a Buffer, the exposure's object and string die young and cost the collector nothing.
+import { type Exposure, encodeExposure } from '../core/exposure.js';
+import type { ExposureBatch } from './write-batch.js';
 
 /** Most bytes of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
 export const MAX_EXPOSURE_BATCH_BYTES = 4_000_000;
@@ -42,7 +43,7 @@ class Segment {
     return this.count > 0 && this.length + maxBytes + 2 > MAX_EXPOSURE_BATCH_BYTES;
   }
 
-  append(e: PendingExposure, maxBytes: number): void {
+  append(json: string, variantKey: string, maxBytes: number): void {
     // room for the separator and the closing bracket
     const needed = this.length + maxBytes + 2;
     if (needed > this.bytes.length) {
@@ -53,9 +54,9 @@ class Segment {
       this.bytes = grown;
     }
     if (this.count > 0) this.bytes[this.length++] = COMMA;
-    this.length += this.bytes.write(e.json, this.length, 'utf8');
+    this.length += this.bytes.write(json, this.length, 'utf8');
     this.count++;
-    this.variants.set(e.variantKey, (this.variants.get(e.variantKey) ?? 0) + 1);
+    this.variants.set(variantKey, (this.variants.get(variantKey) ?? 0) + 1);
   }
 
   seal(): ExposureBatch {
@@ -100,13 +101,14 @@ export class ExposureQueue {
     return this.total;
   }
 
-  /** False (and nothing kept) when the queue is full. */
-  append(e: PendingExposure): boolean {
+  /** Serializes `e` into its segment at once (its stored form); false (and nothing kept) when the queue is full. */
+  append(e: Exposure): boolean {
     if (this.total >= this.capacity) return false;
+    const json = encodeExposure(e);
     // A UTF-16 code unit takes at most 3 bytes of UTF-8: room enough without measuring the string,
     // which is measured only when that bound comes near the cap.
-    let maxBytes = e.json.length * 3;
-    if (maxBytes > EXACT_ABOVE) maxBytes = Buffer.byteLength(e.json);
+    let maxBytes = json.length * 3;
+    if (maxBytes > EXACT_ABOVE) maxBytes = Buffer.byteLength(json);
     let versions = this.open.get(e.experimentId);
     if (versions === undefined) {
       versions = new Map();
@@ -116,13 +118,13 @@ export class ExposureQueue {
     if (
       segment === undefined ||
       segment.count >= this.maxPerBatch ||
-      (segment.full(maxBytes) && segment.full(Buffer.byteLength(e.json)))
+      (segment.full(maxBytes) && segment.full(Buffer.byteLength(json)))
     ) {
       segment = new Segment(e.experimentId, e.version);
       versions.set(e.version, segment);
       this.segments.push(segment);
     }
-    segment.append(e, maxBytes);
+    segment.append(json, e.variantKey, maxBytes);
     this.total++;
     return true;
   }
@@ -180,8 +182,8 @@ export class ExposureQueue {
   }
 }
 
-/** Exposures as the batches a queue would hand the writer (for tools and tests). */
-export function toExposureBatches(exposures: Iterable<PendingExposure>): ExposureBatch[] {
+/** Exposures as the batches a queue would hand the store (for tools and tests). */
+export function toExposureBatches(exposures: Iterable<Exposure>): ExposureBatch[] {
   const queue = new ExposureQueue(Number.POSITIVE_INFINITY);
   for (const e of exposures) queue.append(e);
   return queue.take(Number.POSITIVE_INFINITY);

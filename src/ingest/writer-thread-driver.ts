@@ -11,13 +11,13 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
-import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
+import type { WriterRequest, WriterResponse } from './writer-thread-protocol.js';
 
-type Pending = { resolve: (r: WorkerResponse & { ok: true }) => void; reject: (e: Error) => void };
-type Outgoing = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+type Pending = { resolve: (r: WriterResponse & { ok: true }) => void; reject: (e: Error) => void };
+type Outgoing = WriterRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
 /** An error raised in the writer thread, carrying SQLite's code (e.g. SQLITE_CONSTRAINT_UNIQUE). */
-export class SqliteWorkerError extends Error {
+export class WriterThreadError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
@@ -27,20 +27,20 @@ export class SqliteWorkerError extends Error {
 }
 
 /**
- * Under tsx (tests, `npm start`) the worker is a .ts file and its thread must register tsx first; a
+ * Under tsx (tests, `npm start`) the thread's entry is a .ts file and its thread must register tsx first; a
  * compiled build runs the .js beside this file directly.
  */
 function spawnWorker(path: string, nice: number | undefined): Worker {
   const options = { workerData: { path, nice } };
   if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./sqlite-worker.js', import.meta.url), options);
-  const entry = new URL('./sqlite-worker.ts', import.meta.url).href;
+    return new Worker(new URL('./writer-thread.js', import.meta.url), options);
+  const entry = new URL('./writer-thread.ts', import.meta.url).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(boot, { ...options, eval: true });
 }
 
-export class SqliteWorker {
+export class WriterThread {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -54,12 +54,12 @@ export class SqliteWorker {
     this.ready = new Promise((resolve, reject) => {
       this.pending.set(0, { resolve: () => resolve(), reject });
     });
-    this.worker.on('message', (msg: WorkerResponse) => {
+    this.worker.on('message', (msg: WriterResponse) => {
       const p = this.pending.get(msg.id);
       if (!p) return;
       this.pending.delete(msg.id);
       if (msg.ok) p.resolve(msg);
-      else p.reject(new SqliteWorkerError(msg.message, msg.code));
+      else p.reject(new WriterThreadError(msg.message, msg.code));
     });
     const fail = (err: Error) => {
       this.dead = err;
@@ -74,7 +74,7 @@ export class SqliteWorker {
     return this.ready;
   }
 
-  send(msg: Outgoing): Promise<WorkerResponse & { ok: true }> {
+  send(msg: Outgoing): Promise<WriterResponse & { ok: true }> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -102,7 +102,7 @@ export class SqliteWorker {
   }
 
   /** Sends `msg` while holding the lock (for messages that are a transaction of their own). */
-  async exclusive(msg: Outgoing): Promise<WorkerResponse & { ok: true }> {
+  async exclusive(msg: Outgoing): Promise<WriterResponse & { ok: true }> {
     await this.acquire();
     try {
       return await this.send(msg);
@@ -117,11 +117,11 @@ export class SqliteWorker {
   }
 }
 
-class WorkerConnection implements DatabaseConnection {
-  constructor(private readonly worker: SqliteWorker) {}
+class WriterConnection implements DatabaseConnection {
+  constructor(private readonly thread: WriterThread) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const r = await this.worker.send({ type: 'query', sql: query.sql, parameters: query.parameters });
+    const r = await this.thread.send({ type: 'query', sql: query.sql, parameters: query.parameters });
     if (r.rows) return { rows: r.rows as R[] };
     return {
       rows: [],
@@ -136,20 +136,20 @@ class WorkerConnection implements DatabaseConnection {
   }
 }
 
-/** SQLite has one writer: the worker's lock hands the single connection to one transaction at a time. */
-class WorkerDriver implements Driver {
-  private readonly connection: WorkerConnection;
+/** SQLite has one writer: the thread's lock hands the single connection to one transaction at a time. */
+class WriterDriver implements Driver {
+  private readonly connection: WriterConnection;
 
-  constructor(private readonly worker: SqliteWorker) {
-    this.connection = new WorkerConnection(worker);
+  constructor(private readonly thread: WriterThread) {
+    this.connection = new WriterConnection(thread);
   }
 
   async init(): Promise<void> {
-    await this.worker.start();
+    await this.thread.start();
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    await this.worker.acquire();
+    await this.thread.acquire();
     return this.connection;
   }
 
@@ -166,21 +166,21 @@ class WorkerDriver implements Driver {
   }
 
   async releaseConnection(): Promise<void> {
-    this.worker.release();
+    this.thread.release();
   }
 
   async destroy(): Promise<void> {
-    await this.worker.close();
+    await this.thread.close();
   }
 }
 
-export class SqliteWorkerDialect implements Dialect {
-  constructor(private readonly worker: SqliteWorker) {}
+export class WriterThreadDialect implements Dialect {
+  constructor(private readonly thread: WriterThread) {}
   createAdapter() {
     return new SqliteAdapter();
   }
   createDriver() {
-    return new WorkerDriver(this.worker);
+    return new WriterDriver(this.thread);
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler();

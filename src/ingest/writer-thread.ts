@@ -3,7 +3,7 @@ import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
-import type { WorkerRequest, WorkerResponse } from './worker-protocol.js';
+import type { WriterRequest, WriterResponse } from './writer-thread-protocol.js';
 
 const { path, nice } = workerData as { path: string; nice?: number };
 
@@ -55,7 +55,7 @@ const writeBatch = db.transaction(
   },
 );
 
-function handle(msg: WorkerRequest): WorkerResponse {
+function handle(msg: WriterRequest): WriterResponse {
   switch (msg.type) {
     case 'query': {
       const stmt = prepare(msg.sql);
@@ -83,8 +83,8 @@ function handle(msg: WorkerRequest): WorkerResponse {
   }
 }
 
-port.on('message', (msg: WorkerRequest) => {
-  let response: WorkerResponse;
+port.on('message', (msg: WriterRequest) => {
+  let response: WriterResponse;
   try {
     response = handle(msg);
   } catch (err) {

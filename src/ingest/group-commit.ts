@@ -1,16 +1,17 @@
 // Group commit: results of requests that arrive together share one transaction; exposures ride along.
 import { UnavailableError } from '../core/errors.js';
+import type { Exposure } from '../core/exposure.js';
 import { ExposureQueue } from './exposure-queue.js';
-import type { ExposureBatch, PendingExposure, ResultRow, WriteBatch } from './schema.js';
+import type { ExposureBatch, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
-  rows: ResultRow[];
+  results: NewResult[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 export interface GroupCommitOptions {
-  /** Most result rows in one transaction (a single request's rows are never split). */
+  /** Most results in one transaction (a single request's results are never split). */
   maxResultsPerBatch?: number;
   /** Most exposures in one transaction. */
   maxExposuresPerBatch?: number;
@@ -52,7 +53,7 @@ export class GroupCommit {
   private readonly maxExposures: number;
 
   constructor(
-    private readonly write: (batch: WriteBatch) => Promise<void>,
+    private readonly write: Write,
     private readonly options: GroupCommitOptions = {},
   ) {
     this.maxResults = options.maxResultsPerBatch ?? 5000;
@@ -60,16 +61,16 @@ export class GroupCommit {
     this.exposures = new ExposureQueue(options.maxBufferedExposures ?? 200_000, this.maxExposures);
   }
 
-  /** Resolves once the rows are committed; rejects with the database's error if they were not. */
-  appendResults(rows: ResultRow[]): Promise<void> {
+  /** Resolves once the results are committed; rejects with the database's error if they were not. */
+  appendResults(results: NewResult[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ rows, resolve, reject });
+      this.waiting.push({ results, resolve, reject });
       this.schedule();
     });
   }
 
-  /** Never waits: the exposure is written with the next batch. */
-  appendExposure(exposure: PendingExposure): void {
+  /** Never waits: the exposure is serialized into the queue at once and written with the next batch. */
+  appendExposure(exposure: Exposure): void {
     if (!this.exposures.append(exposure)) {
       this.drop(1);
       return;
@@ -142,10 +143,13 @@ export class GroupCommit {
   }
 
   private takeGroups(): Waiting[] {
-    let rows = 0;
+    let results = 0;
     let n = 0;
-    while (n < this.waiting.length && (n === 0 || rows + this.waiting[n]!.rows.length <= this.maxResults)) {
-      rows += this.waiting[n]!.rows.length;
+    while (
+      n < this.waiting.length &&
+      (n === 0 || results + this.waiting[n]!.results.length <= this.maxResults)
+    ) {
+      results += this.waiting[n]!.results.length;
       n++;
     }
     return this.waiting.splice(0, n);
@@ -154,7 +158,7 @@ export class GroupCommit {
   /** False when the database was unavailable (then the exposures are back in the buffer). */
   private async commit(groups: Waiting[], exposures: ExposureBatch[]): Promise<boolean> {
     try {
-      await this.write({ results: groups.flatMap((g) => g.rows), exposures });
+      await this.write({ results: groups.flatMap((g) => g.results), exposures });
       for (const g of groups) g.resolve();
       return true;
     } catch (err) {
@@ -177,7 +181,7 @@ export class GroupCommit {
       });
     }
     for (const g of groups) {
-      await this.write({ results: g.rows, exposures: [] }).then(g.resolve, g.reject);
+      await this.write({ results: g.results, exposures: [] }).then(g.resolve, g.reject);
     }
     return true;
   }

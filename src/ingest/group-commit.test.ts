@@ -1,40 +1,44 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UnavailableError } from '../core/errors.js';
+import type { Exposure } from '../core/exposure.js';
 import { GroupCommit } from './group-commit.js';
-import type { PendingExposure, ResultRow, WriteBatch } from './schema.js';
+import type { NewResult, WriteBatch } from './write-batch.js';
 
-function result(id: string, experiment = 1): ResultRow {
+function result(id: string, experiment = 1): NewResult {
   return {
-    log_id: id,
-    experiment_id: experiment,
-    experiment_version: 1,
-    variant_key: 'A',
-    known_variant: 1,
-    user_id: null,
-    assignment_id: null,
+    logId: id,
+    experimentId: experiment,
+    version: 1,
+    variantKey: 'A',
+    knownVariant: true,
+    userId: null,
+    assignmentId: null,
     input: null,
     output: null,
     metrics: null,
     context: null,
-    client_timestamp: null,
-    created_at: '2026-01-01T00:00:00.000Z',
+    timestamp: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
   };
 }
 
-function exposure(id: string): PendingExposure {
+function exposure(id: string): Exposure {
   return {
+    assignmentId: id,
     experimentId: 1,
     version: 1,
     variantKey: 'A',
-    json: JSON.stringify([id, 'A', 'u', null, '2026-01-01T00:00:00.000Z']),
+    userId: 'u',
+    context: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
   };
 }
 
 const exposureCount = (b: WriteBatch) => b.exposures.reduce((n, e) => n + e.count, 0);
 
 /** A write function that records batches and lets the test decide when each one commits. */
-function controlledWriter() {
+function controlledWrite() {
   const batches: WriteBatch[] = [];
   const gates: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
   const write = (batch: WriteBatch) =>
@@ -48,7 +52,7 @@ function controlledWriter() {
 const tick = () => new Promise((r) => setImmediate(r));
 
 test('requests that arrive together share one transaction', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write);
   const all = [
     gc.appendResults([result('a')]),
@@ -58,7 +62,7 @@ test('requests that arrive together share one transaction', async () => {
   await tick();
   assert.equal(w.batches.length, 1);
   assert.deepEqual(
-    w.batches[0]!.results.map((r) => r.log_id),
+    w.batches[0]!.results.map((r) => r.logId),
     ['a', 'b', 'c'],
   );
   w.gates[0]!.resolve();
@@ -66,7 +70,7 @@ test('requests that arrive together share one transaction', async () => {
 });
 
 test('nothing resolves before its transaction commits', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write);
   let done = false;
   const p = gc.appendResults([result('a')]).then(() => {
@@ -81,7 +85,7 @@ test('nothing resolves before its transaction commits', async () => {
 });
 
 test('what arrives during a commit goes into the next transaction', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write);
   const first = gc.appendResults([result('a')]);
   await tick();
@@ -93,7 +97,7 @@ test('what arrives during a commit goes into the next transaction', async () => 
   await tick();
   assert.equal(w.batches.length, 2);
   assert.deepEqual(
-    w.batches[1]!.results.map((r) => r.log_id),
+    w.batches[1]!.results.map((r) => r.logId),
     ['b', 'c'],
   );
   w.gates[1]!.resolve();
@@ -101,7 +105,7 @@ test('what arrives during a commit goes into the next transaction', async () => 
 });
 
 test('exposures ride along with results and never wait', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write);
   gc.appendExposure(exposure('x'));
   gc.appendExposure(exposure('y'));
@@ -114,7 +118,7 @@ test('exposures ride along with results and never wait', async () => {
 });
 
 test('exposures alone are written once enough are pending, or after the delay', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write, { exposureFlushSize: 3, exposureDelayMs: 30 });
   gc.appendExposure(exposure('1'));
   gc.appendExposure(exposure('2'));
@@ -136,8 +140,8 @@ test('exposures alone are written once enough are pending, or after the delay', 
 test('a failing request is isolated: its neighbours still commit', async () => {
   const committed: string[] = [];
   const gc = new GroupCommit(async (batch) => {
-    if (batch.results.some((r) => r.experiment_id === 666)) throw new Error('foreign key');
-    committed.push(...batch.results.map((r) => r.log_id));
+    if (batch.results.some((r) => r.experimentId === 666)) throw new Error('foreign key');
+    committed.push(...batch.results.map((r) => r.logId));
   });
   const good1 = gc.appendResults([result('a')]);
   const bad = gc.appendResults([result('b', 666)]);
@@ -149,7 +153,7 @@ test('a failing request is isolated: its neighbours still commit', async () => {
 });
 
 test('a request larger than the batch size is never split', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write, { maxResultsPerBatch: 2 });
   const big = gc.appendResults([result('a'), result('b'), result('c')]);
   const small = gc.appendResults([result('d')]);
@@ -164,7 +168,7 @@ test('a request larger than the batch size is never split', async () => {
 });
 
 test('exposures beyond the buffer are dropped and counted, not queued without bound', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write, { maxBufferedExposures: 2, exposureFlushSize: 2 });
   gc.appendExposure(exposure('1'));
   gc.appendExposure(exposure('2'));
@@ -176,7 +180,7 @@ test('exposures beyond the buffer are dropped and counted, not queued without bo
 });
 
 test('drain waits for everything handed in', async () => {
-  const w = controlledWriter();
+  const w = controlledWrite();
   const gc = new GroupCommit(w.write);
   gc.appendExposure(exposure('1'));
   let drained = false;
