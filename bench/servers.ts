@@ -1,6 +1,7 @@
 // Starts the servers under test as child processes, pinned to core 0 where taskset exists.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,6 +23,8 @@ export interface Server {
   peakRssMb(): number;
   /** CPU time used so far by all its threads (user + system), in ms. */
   cpuMs(): number;
+  /** Bytes it has written to stdout so far: its log lines, which go to a file (as to a log collector). */
+  stdoutBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -36,11 +39,19 @@ export function pinSelf(core: number): void {
 
 async function start(name: string, args: string[], env: Record<string, string>): Promise<Server> {
   const [cmd, argv] = pinned([process.execPath, ...args], 0);
+  // No LOG_LEVEL from the shell that runs the bench: agentsplit runs at its default level unless `env` sets one.
+  const { LOG_LEVEL: _inherited, ...inherited } = process.env;
+  // Its stdout (pino's log lines) goes to a file: written for real, as to a terminal or a collector,
+  // without this process (on the load generator's core) reading it.
+  const logDir = mkdtempSync(join(tmpdir(), 'agentsplit-bench-log-'));
+  const logFile = join(logDir, 'stdout.log');
+  const logFd = openSync(logFile, 'w');
   const child = spawn(cmd, argv, {
     cwd: repo,
-    env: { ...process.env, PORT: '0', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...inherited, PORT: '0', ...env },
+    stdio: ['ignore', logFd, 'pipe'],
   });
+  closeSync(logFd);
   let err = '';
   const url = await new Promise<string>((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`${name} did not start:\n${err}`)), 60_000);
@@ -73,9 +84,11 @@ async function start(name: string, args: string[], env: Record<string, string>):
       const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
       return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
     },
+    stdoutBytes: () => (existsSync(logFile) ? statSync(logFile).size : 0),
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
+      rmSync(logDir, { recursive: true, force: true });
     },
   };
 }
@@ -116,13 +129,10 @@ export function startAgentsplit(name: string, env: Record<string, string>): Prom
     execFileSync(process.execPath, [join(repo, 'scripts', 'build.mjs')], { cwd: repo, stdio: 'inherit' });
     built = true;
   }
-  // Node flags and environment exactly as `npm start` has them, so the service runs as in production.
+  // Node flags and environment exactly as `npm start` has them, so the service runs as in production:
+  // no LOG_LEVEL (the default, info) unless `env` sets one.
   const { flags, env: startEnv } = startCommand();
-  return start(name, [...flags, join(repo, 'dist', 'main.js')], {
-    LOG_LEVEL: 'warn',
-    ...startEnv,
-    ...env,
-  });
+  return start(name, [...flags, join(repo, 'dist', 'main.js')], { ...startEnv, ...env });
 }
 
 /**
