@@ -6,6 +6,7 @@ import { isoNow, newId } from './core/ids.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { AnalysisService } from './services/analysis.js';
 import { createAssign } from './services/assignments.js';
+import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
 import { ResultService } from './services/results.js';
@@ -48,13 +49,14 @@ function warnAtMostEverySecond(warn: (count: number, total: number) => void) {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
   const now = () => isoNow();
-  const experiments = new ExperimentService(store, now);
+  const experimentCache = new ExperimentCache(store);
+  const experiments = new ExperimentService(store, experimentCache, now);
   const loadedRevision = await store.experimentsRevision();
-  await experiments.load();
+  await experimentCache.load();
   let app: FastifyInstance | undefined;
   // Only a shared database (PostgreSQL) can be changed by another instance.
   const sync = store.watchExperiments
-    ? await startExperimentSync(experiments, store, {
+    ? await startExperimentSync(experimentCache, store, {
         loadedRevision,
         pollMs: options.syncPollMs,
         onError: (err) => app?.log.warn({ err }, 'experiment sync check failed; retrying'),
@@ -70,14 +72,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ),
   });
   const assign = createAssign({
-    experiments,
+    experiments: experimentCache,
     ingest,
     random: options.random ?? Math.random,
     newId,
     now,
   });
-  const results = new ResultService({ experiments, ingest, store, newId, now });
-  const analysis = new AnalysisService({ experiments, store });
+  const results = new ResultService({ experiments: experimentCache, ingest, store, newId, now });
+  const analysis = new AnalysisService({ experiments: experimentCache, store });
   app = await buildApp({
     apiKey: options.apiKey,
     experiments,

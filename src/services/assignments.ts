@@ -3,7 +3,7 @@ import { assignVariant, type RandomSource } from '../core/assignment.js';
 import { NotFoundError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
-import type { ExperimentService } from './experiments.js';
+import type { ExperimentCache } from './experiment-cache.js';
 
 export interface Assignment {
   variant: string;
@@ -14,7 +14,7 @@ export interface Assignment {
 }
 
 export interface AssignmentDeps {
-  experiments: Pick<ExperimentService, 'lookup'>;
+  experiments: Pick<ExperimentCache, 'lookup'>;
   /** Serializes the exposure at once and writes it with a later batch (ingest/group-commit.ts). */
   ingest: { appendExposure(exposure: Exposure): void };
   random: RandomSource;

@@ -1,6 +1,6 @@
 // Keeps this instance's in-memory experiments in step with changes made through other instances.
 import type { Store } from '../store/store.js';
-import type { ExperimentService } from './experiments.js';
+import type { ExperimentCache } from './experiment-cache.js';
 
 export interface ExperimentSync {
   stop(): Promise<void>;
@@ -22,7 +22,7 @@ export interface SyncOptions {
  * notification that was missed. A check reloads every experiment when the revision moved.
  */
 export async function startExperimentSync(
-  experiments: Pick<ExperimentService, 'load'>,
+  experiments: Pick<ExperimentCache, 'load'>,
   store: Pick<Store, 'experimentsRevision' | 'watchExperiments'>,
   options: SyncOptions,
 ): Promise<ExperimentSync> {

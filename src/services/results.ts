@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { NewResult } from '../ingest/write-batch.js';
 import type { Result, Store } from '../store/store.js';
-import type { ExperimentService, LiveExperiment } from './experiments.js';
+import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 
 export interface LogInput {
   variantKey: string;
@@ -30,7 +30,7 @@ export interface ResultListQuery {
 }
 
 export interface ResultDeps {
-  experiments: Pick<ExperimentService, 'find'>;
+  experiments: Pick<ExperimentCache, 'find'>;
   ingest: { appendResults(results: NewResult[]): Promise<void> };
   store: Pick<Store, 'listResults' | 'lastResultSeq'>;
   newId: () => string;

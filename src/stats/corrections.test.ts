@@ -1,7 +1,8 @@
-// Tests Holm and Benjamini–Hochberg adjusted p-values against hand-computed examples.
+// Tests Holm and Benjamini–Hochberg adjusted p-values against hand-computed examples, and significance
+// re-decided from them across the comparisons of an analysis.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { adjustPValues } from './corrections.js';
+import { adjustPValues, correctSignificance } from './corrections.js';
 
 function assertAdjusted(actual: (number | null)[], expected: (number | null)[]) {
   assert.equal(actual.length, expected.length);
@@ -52,5 +53,95 @@ describe('adjustPValues', () => {
     const result = adjustPValues([0.1], 'bonferroni' as never);
     assert.deepEqual(result.adjusted, [null]);
     assert.equal(result.warnings.length, 1);
+  });
+});
+
+describe('correctSignificance', () => {
+  type Tested = {
+    key: string;
+    absolute?: { pValue: number | null };
+    adjustedPValue?: number | null;
+    significant?: boolean;
+  };
+  const variant = (key: string, pValue: number | null): Tested => ({
+    key,
+    absolute: { pValue },
+    significant: pValue !== null && pValue < 0.05,
+  });
+  // Two metrics, three treatments in the family (controls have no `absolute` and are not tested).
+  const metrics: Array<{ name: string; variants: Tested[] }> = [
+    { name: 'latency', variants: [{ key: 'A' }, variant('B', 0.01), variant('C', 0.04)] },
+    { name: 'converted', variants: [{ key: 'A' }, variant('B', 0.03)] },
+  ];
+  const o = { alpha: 0.05, method: 'frequentist' } as const;
+
+  it('holm: adjusts across metrics × treatments and marks significance from the adjusted p-values', () => {
+    // Sorted 0.01, 0.03, 0.04 (m = 3): 3(0.01), 2(0.03), 1(0.04) = 0.03, 0.06, 0.04 -> running max 0.03, 0.06, 0.06.
+    const r = correctSignificance(metrics, { ...o, correction: 'holm' });
+    const tested = r.metrics.flatMap((m) => m.variants.filter((v) => 'absolute' in v));
+    assertAdjusted(
+      tested.map((v) => v.adjustedPValue ?? null),
+      [0.03, 0.06, 0.06],
+    );
+    // converted/B is significant on its own (0.03 < 0.05), not once the family is accounted for.
+    assert.deepEqual(
+      tested.map((v) => v.significant),
+      [true, false, false],
+    );
+    // Controls stay as they were.
+    assert.deepEqual(r.metrics[0]!.variants[0], { key: 'A' });
+    assert.deepEqual(r.metrics[1]!.variants[0], { key: 'A' });
+    assert.deepEqual(r.warnings, []);
+  });
+
+  it('bh: the false discovery rate keeps all three significant', () => {
+    // 3/1(0.01), 3/2(0.03), 3/3(0.04) = 0.03, 0.045, 0.04 -> running min from the top: 0.03, 0.04, 0.04.
+    const r = correctSignificance(metrics, { ...o, correction: 'bh' });
+    const adjusted = r.metrics.flatMap((m) =>
+      m.variants.slice(1).map((v) => [v.adjustedPValue, v.significant]),
+    );
+    assertAdjusted(
+      adjusted.map(([p]) => p as number),
+      [0.03, 0.04, 0.04],
+    );
+    assert.deepEqual(
+      adjusted.map(([, s]) => s),
+      [true, true, true],
+    );
+  });
+
+  it('leaves a p-value that could not be computed out of the family, not significant', () => {
+    // m = 2 (0.01 and 0.03): holm 0.02, 0.03.
+    const r = correctSignificance(
+      [{ variants: [{ key: 'A' } as Tested, variant('B', 0.01), variant('C', null), variant('D', 0.03)] }],
+      { ...o, correction: 'holm' },
+    );
+    const tested = r.metrics[0]!.variants.slice(1);
+    assertAdjusted(
+      tested.map((v) => v.adjustedPValue ?? null),
+      [0.02, null, 0.03],
+    );
+    assert.deepEqual(
+      tested.map((v) => v.significant),
+      [true, false, true],
+    );
+  });
+
+  it('none: leaves every decision as it was', () => {
+    const r = correctSignificance(metrics, { ...o, correction: 'none' });
+    assert.deepEqual(r.metrics, metrics);
+    assert.deepEqual(r.warnings, []);
+  });
+
+  it('bayesian: ignores the correction, with a warning', () => {
+    const r = correctSignificance(metrics, { alpha: 0.05, method: 'bayesian', correction: 'holm' });
+    assert.deepEqual(r.metrics, metrics);
+    assert.deepEqual(r.warnings, ['correction applies to p-values; it is ignored for method=bayesian']);
+  });
+
+  it('does not change its input', () => {
+    const before = structuredClone(metrics);
+    correctSignificance(metrics, { ...o, correction: 'bh' });
+    assert.deepEqual(metrics, before);
   });
 });

@@ -1,4 +1,6 @@
-// Owns multiple-comparison corrections: Holm–Bonferroni and Benjamini–Hochberg adjusted p-values.
+// Owns multiple-comparison corrections: Holm–Bonferroni and Benjamini–Hochberg adjusted p-values, and
+// significance re-decided from them across every comparison of an analysis.
+import type { AnalysisMethod } from './compare.js';
 import type { AdjustedPValues, CorrectionMethod } from './types.js';
 
 const isPValue = (p: unknown): p is number => typeof p === 'number' && p >= 0 && p <= 1;
@@ -36,4 +38,47 @@ export function adjustPValues(pValues: readonly number[], method: CorrectionMeth
     }
   }
   return result;
+}
+
+/** 'none' leaves the per-comparison decisions as they are. */
+export type Correction = 'none' | CorrectionMethod;
+
+/** A comparison as the correction reads and rewrites it; one without `absolute` (a control) is not tested. */
+export interface TestedVariant {
+  absolute?: { pValue: number | null };
+  adjustedPValue?: number | null;
+  significant?: boolean;
+}
+
+/**
+ * The family is every treatment of every metric (metrics × treatments): their absolute-effect p-values are
+ * adjusted together, and each one is significant when its adjusted p-value is below alpha. A p-value that
+ * could not be computed stays out of the family and is not significant. Bayesian results have no
+ * p-values, so the correction is ignored for them, with a warning. Returns new objects; input unchanged.
+ */
+export function correctSignificance<M extends { variants: readonly TestedVariant[] }>(
+  metrics: readonly M[],
+  o: { correction: Correction; alpha: number; method: AnalysisMethod },
+): { metrics: M[]; warnings: string[] } {
+  if (o.correction === 'none') return { metrics: [...metrics], warnings: [] };
+  if (o.method === 'bayesian') {
+    return {
+      metrics: [...metrics],
+      warnings: ['correction applies to p-values; it is ignored for method=bayesian'],
+    };
+  }
+  const pValues = metrics.flatMap((m) =>
+    m.variants.flatMap((v) => (v.absolute ? [v.absolute.pValue ?? Number.NaN] : [])),
+  );
+  const { adjusted } = adjustPValues(pValues, o.correction);
+  let i = 0;
+  const corrected = metrics.map((m) => ({
+    ...m,
+    variants: m.variants.map((v) => {
+      if (!v.absolute) return v;
+      const adjustedPValue = adjusted[i++] ?? null;
+      return { ...v, adjustedPValue, significant: adjustedPValue !== null && adjustedPValue < o.alpha };
+    }),
+  }));
+  return { metrics: corrected, warnings: [] };
 }

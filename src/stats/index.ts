@@ -1,6 +1,17 @@
 // Owns the public surface of the statistics module (pure functions over sufficient statistics, no I/O).
+export {
+  countExposures,
+  type FoldedMetric,
+  foldArms,
+  groupByMetric,
+  type MetricKind,
+  type MetricRollupRow,
+  toArmData,
+  unknownVariantKeys,
+} from './arms.js';
 export { bayesianCompare, normalRisk } from './bayesian.js';
-export { adjustPValues } from './corrections.js';
+export { type AnalysisMethod, type ArmComparison, type CompareOptions, compareArms } from './compare.js';
+export { adjustPValues, type Correction, correctSignificance, type TestedVariant } from './corrections.js';
 export {
   chiSquareCdf,
   chiSquareSf,
@@ -22,4 +33,10 @@ export {
   sequentialRho,
 } from './sequential.js';
 export { DEFAULT_SRM_THRESHOLD, srmTest } from './srm.js';
+export {
+  srmAcrossVersions,
+  type VersionExposure,
+  type VersionedSrm,
+  type VersionWeights,
+} from './srm-versions.js';
 export type * from './types.js';

@@ -1,0 +1,79 @@
+// Owns the in-memory experiment table the hot path reads: filled from the store, kept current by the
+// management service's writes and by reloads when another instance changed experiments.
+import { type CompiledExperiment, compileExperiment } from '../core/assignment.js';
+import { type Experiment, SLUG_PATTERN, type Status } from '../core/experiment.js';
+import type { Store, StoredExperiment } from '../store/store.js';
+
+export type ExperimentCacheStore = Pick<Store, 'listExperiments' | 'findExperiment'>;
+
+/** An experiment as the hot path sees it: store id, definition, and its compiled assignment table. */
+export interface LiveExperiment {
+  id: number;
+  experiment: Experiment;
+  compiled: CompiledExperiment;
+}
+
+function live(stored: StoredExperiment): LiveExperiment {
+  return { id: stored.id, experiment: stored.experiment, compiled: compileExperiment(stored.experiment) };
+}
+
+export class ExperimentCache {
+  private readonly bySlug = new Map<string, LiveExperiment>();
+  /** Bumped by every change this instance makes, so a reload that raced one can tell. */
+  private generation = 0;
+
+  constructor(private readonly store: ExperimentCacheStore) {}
+
+  /**
+   * (Re)fills the table from the store: at start, and when another instance changed experiments. The
+   * table is swapped only after the read succeeded, so an outage keeps the old one.
+   */
+  async load(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const generation = this.generation;
+      const stored = await this.store.listExperiments();
+      // A local change committed while reading may be missing from this snapshot: read again (a few
+      // times at most; under a stream of changes the next sync check catches up instead).
+      if (generation !== this.generation && attempt < 5) continue;
+      this.bySlug.clear();
+      for (const s of stored) this.bySlug.set(s.experiment.slug, live(s));
+      return;
+    }
+  }
+
+  /** The live entry for `slug`, or undefined. O(1), no I/O: what assign uses. */
+  lookup(slug: string): LiveExperiment | undefined {
+    return this.bySlug.get(slug);
+  }
+
+  /**
+   * The live entry, asking the store when this instance has not heard of it yet (an experiment created
+   * through another instance a moment ago). For paths that wait on the database anyway (log, reads);
+   * assign uses `lookup` and never waits.
+   */
+  async find(slug: string): Promise<LiveExperiment | undefined> {
+    const known = this.bySlug.get(slug);
+    if (known || !SLUG_PATTERN.test(slug)) return known;
+    const stored = await this.store.findExperiment(slug);
+    return stored && (this.bySlug.get(slug) ?? this.put(stored));
+  }
+
+  list(status?: Status): Experiment[] {
+    const all = [...this.bySlug.values()].map((l) => l.experiment);
+    return status ? all.filter((e) => e.status === status) : all;
+  }
+
+  /** Takes an experiment the store just committed (compiled once, here); the next assign sees it. */
+  put(stored: StoredExperiment): LiveExperiment {
+    this.generation++;
+    const entry = live(stored);
+    this.bySlug.set(stored.experiment.slug, entry);
+    return entry;
+  }
+
+  /** Drops an experiment the store just deleted. */
+  forget(slug: string): void {
+    this.generation++;
+    this.bySlug.delete(slug);
+  }
+}
