@@ -17,7 +17,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -305,7 +305,7 @@ interface Row {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const extra: Record<string, unknown> = {};
+  const extra: Record<string, unknown> = { loadAverageAtStart: loadavg() };
   // Before any load, and before this process pins itself (its children would inherit core 1 only):
   // `npm start` as a user runs it, on the whole machine.
   process.stderr.write(`startup: 1 + ${STARTUP_RUNS} × npm start to a served /healthz\n`);
@@ -446,6 +446,7 @@ async function main(): Promise<void> {
       (extra.analysis as Record<string, unknown>)[pg.name] = await timeAnalysis(pg, 'analysis-1m');
     extra.peakRssMb = Object.fromEntries(servers.map((s) => [s.name, Math.round(s.peakRssMb())]));
     extra.stdoutBytes = Object.fromEntries(servers.map((s) => [s.name, s.stdoutBytes()]));
+    extra.loadAverageAtEnd = loadavg();
   } finally {
     for (const s of servers) await s.stop();
     await pgDatabase?.drop();
@@ -640,8 +641,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   if (generatorBound)
     lines.push(
       '',
-      `warning: an agentsplit server outran the bare baseline, so ${GENERATOR} (not the servers) limited ` +
-        'throughput and the ratios above do not measure the servers; install wrk (apt install wrk) and run again',
+      HAS_WRK
+        ? 'warning: an agentsplit server outran the bare baseline on the same core, so something other than the ' +
+            'servers (other processes on this machine, see the load average below) limited throughput and the ' +
+            'ratios above do not measure the servers; run again on a quiet machine'
+        : `warning: an agentsplit server outran the bare baseline, so ${GENERATOR} (not the servers) limited ` +
+            'throughput and the ratios above do not measure the servers; install wrk (apt install wrk) and run again',
     );
   const all = [...fixed.samples, ...fixed.baseline];
   const steal = all.every((x) => x.stealMs)
@@ -658,7 +663,9 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     '',
     `startup: ${startup.seconds.map((s) => s.toFixed(2)).join(', ')} s after a first start of ${startup.firstSeconds.toFixed(2)} s` +
       `${startup.discarded ? ` (${startup.discarded} more discarded: the sources changed meanwhile and dist/ was rebuilt)` : ''}`,
-    `peak RSS by server: ${JSON.stringify(extra.peakRssMb)}; stdout (log) bytes by server: ${JSON.stringify(extra.stdoutBytes)}; total ${seconds.toFixed(0)} s`,
+    `peak RSS by server: ${JSON.stringify(extra.peakRssMb)}; stdout (log) bytes by server: ${JSON.stringify(extra.stdoutBytes)}`,
+    `load average (1/5/15 min) at start ${(extra.loadAverageAtStart as number[]).map((x) => x.toFixed(2)).join('/')}, ` +
+      `at end ${(extra.loadAverageAtEnd as number[]).map((x) => x.toFixed(2)).join('/')} (this run itself adds up to about 2); total ${seconds.toFixed(0)} s`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
   const out = join(here, 'results');
