@@ -1,5 +1,6 @@
 // Wires store → services → app, and takes them down in order. Used by main.ts and by the API tests.
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
 import { isoNow, newId } from './core/ids.js';
@@ -17,7 +18,12 @@ export interface RuntimeOptions {
   database: DatabaseTarget;
   apiKey: string;
   bodyLimit?: number;
-  logger?: FastifyServerOptions['logger'];
+  /** A request (headers and body) must arrive within this many ms, else 408. */
+  bodyTimeoutMs?: number;
+  /** Requests slower than this are logged at warn whatever the level. */
+  slowRequestMs?: number;
+  /** Default: silent. */
+  logger?: Logger;
   random?: RandomSource;
   /** How often other instances' experiment changes are checked for, besides notifications (ms). */
   syncPollMs?: number;
@@ -88,6 +94,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     analysis,
     store,
     bodyLimit: options.bodyLimit,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    slowRequestMs: options.slowRequestMs,
     logger: options.logger,
   });
   let closing: Promise<void> | undefined;

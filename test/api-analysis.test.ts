@@ -63,7 +63,7 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
       })),
       ...B.map((latency, i) => ({ variantKey: 'B', metrics: { latency, converted: i < 5 } })),
     ]);
-    await runtime.writer.drain();
+    await runtime.ingest.drain();
   });
 
   after(async () => {
@@ -190,7 +190,7 @@ describe('analysis: sample-ratio mismatch', { skip: SKIP_BACKEND }, () => {
     await withRuntime(shared, 'srm', { random: () => 0.1 }, async (runtime) => {
       const { slug } = await runtime.api.createExperiment();
       for (let i = 0; i < 100; i++) await runtime.api.assign(slug, { userId: `u${i}` });
-      await runtime.writer.drain();
+      await runtime.ingest.drain();
       const res = await runtime.api.get(`/experiment/${slug}/analysis`);
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
@@ -250,7 +250,7 @@ describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
         ],
       });
       for (let i = 0; i < 5; i++) await runtime.api.assign(slug, { userId: `u${i}` });
-      await runtime.writer.drain();
+      await runtime.ingest.drain();
       const patched = await runtime.api.patch(`/experiment/${slug}`, {
         variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
       });

@@ -376,6 +376,28 @@ describe('PATCH /experiment/:slug', { skip: SKIP_BACKEND }, () => {
     });
   }
 
+  test('an archived experiment cannot be changed: variants, name or status → 409, nothing changes', async () => {
+    const experiment = await inStatus(PATH_TO.archived!);
+    for (const change of [
+      { variants: [{ key: 'C', payload: {}, trafficPercent: 100 }] },
+      { name: 'renamed' },
+      { description: 'edited' },
+      { status: 'archived' },
+    ]) {
+      assertError(
+        await api.patch(`/experiment/${experiment.slug}`, change),
+        409,
+        /archived and can no longer be changed/,
+      );
+    }
+    const after = (await api.get(`/experiment/${experiment.slug}`)).json();
+    assert.deepEqual(
+      { ...after },
+      { ...experiment, status: 'archived', active: false, updatedAt: after.updatedAt },
+    );
+    assert.equal(after.version, 1);
+  });
+
   test('name and description change without bumping version', async () => {
     const created = await api.createExperiment();
     const res = await api.patch(`/experiment/${created.slug}`, { name: 'New name', description: 'Why' });
@@ -446,10 +468,10 @@ describe('PATCH /experiment/:slug', { skip: SKIP_BACKEND }, () => {
         [log2.logId, 2],
       ],
     );
-    await runtime.writer.drain();
+    await runtime.ingest.drain();
     const exposures = await runtime.exposuresOf(created.slug);
     const versions = [before1, after2].map((a) =>
-      exposures.filter((e) => e.assignmentId === a.assignmentId).map((e) => e.experimentVersion),
+      exposures.filter((e) => e.assignmentId === a.assignmentId).map((e) => e.version),
     );
     assert.deepEqual(versions, [[1], [2]]);
   });

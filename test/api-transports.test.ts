@@ -317,9 +317,10 @@ describe('the fast transport answers as the Fastify routes do', { skip: SKIP_BAC
         'assignmentId',
         'context',
         'createdAt',
-        'experimentVersion',
+        'experimentId',
         'userId',
         'variantKey',
+        'version',
       ]);
     }
   });

@@ -141,6 +141,7 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
  */
 export function applyChanges(current: Experiment, changes: ExperimentChanges, now: string): Experiment {
   // Archived is the end of an experiment's life: its variants and results are a closed record.
+  if (changes.status !== undefined) assertTransition(current.status, changes.status);
   if (current.status === 'archived') {
     throw new ConflictError(
       `experiment '${current.slug}' is archived and can no longer be changed; create a new experiment instead`,

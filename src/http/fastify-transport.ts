@@ -131,7 +131,9 @@ function clientErrorAnswer(err: { code?: string }, bodyTimeoutMs: number): [numb
 export function createClientErrorHandler(bodyTimeoutMs: number) {
   return (err: Error & { code?: string }, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    if (socket.writable) {
+    // An answer already under way on this connection (e.g. a 401 sent before the body broke) stands.
+    const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (socket.writable && !answering) {
       const [status, message] = clientErrorAnswer(err, bodyTimeoutMs);
       const body = errorBody(message);
       socket.write(

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, type RawBuilder, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import type { Exposure } from '../../src/core/exposure.js';
 import { type Runtime, type RuntimeOptions, startRuntime } from '../../src/runtime.js';
 import type { DatabaseTarget } from '../../src/store/index.js';
-import type { Exposure } from '../../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './postgres.js';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
