@@ -153,17 +153,19 @@ describe('POST /experiment/:slug/assign: the error table', { skip: SKIP_BACKEND 
   });
 
   for (const status of ['draft', 'paused', 'completed', 'archived']) {
-    test(`assign to an experiment that is ${status} → 404 (only running is active)`, async () => {
+    test(`assign to an experiment that is ${status} → 404 saying its status and what to do`, async () => {
       const created = await api.createExperiment({ status: status === 'draft' ? 'draft' : 'running' });
       const path = { draft: [], paused: ['paused'], completed: ['completed'], archived: ['archived'] }[
         status
       ]!;
       for (const next of path) await api.setStatus(created.slug, next);
-      assertError(
+      const message = assertError(
         await api.post(`/experiment/${created.slug}/assign`, { userId: 'u' }),
         404,
-        new RegExp(created.slug),
+        new RegExp(`experiment '${created.slug}' is ${status}: only a running experiment serves assignments`),
       );
+      if (status === 'draft' || status === 'paused') assert.match(message, /start it with PATCH .*"running"/);
+      else assert.match(message, /cannot run again; create a new experiment/);
     });
   }
 

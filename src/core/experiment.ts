@@ -166,6 +166,14 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
   return next;
 }
 
+/** Why an experiment that is not running serves no assignments, and how to change that. */
+export function whyNotServing(e: Experiment): string {
+  const why = `experiment '${e.slug}' is ${e.status}: only a running experiment serves assignments`;
+  return TRANSITIONS[e.status].includes('running')
+    ? `${why}; start it with PATCH /experiment/${e.slug} {"status": "running"}`
+    : `${why}, and a ${e.status} experiment cannot run again; create a new experiment`;
+}
+
 export function findVariant(experiment: Experiment, key: string): Variant | undefined {
   return experiment.variants.find((v) => v.key === key);
 }

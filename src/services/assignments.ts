@@ -1,6 +1,7 @@
 // Assigning a variant: an in-memory lookup, a draw, and an exposure handed to the ingest pipeline.
 import { assignVariant, type RandomSource } from '../core/assignment.js';
 import { NotFoundError } from '../core/errors.js';
+import { whyNotServing } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
 import type { ExperimentCache } from './experiment-cache.js';
@@ -29,9 +30,9 @@ export type Assign = (slug: string, userId: string, context?: JsonObject) => Ass
 export function createAssign(deps: AssignmentDeps): Assign {
   return (slug, userId, context) => {
     const live = deps.experiments.lookup(slug);
-    if (!live?.experiment.active) {
-      throw new NotFoundError(`no running experiment with slug '${slug}'`);
-    }
+    if (live === undefined) throw new NotFoundError(`no experiment with slug '${slug}'`);
+    // 404 as the specification requires, but saying why and what to do.
+    if (!live.experiment.active) throw new NotFoundError(whyNotServing(live.experiment));
     const { compiled, experiment } = live;
     const index = assignVariant(compiled, userId, deps.random);
     const variant = experiment.variants[index]!;
