@@ -297,28 +297,73 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
 });
 
 describe('GET /experiments and GET /experiment/:slug', { skip: SKIP_BACKEND }, () => {
+  /** Every page of GET /experiments?<query>. */
+  async function allExperiments(query = ''): Promise<Experiment[]> {
+    const all: Experiment[] = [];
+    let cursor: string | null = null;
+    do {
+      const after: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const res = await api.get(`/experiments?limit=100&${query}${after}`);
+      assert.equal(res.statusCode, 200, res.body);
+      all.push(...res.json().experiments);
+      cursor = res.json().nextCursor;
+    } while (cursor !== null);
+    return all;
+  }
+
   test('GET /experiments lists every experiment; ?status= filters', async () => {
     const draft = await inStatus([]);
     const running = await inStatus(['running']);
     const paused = await inStatus(['running', 'paused']);
-    const all = (await api.get('/experiments')).json();
-    assert.deepEqual(Object.keys(all), ['experiments']);
-    const slugs = all.experiments.map((e: Experiment) => e.slug);
+    const first = (await api.get('/experiments')).json();
+    assert.deepEqual(Object.keys(first), ['experiments', 'nextCursor']);
+    const slugs = (await allExperiments()).map((e) => e.slug);
     for (const e of [draft, running, paused]) assert.ok(slugs.includes(e.slug), e.slug);
     for (const status of ['draft', 'running', 'paused']) {
-      const res = await api.get(`/experiments?status=${status}`);
-      assert.equal(res.statusCode, 200, res.body);
-      const listed: Experiment[] = res.json().experiments;
+      const listed = await allExperiments(`status=${status}`);
       assert.ok(listed.length > 0);
       assert.ok(
         listed.every((e) => e.status === status && e.active === (status === 'running')),
         status,
       );
     }
-    const pausedSlugs = (await api.get('/experiments?status=paused'))
-      .json()
-      .experiments.map((e: Experiment) => e.slug);
+    const pausedSlugs = (await allExperiments('status=paused')).map((e) => e.slug);
     assert.ok(pausedSlugs.includes(paused.slug) && !pausedSlugs.includes(running.slug));
+  });
+
+  test('GET /experiments is paginated like results: limit, cursor, nextCursor, no repeats or gaps', async () => {
+    for (let i = 0; i < 5; i++) await api.createExperiment();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const after: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const res = await api.get(`/experiments?limit=2${after}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const page = res.json();
+      assert.deepEqual(Object.keys(page).sort(), ['experiments', 'nextCursor']);
+      assert.ok(page.experiments.length <= 2);
+      seen.push(...page.experiments.map((e: Experiment) => e.slug));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null);
+    const all = (await api.get('/experiments?limit=100')).json();
+    assert.equal(all.nextCursor, null);
+    assert.deepEqual(
+      seen,
+      all.experiments.map((e: Experiment) => e.slug),
+    );
+    assert.equal(new Set(seen).size, seen.length);
+    assert.ok(pages >= 3);
+  });
+
+  test('GET /experiments: a default page of 50; limit above 100, or a bad cursor → 400', async () => {
+    assertError(await api.get('/experiments?limit=101'), 400, /limit/);
+    assertError(await api.get('/experiments?cursor=nonsense'), 400, /cursor/);
+    const results = (await api.get(`/experiment/${(await api.createExperiment()).slug}/results`)).json();
+    assert.equal(results.nextCursor, null);
+    const fromResults = Buffer.from('r:1').toString('base64url');
+    assertError(await api.get(`/experiments?cursor=${fromResults}`), 400, /cursor/);
   });
 
   test('GET /experiments?status=<unknown> → 400 naming the allowed statuses', async () => {

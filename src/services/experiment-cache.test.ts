@@ -40,7 +40,7 @@ describe('ExperimentCache', () => {
     assert.equal(cache.lookup('a')?.experiment.slug, 'a');
     assert.ok(cache.lookup('a')?.compiled, 'compiled once, on load');
     assert.deepEqual(
-      cache.list('draft').map((e) => e.slug),
+      cache.list('draft').map((e) => e.experiment.slug),
       ['b'],
     );
     assert.equal(cache.list().length, 2);

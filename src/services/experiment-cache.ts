@@ -58,9 +58,10 @@ export class ExperimentCache {
     return stored && (this.bySlug.get(slug) ?? this.put(stored));
   }
 
-  list(status?: Status): Experiment[] {
-    const all = [...this.bySlug.values()].map((l) => l.experiment);
-    return status ? all.filter((e) => e.status === status) : all;
+  /** Every experiment (optionally of one status), in the order they were created (store id). */
+  list(status?: Status): LiveExperiment[] {
+    const all = [...this.bySlug.values()];
+    return (status ? all.filter((l) => l.experiment.status === status) : all).sort((a, b) => a.id - b.id);
   }
 
   /** Takes an experiment the store just committed (compiled once, here); the next assign sees it. */

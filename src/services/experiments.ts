@@ -1,5 +1,6 @@
 // Experiment management (create, update, remove, get, list): validates, writes through the store, and
 // updates the in-memory cache after each committed write.
+import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import {
   applyChanges,
@@ -13,6 +14,16 @@ import {
 import { isoNow } from '../core/ids.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache } from './experiment-cache.js';
+
+export interface ExperimentListQuery {
+  status?: Status;
+  limit?: number;
+  cursor?: string;
+}
+
+/** Experiments per page by default: with up to 100 variants each, a page stays a few MB at most. */
+export const DEFAULT_PAGE = 50;
+const CURSOR_KIND = 'e';
 
 export type ExperimentStore = Pick<Store, 'insertExperiment' | 'updateExperiment' | 'deleteExperiment'>;
 
@@ -41,8 +52,16 @@ export class ExperimentService {
     return found.experiment;
   }
 
-  list(status?: Status): Experiment[] {
-    return this.cache.list(status);
+  /** A page of experiments in creation order; `nextCursor` is null on the last page. */
+  list(q: ExperimentListQuery = {}): { experiments: Experiment[]; nextCursor: string | null } {
+    const after = q.cursor === undefined ? 0 : decodeCursor(CURSOR_KIND, q.cursor);
+    const limit = q.limit ?? DEFAULT_PAGE;
+    const rest = this.cache.list(q.status).filter((l) => l.id > after);
+    const page = rest.slice(0, limit);
+    return {
+      experiments: page.map((l) => l.experiment),
+      nextCursor: rest.length > limit ? encodeCursor(CURSOR_KIND, page.at(-1)!.id) : null,
+    };
   }
 
   async create(input: NewExperiment): Promise<Experiment> {
