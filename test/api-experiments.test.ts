@@ -443,6 +443,18 @@ describe('PATCH /experiment/:slug', { skip: SKIP_BACKEND }, () => {
     assert.equal(after.version, 1);
   });
 
+  test('PATCH naming fields that cannot be changed (active, version, …) → 400 naming them, nothing changes', async () => {
+    const created = await api.createExperiment();
+    const message = assertError(
+      await api.patch(`/experiment/${created.slug}`, { active: false, version: 7, name: 'x' }),
+      400,
+      /cannot be changed: active .*version /,
+    );
+    assert.doesNotMatch(message, /name/);
+    assertError(await api.patch(`/experiment/${created.slug}`, { seed: 'other' }), 400, /seed/);
+    assert.deepEqual((await api.get(`/experiment/${created.slug}`)).json(), created);
+  });
+
   test('name and description change without bumping version', async () => {
     const created = await api.createExperiment();
     const res = await api.patch(`/experiment/${created.slug}`, { name: 'New name', description: 'Why' });

@@ -166,6 +166,28 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
   return next;
 }
 
+/**
+ * Fields of an experiment a PATCH cannot set, and why: naming them is a mistake worth a 400, where
+ * unknown fields are ignored.
+ */
+const READ_ONLY: Record<string, string> = {
+  slug: 'it names the experiment',
+  active: "it follows status (true exactly when 'running')",
+  version: 'it goes up by itself when variants change',
+  assignment: 'switching modes would reassign users mid-experiment',
+  seed: 'a new seed would reassign sticky users mid-experiment',
+  createdAt: 'it is set by the service',
+  updatedAt: 'it is set by the service',
+};
+
+/** ValidationError naming every read-only field in a PATCH body. */
+export function assertChangeable(changes: object): void {
+  const named = Object.keys(changes).filter((k) => Object.hasOwn(READ_ONLY, k));
+  if (named.length === 0) return;
+  const reasons = named.map((k) => `${k} (${READ_ONLY[k]})`).join(', ');
+  throw new ValidationError(`these fields cannot be changed: ${reasons}`);
+}
+
 /** Why an experiment that is not running serves no assignments, and how to change that. */
 export function whyNotServing(e: Experiment): string {
   const why = `experiment '${e.slug}' is ${e.status}: only a running experiment serves assignments`;

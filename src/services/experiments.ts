@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import {
   applyChanges,
+  assertChangeable,
   createExperiment,
   type Experiment,
   type ExperimentChanges,
@@ -74,6 +75,7 @@ export class ExperimentService {
 
   /** Applies the changes inside a store transaction; the next assign sees them. */
   async update(slug: string, changes: ExperimentChanges): Promise<Experiment> {
+    assertChangeable(changes);
     assertPossibleSlug(slug);
     const stored = await this.store.updateExperiment(slug, (current) =>
       applyChanges(current, changes, this.now()),
