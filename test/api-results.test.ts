@@ -433,3 +433,99 @@ describe('GET /experiment/:slug/results/export', { skip: SKIP_BACKEND }, () => {
     assertError(await api.get(`/experiment/${slug}/results/export?format=xml`), 400, /format/);
   });
 });
+
+describe('times: years 0001-9999, offsets normalized to UTC (hole 10)', { skip: SKIP_BACKEND }, () => {
+  test('a log timestamp beyond year 9999 or before year 0001 → 400 with the same message on both databases', async () => {
+    const created = await api.createExperiment();
+    const cases: Array<[string, string]> = [
+      ['+010000-01-01T00:00:00Z', 'body/timestamp must match format "date-time"'],
+      [
+        '0000-01-01T00:00:00Z',
+        "timestamp must be between years 0001 and 9999 in UTC (got '0000-01-01T00:00:00Z')",
+      ],
+      // In range as written, past 9999 in UTC: the offset carries it into year 10000.
+      [
+        '9999-12-31T23:00:00-14:00',
+        "timestamp must be between years 0001 and 9999 in UTC (got '9999-12-31T23:00:00-14:00')",
+      ],
+    ];
+    for (const [timestamp, message] of cases) {
+      const res = await api.post(`/experiment/${created.slug}/log`, { variantKey: 'A', timestamp });
+      assert.equal(assertError(res, 400), message, timestamp);
+      const many = await api.post(`/experiment/${created.slug}/logs`, {
+        results: [{ variantKey: 'A', timestamp }],
+      });
+      assertError(many, 400, /timestamp/);
+    }
+    assert.deepEqual((await page(created.slug, '')).results, [], 'nothing was stored');
+  });
+
+  test('the first and last instants of years 0001-9999 are stored and returned as sent', async () => {
+    const created = await api.createExperiment();
+    for (const timestamp of ['0001-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
+      await api.log(created.slug, { variantKey: 'A', timestamp });
+    }
+    assert.deepEqual(
+      (await page(created.slug, '')).results.map((r) => r.timestamp),
+      ['0001-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'],
+    );
+  });
+
+  test('a timestamp with an offset is returned as the same instant in UTC', async () => {
+    const created = await api.createExperiment();
+    await api.log(created.slug, { variantKey: 'A', timestamp: '2026-03-01T10:00:00-14:00' });
+    await api.log(created.slug, { variantKey: 'A', timestamp: '2026-03-01T10:00:00.5+05:30' });
+    assert.deepEqual(
+      (await page(created.slug, '')).results.map((r) => r.timestamp),
+      ['2026-03-02T00:00:00.000Z', '2026-03-01T04:30:00.500Z'],
+    );
+  });
+
+  test('since and until written with an offset find the same results as the same instant written with Z', async () => {
+    const created = await api.createExperiment();
+    await logSequentially(created.slug, 3);
+    const all = await api.allResults(created.slug);
+    const ids = (rs: Result[]) => rs.map((r) => r.logId);
+    const first = Date.parse(all[0]!.createdAt);
+    const last = Date.parse(all.at(-1)!.createdAt);
+    /** The instant `t` as local time at `offsetHours` from UTC, e.g. …T20:00:00.000-14:00. */
+    const at = (t: number, offsetHours: number) => {
+      const local = new Date(t + offsetHours * 3_600_000).toISOString().slice(0, -1);
+      const sign = offsetHours < 0 ? '-' : '+';
+      const hours = String(Math.abs(offsetHours)).padStart(2, '0');
+      return `${local}${sign}${hours}:00`;
+    };
+    for (const [name, t, expected] of [
+      ['until', last + 1, all],
+      ['until', first, []],
+      ['since', first, all],
+      ['since', last + 1, []],
+    ] as const) {
+      const withZ = await api.allResults(created.slug, `&${name}=${new Date(t).toISOString()}`);
+      assert.deepEqual(ids(withZ), ids([...expected]), `${name} with Z`);
+      for (const offset of [-14, 14, 5]) {
+        // `+` must be sent as %2B: a bare `+` in a query string is a space.
+        const value = encodeURIComponent(at(t, offset));
+        const withOffset = await api.allResults(created.slug, `&${name}=${value}`);
+        assert.deepEqual(ids(withOffset), ids(withZ), `${name}=${at(t, offset)}`);
+      }
+    }
+  });
+
+  test('since or until past year 9999 in UTC (9999-12-31T23:00:00-14:00) → 400 naming it, not 0 rows', async () => {
+    // Normalized naively, that instant is "+010000-01-01T13:00:00.000Z", which as text sorts before
+    // every 4-digit year: SQLite found no row before it, PostgreSQL refused it with its own error.
+    const created = await api.createExperiment();
+    await logSequentially(created.slug, 3);
+    for (const name of ['since', 'until']) {
+      const value = '9999-12-31T23:00:00-14:00';
+      const res = await api.get(pageUrl(created.slug, `?${name}=${encodeURIComponent(value)}`));
+      assert.equal(
+        assertError(res, 400),
+        `${name} must be between years 0001 and 9999 in UTC (got '${value}')`,
+      );
+    }
+    const res = await api.get(pageUrl(created.slug, `?until=0000-06-01T00:00:00Z`));
+    assertError(res, 400, /until must be between years 0001 and 9999/);
+  });
+});

@@ -1,6 +1,7 @@
 // Logging results (acknowledged only once committed) and reading them back page by page.
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
+import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../ingest/write-batch.js';
 import type { Result, Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
@@ -178,11 +179,4 @@ function unknownVariantWarning(live: LiveExperiment, keys: string[]): string {
   const known = live.experiment.variants.map((v) => v.key).join(', ');
   const list = keys.map((k) => `'${k}'`).join(', ');
   return `variantKey ${list} matches no variant of experiment '${live.experiment.slug}' (variants: ${known}); stored and flagged`;
-}
-
-/** ISO 8601 in, UTC ISO with milliseconds out, so both databases compare and return the same text. */
-function normalizeTime(value: string, field: string): string {
-  const t = Date.parse(value);
-  if (Number.isNaN(t)) throw new ValidationError(`${field} must be an ISO 8601 date-time (got '${value}')`);
-  return new Date(t).toISOString();
 }
