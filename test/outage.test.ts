@@ -90,8 +90,47 @@ test('a PostgreSQL outage under load: assign serves, log says 503, everything re
     assert.ok(Number(log.retryAfter) >= 1);
     const logs = await call('POST', '/experiment/outage/logs', { results: [{ variantKey: 'B' }] });
     assert.equal(logs.status, 503);
-    assert.equal((await call('GET', '/readyz')).status, 503);
+    const ready = await call('GET', '/readyz');
+    assert.equal(ready.status, 503);
     assert.equal((await call('GET', '/healthz')).status, 200);
+    // The answers say the database is away, never where it lives (hole 7).
+    const port = new URL(pg!.url).port;
+    for (const [what, body] of [
+      ['log', log.body],
+      ['logs', logs.body],
+      ['readyz', ready.body],
+    ] as const) {
+      const text = JSON.stringify(body);
+      assert.deepEqual(Object.keys(body), ['error'], `${what}: ${text}`);
+      for (const secret of ['127.0.0.1', port, 'ECONNREFUSED', 'connect ']) {
+        assert.ok(!text.includes(secret), `${what}'s 503 reveals '${secret}': ${text}`);
+      }
+    }
+  });
+  await t.test('the outage is logged at warn with the driver error that caused it', async () => {
+    // The server logs JSON lines on stdout (LOG_LEVEL=warn); outages at most one line a second.
+    const deadline = Date.now() + 5000;
+    let outageLines: Array<{ level: number; err?: { message?: string } }> = [];
+    while (Date.now() < deadline) {
+      outageLines = server!
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === 'database unavailable: answered 503');
+      if (outageLines.length > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(outageLines.length > 0, `no outage line in the log:\n${server!.output().slice(-2000)}`);
+    const causes = outageLines.map((l) => l.err?.message ?? '');
+    assert.ok(
+      causes.some((m) => /ECONNREFUSED|terminat|connect/i.test(m) && !/retry shortly/.test(m)),
+      `the log names the driver's error, not the client's message: ${JSON.stringify(causes)}`,
+    );
+    assert.ok(
+      outageLines.every((l) => l.level === 40),
+      'logged at warn',
+    );
   });
   await new Promise((r) => setTimeout(r, 500));
 

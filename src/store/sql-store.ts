@@ -104,7 +104,9 @@ export class SqlStore implements Store {
     } catch (err) {
       if (err instanceof AppError) throw err;
       if (this.db.isUnavailable(err)) {
-        throw new UnavailableError(`the database is unavailable (${(err as Error).message}); retry shortly`);
+        // The driver's message names the database's host and port: it goes to the log as the cause,
+        // never to the client.
+        throw new UnavailableError('the database is unavailable; retry shortly', 1, { cause: err });
       }
       if (this.db.isForeignKeyViolation(err)) {
         throw new NotFoundError('the experiment this write refers to no longer exists');
