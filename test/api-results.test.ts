@@ -529,3 +529,53 @@ describe('times: years 0001-9999, offsets normalized to UTC (hole 10)', { skip: 
     assertError(res, 400, /until must be between years 0001 and 9999/);
   });
 });
+
+describe('JSON objects come back with their keys in the order sent (hole 11)', { skip: SKIP_BACKEND }, () => {
+  // Neither alphabetical nor by length (jsonb's order: shorter keys first, then bytewise).
+  const ORDERED = '{"zeta":1,"alpha":{"b":2,"a":1},"mid":[{"y":1,"x":2}],"b":true}';
+
+  test('input, output, metrics and context: in the listing and the export, key order included', async () => {
+    const created = await api.createExperiment();
+    const body = `{"variantKey":"A","input":${ORDERED},"output":${ORDERED},"metrics":${ORDERED},"context":${ORDERED}}`;
+    const res = await api.postRaw(`/experiment/${created.slug}/log`, body);
+    assert.equal(res.statusCode, 200, res.body);
+    const [listed] = (await page(created.slug, '')).results as [Result];
+    const exported = JSON.parse(
+      (await api.get(`/experiment/${created.slug}/results/export`)).body.trim(),
+    ) as Result;
+    for (const field of ['input', 'output', 'metrics', 'context'] as const) {
+      assert.equal(JSON.stringify(listed[field]), ORDERED, `listed ${field}`);
+      assert.equal(JSON.stringify(exported[field]), ORDERED, `exported ${field}`);
+    }
+  });
+
+  test('a variant payload, as stored and in every version', async () => {
+    const payload = JSON.parse(ORDERED);
+    const created = await api.createExperiment({
+      variants: [
+        { key: 'A', payload, trafficPercent: 50 },
+        { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
+      ],
+    });
+    assert.equal(JSON.stringify(created.variants[0]!.payload), ORDERED);
+    const changed = await api.patch(`/experiment/${created.slug}`, {
+      variants: [
+        { key: 'A', payload: { ...payload, added: 1 }, trafficPercent: 50 },
+        { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
+      ],
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    // Read back from the database, not from the instance's cache.
+    const stored = await runtime.store.findExperiment(created.slug);
+    assert.ok(stored);
+    assert.equal(
+      JSON.stringify(stored.experiment.variants[0]!.payload),
+      ORDERED.replace(/}$/, ',"added":1}'),
+    );
+    const versions = await runtime.store.listVersions(stored.id);
+    assert.deepEqual(
+      versions.map((v) => JSON.stringify(v.variants[0]!.payload)),
+      [ORDERED, ORDERED.replace(/}$/, ',"added":1}')],
+    );
+  });
+});

@@ -356,7 +356,12 @@ for (const backend of sqlBackends.filter((b) => b.name !== 'SQLite in memory')) 
           .values(before.slice(i, i + 500))
           .execute();
       }
-      assert.deepEqual(await migrate(db), [3]);
+      assert.deepEqual(
+        await migrate(db),
+        loadMigrations(db.dialect)
+          .map((m) => m.version)
+          .filter((v) => v > 2),
+      );
     } finally {
       await db.close();
     }
@@ -581,3 +586,68 @@ test('PostgreSQL: two instances adding to the same rollups in opposite orders ne
     await b.close();
   }
 });
+
+// Migration 004 moves PostgreSQL's JSON columns from jsonb to json and adds results.metrics_over_cap:
+// rows stored before it read back as the same values and roll up as before.
+for (const backend of sqlBackends) {
+  test(`${backend.name}: results and experiments stored before migration 004 read back the same, and rebuild the same rollups`, {
+    skip: backend.skip,
+  }, async () => {
+    const target = await backend.target();
+    const db = await openDatabase(target);
+    try {
+      await db.runScript(
+        'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      for (const m of loadMigrations(db.dialect).filter((m) => m.version <= 3)) {
+        await db.runScript(m.sql);
+        await db.runScript(`INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', '${NOW}')`);
+      }
+      const store = new SqlStore(db);
+      const { id } = await store.insertExperiment(experiment('before-004'));
+      const old = Array.from({ length: 30 }, (_, i) =>
+        result(id, {
+          metrics: JSON.stringify({ latency: i, ok: i % 2 === 0 }),
+          context: JSON.stringify({ z: 1, a: [{ y: 2, x: 'é' }] }),
+        }),
+      );
+      // Written as the previous release wrote them: no metrics_over_cap column yet.
+      await db.readWrite
+        .insertInto('results')
+        .values(
+          old.map((r) => ({
+            log_id: r.logId,
+            experiment_id: id,
+            experiment_version: 1,
+            variant_key: r.variantKey,
+            known_variant: 1,
+            user_id: r.userId,
+            assignment_id: null,
+            input: r.input,
+            output: null,
+            metrics: r.metrics,
+            context: r.context,
+            client_timestamp: null,
+            created_at: r.createdAt,
+          })) as never,
+        )
+        .execute();
+      await store.rebuildRollups(id);
+      const before = await store.readRollups(id);
+      const listedBefore = await store.listResults({ experimentId: id, limit: 100 });
+      const experimentBefore = await store.findExperiment('before-004');
+      assert.deepEqual(await migrate(db), [4]);
+      assert.deepEqual(await store.listResults({ experimentId: id, limit: 100 }), listedBefore);
+      assert.deepEqual(await store.findExperiment('before-004'), experimentBefore);
+      assert.equal(listedBefore.results.length, 30);
+      assert.deepEqual(listedBefore.results[3]!.context, { z: 1, a: [{ y: 2, x: 'é' }] });
+      await store.rebuildRollups(id);
+      const sorted = (r: typeof before) =>
+        r.metrics.map((m) => `${m.version}/${m.variantKey}/${m.metric}/${m.kind}=${m.n},${m.sum}`).sort();
+      assert.deepEqual(sorted(await store.readRollups(id)), sorted(before));
+      assert.equal(before.metrics.length, 4);
+    } finally {
+      await db.close();
+    }
+  });
+}
