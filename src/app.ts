@@ -22,6 +22,7 @@ import {
 import { healthRoutes } from './http/health.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
+import { nameSchemas } from './http/schemas.js';
 import { createValidatorCompiler } from './http/validation.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
@@ -120,6 +121,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ apiKey: [] }],
     },
+    // Titled route schemas become named schemas (components.schemas), referenced from the paths; the
+    // route schemas stay inline, so validation and serialization are untouched.
+    transformObject: (document) =>
+      'openapiObject' in document ? nameSchemas(document.openapiObject) : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

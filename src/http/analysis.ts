@@ -4,68 +4,255 @@ import type { AnalysisService } from '../services/analysis.js';
 import { type Route, route } from './route.js';
 import { errorResponses, SlugParams } from './schemas.js';
 
-const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
 const Num = Type.Number();
-const Estimate = Type.Object({
-  estimate: Nullable(Num),
-  ci: Type.Array(Nullable(Num), { minItems: 2, maxItems: 2 }),
-  stdError: Nullable(Num),
-  pValue: Nullable(Num),
-});
+const Nullable = (description: string) => Type.Union([Num, Type.Null()], { description });
+const Pair = (description: string) =>
+  Type.Array(Type.Union([Num, Type.Null()]), { minItems: 2, maxItems: 2, description });
+
+/** One effect scale; not a named schema, so that each scale keeps its own description. */
+const Effect = (description: string) =>
+  Type.Object(
+    {
+      estimate: Nullable('The effect (the posterior mean for bayesian); null when it cannot be computed'),
+      ci: Pair(
+        '[lower, upper] at 1 − alpha: the confidence interval (frequentist), the always-valid confidence ' +
+          'sequence (sequential) or the credible interval (bayesian). The bound a one-sided test does not ' +
+          'have, or one that cannot be computed, is null',
+      ),
+      stdError: Nullable(
+        'Standard error of the estimate (the posterior standard deviation for bayesian); null when it cannot ' +
+          'be computed, 0 when the effect has no variance',
+      ),
+      pValue: Nullable(
+        'p-value against no effect, for the method and sided asked for; null for bayesian and when it cannot ' +
+          'be computed',
+      ),
+    },
+    { description },
+  );
 
 const AnalysisQuery = Type.Object({
   control: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'Default: the first variant' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'The variant key every other variant is compared with. Default: the first variant',
+      examples: ['A'],
+    }),
   ),
   metrics: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 2000, description: 'Comma-separated metric names. Default: all' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'Comma-separated metric names, as logged in metrics. Default: every metric with data',
+      examples: ['latency_ms,rating'],
+    }),
   ),
-  alpha: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5, default: 0.05 })),
+  alpha: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      exclusiveMaximum: 0.5,
+      default: 0.05,
+      description: 'Significance level: intervals cover 1 − alpha, and p < alpha is significant',
+    }),
+  ),
   method: Type.Optional(
-    Type.Enum(['frequentist', 'bayesian', 'sequential'], { type: 'string', default: 'frequentist' }),
+    Type.Enum(['frequentist', 'bayesian', 'sequential'], {
+      type: 'string',
+      default: 'frequentist',
+      description:
+        "frequentist: Welch's t-test at a fixed horizon (fix the sample size, look once); sequential: " +
+        'always-valid confidence sequences (look as often as you like); bayesian: chance to win and risk, ' +
+        'flat prior',
+    }),
   ),
-  sided: Type.Optional(Type.Enum(['two', 'greater', 'less'], { type: 'string', default: 'two' })),
-  correction: Type.Optional(Type.Enum(['none', 'holm', 'bh'], { type: 'string', default: 'none' })),
+  sided: Type.Optional(
+    Type.Enum(['two', 'greater', 'less'], {
+      type: 'string',
+      default: 'two',
+      description: 'two: any difference; greater: treatment > control; less: treatment < control',
+    }),
+  ),
+  correction: Type.Optional(
+    Type.Enum(['none', 'holm', 'bh'], {
+      type: 'string',
+      default: 'none',
+      description:
+        'Adjusts the p-values of every metric × treatment together: holm controls the family-wise error ' +
+        'rate, bh (Benjamini–Hochberg) the false discovery rate. Ignored for bayesian',
+    }),
+  ),
   version: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Only this version. Default: all versions' }),
+    Type.Integer({
+      minimum: 1,
+      description: 'Only results and exposures made under this version of the variants. Default: all, pooled',
+    }),
   ),
   nStar: Type.Optional(
-    Type.Number({ exclusiveMinimum: 0, description: 'Sequential tuning N*. Default 5000' }),
+    Type.Number({
+      exclusiveMinimum: 0,
+      description:
+        'method=sequential: the total sample size at which the confidence sequence is tightest; set it near ' +
+        'the size you expect. Default 5000',
+    }),
   ),
 });
 
-const AnalysisResponse = Type.Object({
-  slug: Type.String(),
-  control: Type.String(),
-  method: Type.String(),
-  alpha: Num,
-  sided: Type.String(),
-  correction: Type.String(),
-  version: Type.Union([Type.Integer(), Type.Null()]),
-  exposures: Type.Record(Type.String(), Type.Integer()),
-  srm: Type.Object({ chiSquare: Nullable(Num), pValue: Nullable(Num), mismatch: Type.Boolean() }),
-  metrics: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      kind: Type.String(),
-      variants: Type.Array(
-        Type.Object({
-          key: Type.String(),
-          n: Type.Integer(),
-          mean: Nullable(Num),
-          stdDev: Nullable(Num),
-          absolute: Type.Optional(Estimate),
-          relative: Type.Optional(Estimate),
-          adjustedPValue: Type.Optional(Nullable(Num)),
-          chanceToWin: Type.Optional(Nullable(Num)),
-          risk: Type.Optional(Type.Array(Nullable(Num), { minItems: 2, maxItems: 2 })),
-          significant: Type.Optional(Type.Boolean()),
-        }),
+const VariantAnalysis = Type.Object(
+  {
+    key: Type.String({ description: "The variant's key" }),
+    n: Type.Integer({ description: 'How many results logged a value of this metric (of its kind)' }),
+    mean: Nullable('Mean of the values (the share of true, for a proportion); null when n = 0'),
+    stdDev: Nullable(
+      'Sample standard deviation (n − 1); sqrt(p (1 − p)) for a proportion; null when n < 2 (numbers) or ' +
+        'when it cannot be computed',
+    ),
+    absolute: Type.Optional(
+      Effect("Treatment mean minus control mean, in the metric's unit. Absent for the control"),
+    ),
+    relative: Type.Optional(
+      Effect(
+        'The lift: (treatment mean − control mean) / |control mean|, so 0.05 is +5 %; null estimate when ' +
+          'the control mean is 0. Absent for the control',
       ),
+    ),
+    adjustedPValue: Type.Optional(
+      Nullable(
+        "The absolute effect's p-value after the correction across every metric × treatment; only with " +
+          'correction=holm or bh (not bayesian); null when the p-value could not be computed',
+      ),
+    ),
+    chanceToWin: Type.Optional(
+      Nullable(
+        'bayesian: the probability that the lift (the absolute effect when the lift is undefined) is above ' +
+          '0, good or bad depending on the metric; null for the other methods. Absent for the control',
+      ),
+    ),
+    risk: Type.Optional(
+      Pair(
+        'bayesian: expected loss [of choosing the control, of choosing this treatment], on the scale of ' +
+          'chanceToWin; [null, null] for the other methods. Absent for the control',
+      ),
+    ),
+    significant: Type.Optional(
+      Type.Boolean({
+        description:
+          "The absolute effect's p-value (adjusted, with a correction) is below alpha; for bayesian, " +
+          'chanceToWin is above 1 − alpha or below alpha. Absent for the control',
+      }),
+    ),
+  },
+  {
+    title: 'VariantAnalysis',
+    description: 'One variant on one metric; a treatment also has its effects against the control',
+  },
+);
+
+const MetricAnalysis = Type.Object(
+  {
+    name: Type.String({ description: 'The metric, as named in the logged metrics' }),
+    kind: Type.String({
+      description:
+        'mean: numeric values, analysed as a mean; proportion: true/false values, as the share of true',
     }),
-  ),
-  warnings: Type.Array(Type.String()),
-});
+    variants: Type.Array(VariantAnalysis, {
+      description: "Every variant, in the experiment's order; the control has no effects",
+    }),
+  },
+  { title: 'MetricAnalysis', description: 'One metric across the variants' },
+);
+
+const ANALYSIS_EXAMPLE = {
+  slug: 'checkout-prompt',
+  control: 'A',
+  method: 'frequentist',
+  alpha: 0.05,
+  sided: 'two',
+  correction: 'none',
+  version: null,
+  exposures: { A: 214, B: 205 },
+  srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false },
+  metrics: [
+    {
+      name: 'latency_ms',
+      kind: 'mean',
+      variants: [
+        { key: 'A', n: 210, mean: 910, stdDev: 240 },
+        {
+          key: 'B',
+          n: 198,
+          mean: 862,
+          stdDev: 230,
+          absolute: { estimate: -48, ci: [-93.74, -2.257], stdError: 23.27, pValue: 0.03977 },
+          relative: { estimate: -0.05275, ci: [-0.1017, -0.003805], stdError: 0.0249, pValue: 0.03473 },
+          chanceToWin: null,
+          risk: [null, null],
+          significant: true,
+        },
+      ],
+    },
+    {
+      name: 'rating',
+      kind: 'mean',
+      variants: [
+        { key: 'A', n: 210, mean: 4.1, stdDev: 0.9 },
+        {
+          key: 'B',
+          n: 198,
+          mean: 4.2,
+          stdDev: 0.85,
+          absolute: { estimate: 0.1, ci: [-0.07031, 0.2703], stdError: 0.08664, pValue: 0.2491 },
+          relative: { estimate: 0.02439, ci: [-0.01767, 0.06645], stdError: 0.0214, pValue: 0.255 },
+          chanceToWin: null,
+          risk: [null, null],
+          significant: false,
+        },
+      ],
+    },
+  ],
+  warnings: [],
+};
+
+const AnalysisResponse = Type.Object(
+  {
+    slug: Type.String({ description: "The experiment's slug" }),
+    control: Type.String({ description: 'The variant the others are compared with' }),
+    method: Type.String({ description: 'The method used: frequentist, bayesian or sequential' }),
+    alpha: Type.Number({ description: 'The significance level used' }),
+    sided: Type.String({ description: 'The direction tested: two, greater or less' }),
+    correction: Type.String({ description: 'The multiple-comparison correction used: none, holm or bh' }),
+    version: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The version analysed; null when every version is pooled',
+    }),
+    exposures: Type.Record(Type.String(), Type.Integer(), {
+      description: 'Assignments (exposures) per variant key, in the versions analysed',
+    }),
+    srm: Type.Object(
+      {
+        chiSquare: Nullable('The chi-square statistic; null when it cannot be computed (no exposures)'),
+        pValue: Nullable('Its p-value; null when it cannot be computed'),
+        mismatch: Type.Boolean({
+          description:
+            'pValue < 0.001: assignment or logging is broken, and no effect can be trusted until it is explained',
+        }),
+      },
+      {
+        description:
+          "Sample-ratio-mismatch check: a chi-square test of the exposures against trafficPercent (each version's " +
+          'weights, mixed by its exposures)',
+      },
+    ),
+    metrics: Type.Array(MetricAnalysis, { description: 'One entry per metric analysed' }),
+    warnings: Type.Array(Type.String(), {
+      description: 'Why a number is null or should not be trusted, each prefixed with its metric and variant',
+    }),
+  },
+  {
+    title: 'Analysis',
+    description: 'Which variant wins: per metric and variant, statistics and effects against the control',
+    examples: [ANALYSIS_EXAMPLE],
+  },
+);
 
 export function analysisRoutes(analysis: AnalysisService): Route[] {
   return [

@@ -16,6 +16,14 @@ export interface CompiledRoute {
   admission?: Admission;
 }
 
+/**
+ * Whether the success answer is JSON described by `schema`. A schema with `content` (by media type)
+ * documents a non-JSON answer, e.g. the export's stream, which is never serialized.
+ */
+function jsonAnswers(schema: unknown, status: number): boolean {
+  return typeof schema === 'object' && schema !== null && !('content' in schema) && status !== 204;
+}
+
 export function compileRoute(route: Route, compileValidator: FastifySchemaCompiler<unknown>): CompiledRoute {
   const status = route.status ?? 200;
   const schema = route.schema.response[status];
@@ -32,7 +40,7 @@ export function compileRoute(route: Route, compileValidator: FastifySchemaCompil
             url: route.url,
             httpPart: 'body',
           }) as Validator),
-    serialize: schema === undefined || status === 204 ? JSON.stringify : fastJson(schema as never),
+    serialize: jsonAnswers(schema, status) ? fastJson(schema as never) : JSON.stringify,
     admission: route.concurrency === undefined ? undefined : createAdmission(route.concurrency),
   };
 }

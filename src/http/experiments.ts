@@ -3,7 +3,8 @@ import type { ExperimentService } from '../services/experiments.js';
 import { type Route, route } from './route.js';
 import {
   CreateExperimentBody,
-  ErrorSchema,
+  conflictResponse,
+  ExperimentListResponse,
   ExperimentSchema,
   errorResponses,
   ListExperimentsQuery,
@@ -22,7 +23,11 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
         tags,
         summary: 'Create an experiment',
         body: CreateExperimentBody,
-        response: { 201: ExperimentSchema, ...errorResponses, 409: ErrorSchema },
+        response: {
+          201: ExperimentSchema,
+          ...errorResponses,
+          409: conflictResponse("an experiment with slug 'checkout-prompt' already exists"),
+        },
       },
       handle: ({ body }) => experiments.create(body),
     }),
@@ -33,9 +38,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
         tags,
         summary: 'List experiments, optionally by status',
         querystring: ListExperimentsQuery,
-        response: {
-          200: { type: 'object', properties: { experiments: { type: 'array', items: ExperimentSchema } } },
-        },
+        response: { 200: ExperimentListResponse },
       },
       handle: ({ query }) => ({ experiments: experiments.list(query.status) }),
     }),
@@ -59,7 +62,13 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
         description: 'Changing variants bumps version. Takes effect on the next assign.',
         params: SlugParams,
         body: UpdateExperimentBody,
-        response: { 200: ExperimentSchema, ...errorResponses, 409: ErrorSchema },
+        response: {
+          200: ExperimentSchema,
+          ...errorResponses,
+          409: conflictResponse(
+            "cannot change status from 'completed' to 'running'; allowed from 'completed': archived",
+          ),
+        },
       },
       handle: ({ params, body }) => experiments.update(params.slug, body),
     }),
@@ -71,7 +80,13 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
         tags,
         summary: 'Delete a draft that has no results (archive anything else)',
         params: SlugParams,
-        response: { 204: { type: 'null' }, ...errorResponses, 409: ErrorSchema },
+        response: {
+          204: { type: 'null', description: 'Deleted' },
+          ...errorResponses,
+          409: conflictResponse(
+            "experiment 'checkout-prompt' has results and cannot be deleted; archive it instead",
+          ),
+        },
       },
       handle: async ({ params }) => {
         await experiments.remove(params.slug);

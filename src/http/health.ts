@@ -3,7 +3,7 @@
 import { UnavailableError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { type Route, route } from './route.js';
-import { ErrorSchema, HealthResponse } from './schemas.js';
+import { HealthResponse, unavailableResponse } from './schemas.js';
 
 export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
   return [
@@ -14,7 +14,7 @@ export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
         tags: ['health'],
         summary: 'The process is up',
         security: [],
-        response: { 200: HealthResponse },
+        response: { 200: { ...HealthResponse, 'x-response-description': 'The process answers' } },
       },
       handle: () => ({ status: 'ok' }),
     }),
@@ -25,7 +25,14 @@ export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
         tags: ['health'],
         summary: 'The database answers reads and writes',
         security: [],
-        response: { 200: HealthResponse, 503: ErrorSchema },
+        response: {
+          200: {
+            ...HealthResponse,
+            'x-response-description': 'The database answers',
+            examples: [{ status: 'ready' }],
+          },
+          503: unavailableResponse,
+        },
       },
       handle: async () => {
         try {

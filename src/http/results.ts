@@ -4,8 +4,8 @@ import type { ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
 import { type Route, route, Stream } from './route.js';
 import {
-  ErrorSchema,
   ExportQuery,
+  ExportResponse,
   errorResponses,
   ListResultsQuery,
   ListResultsResponse,
@@ -104,7 +104,12 @@ export function resultRoutes(results: ResultService): Route[] {
         summary: 'Stream every result as NDJSON or CSV',
         params: SlugParams,
         querystring: ExportQuery,
-        response: { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
+        response: {
+          200: ExportResponse,
+          400: errorResponses[400],
+          401: errorResponses[401],
+          404: errorResponses[404],
+        },
       },
       handle: async ({ params, query }) => {
         const format = query.format === 'csv' ? 'csv' : 'ndjson';
