@@ -82,8 +82,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
         (req, res) => {
           if (req.headers.host === undefined && req.httpVersion === '1.1') {
-            res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
-            res.end(errorBody('the Host header is required in HTTP/1.1'));
+            const body = errorBody('the Host header is required in HTTP/1.1');
+            res.writeHead(400, {
+              'content-type': 'application/json; charset=utf-8',
+              'content-length': Buffer.byteLength(body),
+              connection: 'close',
+            });
+            res.end(body);
             return;
           }
           if (fast === null || !fast(req, res)) handler(req, res);

@@ -40,7 +40,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
         querystring: ListExperimentsQuery,
         response: { 200: ExperimentListResponse },
       },
-      handle: ({ query }) => ({ experiments: experiments.list(query.status) }),
+      handle: ({ query }) => experiments.list(query),
     }),
     route({
       method: 'GET',

@@ -114,9 +114,15 @@ export const ExperimentSchema = Type.Object(
 export const ExperimentListResponse = {
   type: 'object',
   title: 'ExperimentList',
-  description: 'The experiments',
-  properties: { experiments: { type: 'array', items: ExperimentSchema } },
-  examples: [{ experiments: [EXPERIMENT_EXAMPLE] }],
+  description: 'A page of experiments, oldest first',
+  properties: {
+    experiments: { type: 'array', items: ExperimentSchema },
+    nextCursor: {
+      type: ['string', 'null'],
+      description: 'Pass back as cursor for the next page; null on the last page',
+    },
+  },
+  examples: [{ experiments: [EXPERIMENT_EXAMPLE], nextCursor: null }],
 };
 
 const NameSchema = Type.String({ maxLength: 200 });
@@ -156,7 +162,21 @@ export const UpdateExperimentBody = Type.Object(
   { minProperties: 1, examples: [{ description: 'Does a concise prompt answer as well, for less?' }] },
 );
 
-export const ListExperimentsQuery = Type.Object({ status: Type.Optional(StatusSchema) });
+export const ListExperimentsQuery = Type.Object({
+  status: Type.Optional(StatusSchema),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+      description: 'Experiments per page',
+      examples: [20],
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 200, description: "The previous page's nextCursor", examples: ['ZTo1MA'] }),
+  ),
+});
 
 const UserId = Type.String({ minLength: 1, maxLength: 512 });
 
