@@ -172,6 +172,43 @@ describe('request size and depth', { skip: SKIP_BACKEND }, () => {
   });
 });
 
+describe('metric names', { skip: SKIP_BACKEND }, () => {
+  // On PostgreSQL a ~2.7 KB name overflowed the rollup key's btree row and answered 500.
+  test('a metric name over 128 characters → 400 naming it shortened, on log and logs, nothing stored', async () => {
+    const long = 'm'.repeat(3000);
+    const before = (await api.allResults(slug)).length;
+    const one = assertError(
+      await api.post(`/experiment/${slug}/log`, { variantKey: 'A', metrics: { [long]: 1 } }),
+      400,
+    );
+    assert.match(one, /body\/metrics has a name that is not allowed \("m{40}…", 3000 characters\)/);
+    assert.ok(one.length < 300, one);
+    const many = await api.post(`/experiment/${slug}/logs`, {
+      results: [
+        { variantKey: 'A', metrics: { ok: 1 } },
+        { variantKey: 'A', metrics: { [long]: 1 } },
+      ],
+    });
+    assertError(many, 400, /body\/results\/1\/metrics has a name that is not allowed/);
+    assert.equal((await api.allResults(slug)).length, before);
+  });
+
+  test('a metric name with a control character, or empty → 400; 128 characters of any script → 200', async () => {
+    for (const name of ['tab\there', 'nl\n', '', 'del\u007f']) {
+      assertError(
+        await api.post(`/experiment/${slug}/log`, { variantKey: 'A', metrics: { [name]: 1 } }),
+        400,
+        /metrics has a name/,
+      );
+    }
+    const ok = await api.post(`/experiment/${slug}/log`, {
+      variantKey: 'A',
+      metrics: { ['é'.repeat(127) + '✓']: 1, 'quality (1-5)': 4 },
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
+});
+
 describe('prototype pollution', { skip: SKIP_BACKEND }, () => {
   test('"__proto__" in an assign body and context does not pollute Object.prototype', async () => {
     const raw =

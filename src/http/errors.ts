@@ -21,6 +21,12 @@ export function describeValidation(context: string | undefined, issues: Validati
   const first = issues[0];
   if (!first) return 'request is not valid';
   const where = `${context ?? 'request'}${first.instancePath}`;
+  // A refused key (propertyNames): name it, shortened, rather than the inner rule's generic words.
+  const name = (first as { propertyName?: unknown }).propertyName ?? first.params.propertyName;
+  if (typeof name === 'string') {
+    const shown = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+    return `${where} has a name that is not allowed (${JSON.stringify(shown)}, ${name.length} characters): ${first.message ?? 'not valid'}`;
+  }
   if (first.keyword === 'enum') {
     const allowed = (first.params.allowedValues as unknown[]).map((v) => `'${v}'`).join(', ');
     return `${where} must be one of ${allowed}`;

@@ -207,6 +207,9 @@ export const AssignResponse = Type.Object(
   },
 );
 
+export const METRIC_NAME_RULE = '1-128 characters, no control characters';
+const METRIC_NAME = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$' };
+
 /** Each metric name becomes a rollup row per variant and version: bounded, so analysis stays instant. */
 export const MAX_METRICS_PER_RESULT = 256;
 
@@ -220,7 +223,9 @@ export const LogBody = Type.Object(
         type: 'object',
         additionalProperties: true,
         maxProperties: MAX_METRICS_PER_RESULT,
-        description: `Up to ${MAX_METRICS_PER_RESULT} named values; numbers are analysed as means, true/false as proportions`,
+        // Names are keys of the rollups (a btree key on PostgreSQL): bounded alike on both databases.
+        propertyNames: METRIC_NAME,
+        description: `Up to ${MAX_METRICS_PER_RESULT} named values; numbers are analysed as means, true/false as proportions. Names: ${METRIC_NAME_RULE}`,
       }),
     ),
     context: Type.Optional(JsonObjectSchema),
