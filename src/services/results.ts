@@ -39,7 +39,21 @@ export interface ResultDeps {
   now: () => string;
 }
 
-const EXPORT_PAGE = 1000;
+/**
+ * Results per export page. On SQLite a page is read on the main thread, synchronously: reading and
+ * parsing take about 5 µs a row (250 rows 1.45 ms, measured), so a page holds the event loop under 1 ms.
+ * On PostgreSQL pages of 1,000 exported 20% faster but parsed each answer in one 5 ms block.
+ */
+const EXPORT_PAGE = 128;
+
+/**
+ * An export gives the event loop back at least this often (ms): the caller serializes and writes each
+ * result as it is yielded, which costs more than reading it.
+ */
+const EXPORT_SLICE_MS = 0.5;
+
+/** Resolves on the next turn of the event loop, after pending I/O has been handled. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function toJson(value: JsonObject | undefined): string | null {
   return value === undefined ? null : JSON.stringify(value);
@@ -119,8 +133,12 @@ export class ResultService {
     const live = await this.experiment(slug);
     const upto = await this.deps.store.lastResultSeq(live.id);
     const store = this.deps.store;
+    // Kysely's awaits are only microtasks, and a SQLite read is synchronous: without turns of the event
+    // loop, an export ran page after page while every other request waited (a /healthz 5 s behind 200k
+    // rows). So: a turn between pages, and one whenever a slice of work is used up.
     return (async function* () {
       let after = 0;
+      let sliceStart = performance.now();
       for (;;) {
         const page = await store.listResults({
           experimentId: live.id,
@@ -128,9 +146,17 @@ export class ResultService {
           uptoSeq: upto,
           limit: EXPORT_PAGE,
         });
-        yield* page.results;
+        for (const result of page.results) {
+          if (performance.now() - sliceStart > EXPORT_SLICE_MS) {
+            await nextTurn();
+            sliceStart = performance.now();
+          }
+          yield result;
+        }
         if (!page.hasMore || page.lastSeq === null) return;
         after = page.lastSeq;
+        await nextTurn();
+        sliceStart = performance.now();
       }
     })();
   }
