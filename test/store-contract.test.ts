@@ -8,11 +8,14 @@ import { after, describe, test } from 'node:test';
 import { ConflictError, NotFoundError } from '../src/core/errors.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
+import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
+import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
 import type { NewResult } from '../src/ingest/write-batch.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
+import { rolledResult } from '../src/store/row-statements.js';
 import { SqlStore } from '../src/store/sql-store.js';
 import type { Store } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
@@ -298,6 +301,55 @@ for (const backend of backends) {
       assert.deepEqual(
         rebuilt.exposures.map((e) => [key(e), e.n]).sort(),
         live.exposures.map((e) => [key(e), e.n]).sort(),
+      );
+    });
+
+    test(`metric names beyond MAX_METRICS_PER_EXPERIMENT are stored, not rolled up, recorded on the result; a rebuild reproduces the live rollups`, async () => {
+      const { id } = await store.insertExperiment(experiment('metric-cap'));
+      // Concurrent batches, each with names of its own: whatever order they commit in, the experiment
+      // rolls up exactly MAX_METRICS_PER_EXPERIMENT names, and each result says which of its were left out.
+      const batches = Array.from({ length: 8 }, (_, b) =>
+        Array.from({ length: 5 }, (_, r) =>
+          result(id, {
+            metrics: JSON.stringify({
+              shared: r,
+              ...Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`b${b}r${r % 2}k${k}`, k])),
+              text: 'not a metric value',
+            }),
+          }),
+        ),
+      );
+      await Promise.all(batches.map((results) => store.appendBatch({ results, exposures: [] })));
+      const live = await store.readRollups(id);
+      const names = new Set(live.metrics.map((m) => m.metric));
+      assert.equal(names.size, MAX_METRICS_PER_EXPERIMENT);
+      assert.ok(names.has('shared') && !names.has('text'));
+      const all = batches.flat();
+      for (const r of all) {
+        const sent = Object.keys(JSON.parse(r.metrics!)).filter((n) => n !== 'text');
+        const over = r.metricsOverCap ?? [];
+        assert.deepEqual(
+          sent.filter((n) => !names.has(n)),
+          over,
+          'each result records exactly its names that are not rolled up',
+        );
+      }
+      assert.ok(all.some((r) => (r.metricsOverCap?.length ?? 0) > 0));
+      // Stored whole.
+      const page = await store.listResults({ experimentId: id, limit: 100 });
+      assert.equal(page.results.length, all.length);
+      assert.equal(Object.keys(page.results[0]!.metrics!).length, 42);
+
+      const key = (m: MetricRollup) => `${m.version}/${m.variantKey}/${m.metric}/${m.kind} ${m.n} ${m.sum}`;
+      await store.rebuildRollups(id);
+      assert.deepEqual((await store.readRollups(id)).metrics.map(key).sort(), live.metrics.map(key).sort());
+      // The cap still holds after the rebuild; names already rolled up still are.
+      const late = result(id, { metrics: JSON.stringify({ shared: 1, brand_new: 2 }) });
+      await store.appendBatch({ results: [late], exposures: [] });
+      assert.deepEqual(late.metricsOverCap, ['brand_new']);
+      assert.equal(
+        new Set((await store.readRollups(id)).metrics.map((m) => m.metric)).size,
+        MAX_METRICS_PER_EXPERIMENT,
       );
     });
 
@@ -632,8 +684,6 @@ for (const backend of sqlBackends) {
           })) as never,
         )
         .execute();
-      await store.rebuildRollups(id);
-      const before = await store.readRollups(id);
       const listedBefore = await store.listResults({ experimentId: id, limit: 100 });
       const experimentBefore = await store.findExperiment('before-004');
       assert.deepEqual(await migrate(db), [4]);
@@ -642,12 +692,55 @@ for (const backend of sqlBackends) {
       assert.equal(listedBefore.results.length, 30);
       assert.deepEqual(listedBefore.results[3]!.context, { z: 1, a: [{ y: 2, x: 'é' }] });
       await store.rebuildRollups(id);
-      const sorted = (r: typeof before) =>
-        r.metrics.map((m) => `${m.version}/${m.variantKey}/${m.metric}/${m.kind}=${m.n},${m.sum}`).sort();
-      assert.deepEqual(sorted(await store.readRollups(id)), sorted(before));
-      assert.equal(before.metrics.length, 4);
+      const sorted = (metrics: MetricRollup[]) =>
+        metrics.map((m) => `${m.version}/${m.variantKey}/${m.metric}/${m.kind}=${m.n},${m.sum}`).sort();
+      const expected = rollUpResults(old.map(rolledResult));
+      assert.equal(expected.length, 4);
+      assert.deepEqual(sorted((await store.readRollups(id)).metrics), sorted(expected));
     } finally {
       await db.close();
     }
   });
 }
+
+test('PostgreSQL: two instances admitting new metric names at once roll up exactly MAX_METRICS_PER_EXPERIMENT', {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('cap');
+  databases.push(db);
+  const [a, b] = [
+    await openStore({ kind: 'postgres', url: db.url }),
+    await openStore({ kind: 'postgres', url: db.url }),
+  ];
+  try {
+    const { id } = await a.insertExperiment(experiment('cap'));
+    // Both learn the experiment's names early (10 of them), then race with 150 new names each.
+    await a.appendBatch({ results: [result(id, { metrics: JSON.stringify({ m0: 1 }) })], exposures: [] });
+    const first = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`m${i}`, i]));
+    await b.appendBatch({ results: [result(id, { metrics: JSON.stringify(first) })], exposures: [] });
+    const race = (store: Store, prefix: string) =>
+      Promise.all(
+        Array.from({ length: 5 }, (_, k) =>
+          store.appendBatch({
+            results: [
+              result(id, {
+                metrics: JSON.stringify(
+                  Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`${prefix}${k}-${i}`, i])),
+                ),
+              }),
+            ],
+            exposures: [],
+          }),
+        ),
+      );
+    await Promise.all([race(a, 'a'), race(b, 'b')]);
+    const live = await a.readRollups(id);
+    assert.equal(new Set(live.metrics.map((m) => m.metric)).size, MAX_METRICS_PER_EXPERIMENT);
+    const key = (m: MetricRollup) => `${m.variantKey}/${m.metric}/${m.kind} ${m.n} ${m.sum}`;
+    await b.rebuildRollups(id);
+    assert.deepEqual((await a.readRollups(id)).metrics.map(key).sort(), live.metrics.map(key).sort());
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

@@ -34,28 +34,32 @@ export interface RolledResult {
   version: number;
   variantKey: string;
   metrics: JsonObject | null;
+  /** Names not rolled up: beyond the experiment's cap when the result was committed (metric-cap.ts). */
+  overCap?: ReadonlySet<string> | null;
 }
 
 /**
- * Sums the metrics of `results` per experiment, version, variant, metric and kind. Numbers count as
- * values of a mean, booleans as a proportion; anything else (strings, objects, null, numbers beyond
- * ±MAX_METRIC_MAGNITUDE) is not a metric value and is skipped. Keys live in a Map, so metric names such
- * as "__proto__" are just names; key parts are joined with NUL, which no accepted string contains.
+ * What a metric value is analysed as: numbers as values of a mean, booleans as a proportion. Anything
+ * else (strings, objects, arrays, null, numbers beyond ±MAX_METRIC_MAGNITUDE) is not a metric value.
+ */
+export function metricKind(value: unknown): MetricKind | undefined {
+  if (typeof value === 'number') return Math.abs(value) <= MAX_METRIC_MAGNITUDE ? 'mean' : undefined;
+  return typeof value === 'boolean' ? 'proportion' : undefined;
+}
+
+/**
+ * Sums the metrics of `results` per experiment, version, variant, metric and kind: the values metricKind
+ * accepts, except names over the cap. Keys live in a Map, so metric names such as "__proto__" are just
+ * names; key parts are joined with NUL, which no accepted string contains.
  */
 export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
   const byKey = new Map<string, MetricRollup>();
   for (const r of results) {
     if (!r.metrics) continue;
     for (const [metric, value] of Object.entries(r.metrics)) {
-      let x: number;
-      let kind: MetricKind;
-      if (typeof value === 'number' && Math.abs(value) <= MAX_METRIC_MAGNITUDE) {
-        x = value;
-        kind = 'mean';
-      } else if (typeof value === 'boolean') {
-        x = value ? 1 : 0;
-        kind = 'proportion';
-      } else continue;
+      const kind = metricKind(value);
+      if (kind === undefined || r.overCap?.has(metric)) continue;
+      const x = kind === 'mean' ? (value as number) : value ? 1 : 0;
       const key = `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${metric}\u0000${kind}`;
       let acc = byKey.get(key);
       if (!acc) {

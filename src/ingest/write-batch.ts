@@ -21,6 +21,11 @@ export interface NewResult {
   /** The client's own time (ISO 8601, UTC), when it sent one. */
   timestamp: string | null;
   createdAt: string;
+  /**
+   * Set by the store as it writes the result: its metric names left out of analysis because the
+   * experiment already analyses MAX_METRICS_PER_EXPERIMENT names (null when none; ADR 0014).
+   */
+  metricsOverCap?: string[] | null;
 }
 
 /** The exposures of one experiment version, sealed by the exposure queue: one `exposure_batches` row (ADR 0006). */

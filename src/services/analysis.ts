@@ -1,6 +1,7 @@
 // Analysis of an experiment from its rollups (never from raw results): fetches the rollups, checks the
 // query, and assembles the answer from the pure statistics (summaries, effects, SRM, corrections).
 import { NotFoundError, ValidationError } from '../core/errors.js';
+import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
 import {
   type AnalysisMethod,
   type Correction,
@@ -125,7 +126,7 @@ export class AnalysisService {
     const names = q.metrics ?? available;
     for (const name of names) {
       if (!byMetric.has(name)) {
-        const known = available.length > 0 ? available.join(', ') : 'none yet';
+        const known = available.length > 0 ? someOf(available, NAMES_IN_A_MESSAGE, false) : 'none yet';
         throw new ValidationError(`metric '${name}' has no data in '${experiment.slug}' (metrics: ${known})`);
       }
     }

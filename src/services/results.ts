@@ -1,6 +1,9 @@
 // Logging results (acknowledged only once committed) and reading them back page by page.
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
+import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
+import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
+import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../ingest/write-batch.js';
 import type { Result, Store } from '../store/store.js';
@@ -72,15 +75,25 @@ export function decodeCursor(cursor: string): number {
 export class ResultService {
   constructor(private readonly deps: ResultDeps) {}
 
-  /** Resolves after the result is committed. Unknown variant keys are stored, flagged, and warned about. */
+  /**
+   * Resolves after the result is committed. Whatever is stored but not analysed is warned about: an
+   * unknown variant key (flagged), metric values that are not numbers or true/false, names over the cap.
+   */
   async log(slug: string, input: LogInput): Promise<LogReceipt> {
     const live = await this.experiment(slug);
     const result = this.newResult(live, input);
     // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
     const logId = result.logId;
-    const warning = result.knownVariant ? undefined : unknownVariantWarning(live, [input.variantKey]);
+    const warnings = unanalysedValueWarnings([input.metrics]);
+    if (!result.knownVariant) warnings.unshift(unknownVariantWarning(live, [input.variantKey]));
     await this.commit(live, [result]);
-    return warning ? { logId, warning } : { logId };
+    const overCap = overCapWarning(
+      result.metricsOverCap ?? [],
+      live.experiment.slug,
+      MAX_METRICS_PER_EXPERIMENT,
+    );
+    if (overCap) warnings.push(overCap);
+    return warnings.length > 0 ? { logId, warning: warnings.join('; ') } : { logId };
   }
 
   /**
@@ -93,6 +106,7 @@ export class ResultService {
       this.commitMany(
         live,
         inputs.map((input) => this.newResult(live, input)),
+        unanalysedValueWarnings(inputs.map((input) => input.metrics)),
       ),
     );
   }
@@ -100,13 +114,17 @@ export class ResultService {
   private async commitMany(
     live: LiveExperiment,
     results: NewResult[],
+    valueWarnings: string[],
   ): Promise<{ logIds: string[]; warnings: string[] }> {
     await this.commit(live, results);
+    const warnings: string[] = [];
     const unknown = [...new Set(results.filter((r) => !r.knownVariant).map((r) => r.variantKey))];
-    return {
-      logIds: results.map((r) => r.logId),
-      warnings: unknown.length > 0 ? [unknownVariantWarning(live, unknown)] : [],
-    };
+    if (unknown.length > 0) warnings.push(unknownVariantWarning(live, unknown));
+    warnings.push(...valueWarnings);
+    const overCap = new Set(results.flatMap((r) => r.metricsOverCap ?? []));
+    const capWarning = overCapWarning([...overCap], live.experiment.slug, MAX_METRICS_PER_EXPERIMENT);
+    if (capWarning) warnings.push(capWarning);
+    return { logIds: results.map((r) => r.logId), warnings };
   }
 
   async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
@@ -202,7 +220,11 @@ export class ResultService {
 }
 
 function unknownVariantWarning(live: LiveExperiment, keys: string[]): string {
-  const known = live.experiment.variants.map((v) => v.key).join(', ');
-  const list = keys.map((k) => `'${k}'`).join(', ');
-  return `variantKey ${list} matches no variant of experiment '${live.experiment.slug}' (variants: ${known}); stored and flagged`;
+  const known = someOf(
+    live.experiment.variants.map((v) => v.key),
+    NAMES_IN_A_MESSAGE,
+    false,
+  );
+  const list = someOf(keys);
+  return `variantKey ${list} matches no variant of experiment '${live.experiment.slug}' (variants: ${known}): stored and flagged`;
 }

@@ -3,9 +3,10 @@ import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
+import { applyMetricCap } from '../core/metric-cap.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
-import { rolledResult } from './row-statements.js';
+import { recordOverCap, rolledResult } from './row-statements.js';
 import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
 
 /** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */
@@ -117,12 +118,25 @@ export class MemoryStore implements Store {
       if (this.logIds.has(r.logId) || logIds.has(r.logId)) throw new Error(`duplicate logId '${r.logId}'`);
       logIds.add(r.logId);
     }
+    // The cap (ADR 0014), decided from the names the rollups hold, as the SQL store does under its lock.
+    const rolled = batch.results.map(rolledResult);
+    const names = new Map<number, Set<string>>();
+    applyMetricCap(rolled, (id) => {
+      let set = names.get(id);
+      if (!set) {
+        set = this.metricNamesOf(id);
+        names.set(id, set);
+      }
+      return set;
+    });
+    recordOverCap(batch.results, rolled);
     for (const r of batch.results) {
-      this.results.push({ seq: ++this.lastSeq, result: { ...r } });
+      const metricsOverCap = r.metricsOverCap && [...r.metricsOverCap];
+      this.results.push({ seq: ++this.lastSeq, result: { ...r, metricsOverCap } });
       this.logIds.add(r.logId);
     }
     for (const b of batch.exposures) this.exposureBatches.push({ ...b, variants: [...b.variants] });
-    this.addMetrics(rollUpResults(batch.results.map(rolledResult)));
+    this.addMetrics(rollUpResults(rolled));
     this.addExposures(
       rollUpExposures(
         batch.exposures.flatMap((b) =>
@@ -235,6 +249,12 @@ export class MemoryStore implements Store {
 
   private recordVersion(id: number, e: Experiment): void {
     this.versions.get(id)!.push({ version: e.version, variants: structuredClone(e.variants) });
+  }
+
+  private metricNamesOf(experimentId: number): Set<string> {
+    const names = new Set<string>();
+    for (const r of this.metricRollups.values()) if (r.experimentId === experimentId) names.add(r.metric);
+    return names;
   }
 
   private batchesOf(experimentId: number): ExposureBatch[] {

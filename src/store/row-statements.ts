@@ -33,22 +33,38 @@ function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
-/** A result as the rollups see it. */
+/** A result as the rollups see it (with the cap's decision, when one was recorded). */
 export function rolledResult(r: NewResult): RolledResult {
   const metrics = r.metrics === null ? null : json<JsonObject>(r.metrics);
-  return { experimentId: r.experimentId, version: r.version, variantKey: r.variantKey, metrics };
+  const overCap = r.metricsOverCap ? new Set(r.metricsOverCap) : null;
+  return { experimentId: r.experimentId, version: r.version, variantKey: r.variantKey, metrics, overCap };
 }
 
-/** A stored results row as the rollups see it (a rebuild reads these back). */
+/**
+ * A stored results row as the rollups see it (a rebuild reads these back): with the names it was not
+ * rolled up under when it was written, so the rebuild sums exactly what the live rollups summed.
+ */
 export function rolledResultRow(
-  r: Pick<ResultsTable, 'experiment_id' | 'experiment_version' | 'variant_key' | 'metrics'>,
+  r: Pick<
+    ResultsTable,
+    'experiment_id' | 'experiment_version' | 'variant_key' | 'metrics' | 'metrics_over_cap'
+  >,
 ): RolledResult {
   return {
     experimentId: Number(r.experiment_id),
     version: Number(r.experiment_version),
     variantKey: r.variant_key,
     metrics: r.metrics === null ? null : json<JsonObject>(r.metrics),
+    overCap: r.metrics_over_cap === null ? null : new Set(json<string[]>(r.metrics_over_cap)),
   };
+}
+
+/** Copies the cap's decisions (applyMetricCap on `rolled`) onto the results they were made for. */
+export function recordOverCap(results: NewResult[], rolled: RolledResult[]): void {
+  for (let i = 0; i < results.length; i++) {
+    const over = rolled[i]!.overCap;
+    results[i]!.metricsOverCap = over && over.size > 0 ? [...over] : null;
+  }
 }
 
 /** The row of a result: JSON as text, the flag as 0/1 (every key always present, in one order). */
@@ -67,6 +83,7 @@ function resultRow(r: NewResult): Insertable<ResultsTable> {
     context: r.context,
     client_timestamp: r.timestamp,
     created_at: r.createdAt,
+    metrics_over_cap: r.metricsOverCap ? JSON.stringify(r.metricsOverCap) : null,
   };
 }
 
@@ -153,8 +170,11 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
   };
 }
 
-/** Rows, then the rollups that summarize them: all in one transaction, they never disagree. */
-export function batchStatements(batch: WriteBatch): RowStatement[] {
+/**
+ * Rows, then the rollups that summarize them: all in one transaction, they never disagree. `rolled` are
+ * the batch's results as the rollups see them, the cap applied (recordOverCap has copied it onto them).
+ */
+export function batchStatements(batch: WriteBatch, rolled: RolledResult[]): RowStatement[] {
   const statements: RowStatement[] = [
     {
       name: 'results',
@@ -163,7 +183,7 @@ export function batchStatements(batch: WriteBatch): RowStatement[] {
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
-    metricRollupStatement(rollUpResults(batch.results.map(rolledResult))),
+    metricRollupStatement(rollUpResults(rolled)),
     exposureRollupStatement(
       rollUpExposures(
         batch.exposures.flatMap((b) =>

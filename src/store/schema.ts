@@ -41,6 +41,8 @@ export interface ResultsTable {
   context: Json;
   client_timestamp: Time | null;
   created_at: Time;
+  /** JSON array of the metric names not rolled up because of the experiment's cap (migration 004). */
+  metrics_over_cap: string | null;
 }
 
 /** Exposures as releases before migration 003 wrote them, one row each; read, no longer written. */

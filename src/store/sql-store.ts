@@ -7,12 +7,15 @@ import type { JsonObject } from '../core/json.js';
 import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 import type { SqlDatabase } from './database.js';
+import { MetricNames } from './metric-names.js';
 import {
   batchStatements,
   compileRows,
   executeInChunks,
   exposureRollupStatement,
   metricRollupStatement,
+  recordOverCap,
+  rolledResult,
   rolledResultRow,
 } from './row-statements.js';
 import type { Database, ExperimentsTable, ResultsTable } from './schema.js';
@@ -85,6 +88,7 @@ function experimentColumns(e: Experiment) {
 export class SqlStore implements Store {
   private readonly readWrite: Kysely<Database>;
   private readonly readOnly: Kysely<Database>;
+  private readonly metricNames = new MetricNames();
 
   readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
 
@@ -201,28 +205,65 @@ export class SqlStore implements Store {
         await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
         await trx.deleteFrom('experiments').where('id', '=', current.id).execute();
         await this.changed(trx);
+        this.metricNames.forget(current.id);
       }),
     );
   }
 
+  /** Also decides which metric names each result rolls up (the cap, ADR 0014) and records it on the result. */
   appendBatch(batch: WriteBatch): Promise<void> {
-    const statements = batchStatements(batch);
+    const rolled = batch.results.map(rolledResult);
     const { writeBatch } = this.db;
     if (writeBatch) {
       // One call, one transaction, prepared multi-row statements (SQLite's writer thread).
-      return this.run(() => writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st))));
+      return this.run(async () => {
+        if (rolled.length > 0) {
+          await this.metricNames.decideAsOnlyWriter(rolled, (ids) =>
+            this.readMetricNames(this.readOnly, ids),
+          );
+        }
+        recordOverCap(batch.results, rolled);
+        const statements = batchStatements(batch, rolled);
+        await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
+      });
     }
-    return this.run(() =>
-      this.readWrite.transaction().execute(async (trx) => {
+    return this.run(async () => {
+      const decision = await this.readWrite.transaction().execute(async (trx) => {
+        let decided: { committed(): void } | undefined;
         if (batch.results.length > 0) {
           await this.db.lockExperimentsForAppend(
             trx,
             batch.results.map((r) => r.experimentId),
           );
+          decided = await this.metricNames.decideUnderLock(rolled, (ids) => this.readMetricNames(trx, ids));
+          recordOverCap(batch.results, rolled);
         }
-        for (const st of statements) await executeInChunks(trx, st);
-      }),
-    );
+        for (const st of batchStatements(batch, rolled)) await executeInChunks(trx, st);
+        return decided;
+      });
+      decision?.committed();
+    });
+  }
+
+  /** The metric names each experiment rolls up, as committed. */
+  private async readMetricNames(db: Kysely<Database>, ids: number[]): Promise<Map<number, Set<string>>> {
+    const rows = await db
+      .selectFrom('metric_rollups')
+      .select(['experiment_id', 'metric'])
+      .where('experiment_id', 'in', ids)
+      .groupBy(['experiment_id', 'metric'])
+      .execute();
+    const names = new Map<number, Set<string>>();
+    for (const r of rows) {
+      const id = Number(r.experiment_id);
+      let set = names.get(id);
+      if (!set) {
+        set = new Set();
+        names.set(id, set);
+      }
+      set.add(r.metric);
+    }
+    return names;
   }
 
   readRollups(experimentId: number): Promise<Rollups> {
@@ -300,7 +341,7 @@ export class SqlStore implements Store {
     for (;;) {
       const rows = await trx
         .selectFrom('results')
-        .select(['seq', 'experiment_id', 'experiment_version', 'variant_key', 'metrics'])
+        .select(['seq', 'experiment_id', 'experiment_version', 'variant_key', 'metrics', 'metrics_over_cap'])
         .where('experiment_id', '=', experimentId)
         .where('seq', '>', after)
         .orderBy('seq')
