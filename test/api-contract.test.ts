@@ -494,7 +494,7 @@ describe('POST /experiment/:slug/log: behaviour', { skip: SKIP_BACKEND }, () => 
       rows.map((row) => ({ variant_key: row.variant_key, output: jsonColumn(row.output) })),
       [{ variant_key: 'B', output: { text: 'ok' } }],
     );
-    // SQLite keeps the text as sent; jsonb (PostgreSQL) keeps the value, in its own key order and spacing.
+    // SQLite keeps the text as sent; PostgreSQL's json (not jsonb, migration 004) parses back the same value.
     if (runtime.backend === 'sqlite') assert.equal(rows[0]!.output, '{"text":"ok"}');
     const results = await api.allResults(created.slug);
     assert.deepEqual(

@@ -157,7 +157,7 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
   }
   if (changes.variants !== undefined) {
     const variants = validateVariants(changes.variants);
-    // Compared as values, not text: key order inside payloads (which PostgreSQL's jsonb normalizes) is not a change.
+    // Compared as values, not text: key order inside payloads is not a change (same weights, same users).
     if (!isDeepStrictEqual(variants, current.variants)) {
       next.variants = variants;
       next.version = current.version + 1;

@@ -241,7 +241,12 @@ export const LogResponse = Type.Object(
   {
     success: Type.Boolean({ description: 'Always true: the result is committed' }),
     logId: Type.String({ description: "UUIDv7 of the stored result (the Result's logId)" }),
-    warning: Type.Optional(Type.String({ description: 'Set when variantKey matches no variant' })),
+    warning: Type.Optional(
+      Type.String({
+        description:
+          'Set when variantKey matches no variant, or a metric is stored but not analysed (not a number or true/false, or beyond the per-experiment cap); several are joined with "; "',
+      }),
+    ),
   },
   {
     title: 'LogResponse',

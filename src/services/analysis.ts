@@ -133,7 +133,7 @@ export class AnalysisService {
     const unknownVariants = unknownVariantKeys(metricRollups, keys);
     if (unknownVariants.length > 0) {
       warnings.push(
-        `results for variant keys that are not variants are left out: ${unknownVariants.join(', ')}`,
+        `results for variant keys that are not variants are left out: ${someOf(unknownVariants, NAMES_IN_A_MESSAGE, false)}`,
       );
     }
 

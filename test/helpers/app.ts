@@ -154,7 +154,7 @@ export async function startTestRuntime(
   };
 }
 
-/** A JSON column as a value: SQLite returns the text, PostgreSQL (jsonb) the parsed value. */
+/** A JSON column as a value: SQLite returns the text, PostgreSQL (json) the parsed value. */
 export function jsonColumn(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
