@@ -36,6 +36,7 @@ const RESULT_FIELDS = [
   'createdAt',
   'experimentVersion',
   'input',
+  'knownVariant',
   'logId',
   'metrics',
   'output',
@@ -408,6 +409,33 @@ describe('GET /experiment/:slug/results/export', { skip: SKIP_BACKEND }, () => {
     const odd = records.find((r) => r[column('userId')] === 'a,b');
     assert.ok(odd, 'the record with commas, quotes and newlines survives');
     assert.equal(odd[column('variantKey')], 'odd, "key"\nwith newline');
+    assert.equal(odd[column('knownVariant')], 'false');
+  });
+
+  test('?format=csv has one column per analysed metric, metric:<name>, with its value (a spreadsheet can pivot it)', async () => {
+    const csvSlug = (await api.createExperiment()).slug;
+    await api.logMany(csvSlug, [
+      { variantKey: 'A', metrics: { latency_ms: 812, 'ok, really': true, note: 'text' } },
+      { variantKey: 'B', metrics: { latency_ms: 640.5 } },
+      { variantKey: 'A' },
+    ]);
+    const res = await api.get(`/experiment/${csvSlug}/results/export?format=csv`);
+    const [header, ...records] = parseCsv(res.body) as [string[], ...string[][]];
+    // Only numbers and true/false are analysed, so only they get a column; the JSON column keeps everything.
+    assert.deepEqual(header.slice(-2), ['metric:latency_ms', 'metric:ok, really']);
+    assert.deepEqual(
+      records.map((r) => r.slice(-2)),
+      [
+        ['812', 'true'],
+        ['640.5', ''],
+        ['', ''],
+      ],
+    );
+    assert.deepEqual(JSON.parse(records[0]![header.indexOf('metrics')]!), {
+      latency_ms: 812,
+      'ok, really': true,
+      note: 'text',
+    });
   });
 
   test('an experiment without results exports nothing but the CSV header', async () => {

@@ -19,6 +19,7 @@ import {
 const CSV_COLUMNS = [
   'logId',
   'variantKey',
+  'knownVariant',
   'userId',
   'assignmentId',
   'experimentVersion',
@@ -36,13 +37,30 @@ function csvCell(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-function csvLine(result: Result): string {
-  return `${CSV_COLUMNS.map((c) => csvCell(result[c])).join(',')}\r\n`;
+/**
+ * One row per result: the fields (JSON objects as JSON text), then one column per analysed metric,
+ * `metric:<name>`, holding its number or true/false, so a spreadsheet can pivot on metrics directly.
+ */
+function csvLine(result: Result, metricNames: readonly string[]): string {
+  const cells = CSV_COLUMNS.map((c) => csvCell(result[c]));
+  const metrics = result.metrics ?? {};
+  for (const name of metricNames) {
+    const value = Object.hasOwn(metrics, name) ? metrics[name] : undefined;
+    cells.push(typeof value === 'number' || typeof value === 'boolean' ? String(value) : '');
+  }
+  return `${cells.join(',')}\r\n`;
 }
 
-async function* lines(results: AsyncGenerator<Result>, format: 'ndjson' | 'csv'): AsyncGenerator<string> {
-  if (format === 'csv') yield `${CSV_COLUMNS.join(',')}\r\n`;
-  for await (const r of results) yield format === 'csv' ? csvLine(r) : `${JSON.stringify(r)}\n`;
+async function* lines(
+  exported: { metricNames: string[]; results: AsyncGenerator<Result> },
+  format: 'ndjson' | 'csv',
+): AsyncGenerator<string> {
+  const { metricNames, results } = exported;
+  if (format === 'csv') {
+    const header = [...CSV_COLUMNS, ...metricNames.map((m) => csvCell(`metric:${m}`))];
+    yield `${header.join(',')}\r\n`;
+  }
+  for await (const r of results) yield format === 'csv' ? csvLine(r, metricNames) : `${JSON.stringify(r)}\n`;
 }
 
 /** Batches of up to 1000 results being read, parsed or committed at once; more wait unread. */

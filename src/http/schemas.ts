@@ -38,6 +38,7 @@ const LOG_EXAMPLE = {
 const RESULT_EXAMPLE = {
   logId: LOG_ID,
   variantKey: 'B',
+  knownVariant: true,
   userId: 'user-42',
   assignmentId: ASSIGNMENT_ID,
   input: LOG_EXAMPLE.input,
@@ -288,6 +289,9 @@ export const ResultSchema = Type.Object(
   {
     logId: Type.String(),
     variantKey: Type.String(),
+    knownVariant: Type.Boolean({
+      description: 'Whether variantKey named a variant when logged (false: stored, flagged, not analysed)',
+    }),
     userId: Type.Union([Type.String(), Type.Null()]),
     assignmentId: Type.Union([Type.String(), Type.Null()]),
     input: Type.Union([JsonObjectSchema, Type.Null()]),

@@ -60,6 +60,7 @@ test('a logged result is readable once its promise resolves, with every field', 
     {
       logId: 'log-1',
       variantKey: 'B',
+      knownVariant: true,
       userId: 'u-1',
       assignmentId: 'as-1',
       input: { q: 'héllo' },
@@ -155,6 +156,6 @@ test('list pages by cursor; an export reads what was committed when it began', a
   const exported = await results.exportAll('prompts');
   await results.log('prompts', { variantKey: 'A' });
   const seen: string[] = [];
-  for await (const r of exported) seen.push(r.logId);
+  for await (const r of exported.results) seen.push(r.logId);
   assert.deepEqual(seen, logIds);
 });

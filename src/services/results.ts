@@ -36,7 +36,7 @@ export interface ResultListQuery {
 export interface ResultDeps {
   experiments: Pick<ExperimentCache, 'find'>;
   ingest: { appendResults(results: NewResult[]): Promise<void> };
-  store: Pick<Store, 'listResults' | 'lastResultSeq'>;
+  store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
   newId: () => string;
   /** The current time, ISO 8601. */
   now: () => string;
@@ -145,16 +145,19 @@ export class ResultService {
 
   /**
    * Every result committed when the export began, page by page, so memory stays flat whatever the
-   * volume. Throws NotFoundError before yielding anything when the slug is unknown.
+   * volume, and the names of the analysed metrics (at most the per-experiment cap), for one column
+   * each. Throws NotFoundError before yielding anything when the slug is unknown.
    */
-  async exportAll(slug: string): Promise<AsyncGenerator<Result>> {
+  async exportAll(slug: string): Promise<{ metricNames: string[]; results: AsyncGenerator<Result> }> {
     const live = await this.experiment(slug);
     const upto = await this.deps.store.lastResultSeq(live.id);
+    const { metrics } = await this.deps.store.readRollups(live.id);
+    const metricNames = [...new Set(metrics.map((m) => m.metric))].sort();
     const store = this.deps.store;
     // Kysely's awaits are only microtasks, and a SQLite read is synchronous: without turns of the event
     // loop, an export ran page after page while every other request waited (a /healthz 5 s behind 200k
     // rows). So: a turn between pages, and one whenever a slice of work is used up.
-    return (async function* () {
+    const results = (async function* () {
       let after = 0;
       let sliceStart = performance.now();
       for (;;) {
@@ -177,6 +180,7 @@ export class ResultService {
         sliceStart = performance.now();
       }
     })();
+    return { metricNames, results };
   }
 
   /**

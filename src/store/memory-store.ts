@@ -28,6 +28,7 @@ function toResult({ result: r }: Committed): Result {
   return {
     logId: r.logId,
     variantKey: r.variantKey,
+    knownVariant: r.knownVariant,
     userId: r.userId,
     assignmentId: r.assignmentId,
     input: parse(r.input),

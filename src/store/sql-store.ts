@@ -58,6 +58,8 @@ function toResult(row: Selectable<ResultsTable>): Result {
   return {
     logId: row.log_id,
     variantKey: row.variant_key,
+    // 0/1 on SQLite, a boolean on PostgreSQL.
+    knownVariant: Boolean(row.known_variant),
     userId: row.user_id,
     assignmentId: row.assignment_id,
     input: json<JsonObject | null>(row.input),

@@ -15,6 +15,8 @@ export interface StoredExperiment {
 export interface Result {
   logId: string;
   variantKey: string;
+  /** Whether variantKey named a variant of the experiment when the result was logged. */
+  knownVariant: boolean;
   userId: string | null;
   assignmentId: string | null;
   input: JsonObject | null;
