@@ -1,8 +1,9 @@
 // Write-time rollups: the sufficient statistics (n, sum, sum of squares) that analysis reads instead
 // of scanning results. Pure: the store calls these on the rows it commits and when it rebuilds.
+import type { MetricKind, MetricRollupRow } from '../stats/arms.js';
 import type { JsonObject } from './json.js';
 
-export type MetricKind = 'mean' | 'proportion';
+export type { MetricKind };
 
 /**
  * Values beyond this magnitude are not rolled up: their squares would overflow the sums (|x|² > 1.8e308
@@ -10,16 +11,9 @@ export type MetricKind = 'mean' | 'proportion';
  */
 export const MAX_METRIC_MAGNITUDE = 1e100;
 
-export interface MetricRollup {
+/** A rollup row as stored: the statistics' row (stats/arms.ts) of one experiment. */
+export interface MetricRollup extends MetricRollupRow {
   experimentId: number;
-  version: number;
-  variantKey: string;
-  metric: string;
-  /** 'mean' for numeric values; 'proportion' for true/false, where sum counts the trues. */
-  kind: MetricKind;
-  n: number;
-  sum: number;
-  sumSquares: number;
 }
 
 export interface ExposureRollup {
