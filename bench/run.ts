@@ -23,7 +23,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../test/helpers/postgres.js';
 import { loadResults } from './load.js';
-import { HAS_TASKSET, pinSelf, type Server, settle, startAgentsplit, startBaseline } from './servers.js';
+import {
+  HAS_TASKSET,
+  PINNED,
+  pinSelf,
+  type Server,
+  settle,
+  startAgentsplit,
+  startBaseline,
+} from './servers.js';
 import { measureStartup, type StartupResult } from './startup.js';
 
 const run = promisify(execFile);
@@ -127,7 +135,7 @@ const HAS_WRK =
 const GENERATOR = HAS_WRK ? 'wrk' : 'autocannon';
 
 function onCore1(cmd: string, args: string[]): [string, string[]] {
-  return HAS_TASKSET ? ['taskset', ['-c', '1', cmd, ...args]] : [cmd, args];
+  return PINNED ? ['taskset', ['-c', '1', cmd, ...args]] : [cmd, args];
 }
 
 /** Runs a bench/ script (TypeScript) with `options` in a fresh process on core 1; its last line is JSON. */
@@ -473,7 +481,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   };
   const lines = [
     `agentsplit benchmark ${FULL ? '(full)' : '(short; --full for the long run)'}: ${CONFIG.reps} repetitions × ${CONFIG.duration} s, interleaved; ` +
-      `load generator ${GENERATOR}; servers on core 0, load generator on core 1${HAS_TASKSET ? '' : ' (taskset missing: not pinned)'}`,
+      `load generator ${GENERATOR}; ${PINNED ? 'servers on core 0, load generator on core 1 (--pinned)' : `unpinned: servers and generator share both cores${HAS_TASKSET ? ' (--pinned to pin them)' : ''}`}`,
     'agentsplit as `npm start` runs it: its Node flags and environment, no LOG_LEVEL (the default, info)',
     '',
     '| target | scenario | conns | req/s median [min–max] | results/s | p50 ms | p99 ms | × baseline |',
@@ -542,18 +550,26 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       );
     }
   }
-  const sqliteRatio = (scenario: string) =>
-    Math.min(...CONFIG.connections.map((c) => find(SQLITE, scenario, c)?.ratio ?? Number.NaN));
+  // The issue's throughput targets were measured at 64 connections: judged there; 256 is shown beside.
+  const JUDGED_AT = 64;
+  const sqliteRatio = (scenario: string) => find(SQLITE, scenario, JUDGED_AT)?.ratio ?? Number.NaN;
+  const others = (scenario: string) =>
+    CONFIG.connections
+      .filter((c) => c !== JUDGED_AT)
+      .map((c) => `${(find(SQLITE, scenario, c)?.ratio ?? Number.NaN).toFixed(2)}× at ${c}`)
+      .join(', ');
   // A server cannot outrun the bare baseline on the same core: if one does, the load generator was the
   // limit (autocannon saturates its own core near 25-30k req/s), and the ratios measure it, not us.
   const generatorBound = summary.some((s) => s.target !== 'baseline' && s.ratio >= 1);
-  const throughput = (ratio: number, target: number): [string, boolean] =>
-    generatorBound
+  const throughput = (scenario: string, target: number): [string, boolean] => {
+    const ratio = sqliteRatio(scenario);
+    return generatorBound
       ? [`${ratio.toFixed(2)}× baseline (generator-bound, not measured)`, false]
-      : [`${ratio.toFixed(2)}× baseline`, ratio >= target];
-  const conns = CONFIG.connections.join('/');
-  const assignFigure = throughput(sqliteRatio('assign (random)'), 0.8);
-  const logFigure = throughput(sqliteRatio('log'), 0.5);
+      : [`${ratio.toFixed(2)}× baseline (${others(scenario)})`, ratio >= target];
+  };
+  const conns = `${JUDGED_AT}`;
+  const assignFigure = throughput('assign (random)', 0.8);
+  const logFigure = throughput('log', 0.5);
   const fixed = (extra.assignAtHalfMax as Record<string, FixedRateRow>)[SQLITE]!;
   const p99s = (xs: FixedRateSample[]) => xs.map((x) => x.p99);
   const cleanP99s = (xs: FixedRateSample[]) => xs.map((x) => x.clean.p99);
@@ -578,13 +594,13 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const rss = Math.max(...Object.values(extra.peakRssMb as Record<string, number>));
   const targets: Target[] = [
     {
-      figure: `assign throughput (random, exposures on) vs bare baseline, same run, worst of ${conns} conns`,
+      figure: `assign throughput (random, exposures on) vs bare baseline, same run, at ${conns} connections`,
       measured: assignFigure[0],
       target: '≥ 0.80×',
       met: assignFigure[1],
     },
     {
-      figure: `log (200 after commit, SQLite FULL) vs bare baseline, worst of ${conns} conns`,
+      figure: `log (200 after commit, SQLite FULL) vs bare baseline, at ${conns} connections`,
       measured: logFigure[0],
       target: '≥ 0.50×',
       met: logFigure[1],
@@ -608,7 +624,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       met: startup.median <= 3,
     },
     {
-      figure: `LOG_LEVEL=warn vs the default level (warn/default req/s, same run; worst of ${conns} conns)`,
+      figure: `LOG_LEVEL=warn vs the default level (warn/default req/s, same run; worst of ${CONFIG.connections.join('/')} conns)`,
       measured:
         warnVsDefault.length > 0
           ? `${warnPart('assign', warnAssign)}; ${warnPart('log', warnLog)}${generatorBound ? ' (generator-bound, not measured)' : ''}`
