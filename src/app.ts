@@ -3,7 +3,7 @@
 import { createServer, type ServerOptions } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
@@ -102,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     loggerInstance: logger as FastifyBaseLogger,
     // Request lines are written by the request log, the same for both transports (ADR 0013).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     requestTimeout: bodyTimeoutMs,
     requestIdHeader: false,
