@@ -121,6 +121,21 @@ describe('the edge', { skip: SKIP_BACKEND }, () => {
     assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
   });
 
+  test('an answer sent before the body arrived (401, 404) closes the connection, and no 408 follows it', async () => {
+    const partial = (path: string, key: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\ncontent-type: application/json\r\n` +
+      'content-length: 100\r\n\r\n{"a":';
+    for (const [path, key, status] of [
+      [`/experiment/${slug}/log`, 'wrong-key-0123456789', 401],
+      [`/experiment/${'s'.repeat(1001)}/log`, API_KEY, 404],
+    ] as const) {
+      const received = await rawExchange(api.port, partial(path, key), { endAfterMs: 2500 });
+      assert.equal([...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].length, 1, received);
+      assert.match(received, new RegExp(`^HTTP/1\\.1 ${status} `), received);
+      assert.match(received, /\r\nconnection: close\r\n/i, received);
+    }
+  });
+
   test('a body that is not UTF-8 → 400 naming the byte, on both transports, and nothing is stored', async () => {
     const bytes = Buffer.concat([
       Buffer.from('{"variantKey":"A","input":{"q":"caf'),

@@ -27,9 +27,23 @@ export function createAdmission(limit: number): Admission {
 
   const admit = (res: ServerResponse, read: () => void): void => {
     const enter = () => {
-      // 'close' comes once the response is sent or the connection is gone, whatever happened in between.
-      if (res.closed || res.req.destroyed) handOver();
-      else res.once('close', handOver);
+      // The slot comes back once, at the response's 'close' or the socket's, whichever is first: a
+      // pipelined request queued behind an unfinished answer gets no 'close' of its own when the
+      // connection dies (Node 20), and would keep its slot for good.
+      const socket = res.req.socket;
+      let held = true;
+      const release = () => {
+        if (!held) return;
+        held = false;
+        res.off('close', release);
+        socket?.off('close', release);
+        handOver();
+      };
+      if (res.closed || res.req.destroyed || socket?.destroyed) release();
+      else {
+        res.once('close', release);
+        socket?.once('close', release);
+      }
       read();
     };
     if (active < limit) {

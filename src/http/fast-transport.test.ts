@@ -158,6 +158,32 @@ describe('the fast transport', () => {
     });
   });
 
+  test('a body that does not parse is answered with Connection: close, as Fastify does; a refused schema keeps the connection', async () => {
+    const connection = (body: string) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const req = request(
+          {
+            port,
+            path: '/experiment/x/assign',
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'content-length': String(body.length),
+              'x-api-key': KEY,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.headers.connection));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    assert.equal(await connection('{"userId":'), 'close');
+    assert.equal(await connection('{"userId":5}'), 'keep-alive');
+  });
+
   test('a body that is not UTF-8 is refused, not stored with replacement characters', async () => {
     const res = await send(
       '/experiment/x/assign',

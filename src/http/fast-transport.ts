@@ -99,15 +99,29 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
       );
     };
     const succeed = (value: unknown, later: boolean) => {
-      const text = value instanceof JsonText ? value.text : compiled.serialize(value);
+      let text: string;
+      try {
+        text = value instanceof JsonText ? value.text : compiled.serialize(value);
+      } catch (err) {
+        fail(err, later);
+        return;
+      }
       // Answers settled by one commit already leave together, in one run of microtasks (ADR 0010).
       if (later) outbox.write(res, compiled.status, text);
       else outbox.send(res, compiled.status, text);
       deps.log.answered(req, undefined, compiled.status, performance.now() - started);
     };
     let answer: unknown;
+    let body: unknown;
     try {
-      const body = parseJsonBody(bytes);
+      body = parseJsonBody(bytes);
+    } catch (err) {
+      // As Fastify does after a body parser's error: the connection closes with the answer.
+      res.shouldKeepAlive = false;
+      fail(err, false);
+      return;
+    }
+    try {
       const validate = compiled.validateBody;
       if (validate !== undefined && !validate(body)) throw invalidBody(validate.errors);
       answer = compiled.route.handle({ params, query: undefined, body } as never);

@@ -79,6 +79,12 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number, l
       .type(JSON_TYPE)
       .send(errorBody(`no route ${request.method} ${request.url.split('?')[0]}`));
   });
+  // An answer sent before the body has arrived (a 401, a 404) closes the connection: the rest of that
+  // body would otherwise be awaited on a connection the client considers answered, and end in a 408.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     log.answered(request.raw, request.id, reply.statusCode, reply.elapsedTime, failures.get(request.raw));
     done();
@@ -92,6 +98,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number, l
 export function createFrameworkErrorHandler(keyMatches: (candidate: unknown) => boolean) {
   return (error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
     reply.type(JSON_TYPE);
+    if (!request.raw.complete) reply.header('connection', 'close');
     if (!keyMatches(request.headers['x-api-key'])) {
       reply.code(401).send(errorBody('Unauthorized'));
       return;
