@@ -1,6 +1,6 @@
 // buildApp(deps): the route declarations, both transports registered from them, auth, error mapping,
 // request logs and the OpenAPI document; no env, no port.
-import { createServer, type ServerOptions } from 'node:http';
+import { createServer, type ServerOptions, type ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -58,6 +58,23 @@ interface ServerTimeouts {
 
 const MAX_PARAM_LENGTH = 1000;
 
+/** An error answer written by the server's own handler, ahead of both transports; the connection closes. */
+function answerAndClose(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = errorBody(message);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+    ...headers,
+  });
+  res.end(body);
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const keyMatches = createKeyCheck(deps.apiKey);
   const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
@@ -67,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const validatorCompiler = createValidatorCompiler();
   // Set once the routes exist, and unset when closing (Fastify then answers 503 so clients retry elsewhere).
   let fast: FastTransport | null = null;
+  let closing = false;
   const app = Fastify({
     // The server Fastify would build (same timeouts), with the fast transport in front of its router.
     serverFactory: (handler, serverOptions) => {
@@ -81,14 +99,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           connectionsCheckingInterval: Math.min(1000, bodyTimeoutMs),
         },
         (req, res) => {
-          if (req.headers.host === undefined && req.httpVersion === '1.1') {
-            const body = errorBody('the Host header is required in HTTP/1.1');
-            res.writeHead(400, {
-              'content-type': 'application/json; charset=utf-8',
-              'content-length': Buffer.byteLength(body),
-              connection: 'close',
+          // Closing: a request on a kept-alive connection is refused before any other check (even
+          // without a key), with close, so a load balancer retries it on another instance.
+          if (closing) {
+            answerAndClose(res, 503, 'the service is shutting down; retry on another instance', {
+              'retry-after': '1',
             });
-            res.end(body);
+            return;
+          }
+          if (req.headers.host === undefined && req.httpVersion === '1.1') {
+            answerAndClose(res, 400, 'the Host header is required in HTTP/1.1');
             return;
           }
           if (fast === null || !fast(req, res)) handler(req, res);
@@ -101,6 +121,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return server;
     },
     loggerInstance: logger as FastifyBaseLogger,
+    // Answered above in this API's error shape, with Retry-After.
+    return503OnClosing: false,
     // Request lines are written by the request log, the same for both transports (ADR 0013).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
@@ -153,6 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('preClose', (done) => {
     fast = null;
+    closing = true;
     done();
   });
   return app;

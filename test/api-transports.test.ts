@@ -392,7 +392,7 @@ describe('the fast transport while the server closes', { skip: SKIP_BACKEND }, (
 
   // The fast transport steps aside while closing: an assign that follows a Fastify answer on a kept-alive
   // connection gets Fastify's 503 and close.
-  test('an assign after a Fastify answer in flight gets Fastify’s 503, and close finishes', {
+  test('an assign after a Fastify answer in flight gets a 503 {"error"} with Retry-After, and close finishes', {
     timeout: 20_000,
   }, async () => {
     const { statuses, received } = await closeWithRequestInFlight(
@@ -401,5 +401,12 @@ describe('the fast transport while the server closes', { skip: SKIP_BACKEND }, (
     );
     assert.deepEqual(statuses.slice(1), [503], received);
     assert.match(received, /\r\nconnection: close\r\n/i, received);
+    const refusal = received.slice(received.lastIndexOf('HTTP/1.1 503'));
+    assert.match(refusal, /\r\nretry-after: 1\r\n/i, refusal);
+    assert.match(
+      refusal,
+      /\r\n\r\n\{"error":"the service is shutting down; retry on another instance"\}$/,
+      refusal,
+    );
   });
 });
