@@ -100,7 +100,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
         (req, res) => {
           // Closing: a request on a kept-alive connection is refused before any other check (even
-          // without a key), with close, so a load balancer retries it on another instance.
+          // without a key), with close, so a load balancer retries it on another instance. Not a
+          // failure, so no request line: "shutting down" is logged once.
           if (closing) {
             answerAndClose(res, 503, 'the service is shutting down; retry on another instance', {
               'retry-after': '1',
@@ -109,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           }
           if (req.headers.host === undefined && req.httpVersion === '1.1') {
             answerAndClose(res, 400, 'the Host header is required in HTTP/1.1');
+            requestLog.answered(req, undefined, 400, 0);
             return;
           }
           if (fast === null || !fast(req, res)) handler(req, res);

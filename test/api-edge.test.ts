@@ -230,6 +230,12 @@ describe('the edge', { skip: SKIP_BACKEND }, () => {
         assert.equal(fast!.reqId, 'caller-id-1');
         assert.equal(fast!.status, 200);
         assert.match(String(fastify!.reqId), /^[0-9a-f]{8}-[0-9a-z]+$/);
+        // An answer made ahead of both transports (no Host) is logged in the same shape.
+        await rawExchange(debug.api.port, 'GET /healthz?from=hostless HTTP/1.1\r\n\r\n');
+        const hostless = debugLines.requests().find((l) => l.url === '/healthz?from=hostless');
+        assert.ok(hostless, JSON.stringify(debugLines.requests().slice(-3)));
+        assert.deepEqual(shape(hostless), shape(fast!));
+        assert.equal(hostless.status, 400);
       } finally {
         await debug.close();
         removeTempDir(dir2);

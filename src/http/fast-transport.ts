@@ -173,6 +173,7 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
             400,
             JSON.stringify({ error: `body length ${received} does not match content-length ${expected}` }),
           );
+          deps.log.answered(req, undefined, 400, performance.now() - started);
           return;
         }
         const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
