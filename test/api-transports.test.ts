@@ -3,7 +3,7 @@
 // two answers are compared.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import {
