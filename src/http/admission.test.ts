@@ -5,6 +5,11 @@ import { test } from 'node:test';
 import Fastify from 'fastify';
 import { createAdmission } from './admission.js';
 
+/** POST {} to `url`; `signal` aborts it. */
+function work(url: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal });
+}
+
 async function appWith(limit: number, gate: Promise<void>) {
   const admission = createAdmission(limit);
   const app = Fastify();
@@ -24,9 +29,7 @@ test('beyond the limit requests wait, and every slot comes back', async () => {
   });
   const { app, admission, url } = await appWith(2, gate);
   try {
-    const calls = Array.from({ length: 5 }, () =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
-    );
+    const calls = Array.from({ length: 5 }, () => work(url));
     for (let i = 0; i < 50 && admission.waiting < 3; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(admission.active, 2);
     assert.equal(admission.waiting, 3);
@@ -51,14 +54,7 @@ test('clients that hang up, holding a slot or waiting for one, give it back', as
   const { app, admission, url } = await appWith(1, gate);
   try {
     const aborts = Array.from({ length: 3 }, () => new AbortController());
-    const calls = aborts.map((a) =>
-      fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{}',
-        signal: a.signal,
-      }).catch(() => 'aborted'),
-    );
+    const calls = aborts.map((a) => work(url, a.signal).catch(() => 'aborted'));
     for (let i = 0; i < 50 && admission.waiting < 2; i++) await new Promise((r) => setTimeout(r, 10));
     for (const a of aborts) a.abort();
     await Promise.all(calls);
@@ -66,11 +62,7 @@ test('clients that hang up, holding a slot or waiting for one, give it back', as
     for (let i = 0; i < 100 && admission.active > 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(admission.active, 0);
     assert.equal(admission.waiting, 0);
-    const after = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
+    const after = await work(url);
     assert.equal(after.status, 200, 'a later request still gets through');
   } finally {
     await app.close();
@@ -101,11 +93,7 @@ test('a pipelined request whose connection dies behind an unfinished answer give
     }
     for (let i = 0; i < 50 && admission.active > 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(admission.active, 0);
-    const after = await fetch(`http://127.0.0.1:${port}/work`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
+    const after = await work(`http://127.0.0.1:${port}/work`);
     assert.equal(after.status, 200, 'a later request still gets through');
   } finally {
     await app.close();
