@@ -259,6 +259,7 @@ export function analysisRoutes(analysis: AnalysisService): Route[] {
     route({
       method: 'GET',
       url: '/experiment/:slug/analysis',
+      scope: 'read',
       schema: {
         tags: ['analysis'],
         summary: 'Which variant wins: per-variant statistics and effects against the control',

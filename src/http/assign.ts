@@ -8,6 +8,7 @@ export function assignRoutes(assign: Assign): Route[] {
     route({
       method: 'POST',
       url: '/experiment/:slug/assign',
+      scope: 'assign',
       fast: true,
       schema: {
         tags: ['assignment'],

@@ -18,6 +18,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
     route({
       method: 'POST',
       url: '/experiments',
+      scope: 'admin',
       status: 201,
       schema: {
         tags,
@@ -34,6 +35,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
     route({
       method: 'GET',
       url: '/experiments',
+      scope: 'read',
       schema: {
         tags,
         summary: 'List experiments, optionally by status',
@@ -45,6 +47,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
     route({
       method: 'GET',
       url: '/experiment/:slug',
+      scope: 'read',
       schema: {
         tags,
         summary: 'Read an experiment',
@@ -56,6 +59,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
     route({
       method: 'PATCH',
       url: '/experiment/:slug',
+      scope: 'admin',
       schema: {
         tags,
         summary: 'Change status, variants, name or description',
@@ -75,6 +79,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
     route({
       method: 'DELETE',
       url: '/experiment/:slug',
+      scope: 'admin',
       status: 204,
       schema: {
         tags,

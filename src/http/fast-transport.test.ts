@@ -46,6 +46,7 @@ describe('the fast transport', () => {
     const fast = transport([
       route({
         method: 'POST',
+        scope: 'log',
         url: '/experiment/:slug/assign',
         schema: schema(AssignBody),
         handle: ({ params, body }) => {
@@ -59,6 +60,7 @@ describe('the fast transport', () => {
       }),
       route({
         method: 'POST',
+        scope: 'log',
         url: '/experiment/:slug/log',
         schema: schema({ type: 'object' }),
         handle: async ({ params }) => {
@@ -164,8 +166,8 @@ describe('the fast transport', () => {
         const req = request(
           {
             port,
-            path: '/experiment/x/assign',
             method: 'POST',
+            scope: 'log',
             headers: {
               'content-type': 'application/json',
               'content-length': String(body.length),
@@ -199,9 +201,9 @@ describe('the fast transport', () => {
     const res = await new Promise<{ status: number; retryAfter: unknown }>((resolve, reject) => {
       const req = request(
         {
-          port,
           path: '/experiment/away/log',
           method: 'POST',
+          scope: 'log',
           headers: { 'content-type': 'application/json', 'content-length': '2', 'x-api-key': KEY },
         },
         (r) => {
@@ -231,6 +233,7 @@ describe('the fast transport while the server closes', () => {
       [
         route({
           method: 'POST',
+          scope: 'log',
           url: '/experiment/:slug/assign',
           schema: schema(AssignBody),
           handle: () => new JsonText('{"variant":"A"}'),

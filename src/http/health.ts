@@ -10,6 +10,7 @@ export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
     route({
       method: 'GET',
       url: '/healthz',
+      scope: 'public',
       schema: {
         tags: ['health'],
         summary: 'The process is up',
@@ -21,6 +22,7 @@ export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
     route({
       method: 'GET',
       url: '/readyz',
+      scope: 'public',
       schema: {
         tags: ['health'],
         summary: 'The database answers reads and writes',

@@ -72,6 +72,7 @@ export function resultRoutes(results: ResultService): Route[] {
     route({
       method: 'POST',
       url: '/experiment/:slug/log',
+      scope: 'log',
       fast: true,
       schema: {
         tags,
@@ -88,6 +89,7 @@ export function resultRoutes(results: ResultService): Route[] {
     route({
       method: 'POST',
       url: '/experiment/:slug/logs',
+      scope: 'log',
       fast: true,
       concurrency: CONCURRENT_BATCHES,
       schema: {
@@ -105,6 +107,7 @@ export function resultRoutes(results: ResultService): Route[] {
     route({
       method: 'GET',
       url: '/experiment/:slug/results',
+      scope: 'read',
       schema: {
         tags,
         summary: 'Read results, oldest first, a page at a time',
@@ -117,6 +120,7 @@ export function resultRoutes(results: ResultService): Route[] {
     route({
       method: 'GET',
       url: '/experiment/:slug/results/export',
+      scope: 'read',
       schema: {
         tags,
         summary: 'Stream every result as NDJSON or CSV',

@@ -5,6 +5,13 @@ import type { Static, TSchema } from 'typebox';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/**
+ * What a key must hold to call a route (ADR 0015): `assign` (POST assign), `log` (POST log and logs),
+ * `read` (every GET of experiments, results, exports, analyses and metrics), `admin` (everything,
+ * including managing experiments and keys). `public` routes need no key at all.
+ */
+export type Scope = 'assign' | 'log' | 'read' | 'admin' | 'public';
+
 export interface RouteSchema {
   tags: string[];
   summary: string;
@@ -47,6 +54,8 @@ export interface Route<S extends RouteSchema = RouteSchema> {
   /** Fastify's syntax: `/experiment/:slug/assign`. */
   url: string;
   schema: S;
+  /** The scope a key needs to call it. */
+  scope: Scope;
   /** The success status (default 200). */
   status?: number;
   /** Also served by the fast transport (POST routes whose body is a JSON object). */
