@@ -166,8 +166,8 @@ describe('the fast transport', () => {
         const req = request(
           {
             port,
+            path: '/experiment/x/assign',
             method: 'POST',
-            scope: 'log',
             headers: {
               'content-type': 'application/json',
               'content-length': String(body.length),
@@ -201,9 +201,9 @@ describe('the fast transport', () => {
     const res = await new Promise<{ status: number; retryAfter: unknown }>((resolve, reject) => {
       const req = request(
         {
+          port,
           path: '/experiment/away/log',
           method: 'POST',
-          scope: 'log',
           headers: { 'content-type': 'application/json', 'content-length': '2', 'x-api-key': KEY },
         },
         (r) => {
