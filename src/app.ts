@@ -1,14 +1,16 @@
 // buildApp(deps): the route declarations, both transports registered from them, auth, error mapping,
 // request logs and the OpenAPI document; no env, no port.
 import { createServer, type ServerOptions, type ServerResponse } from 'node:http';
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
-import { createAuthHook, createKeyCheck } from './http/auth.js';
+import { createAuthHook } from './http/auth.js';
 import { compileRoute } from './http/compile.js';
+import { corsOptions } from './http/cors.js';
 import { errorBody } from './http/errors.js';
 import { experimentRoutes } from './http/experiments.js';
 import { createFastTransport, type FastTransport } from './http/fast-transport.js';
@@ -20,18 +22,26 @@ import {
   registerRoutes,
 } from './http/fastify-transport.js';
 import { healthRoutes } from './http/health.js';
+import { keyRoutes } from './http/keys.js';
+import { metricsRoutes } from './http/metrics.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
 import { nameSchemas } from './http/schemas.js';
+import { DOCS_CSP, SECURITY_HEADERS, securityHeadersHook } from './http/security-headers.js';
 import { createValidatorCompiler } from './http/validation.js';
+import type { Metrics } from './metrics.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
 import type { ExperimentService } from './services/experiments.js';
+import type { IdempotencyService } from './services/idempotency.js';
+import type { KeyService } from './services/keys.js';
 import type { ResultService } from './services/results.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
-  apiKey: string;
+  /** Who presents an x-api-key: the root key (API_KEY) and managed keys. */
+  keys: KeyService;
+  idempotency: IdempotencyService;
   experiments: ExperimentService;
   assign: Assign;
   results: ResultService;
@@ -43,8 +53,12 @@ export interface AppDeps {
   bodyTimeoutMs?: number;
   /** Requests slower than this are logged at warn. */
   slowRequestMs?: number;
+  /** Origins browsers may call from (`*`: any); absent or empty: CORS off. */
+  corsOrigins?: string[];
   /** Default: silent. */
   logger?: Logger;
+  /** This runtime's Prometheus metrics: every answer is counted, GET /metrics serves them. */
+  metrics: Metrics;
 }
 
 /** The options Fastify applies to the HTTP server it builds; `serverFactory` must apply them itself. */
@@ -70,17 +84,18 @@ function answerAndClose(
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     connection: 'close',
+    ...SECURITY_HEADERS,
     ...headers,
   });
   res.end(body);
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const keyMatches = createKeyCheck(deps.apiKey);
+  const authenticate = (presented: unknown) => deps.keys.authenticate(presented);
   const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 30_000;
   const logger = deps.logger ?? pino({ level: 'silent' });
-  const requestLog = createRequestLog(logger, { slowMs: deps.slowRequestMs ?? 1000 });
+  const requestLog = createRequestLog(logger, { slowMs: deps.slowRequestMs ?? 1000, metrics: deps.metrics });
   const validatorCompiler = createValidatorCompiler();
   // Set once the routes exist, and unset when closing (Fastify then answers 503 so clients retry elsewhere).
   let fast: FastTransport | null = null;
@@ -132,13 +147,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestLog.id,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: createFrameworkErrorHandler(keyMatches),
+    frameworkErrors: createFrameworkErrorHandler(authenticate),
     clientErrorHandler: createClientErrorHandler(bodyTimeoutMs),
   });
   app.setValidatorCompiler(validatorCompiler);
   registerJsonBodies(app);
   registerErrorHandling(app, bodyLimit, requestLog);
-  app.addHook('onRequest', createAuthHook(keyMatches));
+  // Before auth: every answer carries the security headers, and a CORS preflight (which never carries
+  // a key) is answered.
+  app.addHook('onRequest', securityHeadersHook);
+  const corsOn = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0;
+  if (corsOn) await app.register(cors, corsOptions(deps.corsOrigins!));
+  app.addHook('onRequest', createAuthHook(authenticate));
 
   await app.register(swagger, {
     openapi: {
@@ -155,7 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transformObject: (document) =>
       'openapiObject' in document ? nameSchemas(document.openapiObject) : document.swaggerObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
 
   const routes = [
     ...healthRoutes(deps.store),
@@ -163,17 +183,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...assignRoutes(deps.assign),
     ...resultRoutes(deps.results),
     ...analysisRoutes(deps.analysis),
+    ...keyRoutes(deps.keys),
+    ...metricsRoutes(deps.metrics),
   ].map((r) => compileRoute(r, validatorCompiler));
-  registerRoutes(app, routes);
+  registerRoutes(app, routes, deps.idempotency);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   fast = createFastTransport({
     routes: routes.filter((c) => c.route.fast === true),
-    keyMatches,
+    authenticate,
     bodyLimit,
     maxParamLength: MAX_PARAM_LENGTH,
     log: requestLog,
     onWriteError: (err) => logger.error({ err }, 'writing an answer failed'),
+    corsEnabled: corsOn,
   });
   app.addHook('preClose', (done) => {
     fast = null;

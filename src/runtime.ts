@@ -5,11 +5,14 @@ import { buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
 import { isoNow, newId } from './core/ids.js';
 import { GroupCommit } from './ingest/group-commit.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { AnalysisService } from './services/analysis.js';
 import { createAssign } from './services/assignments.js';
 import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
+import { IdempotencyService } from './services/idempotency.js';
+import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { ResultService } from './services/results.js';
 import { type DatabaseTarget, openStore } from './store/index.js';
 import type { SqlStore } from './store/sql-store.js';
@@ -22,11 +25,17 @@ export interface RuntimeOptions {
   bodyTimeoutMs?: number;
   /** Requests slower than this are logged at warn whatever the level. */
   slowRequestMs?: number;
+  /** Origins browsers may call from (`*`: any); absent or empty: CORS off. */
+  corsOrigins?: string[];
   /** Default: silent. */
   logger?: Logger;
   random?: RandomSource;
   /** How often other instances' experiment changes are checked for, besides notifications (ms). */
   syncPollMs?: number;
+  /** The HMAC key managed API keys are hashed with (KEY_HASH_SECRET; ADR 0015). */
+  keyHashSecret?: string;
+  /** How long an unfinished Idempotency-Key claim holds off other instances (ms; PostgreSQL). */
+  idempotencyClaimTimeoutMs?: number;
 }
 
 export interface Runtime {
@@ -34,6 +43,8 @@ export interface Runtime {
   store: SqlStore;
   /** Group commit: results and exposures on their way to the store. */
   ingest: GroupCommit;
+  /** This runtime's Prometheus metrics (GET /metrics). */
+  metrics: Metrics;
   /** Stops taking requests, answers or flushes everything pending, closes the database. */
   close(): Promise<void>;
 }
@@ -55,27 +66,65 @@ function warnAtMostEverySecond(warn: (count: number, total: number) => void) {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
   const now = () => isoNow();
+  const metrics = createMetrics();
   const experimentCache = new ExperimentCache(store);
   const experiments = new ExperimentService(store, experimentCache, now);
+  let app: FastifyInstance | undefined;
+  const keys = new KeyService({
+    store,
+    rootKey: options.apiKey,
+    hashSecret: options.keyHashSecret ?? DEFAULT_KEY_HASH_SECRET,
+    newId,
+    now,
+    onError: (err) => app?.log.warn({ err }, 'recording when keys were last used failed'),
+  });
+  const idempotency = new IdempotencyService({
+    store,
+    singleProcess: store.singleProcess,
+    claimTimeoutMs: options.idempotencyClaimTimeoutMs ?? 60_000,
+    onError: (err) => app?.log.warn({ err }, 'Idempotency-Key bookkeeping failed'),
+  });
   const loadedRevision = await store.experimentsRevision();
   await experimentCache.load();
-  let app: FastifyInstance | undefined;
+  await keys.load();
   // Only a shared database (PostgreSQL) can be changed by another instance.
   const sync = store.watchExperiments
-    ? await startExperimentSync(experimentCache, store, {
-        loadedRevision,
-        pollMs: options.syncPollMs,
-        onError: (err) => app?.log.warn({ err }, 'experiment sync check failed; retrying'),
-      })
+    ? await startExperimentSync(
+        // The revision counts changes to experiments and to keys: both are reloaded.
+        {
+          load: async () => {
+            await experimentCache.load();
+            await keys.load();
+          },
+        },
+        store,
+        {
+          loadedRevision,
+          pollMs: options.syncPollMs,
+          onError: (err) => {
+            metrics.databaseError('experiment_sync');
+            app?.log.warn({ err }, 'experiment sync check failed; retrying');
+          },
+        },
+      )
     : undefined;
   const ingest = new GroupCommit((batch) => store.appendBatch(batch), {
-    onExposureError: (err, lost) => app?.log.error({ err, lost }, 'exposures could not be written'),
+    onExposureError: (err, lost) => {
+      metrics.databaseError('exposure_write');
+      app?.log.error({ err, lost }, 'exposures could not be written');
+    },
+    onCommit: (info) => metrics.committed(info),
     onExposuresDropped: warnAtMostEverySecond((count, total) =>
       app?.log.warn(
         { dropped: count, total },
         'exposure buffer full: exposures dropped (is the database slow or down?)',
       ),
     ),
+  });
+  metrics.watch({
+    pendingExposures: () => ingest.pendingExposures,
+    droppedExposures: () => ingest.droppedExposures,
+    experiments: () => experimentCache.list(),
   });
   const assign = createAssign({
     experiments: experimentCache,
@@ -87,7 +136,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const results = new ResultService({ experiments: experimentCache, ingest, store, newId, now });
   const analysis = new AnalysisService({ experiments: experimentCache, store });
   app = await buildApp({
-    apiKey: options.apiKey,
+    keys,
+    idempotency,
     experiments,
     assign,
     results,
@@ -96,7 +146,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,
     slowRequestMs: options.slowRequestMs,
+    corsOrigins: options.corsOrigins,
     logger: options.logger,
+    metrics,
   });
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -104,6 +156,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       await app.close();
       await sync?.stop();
       await ingest.drain();
+      idempotency.close();
+      await keys.close();
       if (ingest.pendingExposures > 0) {
         app.log.error({ lost: ingest.pendingExposures }, 'exposures could not be written before shutdown');
       }
@@ -111,5 +165,5 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     })();
     return closing;
   };
-  return { app, store, ingest, close };
+  return { app, store, ingest, metrics, close };
 }

@@ -44,3 +44,17 @@ export class UnavailableError extends AppError {
     super(message, 503, options);
   }
 }
+
+/** The key is valid but may not do this (a scope it lacks, an experiment outside its list). */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(message, 403);
+  }
+}
+
+/** Well-formed, but cannot be processed as sent (an Idempotency-Key reused with another body). */
+export class UnprocessableError extends AppError {
+  constructor(message: string) {
+    super(message, 422);
+  }
+}

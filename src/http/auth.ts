@@ -1,10 +1,15 @@
-// The x-api-key check: runs before anything else, compares in constant time, answers exactly the spec's 401.
-import { timingSafeEqual } from 'node:crypto';
+// The x-api-key check, before anything else: who is calling (401 with exactly the spec's body when
+// nobody known), and whether that key may call this route on this experiment (403 naming what is missing).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { forbidden, type Principal } from '../core/keys.js';
+import { errorBody } from './errors.js';
+import type { Route } from './route.js';
 
 /** Paths anyone may read: liveness, readiness and the API documentation (no data). */
 const PUBLIC_EXACT = new Set(['/healthz', '/readyz', '/openapi.json', '/docs']);
 const PUBLIC_PREFIX = '/docs/';
+
+export const UNAUTHORIZED = errorBody('Unauthorized');
 
 export function isPublicPath(url: string): boolean {
   const q = url.indexOf('?');
@@ -12,29 +17,53 @@ export function isPublicPath(url: string): boolean {
   return PUBLIC_EXACT.has(path) || path.startsWith(PUBLIC_PREFIX);
 }
 
-/**
- * Constant time in the key's contents: every byte is compared whatever the first difference. A
- * candidate of another length is refused without comparing, which reveals only the key's length (a
- * generated key's length is public anyway), as Go's subtle.ConstantTimeCompare does. Hashing both
- * sides would hide the length too, at a SHA-256 per request on the hot path.
- */
-export function createKeyCheck(apiKey: string): (candidate: unknown) => boolean {
-  // Defence in depth: config and key file refuse short keys, and an empty key must never match ''.
-  if (apiKey.length === 0) throw new Error('the API key must not be empty');
-  const expected = Buffer.from(apiKey, 'utf8');
-  return (candidate) => {
-    if (typeof candidate !== 'string' || Buffer.byteLength(candidate, 'utf8') !== expected.length)
-      return false;
-    return timingSafeEqual(Buffer.from(candidate, 'utf8'), expected);
-  };
+/** Who presents an x-api-key: a principal, or null. */
+export type Authenticate = (presented: unknown) => Principal | null;
+
+/** What the route config carries for the auth hook (set by registerRoutes from the declaration). */
+export interface RouteAccess {
+  scope: Route['scope'];
+  everyExperiment?: boolean;
 }
 
-export function createAuthHook(matches: (candidate: unknown) => boolean) {
+/** Null when `principal` may call the route with these path parameters, else the 403 message. */
+export function refusal(principal: Principal, access: RouteAccess, params: unknown): string | null {
+  if (access.scope === 'public') return null;
+  const slug = (params as { slug?: unknown } | undefined)?.slug;
+  return forbidden(principal, {
+    scope: access.scope,
+    slug: typeof slug === 'string' ? slug : undefined,
+    everyExperiment: access.everyExperiment,
+  });
+}
+
+const principals = new WeakMap<FastifyRequest, Principal>();
+
+/** The principal the auth hook found for this request (routes that need no key have none). */
+export function principalOfRequest(request: FastifyRequest): Principal | undefined {
+  return principals.get(request);
+}
+
+export function createAuthHook(authenticate: Authenticate) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    if (matches(request.headers['x-api-key']) || isPublicPath(request.url)) {
+    const access = request.routeOptions.config as Partial<RouteAccess> | undefined;
+    if (access?.scope === 'public' || isPublicPath(request.url)) {
       done();
       return;
     }
-    reply.code(401).send({ error: 'Unauthorized' });
+    const principal = authenticate(request.headers['x-api-key']);
+    if (principal === null) {
+      reply.code(401).type('application/json; charset=utf-8').send(UNAUTHORIZED);
+      return;
+    }
+    principals.set(request, principal);
+    // Routes not declared here (404s) need a valid key only.
+    const problem =
+      access?.scope === undefined ? null : refusal(principal, access as RouteAccess, request.params);
+    if (problem !== null) {
+      reply.code(403).type('application/json; charset=utf-8').send(errorBody(problem));
+      return;
+    }
+    done();
   };
 }

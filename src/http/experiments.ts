@@ -1,4 +1,5 @@
 // Routes for managing experiments: create, list, read, change, delete.
+import { mayTouch } from '../core/keys.js';
 import type { ExperimentService } from '../services/experiments.js';
 import { type Route, route } from './route.js';
 import {
@@ -30,7 +31,9 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
           409: conflictResponse("an experiment with slug 'checkout-prompt' already exists"),
         },
       },
-      handle: ({ body }) => experiments.create(body),
+      idempotent: true,
+      handle: ({ body, principal, idempotency }) =>
+        experiments.create(body, { allowed: (slug) => mayTouch(principal, slug), record: idempotency }),
     }),
     route({
       method: 'GET',
@@ -42,7 +45,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
         querystring: ListExperimentsQuery,
         response: { 200: ExperimentListResponse },
       },
-      handle: ({ query }) => experiments.list(query),
+      handle: ({ query, principal }) => experiments.list(query, (slug) => mayTouch(principal, slug)),
     }),
     route({
       method: 'GET',

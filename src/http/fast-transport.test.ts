@@ -1,6 +1,7 @@
 // Which requests the fast transport takes, and what it answers, on a real node:http server whose
 // fallback (standing in for Fastify) marks every request it is handed. The routes' handlers are fakes
 // declared like the real ones; the transport, compiler, validators and error mapping are real.
+
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
@@ -8,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { Type } from 'typebox';
 import { NotFoundError, UnavailableError } from '../core/errors.js';
+import { ROOT } from '../core/keys.js';
 import { compileRoute } from './compile.js';
 import { createFastTransport, type FastTransport } from './fast-transport.js';
 import { createRequestLog } from './request-log.js';
@@ -21,7 +23,7 @@ function transport(routes: Route[], onWriteError: (err: unknown) => void = () =>
   const compile = createValidatorCompiler();
   return createFastTransport({
     routes: routes.map((r) => compileRoute(r, compile)),
-    keyMatches: (k) => k === KEY,
+    authenticate: (k) => (k === KEY ? ROOT : null),
     bodyLimit: 100,
     maxParamLength: 1000,
     log: createRequestLog(pino({ level: 'silent' }), { slowMs: 1000 }),

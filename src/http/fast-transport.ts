@@ -7,22 +7,28 @@
 // else to Fastify untouched. What it does with a body is what Fastify does, through the same functions:
 // parseJsonBody, the route's validator and serializer, errorAnswer, and the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Principal } from '../core/keys.js';
+import { type Authenticate, refusal } from './auth.js';
 import { parseJsonBody } from './body.js';
 import type { CompiledRoute } from './compile.js';
 import { errorAnswer, invalidBody } from './errors.js';
+import { IDEMPOTENCY_HEADER } from './idempotency.js';
 import { createOutbox } from './outbox.js';
 import type { RequestLog } from './request-log.js';
 import { JsonText } from './route.js';
 
 export interface FastTransportDeps {
   routes: CompiledRoute[];
-  keyMatches: (candidate: unknown) => boolean;
+  /** Who presents an x-api-key (null: not a key; Fastify then answers 401). */
+  authenticate: Authenticate;
   bodyLimit: number;
   /** Longest path parameter Fastify accepts (longer ones are Fastify's to refuse). */
   maxParamLength: number;
   log: RequestLog;
   /** Writing an answer threw (its connection is then dropped). */
   onWriteError: (err: unknown) => void;
+  /** CORS is on: requests with an Origin header are left to Fastify, which adds the CORS headers. */
+  corsEnabled?: boolean;
 }
 
 /** Returns true when it took the request (and will answer it); false leaves it to Fastify. */
@@ -83,6 +89,7 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
     res: ServerResponse,
     compiled: CompiledRoute,
     params: Record<string, string>,
+    principal: Principal,
     bytes: Buffer,
     started: number,
   ): void {
@@ -96,6 +103,7 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
         a.status,
         performance.now() - started,
         a.status >= 500 ? err : undefined,
+        compiled.route.url,
       );
     };
     const succeed = (value: unknown, later: boolean) => {
@@ -109,7 +117,14 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
       // Answers settled by one commit already leave together, in one run of microtasks (ADR 0010).
       if (later) outbox.write(res, compiled.status, text);
       else outbox.send(res, compiled.status, text);
-      deps.log.answered(req, undefined, compiled.status, performance.now() - started);
+      deps.log.answered(
+        req,
+        undefined,
+        compiled.status,
+        performance.now() - started,
+        undefined,
+        compiled.route.url,
+      );
     };
     let answer: unknown;
     let body: unknown;
@@ -124,7 +139,7 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
     try {
       const validate = compiled.validateBody;
       if (validate !== undefined && !validate(body)) throw invalidBody(validate.errors);
-      answer = compiled.route.handle({ params, query: undefined, body } as never);
+      answer = compiled.route.handle({ params, query: undefined, body, principal } as never);
     } catch (err) {
       fail(err, false);
       return;
@@ -142,10 +157,15 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
     const found = match(req.url ?? '');
     if (found === null) return false;
     const headers = req.headers;
+    if (deps.corsEnabled === true && headers.origin !== undefined) return false;
     const type = headers['content-type'];
     const length = headers['content-length'];
+    // What the fast transport does not take, Fastify answers: a missing key (401) or scope (403), and
+    // Idempotency-Keys (one implementation, ADR 0016).
+    const principal = deps.authenticate(headers['x-api-key']);
     if (
-      !deps.keyMatches(headers['x-api-key']) ||
+      principal === null ||
+      headers[IDEMPOTENCY_HEADER] !== undefined ||
       type === undefined ||
       !JSON_TYPES.has(type.toLowerCase()) ||
       length === undefined ||
@@ -155,8 +175,9 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
     ) {
       return false;
     }
-    const started = performance.now();
     const [compiled, params] = found;
+    if (refusal(principal, compiled.route, params) !== null) return false;
+    const started = performance.now();
     const expected = Number(length);
     const read = () => {
       const chunks: Buffer[] = [];
@@ -173,11 +194,11 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
             400,
             JSON.stringify({ error: `body length ${received} does not match content-length ${expected}` }),
           );
-          deps.log.answered(req, undefined, 400, performance.now() - started);
+          deps.log.answered(req, undefined, 400, performance.now() - started, undefined, compiled.route.url);
           return;
         }
         const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        respond(req, res, compiled, params, bytes, started);
+        respond(req, res, compiled, params, principal, bytes, started);
       });
     };
     // A client that goes away mid-body is simply not answered; the socket is already gone.

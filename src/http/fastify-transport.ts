@@ -5,11 +5,16 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../core/errors.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
+import { ROOT } from '../core/keys.js';
+import type { IdempotencyService } from '../services/idempotency.js';
+import { type Authenticate, principalOfRequest, type RouteAccess, UNAUTHORIZED } from './auth.js';
 import { contentTypeProblem, parseJsonBody } from './body.js';
 import type { CompiledRoute } from './compile.js';
 import { errorAnswer, errorBody } from './errors.js';
+import { IDEMPOTENCY_HEADER, noteBody, runIdempotently } from './idempotency.js';
 import type { RequestLog } from './request-log.js';
-import { JsonText, Stream } from './route.js';
+import { JsonText, PlainText, Stream } from './route.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -18,29 +23,53 @@ const failures = new WeakMap<IncomingMessage, unknown>();
 
 export function sendAnswer(reply: FastifyReply, compiled: CompiledRoute, value: unknown): FastifyReply {
   if (value instanceof Stream) return reply.headers(value.headers).send(value.body);
+  if (value instanceof PlainText) return reply.code(compiled.status).type(value.contentType).send(value.text);
   reply.code(compiled.status);
   if (compiled.status === 204) return reply.send();
   const text = value instanceof JsonText ? value.text : compiled.serialize(value);
   return reply.type(JSON_TYPE).send(text);
 }
 
-export function registerRoutes(app: FastifyInstance, routes: CompiledRoute[]): void {
+export function registerRoutes(
+  app: FastifyInstance,
+  routes: CompiledRoute[],
+  idempotency: IdempotencyService,
+): void {
   for (const compiled of routes) {
     const { route } = compiled;
+    const access: RouteAccess = { scope: route.scope, everyExperiment: route.everyExperiment };
     app.route({
       method: route.method,
       url: route.url,
       schema: route.schema,
+      config: access as never,
       preParsing: compiled.admission?.preParsing,
       handler: async (request, reply) => {
-        const answer = route.handle({
-          params: request.params as never,
-          query: request.query as never,
-          body: request.body as never,
-        });
-        // The parsed body is the handler's now: a large batch can be collected while its commit is awaited.
-        (request as { body: unknown }).body = undefined;
-        return sendAnswer(reply, compiled, await answer);
+        const principal = principalOfRequest(request) ?? ROOT;
+        const run = (record?: (answer: unknown) => IdempotencyRecord) => {
+          const answer = route.handle({
+            params: request.params as never,
+            query: request.query as never,
+            body: request.body as never,
+            principal,
+            idempotency: record,
+          });
+          // The parsed body is the handler's now: a large batch can be collected while its commit is awaited.
+          (request as { body: unknown }).body = undefined;
+          return answer;
+        };
+        if (route.idempotent && request.headers[IDEMPOTENCY_HEADER] !== undefined) {
+          return runIdempotently(
+            idempotency,
+            request,
+            reply,
+            compiled,
+            principal,
+            async (record) => run(record),
+            (value) => sendAnswer(reply, compiled, value),
+          );
+        }
+        return sendAnswer(reply, compiled, await run());
       },
     });
   }
@@ -56,6 +85,7 @@ export function registerJsonBodies(app: FastifyInstance): void {
       return;
     }
     try {
+      noteBody(request.raw, request.url, body as Buffer);
       done(null, parseJsonBody(body as Buffer));
     } catch (err) {
       done(err as Error, undefined);
@@ -86,7 +116,14 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number, l
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    log.answered(request.raw, request.id, reply.statusCode, reply.elapsedTime, failures.get(request.raw));
+    log.answered(
+      request.raw,
+      request.id,
+      reply.statusCode,
+      reply.elapsedTime,
+      failures.get(request.raw),
+      request.routeOptions.url,
+    );
     done();
   });
 }
@@ -95,12 +132,12 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number, l
  * Fastify's own pre-routing errors (an undecodable URL, an over-long slug) never reach the auth hook,
  * so the key is checked here first; then the same body shape as every other error, and never 414.
  */
-export function createFrameworkErrorHandler(keyMatches: (candidate: unknown) => boolean) {
+export function createFrameworkErrorHandler(authenticate: Authenticate) {
   return (error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
     reply.type(JSON_TYPE);
     if (!request.raw.complete) reply.header('connection', 'close');
-    if (!keyMatches(request.headers['x-api-key'])) {
-      reply.code(401).send(errorBody('Unauthorized'));
+    if (authenticate(request.headers['x-api-key']) === null) {
+      reply.code(401).send(UNAUTHORIZED);
       return;
     }
     const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
@@ -145,6 +182,7 @@ export function createClientErrorHandler(bodyTimeoutMs: number) {
       const body = errorBody(message);
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+          'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
     }

@@ -1,6 +1,6 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
-import type { ResultService } from '../services/results.js';
+import type { LogReceipt, LogsAnswer, ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
 import { type Route, route, Stream } from './route.js';
 import {
@@ -84,7 +84,11 @@ export function resultRoutes(results: ResultService): Route[] {
         body: LogBody,
         response: { 200: LogResponse, ...errorResponses },
       },
-      handle: async ({ params, body }) => ({ success: true, ...(await results.log(params.slug, body)) }),
+      idempotent: true,
+      handle: async ({ params, body, idempotency }) => {
+        const answer = (r: LogReceipt) => ({ success: true, ...r });
+        return answer(await results.log(params.slug, body, idempotency && ((r) => idempotency(answer(r)))));
+      },
     }),
     route({
       method: 'POST',
@@ -99,9 +103,13 @@ export function resultRoutes(results: ResultService): Route[] {
         body: LogManyBody,
         response: { 200: LogManyResponse, ...errorResponses },
       },
-      handle: async ({ params, body }) => {
-        const { logIds, warnings } = await results.logMany(params.slug, body.results);
-        return warnings.length > 0 ? { success: true, logIds, warnings } : { success: true, logIds };
+      idempotent: true,
+      handle: async ({ params, body, idempotency }) => {
+        const answer = ({ logIds, warnings }: LogsAnswer) =>
+          warnings.length > 0 ? { success: true, logIds, warnings } : { success: true, logIds };
+        return answer(
+          await results.logMany(params.slug, body.results, idempotency && ((a) => idempotency(answer(a)))),
+        );
       },
     }),
     route({

@@ -2,6 +2,8 @@
 // declarations (Fastify serves them all; the fast transport serves those marked `fast`; ADR 0005).
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
+import type { IdempotencyRecord } from '../core/idempotency.js';
+import type { Principal } from '../core/keys.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -31,6 +33,13 @@ export interface RouteInput<S extends RouteSchema> {
   params: In<S['params']>;
   query: In<S['querystring']>;
   body: In<S['body']>;
+  /** Who is calling (the root principal on routes that need no key). */
+  principal: Principal;
+  /**
+   * Present when the request carries an Idempotency-Key on an `idempotent` route: turns the success
+   * answer into the record the service commits with the request's data (ADR 0016).
+   */
+  idempotency?: (answer: unknown) => IdempotencyRecord;
 }
 
 /** A JSON answer serialized already (e.g. assign's, built from a prefix compiled per experiment). */
@@ -46,6 +55,14 @@ export class Stream {
   ) {}
 }
 
+/** A text answer that is not JSON (the Prometheus metrics), sent as it is with its content type. */
+export class PlainText {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
 /** What a handler returns: a value serialized by the route's success schema, JSON text, a stream, or nothing (204). */
 export type Answer = unknown;
 
@@ -56,6 +73,10 @@ export interface Route<S extends RouteSchema = RouteSchema> {
   schema: S;
   /** The scope a key needs to call it. */
   scope: Scope;
+  /** Acts on every experiment at once (managing keys): refused to keys limited to some experiments. */
+  everyExperiment?: boolean;
+  /** Honours Idempotency-Key: a retry gets the first answer again and writes nothing new (ADR 0016). */
+  idempotent?: boolean;
   /** The success status (default 200). */
   status?: number;
   /** Also served by the fast transport (POST routes whose body is a JSON object). */

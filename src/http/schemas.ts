@@ -396,6 +396,10 @@ export const errorResponses = {
     'body/variants/0/trafficPercent must be number',
   ),
   401: errorResponse('The x-api-key header is missing or wrong', 'Unauthorized'),
+  403: errorResponse(
+    'The key lacks the scope this route needs, or is limited to other experiments',
+    "this key lacks the 'log' scope (it has: 'assign')",
+  ),
   404: errorResponse('No such experiment (or route)', "no experiment with slug 'checkout-prompt'"),
   500: errorResponse('Unexpected; the details are in the server log', 'Internal Server Error'),
 };

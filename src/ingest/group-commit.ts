@@ -1,11 +1,16 @@
 // Group commit: results of requests that arrive together share one transaction; exposures ride along.
 import { UnavailableError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import { ExposureQueue } from './exposure-queue.js';
 import type { ExposureBatch, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
   results: NewResult[];
+  /** The request's Idempotency-Key answer, committed with its results. */
+  answer?: IdempotencyRecord;
+  /** performance.now() when the results were handed in. */
+  enqueuedAt: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -28,6 +33,11 @@ export interface GroupCommitOptions {
    */
   exposureFlushSize?: number;
   exposureDelayMs?: number;
+  /**
+   * After each batch committed whole (the metrics): its results and exposures, and when each request's
+   * results were handed in (performance.now()). Must not throw.
+   */
+  onCommit?: (info: { results: number; exposures: number; enqueuedAt: number[] }) => void;
 }
 
 /**
@@ -62,9 +72,9 @@ export class GroupCommit {
   }
 
   /** Resolves once the results are committed; rejects with the database's error if they were not. */
-  appendResults(results: NewResult[]): Promise<void> {
+  appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ results, resolve, reject });
+      this.waiting.push({ results, answer, enqueuedAt: performance.now(), resolve, reject });
       this.schedule();
     });
   }
@@ -158,8 +168,13 @@ export class GroupCommit {
   /** False when the database was unavailable (then the exposures are back in the buffer). */
   private async commit(groups: Waiting[], exposures: ExposureBatch[]): Promise<boolean> {
     try {
-      await this.write({ results: groups.flatMap((g) => g.results), exposures });
+      await this.write({ results: groups.flatMap((g) => g.results), exposures, answers: answersOf(groups) });
       for (const g of groups) g.resolve();
+      if (this.options.onCommit) {
+        const enqueuedAt = groups.map((g) => g.enqueuedAt);
+        const results = groups.reduce((n, g) => n + g.results.length, 0);
+        this.options.onCommit({ results, exposures: count(exposures), enqueuedAt });
+      }
       return true;
     } catch (err) {
       if (err instanceof UnavailableError) {
@@ -181,7 +196,7 @@ export class GroupCommit {
       });
     }
     for (const g of groups) {
-      await this.write({ results: g.results, exposures: [] }).then(g.resolve, g.reject);
+      await this.write({ results: g.results, exposures: [], answers: answersOf([g]) }).then(g.resolve, g.reject);
     }
     return true;
   }
@@ -196,6 +211,12 @@ export class GroupCommit {
     const dropped = this.exposures.putBack(exposures);
     if (dropped > 0) this.drop(dropped);
   }
+}
+
+function answersOf(groups: Waiting[]): IdempotencyRecord[] {
+  const answers: IdempotencyRecord[] = [];
+  for (const g of groups) if (g.answer !== undefined) answers.push(g.answer);
+  return answers;
 }
 
 function count(batches: ExposureBatch[]): number {

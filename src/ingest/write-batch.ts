@@ -1,4 +1,5 @@
 // What the ingest pipeline hands the store: the results and exposure batches of one transaction.
+import type { IdempotencyRecord } from '../core/idempotency.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
 export type JsonText = string;
@@ -43,6 +44,8 @@ export interface ExposureBatch {
 export interface WriteBatch {
   results: NewResult[];
   exposures: ExposureBatch[];
+  /** Idempotency-Key answers of the requests whose results these are (committed with them). */
+  answers?: IdempotencyRecord[];
 }
 
 /** Commits a batch in one transaction; resolves only once it is committed (Store.appendBatch). */

@@ -1,7 +1,8 @@
 // Experiment management (create, update, remove, get, list): validates, writes through the store, and
 // updates the in-memory cache after each committed write.
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
-import { ConflictError, NotFoundError } from '../core/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.js';
 import {
   applyChanges,
   assertChangeable,
@@ -54,10 +55,13 @@ export class ExperimentService {
   }
 
   /** A page of experiments in creation order; `nextCursor` is null on the last page. */
-  list(q: ExperimentListQuery = {}): { experiments: Experiment[]; nextCursor: string | null } {
+  list(
+    q: ExperimentListQuery = {},
+    visible: (slug: string) => boolean = () => true,
+  ): { experiments: Experiment[]; nextCursor: string | null } {
     const after = q.cursor === undefined ? 0 : decodeCursor(CURSOR_KIND, q.cursor);
     const limit = q.limit ?? DEFAULT_PAGE;
-    const rest = this.cache.list(q.status).filter((l) => l.id > after);
+    const rest = this.cache.list(q.status).filter((l) => l.id > after && visible(l.experiment.slug));
     const page = rest.slice(0, limit);
     return {
       experiments: page.map((l) => l.experiment),
@@ -65,12 +69,25 @@ export class ExperimentService {
     };
   }
 
-  async create(input: NewExperiment): Promise<Experiment> {
+  /**
+   * `record`, when given, turns the created experiment into the Idempotency-Key answer that commits
+   * with it. `allowed` is whether the caller's key may touch the slug (keys limited to experiments).
+   */
+  async create(
+    input: NewExperiment,
+    options: { allowed?: (slug: string) => boolean; record?: (answer: Experiment) => IdempotencyRecord } = {},
+  ): Promise<Experiment> {
     const experiment = createExperiment(input, this.now());
+    if (options.allowed && !options.allowed(experiment.slug)) {
+      throw new ForbiddenError(
+        `this key is limited to some experiments and may not create '${experiment.slug}'`,
+      );
+    }
     if (this.cache.lookup(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
-    return this.cache.put(await this.store.insertExperiment(experiment)).experiment;
+    const stored = await this.store.insertExperiment(experiment, options.record?.(experiment));
+    return this.cache.put(stored).experiment;
   }
 
   /** Applies the changes inside a store transaction; the next assign sees them. */

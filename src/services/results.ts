@@ -1,5 +1,6 @@
 // Logging results (acknowledged only once committed) and reading them back page by page.
 import { NotFoundError, ValidationError } from '../core/errors.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
@@ -25,6 +26,18 @@ export interface LogReceipt {
   warning?: string;
 }
 
+export interface LogsAnswer {
+  logIds: string[];
+  warnings: string[];
+}
+
+/** Turns an answer into the Idempotency-Key record committed with the results (ADR 0016). */
+export type RecordAnswer<T> = (answer: T) => IdempotencyRecord;
+
+function receipt(logId: string, warnings: string[]): LogReceipt {
+  return warnings.length > 0 ? { logId, warning: warnings.join('; ') } : { logId };
+}
+
 export interface ResultListQuery {
   limit?: number;
   cursor?: string;
@@ -35,7 +48,7 @@ export interface ResultListQuery {
 
 export interface ResultDeps {
   experiments: Pick<ExperimentCache, 'find'>;
-  ingest: { appendResults(results: NewResult[]): Promise<void> };
+  ingest: { appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<void> };
   store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
   newId: () => string;
   /** The current time, ISO 8601. */
@@ -79,21 +92,22 @@ export class ResultService {
    * Resolves after the result is committed. Whatever is stored but not analysed is warned about: an
    * unknown variant key (flagged), metric values that are not numbers or true/false, names over the cap.
    */
-  async log(slug: string, input: LogInput): Promise<LogReceipt> {
+  async log(slug: string, input: LogInput, record?: RecordAnswer<LogReceipt>): Promise<LogReceipt> {
     const live = await this.experiment(slug);
     const result = this.newResult(live, input);
     // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
     const logId = result.logId;
     const warnings = unanalysedValueWarnings([input.metrics]);
     if (!result.knownVariant) warnings.unshift(unknownVariantWarning(live, [input.variantKey]));
-    await this.commit(live, [result]);
+    // The answer as known before the commit (an over-cap warning is only known after it).
+    await this.commit(live, [result], record?.(receipt(logId, warnings)));
     const overCap = overCapWarning(
       result.metricsOverCap ?? [],
       live.experiment.slug,
       MAX_METRICS_PER_EXPERIMENT,
     );
     if (overCap) warnings.push(overCap);
-    return warnings.length > 0 ? { logId, warning: warnings.join('; ') } : { logId };
+    return receipt(logId, warnings);
   }
 
   /**
@@ -101,12 +115,13 @@ export class ResultService {
    * Not async itself: the inputs are turned into results (their JSON serialized) at once and not kept
    * while the commit is awaited, so a large batch's parsed JSON can be collected early.
    */
-  logMany(slug: string, inputs: LogInput[]): Promise<{ logIds: string[]; warnings: string[] }> {
+  logMany(slug: string, inputs: LogInput[], record?: RecordAnswer<LogsAnswer>): Promise<LogsAnswer> {
     return this.experiment(slug).then((live) =>
       this.commitMany(
         live,
         inputs.map((input) => this.newResult(live, input)),
         unanalysedValueWarnings(inputs.map((input) => input.metrics)),
+        record,
       ),
     );
   }
@@ -115,16 +130,18 @@ export class ResultService {
     live: LiveExperiment,
     results: NewResult[],
     valueWarnings: string[],
-  ): Promise<{ logIds: string[]; warnings: string[] }> {
-    await this.commit(live, results);
+    record?: RecordAnswer<LogsAnswer>,
+  ): Promise<LogsAnswer> {
     const warnings: string[] = [];
     const unknown = [...new Set(results.filter((r) => !r.knownVariant).map((r) => r.variantKey))];
     if (unknown.length > 0) warnings.push(unknownVariantWarning(live, unknown));
     warnings.push(...valueWarnings);
+    const logIds = results.map((r) => r.logId);
+    await this.commit(live, results, record?.({ logIds, warnings: [...warnings] }));
     const overCap = new Set(results.flatMap((r) => r.metricsOverCap ?? []));
     const capWarning = overCapWarning([...overCap], live.experiment.slug, MAX_METRICS_PER_EXPERIMENT);
     if (capWarning) warnings.push(capWarning);
-    return { logIds: results.map((r) => r.logId), warnings };
+    return { logIds, warnings };
   }
 
   async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
@@ -187,9 +204,13 @@ export class ResultService {
    * A draft may be deleted between the lookup and the commit; the store then answers NotFoundError
    * (the results referred to an experiment that is gone), said here with the slug.
    */
-  private async commit(live: LiveExperiment, results: NewResult[]): Promise<void> {
+  private async commit(
+    live: LiveExperiment,
+    results: NewResult[],
+    answer?: IdempotencyRecord,
+  ): Promise<void> {
     try {
-      await this.deps.ingest.appendResults(results);
+      await this.deps.ingest.appendResults(results, answer);
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new NotFoundError(`no experiment with slug '${live.experiment.slug}' (it was deleted)`);

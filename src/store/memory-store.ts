@@ -1,4 +1,5 @@
 // A Store in plain Maps and arrays, with the SQL store's semantics: for unit tests of the services.
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
@@ -69,7 +70,7 @@ export class MemoryStore implements Store {
     return id === undefined ? undefined : this.stored(id);
   }
 
-  async insertExperiment(experiment: Experiment): Promise<StoredExperiment> {
+  async insertExperiment(experiment: Experiment, _answer?: IdempotencyRecord): Promise<StoredExperiment> {
     if (this.idsBySlug.has(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }

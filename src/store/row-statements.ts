@@ -2,6 +2,7 @@
 // fastest way: multi-row statements prepared once and run in one call (SQLite's writer thread), or
 // multi-row statements of up to `chunk` rows (PostgreSQL).
 import type { Compilable, Insertable, Kysely } from 'kysely';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import {
   type ExposureRollup,
@@ -171,6 +172,39 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
 }
 
 /**
+ * Idempotency-Key answers, replacing a claim or an expired row for the same owner and key (ADR 0016).
+ * Written in the transaction of the data they describe, so a retry finds both or neither.
+ */
+export function idempotencyAnswerStatement(answers: IdempotencyRecord[]): RowStatement {
+  return {
+    name: 'idempotency_keys',
+    rows: answers.map((a) => ({
+      owner: a.owner,
+      key: a.key,
+      fingerprint: a.fingerprint,
+      state: 'done',
+      status: a.status,
+      answer: a.answer,
+      created_at: a.createdAt,
+    })),
+    chunk: 500,
+    build: (db, rows) =>
+      db
+        .insertInto('idempotency_keys')
+        .values(rows as never)
+        .onConflict((oc) =>
+          oc.columns(['owner', 'key']).doUpdateSet((eb) => ({
+            fingerprint: eb.ref('excluded.fingerprint'),
+            state: eb.ref('excluded.state'),
+            status: eb.ref('excluded.status'),
+            answer: eb.ref('excluded.answer'),
+            created_at: eb.ref('excluded.created_at'),
+          })),
+        ),
+  };
+}
+
+/**
  * Rows, then the rollups that summarize them: all in one transaction, they never disagree. `rolled` are
  * the batch's results as the rollups see them, the cap applied (recordOverCap has copied it onto them).
  */
@@ -191,6 +225,7 @@ export function batchStatements(batch: WriteBatch, rolled: RolledResult[]): RowS
         ),
       ),
     ),
+    idempotencyAnswerStatement(batch.answers ?? []),
   ];
   return statements.filter((s) => s.rows.length > 0);
 }

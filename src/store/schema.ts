@@ -90,7 +90,37 @@ export interface ExposureRollupsTable {
   n: number;
 }
 
+/** Managed API keys (migration 005): a keyed hash of the secret, never the secret. */
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  /** JSON array of slugs; null: every experiment. */
+  experiments: string | null;
+  prefix: string;
+  hash: string;
+  rate_limit_per_second: number | null;
+  created_at: Time;
+  last_used_at: Time | null;
+  revoked_at: Time | null;
+}
+
+/** Idempotency-Key answers (migration 005), per key owner. */
+export interface IdempotencyKeysTable {
+  owner: string;
+  key: string;
+  fingerprint: string;
+  /** 'pending' (claimed, running) or 'done' (answer stored). */
+  state: string;
+  status: number | null;
+  answer: string | null;
+  created_at: Time;
+}
+
 export interface Database {
+  api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
   metric_rollups: MetricRollupsTable;
   exposure_rollups: ExposureRollupsTable;
   experiment_revision: ExperimentRevisionTable;

@@ -5,6 +5,7 @@ import type { AssignmentMode, Experiment, Status, Variant } from '../core/experi
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
 import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 import type { SqlDatabase } from './database.js';
 import { MetricNames } from './metric-names.js';
@@ -12,6 +13,7 @@ import {
   batchStatements,
   compileRows,
   executeInChunks,
+  idempotencyAnswerStatement,
   exposureRollupStatement,
   metricRollupStatement,
   recordOverCap,
@@ -19,7 +21,25 @@ import {
   rolledResultRow,
 } from './row-statements.js';
 import type { Database, ExperimentsTable, ResultsTable } from './schema.js';
-import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
+import {
+  claimIdempotencyRow,
+  deleteIdempotencyRowsBefore,
+  deletePendingIdempotencyRow,
+  selectIdempotencyKey,
+} from './idempotency-rows.js';
+import { insertKeyRow, revokeKeyRow, selectKeys, updateKeyUse } from './key-rows.js';
+import type {
+  IdempotencyRow,
+  IdempotencyStore,
+  KeyStore,
+  Result,
+  ResultPage,
+  ResultQuery,
+  Rollups,
+  Store,
+  StoredExperiment,
+  StoredKey,
+} from './store.js';
 
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
@@ -87,7 +107,7 @@ function experimentColumns(e: Experiment) {
   };
 }
 
-export class SqlStore implements Store {
+export class SqlStore implements Store, KeyStore, IdempotencyStore {
   private readonly readWrite: Kysely<Database>;
   private readonly readOnly: Kysely<Database>;
   private readonly metricNames = new MetricNames();
@@ -151,11 +171,11 @@ export class SqlStore implements Store {
     });
   }
 
-  insertExperiment(experiment: Experiment): Promise<StoredExperiment> {
-    return this.run(() => this.insert(experiment));
+  insertExperiment(experiment: Experiment, answer?: IdempotencyRecord): Promise<StoredExperiment> {
+    return this.run(() => this.insert(experiment, answer));
   }
 
-  private async insert(experiment: Experiment): Promise<StoredExperiment> {
+  private async insert(experiment: Experiment, answer?: IdempotencyRecord): Promise<StoredExperiment> {
     try {
       return await this.readWrite.transaction().execute(async (trx) => {
         const { id } = await trx
@@ -164,6 +184,7 @@ export class SqlStore implements Store {
           .returning('id')
           .executeTakeFirstOrThrow();
         await this.recordVersion(trx, Number(id), experiment);
+        if (answer !== undefined) await executeInChunks(trx, idempotencyAnswerStatement([answer]));
         await this.changed(trx);
         return { id: Number(id), experiment };
       });
@@ -497,6 +518,63 @@ export class SqlStore implements Store {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  listKeys(): Promise<StoredKey[]> {
+    return this.run(() => selectKeys(this.readOnly));
+  }
+
+  insertKey(key: StoredKey): Promise<void> {
+    return this.run(() =>
+      this.readWrite.transaction().execute(async (trx) => {
+        await insertKeyRow(trx, key);
+        await this.changed(trx);
+      }),
+    );
+  }
+
+  revokeKey(id: string, at: string): Promise<boolean> {
+    return this.run(() =>
+      this.readWrite.transaction().execute(async (trx) => {
+        const revoked = await revokeKeyRow(trx, id, at);
+        if (revoked) await this.changed(trx);
+        return revoked;
+      }),
+    );
+  }
+
+  recordKeyUse(uses: Array<{ id: string; at: string }>): Promise<void> {
+    return this.run(() => updateKeyUse(this.readWrite, uses));
+  }
+
+  findIdempotencyKey(owner: string, key: string, since: string): Promise<IdempotencyRow | undefined> {
+    return this.run(() => selectIdempotencyKey(this.readOnly, owner, key, since));
+  }
+
+  claimIdempotencyKey(
+    owner: string,
+    key: string,
+    fingerprint: string,
+    now: string,
+    since: string,
+    staleBefore: string,
+  ): Promise<boolean> {
+    return this.run(() =>
+      claimIdempotencyRow(this.readWrite, { owner, key, fingerprint, now, since, staleBefore }),
+    );
+  }
+
+  releaseIdempotencyKey(owner: string, key: string): Promise<void> {
+    return this.run(() => deletePendingIdempotencyRow(this.readWrite, owner, key));
+  }
+
+  pruneIdempotencyKeys(before: string): Promise<number> {
+    return this.run(() => deleteIdempotencyRowsBefore(this.readWrite, before));
+  }
+
+  /** True when one process owns the data (SQLite): claims need not be written for other instances. */
+  get singleProcess(): boolean {
+    return this.db.dialect === 'sqlite';
   }
 
   private async lockExperiment(trx: Transaction<Database>, slug: string): Promise<StoredExperiment> {

@@ -1,6 +1,8 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
+import type { ApiKey } from '../core/keys.js';
 import type { JsonObject } from '../core/json.js';
 import type { ExposureRollup, MetricRollup } from '../core/rollups.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
@@ -58,8 +60,11 @@ export interface Rollups {
 export interface Store {
   listExperiments(): Promise<StoredExperiment[]>;
   findExperiment(slug: string): Promise<StoredExperiment | undefined>;
-  /** Inserts a new experiment; ConflictError when the slug exists. */
-  insertExperiment(experiment: Experiment): Promise<StoredExperiment>;
+  /**
+   * Inserts a new experiment; ConflictError when the slug exists. `answer`, when given, commits in the
+   * same transaction (an Idempotency-Key's stored answer).
+   */
+  insertExperiment(experiment: Experiment, answer?: IdempotencyRecord): Promise<StoredExperiment>;
   /**
    * Reads the experiment, applies `change` (which may throw a domain error) and writes the result, all
    * in one transaction. NotFoundError when the slug is unknown.
@@ -97,4 +102,51 @@ export interface Store {
   /** Throws when the database cannot be reached for reads and writes. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A managed key as stored: its keyed hash, never its secret. */
+export interface StoredKey extends ApiKey {
+  hash: string;
+}
+
+/** Managed API keys. Every change bumps the revision other instances watch (experimentsRevision). */
+export interface KeyStore {
+  /** Every key not revoked. */
+  listKeys(): Promise<StoredKey[]>;
+  insertKey(key: StoredKey): Promise<void>;
+  /** False when no unrevoked key has this id. */
+  revokeKey(id: string, at: string): Promise<boolean>;
+  /** Records when keys were last used (kept in memory and written now and then). */
+  recordKeyUse(uses: Array<{ id: string; at: string }>): Promise<void>;
+}
+
+/** A stored Idempotency-Key: `pending` while its first request runs, `done` with the answer. */
+export interface IdempotencyRow {
+  fingerprint: string;
+  state: 'pending' | 'done';
+  status: number | null;
+  answer: string | null;
+  createdAt: string;
+}
+
+/** Idempotency-Keys (ADR 0016); answers themselves are written with the data (appendBatch, insertExperiment). */
+export interface IdempotencyStore {
+  /** The row for this owner and key created at or after `since` (older rows count as absent). */
+  findIdempotencyKey(owner: string, key: string, since: string): Promise<IdempotencyRow | undefined>;
+  /**
+   * Claims the key for a first request: true when this call inserted a pending row, or replaced one
+   * older than `since` or a pending one claimed before `staleBefore` (its instance is presumed gone).
+   */
+  claimIdempotencyKey(
+    owner: string,
+    key: string,
+    fingerprint: string,
+    now: string,
+    since: string,
+    staleBefore: string,
+  ): Promise<boolean>;
+  /** Forgets a pending claim (its request failed before writing anything). */
+  releaseIdempotencyKey(owner: string, key: string): Promise<void>;
+  /** Deletes every row created before `before`; returns how many. */
+  pruneIdempotencyKeys(before: string): Promise<number>;
 }

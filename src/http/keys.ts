@@ -1,0 +1,142 @@
+// Routes for managing API keys (admin, every experiment): create (the secret shown once), list, revoke.
+import Type from 'typebox';
+import { SCOPES } from '../core/keys.js';
+import type { KeyService } from '../services/keys.js';
+import { type Route, route } from './route.js';
+import { errorResponses } from './schemas.js';
+
+const SCOPE_DESCRIPTION =
+  "'assign' (POST assign), 'log' (POST log and logs), 'read' (every GET: experiments, results, " +
+  "exports, analyses, metrics), 'admin' (everything, including experiments and keys)";
+
+const KEY_EXAMPLE = {
+  id: '01934f6e-7a1c-7c3e-9d2a-5b8e0f4c2a11',
+  name: 'support-agent',
+  scopes: ['assign', 'log'],
+  experiments: ['checkout-prompt'],
+  prefix: 'ask_Qm9vZ3Jh',
+  rateLimitPerSecond: null,
+  createdAt: '2025-06-02T09:00:00.000Z',
+  lastUsedAt: null,
+};
+
+const keyProperties = {
+  id: Type.String({ description: 'Names the key in DELETE /keys/:id' }),
+  name: Type.String(),
+  scopes: Type.Array(Type.String(), { description: SCOPE_DESCRIPTION }),
+  experiments: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description: 'The slugs the key may touch; null: every experiment',
+  }),
+  prefix: Type.String({ description: "The key's first characters, to tell keys apart" }),
+  rateLimitPerSecond: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Requests per second; null: the service's RATE_LIMIT_PER_SECOND",
+  }),
+  createdAt: Type.String({ format: 'date-time' }),
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'Last request made with it (written every few seconds)',
+  }),
+};
+
+export const ApiKeySchema = Type.Object(keyProperties, {
+  title: 'ApiKey',
+  description: 'A key, without its secret',
+  examples: [KEY_EXAMPLE],
+});
+
+const CreatedKeySchema = Type.Object(
+  {
+    ...keyProperties,
+    key: Type.String({
+      description: 'The secret, sent as x-api-key. Shown only in this answer: store it now',
+    }),
+  },
+  {
+    title: 'CreatedApiKey',
+    description: 'The new key, with its secret (shown once)',
+    examples: [{ ...KEY_EXAMPLE, key: 'ask_Qm9vZ3JhbW1lZC1ieS1hZ2VudHNwbGl0LWtleS1leGFtcGxl' }],
+  },
+);
+
+const CreateKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'Who holds it, e.g. the agent' }),
+    scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 4, description: SCOPE_DESCRIPTION }),
+    experiments: Type.Optional(
+      Type.Array(Type.String({ maxLength: 100 }), {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'Limit the key to these slugs (default: every experiment)',
+      }),
+    ),
+    rateLimitPerSecond: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'Overrides RATE_LIMIT_PER_SECOND for this key',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'support-agent', scopes: ['assign', 'log'], experiments: ['checkout-prompt'] }],
+  },
+);
+
+const KeyParams = Type.Object({ id: Type.String({ maxLength: 100, description: "The key's id" }) });
+
+export function keyRoutes(keys: KeyService): Route[] {
+  const tags = ['keys'];
+  return [
+    route({
+      method: 'POST',
+      url: '/keys',
+      scope: 'admin',
+      everyExperiment: true,
+      status: 201,
+      schema: {
+        tags,
+        summary: 'Create an API key with scopes (the secret is shown once)',
+        description: `Scopes: ${SCOPES.join(', ')}. ${SCOPE_DESCRIPTION}.`,
+        body: CreateKeyBody,
+        response: { 201: CreatedKeySchema, ...errorResponses },
+      },
+      handle: ({ body }) => keys.create(body),
+    }),
+    route({
+      method: 'GET',
+      url: '/keys',
+      scope: 'admin',
+      everyExperiment: true,
+      schema: {
+        tags,
+        summary: 'List the keys that are not revoked (never their secrets)',
+        response: {
+          200: Type.Object(
+            { keys: Type.Array(ApiKeySchema) },
+            { title: 'ApiKeyList', examples: [{ keys: [KEY_EXAMPLE] }] },
+          ),
+          401: errorResponses[401],
+          403: errorResponses[403],
+        },
+      },
+      handle: async () => ({ keys: await keys.list() }),
+    }),
+    route({
+      method: 'DELETE',
+      url: '/keys/:id',
+      scope: 'admin',
+      everyExperiment: true,
+      status: 204,
+      schema: {
+        tags,
+        summary: 'Revoke a key (every instance refuses it within a second)',
+        params: KeyParams,
+        response: { 204: { type: 'null', description: 'Revoked' }, ...errorResponses },
+      },
+      handle: async ({ params }) => {
+        await keys.revoke(params.id);
+        return undefined;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,160 @@
+// Managed API keys: created with a secret shown once, stored as a keyed hash, revoked; and the table the
+// edge authenticates every request against (ADR 0015).
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import { SLUG_PATTERN } from '../core/experiment.js';
+import {
+  type ApiKey,
+  checkedScopes,
+  type NewKeyInput,
+  type Principal,
+  principalOf,
+  ROOT,
+} from '../core/keys.js';
+import type { KeyStore, StoredKey } from '../store/store.js';
+
+/** Managed keys start with this, so they are recognisable in code and logs (and by secret scanners). */
+export const KEY_PREFIX = 'ask_';
+/** What keys are hashed with when KEY_HASH_SECRET is not set (ADR 0015). */
+export const DEFAULT_KEY_HASH_SECRET = 'agentsplit-api-keys-v1';
+/** Characters of a key shown in lists: the prefix and the first 8 of the secret. */
+const SHOWN = KEY_PREFIX.length + 8;
+/** How often the last-use times collected in memory are written (ms). */
+const USE_FLUSH_MS = 10_000;
+
+/** A created key: the only time its secret is seen. */
+export interface CreatedKey extends ApiKey {
+  key: string;
+}
+
+export interface KeyDeps {
+  store: KeyStore;
+  /** The root key (API_KEY): every scope, every experiment. */
+  rootKey: string;
+  /** The HMAC key the secrets are hashed with (KEY_HASH_SECRET, or a fixed default). */
+  hashSecret: string;
+  newId: () => string;
+  now: () => string;
+  onError?: (err: unknown) => void;
+}
+
+export class KeyService {
+  private byHash = new Map<string, { key: StoredKey; principal: Principal; hash: Buffer }>();
+  private readonly root: Buffer;
+  /** Last use by key id (ms), not yet written. */
+  private used = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly deps: KeyDeps) {
+    if (deps.rootKey.length === 0) throw new Error('the root key must not be empty');
+    this.root = Buffer.from(deps.rootKey, 'utf8');
+    this.timer = setInterval(() => void this.flushUses(), USE_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** (Re)reads every live key: at start and when another instance changed keys or experiments. */
+  async load(): Promise<void> {
+    const keys = await this.deps.store.listKeys();
+    const next = new Map<string, { key: StoredKey; principal: Principal; hash: Buffer }>();
+    for (const key of keys) {
+      next.set(key.hash, { key, principal: principalOf(key), hash: Buffer.from(key.hash, 'base64url') });
+    }
+    this.byHash = next;
+  }
+
+  /**
+   * Who presents this x-api-key, or null (401). The root key is compared in constant time; a managed key
+   * is found by its keyed hash (so lookup time says nothing of the secret) and compared in constant time.
+   */
+  authenticate(presented: unknown): Principal | null {
+    if (typeof presented !== 'string' || presented.length === 0) return null;
+    if (this.isRoot(presented)) return ROOT;
+    if (!presented.startsWith(KEY_PREFIX)) return null;
+    const hash = this.hash(presented);
+    const found = this.byHash.get(hash);
+    if (found === undefined || !timingSafeEqual(Buffer.from(hash, 'base64url'), found.hash)) return null;
+    this.used.set(found.key.id, Date.now());
+    return found.principal;
+  }
+
+  async create(input: NewKeyInput): Promise<CreatedKey> {
+    const scopes = checkedScopes(input.scopes);
+    const experiments = input.experiments === undefined ? null : [...new Set(input.experiments)].sort();
+    for (const slug of experiments ?? []) {
+      if (!SLUG_PATTERN.test(slug)) throw new ValidationError(`experiments: '${slug}' is not a valid slug`);
+    }
+    if (input.name.trim().length === 0) throw new ValidationError('name must not be blank');
+    const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const stored: StoredKey = {
+      id: this.deps.newId(),
+      name: input.name,
+      scopes,
+      experiments,
+      prefix: secret.slice(0, SHOWN),
+      hash: this.hash(secret),
+      rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+      createdAt: this.deps.now(),
+      lastUsedAt: null,
+    };
+    await this.deps.store.insertKey(stored);
+    this.byHash.set(stored.hash, {
+      key: stored,
+      principal: principalOf(stored),
+      hash: Buffer.from(stored.hash, 'base64url'),
+    });
+    const { hash: _hash, ...shown } = stored;
+    return { ...shown, key: secret };
+  }
+
+  /** Every live key, without secrets or hashes, with its latest use (this instance's, if newer). */
+  async list(): Promise<ApiKey[]> {
+    const keys = await this.deps.store.listKeys();
+    return keys.map(({ hash: _hash, ...key }) => {
+      const local = this.used.get(key.id);
+      const localIso = local === undefined ? null : new Date(local).toISOString();
+      const lastUsedAt =
+        localIso !== null && (key.lastUsedAt === null || localIso > key.lastUsedAt)
+          ? localIso
+          : key.lastUsedAt;
+      return { ...key, lastUsedAt };
+    });
+  }
+
+  async revoke(id: string): Promise<void> {
+    if (!(await this.deps.store.revokeKey(id, this.deps.now()))) {
+      throw new NotFoundError(`no key with id '${id}' (or it is revoked already)`);
+    }
+    for (const [hash, entry] of this.byHash) if (entry.key.id === id) this.byHash.delete(hash);
+    this.used.delete(id);
+  }
+
+  /** Writes the last-use times gathered since the last flush (also at shutdown). */
+  async flushUses(): Promise<void> {
+    if (this.used.size === 0) return;
+    const uses = [...this.used].map(([id, ms]) => ({ id, at: new Date(ms).toISOString() }));
+    this.used = new Map();
+    try {
+      await this.deps.store.recordKeyUse(uses);
+    } catch (err) {
+      this.deps.onError?.(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushUses();
+  }
+
+  /**
+   * Constant time in the key's contents; a candidate of another length is refused without comparing,
+   * which reveals only the root key's length (as Go's subtle.ConstantTimeCompare does).
+   */
+  private isRoot(presented: string): boolean {
+    if (Buffer.byteLength(presented, 'utf8') !== this.root.length) return false;
+    return timingSafeEqual(Buffer.from(presented, 'utf8'), this.root);
+  }
+
+  private hash(secret: string): string {
+    return createHmac('sha256', this.deps.hashSecret).update(secret).digest('base64url');
+  }
+}

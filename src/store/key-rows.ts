@@ -1,0 +1,78 @@
+// Managed API keys in SQL (migration 005): rows to keys and back. The SQL store runs these in its
+// error translation and bumps the revision other instances watch.
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { KeyScope } from '../core/keys.js';
+import type { ApiKeysTable, Database } from './schema.js';
+import type { StoredKey } from './store.js';
+
+function iso(value: string | Date | null): string | null {
+  return value === null ? null : value instanceof Date ? value.toISOString() : value;
+}
+
+function toKey(row: Selectable<ApiKeysTable>): StoredKey {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as KeyScope[],
+    experiments: row.experiments === null ? null : (JSON.parse(row.experiments) as string[]),
+    prefix: row.prefix,
+    hash: row.hash,
+    rateLimitPerSecond: row.rate_limit_per_second === null ? null : Number(row.rate_limit_per_second),
+    createdAt: iso(row.created_at)!,
+    lastUsedAt: iso(row.last_used_at),
+  };
+}
+
+export async function selectKeys(db: Kysely<Database>): Promise<StoredKey[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toKey);
+}
+
+export async function insertKeyRow(trx: Transaction<Database>, key: StoredKey): Promise<void> {
+  await trx
+    .insertInto('api_keys')
+    .values({
+      id: key.id,
+      name: key.name,
+      scopes: JSON.stringify(key.scopes),
+      experiments: key.experiments === null ? null : JSON.stringify(key.experiments),
+      prefix: key.prefix,
+      hash: key.hash,
+      rate_limit_per_second: key.rateLimitPerSecond,
+      created_at: key.createdAt,
+      last_used_at: null,
+      revoked_at: null,
+    })
+    .execute();
+}
+
+export async function revokeKeyRow(trx: Transaction<Database>, id: string, at: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Only moves forward: an older report from another instance never overwrites a newer one. */
+export async function updateKeyUse(
+  db: Kysely<Database>,
+  uses: Array<{ id: string; at: string }>,
+): Promise<void> {
+  for (const use of uses) {
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: use.at })
+      .where('id', '=', use.id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', use.at)]))
+      .execute();
+  }
+}
