@@ -16,7 +16,13 @@ export interface Config {
   bodyTimeoutMs: number;
   /** Requests slower than this are logged at warn. */
   slowRequestMs: number;
+  /** HMAC key for managed API keys' hashes (undefined: the built-in default; ADR 0015). */
+  keyHashSecret: string | undefined;
+  /** How long an unfinished Idempotency-Key claim holds off other instances (ms). */
+  idempotencyClaimTimeoutMs: number;
   production: boolean;
+  /** Origins browsers may call from (CORS_ORIGINS); `*` is any origin; empty: CORS off. */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {}
@@ -63,6 +69,46 @@ export function parseDatabaseUrl(
   );
 }
 
+const ORIGIN = /^([a-z][a-z0-9+.-]*):\/\/[^/?#@\s]+$/i;
+
+/**
+ * CORS_ORIGINS: a comma-separated list of origins (`scheme://host[:port]`, as a browser sends them in
+ * `Origin`) or `*` for any origin. http and https origins are normalized as browsers write them
+ * (lowercase host, no default port), since they are compared exactly.
+ */
+export function parseCorsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const origins: string[] = [];
+  for (const entry of raw.split(',').map((e) => e.trim())) {
+    if (entry === '') continue;
+    if (entry === '*') {
+      origins.push(entry);
+      continue;
+    }
+    const match = ORIGIN.exec(entry);
+    let origin: string | undefined;
+    if (match !== null) {
+      const scheme = match[1]!.toLowerCase();
+      if (scheme !== 'http' && scheme !== 'https') origin = entry;
+      else {
+        try {
+          origin = new URL(entry).origin;
+        } catch {
+          origin = undefined;
+        }
+      }
+    }
+    if (origin === undefined) {
+      throw new ConfigError(
+        `CORS_ORIGINS entries must be origins such as https://dash.example.com (scheme://host[:port], ` +
+          `no path or trailing slash) or * for any origin (got '${entry}')`,
+      );
+    }
+    if (!origins.includes(origin)) origins.push(origin);
+  }
+  return origins;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dataDir = resolve(env.DATA_DIR || './data');
   const logLevel = env.LOG_LEVEL || 'info';
@@ -86,6 +132,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     slowRequestMs: integer(env, 'SLOW_REQUEST_MS', 1000, 1, 3_600_000),
+    keyHashSecret: env.KEY_HASH_SECRET || undefined,
+    idempotencyClaimTimeoutMs: integer(env, 'IDEMPOTENCY_CLAIM_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     production: env.NODE_ENV === 'production',
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
   };
 }

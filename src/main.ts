@@ -13,6 +13,9 @@ async function main(): Promise<void> {
     bodyLimit: config.bodyLimit,
     bodyTimeoutMs: config.bodyTimeoutMs,
     slowRequestMs: config.slowRequestMs,
+    keyHashSecret: config.keyHashSecret,
+    idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
+    corsOrigins: config.corsOrigins,
     logger: createLogger(config.logLevel),
   });
   const { app } = runtime;
