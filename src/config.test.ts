@@ -81,3 +81,45 @@ test('an empty or short key file refuses to start instead of accepting an empty 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('CORS_ORIGINS: off by default; a comma-separated list of origins, or * for any origin', () => {
+  assert.deepEqual(loadConfig({}).corsOrigins, []);
+  assert.deepEqual(loadConfig({ CORS_ORIGINS: '' }).corsOrigins, []);
+  assert.deepEqual(
+    loadConfig({ CORS_ORIGINS: 'https://dash.example.com, http://localhost:5173,,' }).corsOrigins,
+    ['https://dash.example.com', 'http://localhost:5173'],
+  );
+  assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  assert.deepEqual(loadConfig({ CORS_ORIGINS: 'http://[::1]:8080' }).corsOrigins, ['http://[::1]:8080']);
+  // Written as browsers send Origin (they are compared exactly): lowercase host, no default port.
+  assert.deepEqual(
+    loadConfig({ CORS_ORIGINS: 'https://Dash.Example.com:443,HTTP://a.example:80' }).corsOrigins,
+    ['https://dash.example.com', 'http://a.example'],
+  );
+  assert.deepEqual(loadConfig({ CORS_ORIGINS: 'chrome-extension://abcdef' }).corsOrigins, [
+    'chrome-extension://abcdef',
+  ]);
+});
+
+test('CORS_ORIGINS: an entry that is not an origin refuses to start, naming the entry', () => {
+  for (const bad of [
+    'dash.example.com',
+    'https://dash.example.com/',
+    'https://dash.example.com/app',
+    'https://dash.example.com?x=1',
+    'https://user@dash.example.com',
+    'https://dash.example.com:99999',
+    'null',
+    '*.example.com',
+    'https://ok.example.com,ftp:/nohost',
+  ]) {
+    assert.throws(
+      () => loadConfig({ CORS_ORIGINS: bad }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /^CORS_ORIGINS entries must be origins such as https:\/\/dash\.example\.com/.test(err.message) &&
+        err.message.includes(`(got '${bad.split(',').pop()}')`),
+      bad,
+    );
+  }
+});

@@ -28,10 +28,13 @@ function fakeResponse(name: string, written: Written[], fails = false): ServerRe
   } as unknown as ServerResponse;
 }
 
+/** nosniff and no-store, as on every answer (security-headers.ts). */
+const SECURITY = ['x-content-type-options', 'nosniff', 'cache-control', 'no-store'];
+
 const nextCheckPhase = () => new Promise<void>((r) => setImmediate(r));
 
 describe('createOutbox', () => {
-  test('writes nothing at once, then every queued answer in order with its length', async () => {
+  test('writes nothing at once, then every queued answer in order with its length and the security headers', async () => {
     const written: Written[] = [];
     const outbox = createOutbox((err) => assert.fail(String(err)));
     outbox.send(fakeResponse('a', written), 200, '{"variant":"é"}');
@@ -42,13 +45,21 @@ describe('createOutbox', () => {
       [
         'a',
         200,
-        ['content-type', 'application/json; charset=utf-8', 'content-length', '16'],
+        ['content-type', 'application/json; charset=utf-8', 'content-length', '16', ...SECURITY],
         '{"variant":"é"}',
       ],
       [
         'b',
         503,
-        ['content-type', 'application/json; charset=utf-8', 'content-length', '16', 'retry-after', '2'],
+        [
+          'content-type',
+          'application/json; charset=utf-8',
+          'content-length',
+          '16',
+          ...SECURITY,
+          'retry-after',
+          '2',
+        ],
         '{"error":"away"}',
       ],
     ]);

@@ -30,7 +30,17 @@ export interface Outbox {
 function writeAnswer(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
   const server = (res.socket as { server?: Server } | null)?.server;
   if (server !== undefined && !server.listening) res.shouldKeepAlive = false;
-  const headers = ['content-type', CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
+  const headers = [
+    'content-type',
+    CONTENT_TYPE,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    // As on every answer (security-headers.ts).
+    'x-content-type-options',
+    'nosniff',
+    'cache-control',
+    'no-store',
+  ];
   if (retryAfter !== undefined) headers.push('retry-after', String(retryAfter));
   res.writeHead(status, headers);
   res.end(body);

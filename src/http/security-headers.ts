@@ -1,0 +1,43 @@
+// Headers every answer carries, whichever part of the server writes it: the fast transport (outbox.ts),
+// Fastify (the hook below), and the server's own early answers (app.ts, fastify-transport.ts).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Every answer: `nosniff` (a browser never guesses a type other than the one sent), and `no-store` (API
+ * answers hold experiment data and results: no browser or proxy cache keeps them).
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};
+
+/** The Swagger UI's own files (scripts, styles, icons): cacheable, so they get nosniff only. */
+export const DOCS_STATIC_PREFIX = '/docs/static/';
+
+/**
+ * The Content-Security-Policy of the Swagger UI at /docs: its scripts and styles from this origin only
+ * (no inline or evaluated script), inline styles (the UI sets style attributes while it renders),
+ * images from this origin or data: URLs (its icons), requests to this origin only (the OpenAPI document
+ * and "Try it out"), no plugins, no framing by other sites, no forms or <base> pointing elsewhere.
+ * No `upgrade-insecure-requests`: on a plain-HTTP deployment it would send the page's own assets to https.
+ */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self' 'unsafe-inline'",
+].join('; ');
+
+/** Fastify's side: set first, so every answer (401, 404, errors, CORS preflights) carries them. */
+export function securityHeadersHook(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  reply.header('x-content-type-options', 'nosniff');
+  if (!request.url.startsWith(DOCS_STATIC_PREFIX)) reply.header('cache-control', 'no-store');
+  done();
+}
