@@ -23,10 +23,16 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(base: string, method: string, path: string, body?: unknown) {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  extra: Record<string, string> = {},
+) {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', ...extra },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -151,5 +157,49 @@ test('two instances on one PostgreSQL stay in step', { skip }, async (t) => {
     // Pages read mid-write were a prefix of the final order: no gaps appeared behind the cursor.
     const final = await readAll(a!.baseUrl, 'shared');
     assert.deepEqual(final.slice(0, midway.length), midway);
+  });
+
+  await t.test(
+    'a key created through one instance works on the other; revoked, it stops within 1 s',
+    async () => {
+      const created = await call(a!.baseUrl, 'POST', '/keys', { name: 'roaming', scopes: ['assign'] });
+      assert.equal(created.status, 201);
+      const key = created.body.key as string;
+      const assignWith = async (base: string) =>
+        (await call(base, 'POST', '/experiment/shared/assign', { userId: 'u' }, { 'x-api-key': key })).status;
+      await within(1000, 'the new key on instance B', async () => (await assignWith(b!.baseUrl)) === 200);
+      assert.equal((await call(a!.baseUrl, 'DELETE', `/keys/${created.body.id}`)).status, 204);
+      const ms = await within(
+        1000,
+        'the revocation on instance B',
+        async () => (await assignWith(b!.baseUrl)) === 401,
+      );
+      t.diagnostic(`instance B refused the revoked key after ${ms.toFixed(0)} ms`);
+      assert.equal(await assignWith(a!.baseUrl), 401);
+    },
+  );
+
+  await t.test('one Idempotency-Key sent to both instances at once stores one result', async () => {
+    const before = (await readAll(a!.baseUrl, 'shared')).length;
+    const body = { results: Array.from({ length: 500 }, (_, i) => ({ variantKey: 'A', metrics: { i } })) };
+    const answers = await Promise.all(
+      [a!, b!, a!, b!].map((s) =>
+        call(s.baseUrl, 'POST', '/experiment/shared/logs', body, { 'idempotency-key': 'both-instances' }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 409),
+      `only 200 and 409: ${statuses}`,
+    );
+    const ok = answers.filter((r) => r.status === 200).map((r) => r.body.logIds.join());
+    assert.ok(ok.length >= 1);
+    assert.equal(new Set(ok).size, 1, 'every 200 carries the same logIds');
+    assert.equal((await readAll(b!.baseUrl, 'shared')).length, before + 500);
+    const retried = await call(b!.baseUrl, 'POST', '/experiment/shared/logs', body, {
+      'idempotency-key': 'both-instances',
+    });
+    assert.equal(retried.status, 200);
+    assert.equal(retried.body.logIds.join(), ok[0]);
   });
 });
