@@ -5,17 +5,30 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { UnavailableError } from '../core/errors.js';
+import type { Metrics } from '../metrics.js';
 
 export interface RequestLog {
   /** The request's id: the caller's x-request-id when sane, else a process prefix and a counter. */
   id(req: IncomingMessage): string;
-  /** Called once a request is answered; `err` is what made a 5xx. */
-  answered(req: IncomingMessage, reqId: string | undefined, status: number, ms: number, err?: unknown): void;
+  /**
+   * Called once a request is answered; `err` is what made a 5xx, `route` the pattern of the route that
+   * took it (`/experiment/:slug/assign`; none when no route matched).
+   */
+  answered(
+    req: IncomingMessage,
+    reqId: string | undefined,
+    status: number,
+    ms: number,
+    err?: unknown,
+    route?: string,
+  ): void;
 }
 
 export interface RequestLogOptions {
   /** Requests slower than this are logged at warn whatever the level. */
   slowMs: number;
+  /** Counts every answer by route, method and status, and its latency (the same for both transports). */
+  metrics?: Pick<Metrics, 'answered' | 'databaseError'>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -65,9 +78,11 @@ export function createRequestLog(log: Logger, options: RequestLogOptions): Reque
 
   return {
     id,
-    answered(req, reqId, status, ms, err) {
+    answered(req, reqId, status, ms, err, route) {
+      options.metrics?.answered(route, req.method, status, ms);
       if (status >= 500) {
         if (err instanceof UnavailableError) {
+          options.metrics?.databaseError('request');
           outageCount++;
           const now = Date.now();
           if (now - lastOutageLine < 1000) return;
