@@ -2,23 +2,11 @@
 // store reads. Skipped when dist/ was built from exactly the current sources (a content hash, so a
 // checkout or a touch that changes nothing does not rebuild): a second `npm start` starts in about a second.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { sourceHash } from './source-hash.mjs';
 
 const STAMP = 'dist/.source-hash';
-
-function sourceHash() {
-  const hash = createHash('sha256');
-  const files = readdirSync('src', { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-    .concat(['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
-    .sort();
-  for (const file of files) hash.update(file).update('\0').update(readFileSync(file)).update('\0');
-  return hash.digest('hex');
-}
 
 const wanted = sourceHash();
 const force = process.argv.includes('--force');
