@@ -24,6 +24,7 @@ import {
 import { healthRoutes } from './http/health.js';
 import { keyRoutes } from './http/keys.js';
 import { metricsRoutes } from './http/metrics.js';
+import { createFailedAuthHook, createKeyLimitHook, refusedAddressAnswer } from './http/rate-limit.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
 import { nameSchemas } from './http/schemas.js';
@@ -35,6 +36,7 @@ import type { Assign } from './services/assignments.js';
 import type { ExperimentService } from './services/experiments.js';
 import type { IdempotencyService } from './services/idempotency.js';
 import type { KeyService } from './services/keys.js';
+import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
 import type { Store } from './store/store.js';
 
@@ -59,6 +61,8 @@ export interface AppDeps {
   logger?: Logger;
   /** This runtime's Prometheus metrics: every answer is counted, GET /metrics serves them. */
   metrics: Metrics;
+  /** Per-key limits and failed-authentication throttling (ADR 0017); absent: none (unit tests). */
+  rateLimits?: RateLimits;
 }
 
 /** The options Fastify applies to the HTTP server it builds; `serverFactory` must apply them itself. */
@@ -128,6 +132,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             requestLog.answered(req, undefined, 400, 0);
             return;
           }
+          // An address refused after too many failed authentications: 429 before any key work.
+          const refused = deps.rateLimits && refusedAddressAnswer(deps.rateLimits, req);
+          if (refused) {
+            answerAndClose(res, 429, refused.message, refused.headers);
+            requestLog.answered(req, undefined, 429, 0);
+            return;
+          }
           if (fast === null || !fast(req, res)) handler(req, res);
         },
       );
@@ -159,6 +170,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const corsOn = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0;
   if (corsOn) await app.register(cors, corsOptions(deps.corsOrigins!));
   app.addHook('onRequest', createAuthHook(authenticate));
+  if (deps.rateLimits !== undefined) {
+    app.addHook('onRequest', createKeyLimitHook(deps.rateLimits));
+    app.addHook('onSend', createFailedAuthHook(deps.rateLimits));
+  }
 
   await app.register(swagger, {
     openapi: {
@@ -197,6 +212,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     log: requestLog,
     onWriteError: (err) => logger.error({ err }, 'writing an answer failed'),
     corsEnabled: corsOn,
+    rateLimits: deps.rateLimits,
   });
   app.addHook('preClose', (done) => {
     fast = null;

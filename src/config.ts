@@ -1,6 +1,7 @@
 // Environment variables → a typed Config. Pure: main.ts passes process.env in.
 import { join, resolve } from 'node:path';
 import { MIN_KEY_LENGTH } from './api-key.js';
+import { DEFAULT_RATE_LIMITS, type RateLimitOptions } from './services/rate-limits.js';
 import type { DatabaseTarget } from './store/index.js';
 
 export interface Config {
@@ -23,6 +24,8 @@ export interface Config {
   production: boolean;
   /** Origins browsers may call from (CORS_ORIGINS); `*` is any origin; empty: CORS off. */
   corsOrigins: string[];
+  /** RATE_LIMIT_PER_SECOND, AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS, REDIS_URL, REDIS_KEY_PREFIX (ADR 0017). */
+  rateLimits: RateLimitOptions;
 }
 
 export class ConfigError extends Error {}
@@ -109,6 +112,38 @@ export function parseCorsOrigins(raw: string | undefined): string[] {
   return origins;
 }
 
+/** REDIS_URL: redis:// or rediss:// (TLS); empty or unset: counters in memory. */
+export function parseRedisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const url = raw.trim();
+  if (!/^rediss?:\/\/[^/?#\s]/.test(url)) {
+    throw new ConfigError(
+      `REDIS_URL must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379 (got '${url.split(':')[0]}:...')`,
+    );
+  }
+  return url;
+}
+
+function rateLimitConfig(env: Record<string, string | undefined>): RateLimitOptions {
+  const prefix = env.REDIS_KEY_PREFIX ?? DEFAULT_RATE_LIMITS.redisKeyPrefix;
+  if (prefix === '' || prefix.length > 200 || /\s/.test(prefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX must be 1 to 200 characters without spaces');
+  }
+  return {
+    perSecond: integer(env, 'RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMITS.perSecond, 0, 1_000_000),
+    authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', DEFAULT_RATE_LIMITS.authFailureLimit, 1, 1_000_000),
+    authFailureWindowSeconds: integer(
+      env,
+      'AUTH_FAILURE_WINDOW_SECONDS',
+      DEFAULT_RATE_LIMITS.authFailureWindowSeconds,
+      1,
+      3600,
+    ),
+    redisUrl: parseRedisUrl(env.REDIS_URL),
+    redisKeyPrefix: prefix,
+  };
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dataDir = resolve(env.DATA_DIR || './data');
   const logLevel = env.LOG_LEVEL || 'info';
@@ -136,5 +171,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     idempotencyClaimTimeoutMs: integer(env, 'IDEMPOTENCY_CLAIM_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     production: env.NODE_ENV === 'production',
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
+    rateLimits: rateLimitConfig(env),
   };
 }

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     keyHashSecret: config.keyHashSecret,
     idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
     corsOrigins: config.corsOrigins,
+    rateLimits: config.rateLimits,
     logger: createLogger(config.logLevel),
   });
   const { app } = runtime;

@@ -13,6 +13,7 @@ import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
+import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { type DatabaseTarget, openStore } from './store/index.js';
 import type { SqlStore } from './store/sql-store.js';
@@ -36,6 +37,8 @@ export interface RuntimeOptions {
   keyHashSecret?: string;
   /** How long an unfinished Idempotency-Key claim holds off other instances (ms; PostgreSQL). */
   idempotencyClaimTimeoutMs?: number;
+  /** Per-key rate limits, failed-authentication throttling, Redis (ADR 0017); unset fields: the defaults. */
+  rateLimits?: Partial<RateLimitOptions>;
 }
 
 export interface Runtime {
@@ -135,6 +138,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const results = new ResultService({ experiments: experimentCache, ingest, store, newId, now });
   const analysis = new AnalysisService({ experiments: experimentCache, store });
+  const rateLimits = await RateLimits.start(rateLimitOptions(options.rateLimits), {
+    warn: (fields, message) => (options.logger ?? app?.log)?.warn(fields, message),
+    info: (fields, message) => (options.logger ?? app?.log)?.info(fields, message),
+    rateLimited: (reason) => metrics.rateLimited(reason),
+  });
   app = await buildApp({
     keys,
     idempotency,
@@ -149,6 +157,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     corsOrigins: options.corsOrigins,
     logger: options.logger,
     metrics,
+    rateLimits,
   });
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -157,6 +166,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       await sync?.stop();
       await ingest.drain();
       idempotency.close();
+      await rateLimits.close();
       await keys.close();
       if (ingest.pendingExposures > 0) {
         app.log.error({ lost: ingest.pendingExposures }, 'exposures could not be written before shutdown');

@@ -8,12 +8,14 @@
 // parseJsonBody, the route's validator and serializer, errorAnswer, and the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../core/keys.js';
+import type { RateLimits } from '../services/rate-limits.js';
 import { type Authenticate, refusal } from './auth.js';
 import { parseJsonBody } from './body.js';
 import type { CompiledRoute } from './compile.js';
-import { errorAnswer, invalidBody } from './errors.js';
+import { errorAnswer, errorBody, invalidBody } from './errors.js';
 import { IDEMPOTENCY_HEADER } from './idempotency.js';
 import { createOutbox } from './outbox.js';
+import { setLimitHeaders, tooManyMessage } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
 import { JsonText } from './route.js';
 
@@ -29,6 +31,8 @@ export interface FastTransportDeps {
   onWriteError: (err: unknown) => void;
   /** CORS is on: requests with an Origin header are left to Fastify, which adds the CORS headers. */
   corsEnabled?: boolean;
+  /** Per-key rate limits (ADR 0017): counted here for the requests this transport takes. */
+  rateLimits?: RateLimits;
 }
 
 /** Returns true when it took the request (and will answer it); false leaves it to Fastify. */
@@ -178,6 +182,10 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
     const [compiled, params] = found;
     if (refusal(principal, compiled.route, params) !== null) return false;
     const started = performance.now();
+    // A key with a rate limit is counted here, once the request is this transport's (as Fastify counts
+    // right after its auth hook), while the body arrives. Without a limit nothing more is done.
+    const limit = deps.rateLimits === undefined ? 0 : deps.rateLimits.limitOf(principal);
+    const counted = limit === 0 ? undefined : deps.rateLimits!.consume(principal, limit);
     const expected = Number(length);
     const read = () => {
       const chunks: Buffer[] = [];
@@ -198,7 +206,22 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
           return;
         }
         const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        respond(req, res, compiled, params, principal, bytes, started);
+        if (counted === undefined) {
+          respond(req, res, compiled, params, principal, bytes, started);
+          return;
+        }
+        counted.then(
+          (verdict) => {
+            setLimitHeaders(res, verdict);
+            if (verdict.allowed) respond(req, res, compiled, params, principal, bytes, started);
+            else {
+              outbox.send(res, 429, errorBody(tooManyMessage(verdict)), verdict.resetSeconds);
+              const ms = performance.now() - started;
+              deps.log.answered(req, undefined, 429, ms, undefined, compiled.route.url);
+            }
+          },
+          () => respond(req, res, compiled, params, principal, bytes, started),
+        );
       });
     };
     // A client that goes away mid-body is simply not answered; the socket is already gone.

@@ -1,0 +1,316 @@
+// Rate limits (issue 14, section 3; ADR 0017): requests per second per key, and failed authentications
+// per client address. Counted with rate-limiter-flexible, in Redis when REDIS_URL is set (shared by every
+// instance), else in this process's memory. Nothing here knows HTTP: src/http/rate-limit.ts turns the
+// verdicts into answers and headers for both transports.
+//
+// The request path asks `limitOf(principal)` and `blockedFor(address)` synchronously and allocates
+// nothing when no limit applies; only a request that has a limit pays for a count (a promise).
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Principal } from '../core/keys.js';
+
+export interface RateLimitOptions {
+  /** Requests per second each key may make (RATE_LIMIT_PER_SECOND); 0: no limit, unless a key sets its own. */
+  perSecond: number;
+  /** Failed authentications an address may make within the window before it is refused (AUTH_FAILURE_LIMIT). */
+  authFailureLimit: number;
+  /** The failed-authentication window, in seconds (AUTH_FAILURE_WINDOW_SECONDS). */
+  authFailureWindowSeconds: number;
+  /** Counters shared through this Redis (REDIS_URL); absent: in memory. */
+  redisUrl?: string;
+  /** What every Redis key this service writes starts with (REDIS_KEY_PREFIX). */
+  redisKeyPrefix: string;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitOptions = {
+  perSecond: 0,
+  authFailureLimit: 50,
+  authFailureWindowSeconds: 10,
+  redisKeyPrefix: 'agentsplit:',
+};
+
+/** The options with the defaults where `given` leaves a field out (or undefined). */
+export function rateLimitOptions(given: Partial<RateLimitOptions> = {}): RateLimitOptions {
+  const merged: RateLimitOptions = { ...DEFAULT_RATE_LIMITS };
+  for (const [name, value] of Object.entries(given)) {
+    if (value !== undefined) (merged as unknown as Record<string, unknown>)[name] = value;
+  }
+  return merged;
+}
+
+/** The two policies, named as the RateLimit and RateLimit-Policy headers name them. */
+export type PolicyName = 'per-key' | 'failed-auth';
+
+/** What a count decided. */
+export interface Verdict {
+  allowed: boolean;
+  policy: PolicyName;
+  /** The quota of the policy (requests, or failed attempts). */
+  quota: number;
+  /** The policy's window, in seconds. */
+  windowSeconds: number;
+  /** What is left of the quota in the current window. */
+  remaining: number;
+  /** Whole seconds until the window resets (at least 1). */
+  resetSeconds: number;
+  /** The same in milliseconds. */
+  resetMs: number;
+}
+
+export interface RateLimitDeps {
+  /** Warnings (Redis unreachable; at most one every few seconds). */
+  warn: (fields: Record<string, unknown>, message: string) => void;
+  info: (fields: Record<string, unknown>, message: string) => void;
+  /** A request refused with 429. */
+  rateLimited: (reason: 'key' | 'failed_auth') => void;
+}
+
+/** At most one "Redis is unreachable" warning this often (ms). */
+export const REDIS_WARN_EVERY_MS = 5000;
+/** A Redis command slower than this counts as a failure; the request is counted in memory instead (ms). */
+const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** How long start() waits for Redis before serving without it (ms). */
+const REDIS_CONNECT_WAIT_MS = 2000;
+/** Blocked addresses are swept of expired entries when there are more than this many. */
+const BLOCKED_SWEEP_SIZE = 1024;
+
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+/** One policy's counter: in Redis when there is one, and always in memory (used while Redis is away). */
+class Counter {
+  private readonly memory: RateLimiterMemory;
+  private readonly shared: RateLimiterRedis | undefined;
+
+  constructor(
+    readonly policy: PolicyName,
+    readonly quota: number,
+    readonly windowSeconds: number,
+    keyPrefix: string,
+    private readonly owner: RateLimits,
+    redis: Redis | undefined,
+  ) {
+    const options = { points: quota, duration: windowSeconds, keyPrefix };
+    this.memory = new RateLimiterMemory(options);
+    this.shared =
+      redis === undefined
+        ? undefined
+        : new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true });
+  }
+
+  private verdict(res: RateLimiterRes, allowed: boolean): Verdict {
+    return {
+      allowed,
+      policy: this.policy,
+      quota: this.quota,
+      windowSeconds: this.windowSeconds,
+      remaining: res.remainingPoints,
+      resetSeconds: seconds(res.msBeforeNext),
+      resetMs: res.msBeforeNext,
+    };
+  }
+
+  /**
+   * Counts one request under `key`. In Redis when it answers; when it does not (down, not yet connected,
+   * slow), in memory, and the warning says why: the request is served either way (fail open).
+   */
+  async consume(key: string): Promise<Verdict> {
+    if (this.shared !== undefined) {
+      try {
+        return this.verdict(await this.shared.consume(key), true);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return this.verdict(err, false);
+        this.owner.redisFailed(err);
+      }
+    }
+    try {
+      return this.verdict(await this.memory.consume(key), true);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return this.verdict(err, false);
+      // Not expected of a memory counter; if it happens, the request is served (fail open).
+      const ms = this.windowSeconds * 1000;
+      return this.verdict(new RateLimiterRes(this.quota, ms, 0), true);
+    }
+  }
+}
+
+export class RateLimits {
+  private readonly perKey = new Map<number, Counter>();
+  private readonly authFailures: Counter;
+  /** Addresses refused until a time (ms): checked before any key work. */
+  private readonly blocked = new Map<string, number>();
+  private lastWarn = 0;
+  private redisDown = false;
+  /** Why the connection is down (the client's latest error), for the warning. */
+  private connectionError: Error | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly options: RateLimitOptions,
+    private readonly deps: RateLimitDeps,
+    private readonly redis: Redis | undefined,
+  ) {
+    this.authFailures = new Counter(
+      'failed-auth',
+      options.authFailureLimit,
+      options.authFailureWindowSeconds,
+      `${options.redisKeyPrefix}ratelimit:auth`,
+      this,
+      redis,
+    );
+  }
+
+  /** Connects to Redis when a URL is given (waiting at most 2 s: without it, limits count in memory). */
+  static async start(options: RateLimitOptions, deps: RateLimitDeps): Promise<RateLimits> {
+    if (options.redisUrl === undefined) return new RateLimits(options, deps, undefined);
+    const redis = new Redis(options.redisUrl, {
+      // A command is never queued while disconnected, nor retried: the request is counted in memory.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: REDIS_CONNECT_WAIT_MS,
+      lazyConnect: true,
+    });
+    const limits = new RateLimits(options, deps, redis);
+    redis.on('error', (err) => {
+      limits.connectionError = err;
+      limits.redisFailed(err);
+    });
+    redis.on('close', () => {
+      limits.connectionError ??= new Error('the connection to Redis closed');
+    });
+    redis.on('ready', () => limits.redisReady());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      redis.connect().catch(() => undefined),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, REDIS_CONNECT_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (redis.status !== 'ready') {
+      limits.redisFailed(new Error(`Redis is not ready at start (${redis.status})`));
+    }
+    return limits;
+  }
+
+  /** Whether counters are shared through Redis (configured; it may be away for a while). */
+  get shared(): boolean {
+    return this.redis !== undefined;
+  }
+
+  /** Requests per second this principal may make; 0: no limit (no count, no headers). */
+  limitOf(principal: Principal): number {
+    return principal.rateLimitPerSecond ?? this.options.perSecond;
+  }
+
+  /** Counts one request of `principal` against its limit (`limitOf`, not 0). */
+  async consume(principal: Principal, limit: number): Promise<Verdict> {
+    let counter = this.perKey.get(limit);
+    if (counter === undefined) {
+      counter = new Counter(
+        'per-key',
+        limit,
+        1,
+        `${this.options.redisKeyPrefix}ratelimit:key`,
+        this,
+        this.redis,
+      );
+      this.perKey.set(limit, counter);
+    }
+    const verdict = await counter.consume(principal.id);
+    if (!verdict.allowed) this.deps.rateLimited('key');
+    return verdict;
+  }
+
+  /** True when some address is refused (the only case where `blockedFor` needs asking). */
+  get anyBlocked(): boolean {
+    return this.blocked.size !== 0;
+  }
+
+  /** Seconds `address` must still wait after too many failed authentications; 0: not refused. */
+  blockedFor(address: string | undefined): number {
+    if (address === undefined || this.blocked.size === 0) return 0;
+    const until = this.blocked.get(address);
+    if (until === undefined) return 0;
+    const left = until - Date.now();
+    if (left <= 0) {
+      this.blocked.delete(address);
+      return 0;
+    }
+    return seconds(left);
+  }
+
+  /** The failed-authentication policy, for the headers of the 429 a refused address gets. */
+  refusedAddress(address: string | undefined): Verdict | null {
+    const wait = this.blockedFor(address);
+    if (wait === 0) return null;
+    const until = this.blocked.get(address!)!;
+    this.deps.rateLimited('failed_auth');
+    return {
+      allowed: false,
+      policy: 'failed-auth',
+      quota: this.options.authFailureLimit,
+      windowSeconds: this.options.authFailureWindowSeconds,
+      remaining: 0,
+      resetSeconds: wait,
+      resetMs: until - Date.now(),
+    };
+  }
+
+  /**
+   * Counts a failed authentication from `address` (answered 401). Once the address has used up its
+   * quota in the window, it is refused (429, before any key work) until the window ends.
+   */
+  async failedAuthentication(address: string | undefined): Promise<void> {
+    if (address === undefined) return;
+    let verdict: Verdict;
+    try {
+      verdict = await this.authFailures.consume(address);
+    } catch {
+      return; // the memory counter does not fail; if it ever did, the 401 still stands
+    }
+    if (verdict.remaining > 0 && verdict.allowed) return;
+    if (this.blocked.size >= BLOCKED_SWEEP_SIZE) this.sweep();
+    this.blocked.set(address, Date.now() + verdict.resetMs);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [address, until] of this.blocked) if (until <= now) this.blocked.delete(address);
+  }
+
+  /** Redis failed (a connection error or a command that failed): warn, at most every few seconds. */
+  redisFailed(err: unknown): void {
+    if (this.closed) return;
+    this.redisDown = true;
+    const now = Date.now();
+    if (now - this.lastWarn < REDIS_WARN_EVERY_MS) return;
+    this.lastWarn = now;
+    // "Connection is not ready" says less than what brought the connection down.
+    this.deps.warn(
+      { err: this.connectionError ?? err },
+      'Redis is unreachable for rate limits: requests are served, and limits are counted in this ' +
+        "instance's memory until it is back",
+    );
+  }
+
+  private redisReady(): void {
+    this.connectionError = undefined;
+    if (!this.redisDown) return;
+    this.redisDown = false;
+    this.lastWarn = 0;
+    this.deps.info({}, 'Redis is reachable again: rate limits are shared across instances');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.redis === undefined) return;
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+}
