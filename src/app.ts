@@ -158,7 +158,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestLog.id,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: createFrameworkErrorHandler(authenticate),
+    frameworkErrors: createFrameworkErrorHandler(
+      authenticate,
+      deps.rateLimits &&
+        ((request) => deps.rateLimits!.failedAuthentication(request.raw.socket.remoteAddress)),
+    ),
     clientErrorHandler: createClientErrorHandler(bodyTimeoutMs),
   });
   app.setValidatorCompiler(validatorCompiler);

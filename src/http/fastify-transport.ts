@@ -131,13 +131,19 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number, l
 /**
  * Fastify's own pre-routing errors (an undecodable URL, an over-long slug) never reach the auth hook,
  * so the key is checked here first; then the same body shape as every other error, and never 414.
+ * `countFailure` counts a 401 as a failed authentication (ADR 0017): these answers run no hooks.
  */
-export function createFrameworkErrorHandler(authenticate: Authenticate) {
+export function createFrameworkErrorHandler(
+  authenticate: Authenticate,
+  countFailure?: (request: FastifyRequest) => Promise<void>,
+) {
   return (error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
     reply.type(JSON_TYPE);
     if (!request.raw.complete) reply.header('connection', 'close');
     if (authenticate(request.headers['x-api-key']) === null) {
-      reply.code(401).send(UNAUTHORIZED);
+      const unauthorized = () => reply.code(401).send(UNAUTHORIZED);
+      if (countFailure === undefined) unauthorized();
+      else countFailure(request).then(unauthorized, unauthorized);
       return;
     }
     const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
