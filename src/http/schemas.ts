@@ -401,6 +401,10 @@ export const errorResponses = {
     "this key lacks the 'log' scope (it has: 'assign')",
   ),
   404: errorResponse('No such experiment (or route)', "no experiment with slug 'checkout-prompt'"),
+  429: errorResponse(
+    'Over the rate limit: retry after the Retry-After header (RateLimit and RateLimit-Policy say the limit)',
+    'rate limit exceeded: this key may make 100 requests per second; retry in 1 s',
+  ),
   500: errorResponse('Unexpected; the details are in the server log', 'Internal Server Error'),
 };
 
