@@ -196,7 +196,10 @@ export class GroupCommit {
       });
     }
     for (const g of groups) {
-      await this.write({ results: g.results, exposures: [], answers: answersOf([g]) }).then(g.resolve, g.reject);
+      await this.write({ results: g.results, exposures: [], answers: answersOf([g]) }).then(
+        g.resolve,
+        g.reject,
+      );
     }
     return true;
   }

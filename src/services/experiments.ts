@@ -1,6 +1,6 @@
 // Experiment management (create, update, remove, get, list): validates, writes through the store, and
 // updates the in-memory cache after each committed write.
-import type { IdempotencyRecord } from '../core/idempotency.js';
+
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.js';
 import {
@@ -13,6 +13,7 @@ import {
   type Status,
   validateSlug,
 } from '../core/experiment.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import { isoNow } from '../core/ids.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache } from './experiment-cache.js';

@@ -1,8 +1,9 @@
 // A Store in plain Maps and arrays, with the SQL store's semantics: for unit tests of the services.
-import type { IdempotencyRecord } from '../core/idempotency.js';
+
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';

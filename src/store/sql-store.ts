@@ -3,24 +3,11 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
-import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 import type { SqlDatabase } from './database.js';
-import { MetricNames } from './metric-names.js';
-import {
-  batchStatements,
-  compileRows,
-  executeInChunks,
-  idempotencyAnswerStatement,
-  exposureRollupStatement,
-  metricRollupStatement,
-  recordOverCap,
-  rolledResult,
-  rolledResultRow,
-} from './row-statements.js';
-import type { Database, ExperimentsTable, ResultsTable } from './schema.js';
 import {
   claimIdempotencyRow,
   deleteIdempotencyRowsBefore,
@@ -28,6 +15,19 @@ import {
   selectIdempotencyKey,
 } from './idempotency-rows.js';
 import { insertKeyRow, revokeKeyRow, selectKeys, updateKeyUse } from './key-rows.js';
+import { MetricNames } from './metric-names.js';
+import {
+  batchStatements,
+  compileRows,
+  executeInChunks,
+  exposureRollupStatement,
+  idempotencyAnswerStatement,
+  metricRollupStatement,
+  recordOverCap,
+  rolledResult,
+  rolledResultRow,
+} from './row-statements.js';
+import type { Database, ExperimentsTable, ResultsTable } from './schema.js';
 import type {
   IdempotencyRow,
   IdempotencyStore,

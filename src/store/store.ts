@@ -2,8 +2,8 @@
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import type { ApiKey } from '../core/keys.js';
 import type { JsonObject } from '../core/json.js';
+import type { ApiKey } from '../core/keys.js';
 import type { ExposureRollup, MetricRollup } from '../core/rollups.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 
