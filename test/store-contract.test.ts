@@ -686,7 +686,10 @@ for (const backend of sqlBackends) {
         .execute();
       const listedBefore = await store.listResults({ experimentId: id, limit: 100 });
       const experimentBefore = await store.findExperiment('before-004');
-      assert.deepEqual((await migrate(db)).filter((v) => v <= 4), [4]);
+      assert.deepEqual(
+        (await migrate(db)).filter((v) => v <= 4),
+        [4],
+      );
       assert.deepEqual(await store.listResults({ experimentId: id, limit: 100 }), listedBefore);
       assert.deepEqual(await store.findExperiment('before-004'), experimentBefore);
       assert.equal(listedBefore.results.length, 30);
