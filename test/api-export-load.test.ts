@@ -19,6 +19,8 @@ const EXPORTS = 4;
 const POLL_MS = 20;
 /** The slowest /healthz allowed while the exports run. */
 const HEALTHZ_LIMIT_MS = 50;
+/** No single poll may take longer (before the fix one took 5 s). */
+const HEALTHZ_WORST_MS = 250;
 
 let dir: string;
 let runtime: TestRuntime;
@@ -107,7 +109,7 @@ after(async () => {
 });
 
 describe('exports under load', { skip: SKIP_BACKEND }, () => {
-  test(`/healthz answers within ${HEALTHZ_LIMIT_MS} ms while ${EXPORTS} exports of ${RESULTS} results stream, and each export is whole`, async (t) => {
+  test(`/healthz answers within ${HEALTHZ_LIMIT_MS} ms (99th percentile; never over ${HEALTHZ_WORST_MS} ms) while ${EXPORTS} exports of ${RESULTS} results stream, and each export is whole`, async (t) => {
     let exporting = true;
     const healthz: number[] = [];
     const poll = (async () => {
@@ -134,12 +136,19 @@ describe('exports under load', { skip: SKIP_BACKEND }, () => {
     const sorted = [...healthz].sort((a, b) => a - b);
     const slowest = sorted.at(-1)!;
     const median = sorted[Math.floor(sorted.length / 2)]!;
+    const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
     t.diagnostic(
-      `${EXPORTS} exports in ${seconds.toFixed(1)} s; /healthz ×${healthz.length}: median ${median.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms`,
+      `${EXPORTS} exports in ${seconds.toFixed(1)} s; /healthz ×${healthz.length}: median ${median.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms`,
     );
     assert.ok(healthz.length >= 5, `only ${healthz.length} /healthz answers while exporting`);
     assert.ok(
-      slowest < HEALTHZ_LIMIT_MS,
+      p99 < HEALTHZ_LIMIT_MS,
+      `the 99th percentile /healthz took ${p99.toFixed(1)} ms (median ${median.toFixed(1)} ms, ${healthz.length} polls)`,
+    );
+    // One poll may meet a scheduler or GC pause on a busy 2-core machine; an export holding the event
+    // loop (the hole this guards) held it for seconds.
+    assert.ok(
+      slowest < HEALTHZ_WORST_MS,
       `the slowest /healthz took ${slowest.toFixed(1)} ms (median ${median.toFixed(1)} ms, ${healthz.length} polls)`,
     );
   });
