@@ -1,12 +1,8 @@
 // Idempotency-Keys in SQL (migration 005; ADR 0016): claims and lookups. Answers are written with the
 // data they describe (row-statements.ts, idempotencyAnswerStatement).
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import { type Database, isoTime } from './schema.js';
 import type { IdempotencyRow } from './store.js';
-
-function iso(value: string | Date): string {
-  return value instanceof Date ? value.toISOString() : value;
-}
 
 export async function selectIdempotencyKey(
   db: Kysely<Database>,
@@ -27,7 +23,7 @@ export async function selectIdempotencyKey(
     state: row.state === 'done' ? 'done' : 'pending',
     status: row.status === null ? null : Number(row.status),
     answer: row.answer,
-    createdAt: iso(row.created_at),
+    createdAt: isoTime(row.created_at),
   };
 }
 

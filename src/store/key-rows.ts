@@ -2,12 +2,8 @@
 // error translation and bumps the revision other instances watch.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { KeyScope } from '../core/keys.js';
-import type { ApiKeysTable, Database } from './schema.js';
+import { type ApiKeysTable, type Database, isoTime } from './schema.js';
 import type { StoredKey } from './store.js';
-
-function iso(value: string | Date | null): string | null {
-  return value === null ? null : value instanceof Date ? value.toISOString() : value;
-}
 
 function toKey(row: Selectable<ApiKeysTable>): StoredKey {
   return {
@@ -18,8 +14,8 @@ function toKey(row: Selectable<ApiKeysTable>): StoredKey {
     prefix: row.prefix,
     hash: row.hash,
     rateLimitPerSecond: row.rate_limit_per_second === null ? null : Number(row.rate_limit_per_second),
-    createdAt: iso(row.created_at)!,
-    lastUsedAt: iso(row.last_used_at),
+    createdAt: isoTime(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : isoTime(row.last_used_at),
   };
 }
 

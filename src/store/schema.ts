@@ -3,6 +3,11 @@ import type { Generated } from 'kysely';
 
 /** Timestamps are ISO strings in SQLite and Date objects from PostgreSQL; JSON is text or parsed. */
 type Time = string | Date;
+
+/** A time column as ISO 8601 text, whichever dialect read it. */
+export function isoTime(value: Time): string {
+  return value instanceof Date ? value.toISOString() : value;
+}
 type Json = string | null;
 
 export interface ExperimentsTable {

@@ -27,7 +27,7 @@ import {
   rolledResult,
   rolledResultRow,
 } from './row-statements.js';
-import type { Database, ExperimentsTable, ResultsTable } from './schema.js';
+import { type Database, type ExperimentsTable, isoTime, type ResultsTable } from './schema.js';
 import type {
   IdempotencyRow,
   IdempotencyStore,
@@ -45,10 +45,6 @@ import type {
 const REBUILD_PAGE = 5000;
 /** Exposure batches read per page (each about 4 MB of JSON at most; see row-statements.ts). */
 const EXPOSURE_BATCH_PAGE = 4;
-
-function iso(value: string | Date): string {
-  return value instanceof Date ? value.toISOString() : value;
-}
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -68,8 +64,8 @@ function toExperiment(row: Selectable<ExperimentsTable>): StoredExperiment {
       seed: row.seed,
       variants: json(row.variants),
       version: Number(row.version),
-      createdAt: iso(row.created_at),
-      updatedAt: iso(row.updated_at),
+      createdAt: isoTime(row.created_at),
+      updatedAt: isoTime(row.updated_at),
     },
   };
 }
@@ -86,8 +82,8 @@ function toResult(row: Selectable<ResultsTable>): Result {
     output: json<JsonObject | null>(row.output),
     metrics: json<JsonObject | null>(row.metrics),
     context: json<JsonObject | null>(row.context),
-    timestamp: row.client_timestamp === null ? null : iso(row.client_timestamp),
-    createdAt: iso(row.created_at),
+    timestamp: row.client_timestamp === null ? null : isoTime(row.client_timestamp),
+    createdAt: isoTime(row.created_at),
     experimentVersion: Number(row.experiment_version),
   };
 }
@@ -450,7 +446,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
           variantKey: r.variant_key,
           userId: r.user_id,
           context: r.context === null ? null : json<JsonObject>(r.context),
-          createdAt: iso(r.created_at),
+          createdAt: isoTime(r.created_at),
         });
       }
       const mixed = out.length > 0;
