@@ -5,8 +5,10 @@
 //
 // The request path asks `limitOf(principal)` and `blockedFor(address)` synchronously and allocates
 // nothing when no limit applies; only a request that has a limit pays for a count (a promise).
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
+import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import type { Principal } from '../core/keys.js';
 
 export interface RateLimitOptions {
@@ -80,7 +82,7 @@ function seconds(ms: number): number {
 
 /** One policy's counter: in Redis when there is one, and always in memory (used while Redis is away). */
 class Counter {
-  private readonly memory: RateLimiterMemory;
+  private readonly memory: InstanceType<typeof RateLimiterMemory>;
   private readonly shared: RateLimiterRedis | undefined;
 
   constructor(
@@ -89,17 +91,17 @@ class Counter {
     readonly windowSeconds: number,
     keyPrefix: string,
     private readonly owner: RateLimits,
-    redis: Redis | undefined,
+    redis: SharedStore | undefined,
   ) {
     const options = { points: quota, duration: windowSeconds, keyPrefix };
     this.memory = new RateLimiterMemory(options);
     this.shared =
       redis === undefined
         ? undefined
-        : new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true });
+        : new redis.Limiter({ ...options, storeClient: redis.client, rejectIfRedisNotReady: true });
   }
 
-  private verdict(res: RateLimiterRes, allowed: boolean): Verdict {
+  private verdict(res: InstanceType<typeof RateLimiterRes>, allowed: boolean): Verdict {
     return {
       allowed,
       policy: this.policy,
@@ -135,6 +137,12 @@ class Counter {
   }
 }
 
+/** Redis and the limiter class that counts in it (both loaded only when REDIS_URL is set). */
+interface SharedStore {
+  client: Redis;
+  Limiter: typeof RateLimiterRedis;
+}
+
 export class RateLimits {
   private readonly perKey = new Map<number, Counter>();
   private readonly authFailures: Counter;
@@ -149,7 +157,7 @@ export class RateLimits {
   private constructor(
     private readonly options: RateLimitOptions,
     private readonly deps: RateLimitDeps,
-    private readonly redis: Redis | undefined,
+    private readonly store: SharedStore | undefined,
   ) {
     this.authFailures = new Counter(
       'failed-auth',
@@ -157,13 +165,18 @@ export class RateLimits {
       options.authFailureWindowSeconds,
       `${options.redisKeyPrefix}ratelimit:auth`,
       this,
-      redis,
+      store,
     );
   }
 
   /** Connects to Redis when a URL is given (waiting at most 2 s: without it, limits count in memory). */
   static async start(options: RateLimitOptions, deps: RateLimitDeps): Promise<RateLimits> {
     if (options.redisUrl === undefined) return new RateLimits(options, deps, undefined);
+    // Loaded only when configured: ioredis alone adds about 20 MB of RSS.
+    const [{ Redis }, { default: Limiter }] = await Promise.all([
+      import('ioredis'),
+      import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
+    ]);
     const redis = new Redis(options.redisUrl, {
       // A command is never queued while disconnected, nor retried: the request is counted in memory.
       enableOfflineQueue: false,
@@ -172,7 +185,7 @@ export class RateLimits {
       connectTimeout: REDIS_CONNECT_WAIT_MS,
       lazyConnect: true,
     });
-    const limits = new RateLimits(options, deps, redis);
+    const limits = new RateLimits(options, deps, { client: redis, Limiter });
     redis.on('error', (err) => {
       limits.connectionError = err;
       limits.redisFailed(err);
@@ -197,7 +210,7 @@ export class RateLimits {
 
   /** Whether counters are shared through Redis (configured; it may be away for a while). */
   get shared(): boolean {
-    return this.redis !== undefined;
+    return this.store !== undefined;
   }
 
   /** Requests per second this principal may make; 0: no limit (no count, no headers). */
@@ -215,7 +228,7 @@ export class RateLimits {
         1,
         `${this.options.redisKeyPrefix}ratelimit:key`,
         this,
-        this.redis,
+        this.store,
       );
       this.perKey.set(limit, counter);
     }
@@ -306,11 +319,11 @@ export class RateLimits {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.redis === undefined) return;
+    if (this.store === undefined) return;
     try {
-      await this.redis.quit();
+      await this.store.client.quit();
     } catch {
-      this.redis.disconnect();
+      this.store.client.disconnect();
     }
   }
 }
