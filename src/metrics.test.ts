@@ -5,10 +5,9 @@ import pino from 'pino';
 import { register as globalRegistry } from 'prom-client';
 import { parsePrometheus } from '../test/helpers/prometheus.js';
 import { UnavailableError } from './core/errors.js';
-import type { Exposure } from './core/exposure.js';
 import { createRequestLog } from './http/request-log.js';
 import { GroupCommit } from './ingest/group-commit.js';
-import type { NewResult } from './ingest/write-batch.js';
+import { exposure, result } from './ingest/test-fixtures.js';
 import { createMetrics, LATENCY_BUCKETS, type MetricSources, UNMATCHED_ROUTE } from './metrics.js';
 
 const REQUESTS = 'agentsplit_http_requests_total';
@@ -24,36 +23,6 @@ const noSources: MetricSources = {
   droppedExposures: () => 0,
   experiments: () => [],
 };
-
-function result(id: string): NewResult {
-  return {
-    logId: id,
-    experimentId: 1,
-    version: 1,
-    variantKey: 'A',
-    knownVariant: true,
-    userId: null,
-    assignmentId: null,
-    input: null,
-    output: null,
-    metrics: null,
-    context: null,
-    timestamp: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-  };
-}
-
-function exposure(id: string): Exposure {
-  return {
-    assignmentId: id,
-    experimentId: 1,
-    version: 1,
-    variantKey: 'A',
-    userId: 'u',
-    context: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-  };
-}
 
 test('requests are counted by route pattern, method and status; unmatched ones under one label', async () => {
   const metrics = createMetrics();

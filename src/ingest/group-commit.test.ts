@@ -1,39 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UnavailableError } from '../core/errors.js';
-import type { Exposure } from '../core/exposure.js';
 import { GroupCommit } from './group-commit.js';
-import type { NewResult, WriteBatch } from './write-batch.js';
-
-function result(id: string, experiment = 1): NewResult {
-  return {
-    logId: id,
-    experimentId: experiment,
-    version: 1,
-    variantKey: 'A',
-    knownVariant: true,
-    userId: null,
-    assignmentId: null,
-    input: null,
-    output: null,
-    metrics: null,
-    context: null,
-    timestamp: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-  };
-}
-
-function exposure(id: string): Exposure {
-  return {
-    assignmentId: id,
-    experimentId: 1,
-    version: 1,
-    variantKey: 'A',
-    userId: 'u',
-    context: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-  };
-}
+import { exposure, result } from './test-fixtures.js';
+import type { WriteBatch } from './write-batch.js';
 
 const exposureCount = (b: WriteBatch) => b.exposures.reduce((n, e) => n + e.count, 0);
 
