@@ -24,7 +24,8 @@ export {
 } from './distributions.js';
 export { type EffectMoments, effectMoments } from './effect.js';
 export { compareMeans } from './frequentist.js';
-export { isProportion, summarizeArm } from './moments.js';
+export { isProportion, isRatio, summarizeArm } from './moments.js';
+export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
 export {
   DEFAULT_N_STAR,
   ONE_SIDED_P_CAP,

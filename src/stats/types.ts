@@ -13,7 +13,21 @@ export interface Proportion {
   successes: number;
 }
 
-export type ArmData = Moments | Proportion;
+/**
+ * Sufficient statistics of a ratio (per-unit) metric over n units (users): unit i contributes x_i, the sum of
+ * its values (its count of trues for a boolean metric), and y_i, its number of observations. The estimate is
+ * R = sumX / sumY, the mean per observation, with the units (not the observations) as independent draws.
+ */
+export interface RatioMoments {
+  n: number;
+  sumX: number;
+  sumX2: number;
+  sumY: number;
+  sumY2: number;
+  sumXY: number;
+}
+
+export type ArmData = Moments | Proportion | RatioMoments;
 
 /** 'greater' tests treatment > control, 'less' tests treatment < control. */
 export type Sided = 'two' | 'greater' | 'less';
@@ -25,7 +39,10 @@ export interface ArmSummary {
   /** null when the given n is not a finite number >= 0. */
   n: number | null;
   mean: number | null;
-  /** Sample variance with n - 1 for numeric metrics; p(1 - p) for proportions. */
+  /**
+   * Sample variance with n - 1 for numeric metrics; p(1 - p) for proportions; for ratios, n times the
+   * delta-method variance of R, so that variance / n is Var(R) as for the other shapes.
+   */
   variance: number | null;
   stdDev: number | null;
   warnings: string[];
