@@ -55,9 +55,10 @@ describe('compareArms', () => {
     assert.equal(r.significant, abs.pValue !== null && abs.pValue < 0.1);
   });
 
-  it('bayesian: no p-values; chance to win of the lift, significant outside [alpha, 1 - alpha]', () => {
+  it('bayesian: no p-values; chance to win of the lift, significant outside (alpha, 1 - alpha)', () => {
     const big = { n: 1000, sum: 11000, sumSquares: 11000 ** 2 / 1000 + 999 * 4 };
-    const r = compareArms(control, big, { method: 'bayesian', alpha: 0.05, sided: 'two' });
+    const o = { method: 'bayesian', alpha: 0.05, sided: 'two', direction: 'increase' } as const;
+    const r = compareArms(control, big, o);
     const rel = bayesianCompare(control, big, { alpha: 0.05, effect: 'relative' });
     assert.equal(r.absolute.pValue, null);
     assert.equal(r.relative.pValue, null);
@@ -66,11 +67,14 @@ describe('compareArms', () => {
     assert.deepEqual(r.risk, rel.risk);
     assert.ok(r.chanceToWin! > 0.95);
     assert.equal(r.significant, true);
+    assert.equal(r.better, true);
+    assert.equal(r.worse, false);
   });
 
   it('bayesian: falls back to the absolute effect when the control mean is 0 (no lift)', () => {
     const zero = { n: 10, sum: 0, sumSquares: 10 };
-    const r = compareArms(zero, treatment, { method: 'bayesian', alpha: 0.05, sided: 'two' });
+    const o = { method: 'bayesian', alpha: 0.05, sided: 'two', direction: 'increase' } as const;
+    const r = compareArms(zero, treatment, o);
     const abs = bayesianCompare(zero, treatment, { alpha: 0.05, effect: 'absolute' });
     assert.equal(bayesianCompare(zero, treatment, { alpha: 0.05, effect: 'relative' }).chanceToWin, null);
     assert.equal(r.chanceToWin, abs.chanceToWin);

@@ -1,16 +1,25 @@
-// Owns the comparison of one treatment arm with the control under the chosen method, both effect scales.
+// Owns the comparison of one treatment arm with the control under the chosen method, both effect scales,
+// read in the metric's direction (which way is better), and the one-sided harm test of guardrails.
 import { bayesianCompare } from './bayesian.js';
+import { normalCdf } from './distributions.js';
 import { compareMeans } from './frequentist.js';
 import { sequentialCompare } from './sequential.js';
-import type { ArmData, EffectEstimate, EffectType, Interval, Sided } from './types.js';
+import type { ArmData, Direction, EffectEstimate, EffectType, Interval, Sided } from './types.js';
 
 /** frequentist: fixed-horizon Welch; sequential: always-valid confidence sequence; bayesian: flat prior. */
 export type AnalysisMethod = 'frequentist' | 'bayesian' | 'sequential';
 
+/** A literal alternative, or 'better': one-sided toward the metric's better direction. */
+export type SidedOption = Sided | 'better';
+
+export const BETTER_NEEDS_DIRECTION = 'sided=better needs a declared direction; tested two-sided';
+
 export interface CompareOptions {
   method: AnalysisMethod;
   alpha: number;
-  sided: Sided;
+  sided: SidedOption;
+  /** Which way the metric is better; null or absent: not declared. */
+  direction?: Direction | null;
   /** Sequential only: the total sample size the confidence sequence is tightest at. */
   nStar?: number;
 }
@@ -18,52 +27,213 @@ export interface CompareOptions {
 export interface ArmComparison {
   absolute: EffectEstimate;
   relative: EffectEstimate;
-  /** P(lift > 0), falling back to the absolute effect's; null for the p-value methods. */
+  /** The alternative actually tested ('better' resolved to 'greater' or 'less', or 'two' without a direction). */
+  sided: Sided;
+  /**
+   * The direction the win wording reads in: the declared one, else 'increase' for sided=greater and
+   * 'decrease' for sided=less; null otherwise (then chanceToWin, risk, better and worse are null).
+   */
+  direction: Direction | null;
+  /**
+   * Bayesian: posterior P(treatment better than control) on the lift (the absolute effect's when the lift is
+   * undefined), in `direction`. null for the p-value methods and without a direction.
+   */
   chanceToWin: number | null;
-  /** Bayesian expected losses [choosing control, choosing treatment]; [null, null] otherwise. */
+  /**
+   * Bayesian expected losses [choosing control, choosing treatment] in units of "better" (for 'decrease' the
+   * loss of choosing treatment is E[max(lift, 0)]); [null, null] otherwise.
+   */
   risk: Interval;
+  /** The tested alternative is supported (p < alpha; bayesian: posterior probability >= 1 - alpha). */
   significant: boolean;
+  /** significant, and the effect points in the better direction; null without a direction. */
+  better: boolean | null;
+  /** significant, and the effect points in the worse direction; null without a direction. */
+  worse: boolean | null;
   /** Both scales' warnings, each once. */
   warnings: string[];
+}
+
+export interface ResolvedSided {
+  sided: Sided;
+  direction: Direction | null;
+  warnings: string[];
+}
+
+const isDirection = (d: unknown): d is Direction => d === 'increase' || d === 'decrease';
+
+/**
+ * The alternative to test and the direction to read results in. 'better' is 'greater' for 'increase' and
+ * 'less' for 'decrease' (two-sided, with a warning, without a direction). Without a declared direction,
+ * sided=greater reads as 'increase' and sided=less as 'decrease' (wording only: the test stays literal).
+ */
+export function resolveSided(sided: SidedOption, direction: Direction | null | undefined): ResolvedSided {
+  const warnings: string[] = [];
+  let declared: Direction | null = null;
+  if (isDirection(direction)) declared = direction;
+  else if (direction !== null && direction !== undefined) {
+    warnings.push(`direction must be 'increase' or 'decrease'; none used`);
+  }
+  if (sided === 'better') {
+    if (declared === null) warnings.push(BETTER_NEEDS_DIRECTION);
+    return {
+      sided: declared === null ? 'two' : declared === 'increase' ? 'greater' : 'less',
+      direction: declared,
+      warnings,
+    };
+  }
+  if (!(['two', 'greater', 'less'] as const).includes(sided)) {
+    warnings.push(`sided must be 'two', 'greater', 'less' or 'better'; used 'two'`);
+    return { sided: 'two', direction: declared, warnings };
+  }
+  const implied = sided === 'greater' ? 'increase' : sided === 'less' ? 'decrease' : null;
+  return { sided, direction: declared ?? implied, warnings };
+}
+
+/** better / worse from a decision and the sign of the effect (treatment − control). */
+export function directionFlags(
+  significant: boolean,
+  estimate: number | null,
+  direction: Direction | null,
+): { better: boolean | null; worse: boolean | null } {
+  if (direction === null) return { better: null, worse: null };
+  const up = estimate !== null && estimate > 0;
+  const down = estimate !== null && estimate < 0;
+  return {
+    better: significant && (direction === 'increase' ? up : down),
+    worse: significant && (direction === 'increase' ? down : up),
+  };
 }
 
 function estimate(r: EffectEstimate): EffectEstimate {
   return { estimate: r.estimate, ci: r.ci, stdError: r.stdError, pValue: r.pValue };
 }
 
-function bayesian(control: ArmData, treatment: ArmData, alpha: number): ArmComparison {
-  const abs = bayesianCompare(control, treatment, { alpha, effect: 'absolute' });
-  const rel = bayesianCompare(control, treatment, { alpha, effect: 'relative' });
-  // The lift's chance to win is the one reported; it is undefined when the control mean is 0.
-  const chanceToWin = rel.chanceToWin ?? abs.chanceToWin;
+type Verdicts = Omit<ArmComparison, 'absolute' | 'relative' | 'sided' | 'direction' | 'warnings'>;
+
+/**
+ * The posterior of the lift (of the absolute effect when the control mean is 0) decides. With
+ * up = P(treatment > control) and down = P(treatment < control): two-sided is significant when either is
+ * >= 1 - alpha, 'greater' when up is, 'less' when down is.
+ */
+function bayesianVerdicts(
+  post: ReturnType<typeof bayesianCompare>,
+  alpha: number,
+  sided: Sided,
+  direction: Direction | null,
+): Verdicts {
+  const none = { chanceToWin: null, risk: [null, null] as Interval, significant: false };
+  if (post.chanceToWin === null || post.expected === null || post.stdDev === null) {
+    return { ...none, ...directionFlags(false, null, direction) };
+  }
+  const up = post.chanceToWin;
+  // Computed, not 1 - up, so that a tiny probability keeps its digits.
+  const down = normalCdf(-post.expected / post.stdDev);
+  const significant =
+    sided === 'greater'
+      ? up >= 1 - alpha
+      : sided === 'less'
+        ? down >= 1 - alpha
+        : Math.max(up, down) >= 1 - alpha;
+  const [lossControl, lossTreatment] = post.risk;
   return {
-    absolute: { estimate: abs.expected, ci: abs.ci, stdError: abs.stdDev, pValue: null },
-    relative: { estimate: rel.expected, ci: rel.ci, stdError: rel.stdDev, pValue: null },
-    chanceToWin,
-    risk: rel.chanceToWin !== null ? rel.risk : abs.risk,
-    significant: chanceToWin !== null && (chanceToWin > 1 - alpha || chanceToWin < alpha),
-    warnings: [...new Set([...abs.warnings, ...rel.warnings])],
+    chanceToWin: direction === null ? null : direction === 'increase' ? up : down,
+    risk:
+      direction === null ? [null, null] : direction === 'increase' ? post.risk : [lossTreatment, lossControl],
+    significant,
+    ...directionFlags(significant, post.expected, direction),
   };
 }
 
-/** Treatment vs control on both the absolute and the relative scale. */
+/** Treatment vs control on both the absolute and the relative scale, read in the metric's direction. */
 export function compareArms(control: ArmData, treatment: ArmData, o: CompareOptions): ArmComparison {
-  if (o.method === 'bayesian') return bayesian(control, treatment, o.alpha);
-  const opts = { alpha: o.alpha, sided: o.sided };
+  const { sided, direction, warnings } = resolveSided(o.sided, o.direction);
+  if (o.method === 'bayesian') {
+    const abs = bayesianCompare(control, treatment, { alpha: o.alpha, effect: 'absolute' });
+    const rel = bayesianCompare(control, treatment, { alpha: o.alpha, effect: 'relative' });
+    // The lift's posterior decides; it is undefined when the control mean is 0.
+    const post = rel.chanceToWin !== null ? rel : abs;
+    return {
+      absolute: { estimate: abs.expected, ci: abs.ci, stdError: abs.stdDev, pValue: null },
+      relative: { estimate: rel.expected, ci: rel.ci, stdError: rel.stdDev, pValue: null },
+      sided,
+      direction,
+      ...bayesianVerdicts(post, o.alpha, sided, direction),
+      warnings: [...new Set([...warnings, ...abs.warnings, ...rel.warnings])],
+    };
+  }
+  const opts = { alpha: o.alpha, sided };
   const compare =
     o.method === 'sequential'
       ? (effect: EffectType) => sequentialCompare(control, treatment, { ...opts, effect, nStar: o.nStar })
       : (effect: EffectType) => compareMeans(control, treatment, { ...opts, effect });
   const abs = compare('absolute');
   const rel = compare('relative');
+  // The absolute effect's test is exact Welch (or its confidence sequence); the lift's needs the
+  // delta method and a control mean away from 0, so significance follows the absolute one.
+  const significant = abs.pValue !== null && abs.pValue < o.alpha;
   return {
     absolute: estimate(abs),
     relative: estimate(rel),
+    sided,
+    direction,
     chanceToWin: null,
     risk: [null, null],
-    // The absolute effect's test is exact Welch (or its confidence sequence); the lift's needs the
-    // delta method and a control mean away from 0, so significance follows the absolute one.
-    significant: abs.pValue !== null && abs.pValue < o.alpha,
-    warnings: [...new Set([...abs.warnings, ...rel.warnings])],
+    significant,
+    ...directionFlags(significant, abs.estimate, direction),
+    warnings: [...new Set([...warnings, ...abs.warnings, ...rel.warnings])],
+  };
+}
+
+export interface HarmOptions {
+  method: AnalysisMethod;
+  alpha: number;
+  /** Which way the guardrail metric is better; without one there is no harm to test. */
+  direction: Direction | null;
+  nStar?: number;
+}
+
+export interface HarmResult {
+  /** One-sided p-value of "treatment is worse"; null for bayesian and when it cannot be computed. */
+  pValue: number | null;
+  /** Bayesian: posterior P(treatment worse than control); null for the p-value methods. */
+  chanceOfHarm: number | null;
+  /** Significantly worse: pValue < alpha, or chanceOfHarm >= 1 - alpha. */
+  harmful: boolean;
+  /** Effect estimates; the interval has only the bound on the harmful side for the p-value methods. */
+  absolute: EffectEstimate;
+  relative: EffectEstimate;
+  warnings: string[];
+}
+
+export const GUARDRAIL_NEEDS_DIRECTION = 'a guardrail needs a declared direction; harm not tested';
+
+/**
+ * One-sided test that the treatment is worse than the control in the declared direction: 'less' for a metric
+ * that should increase, 'greater' for one that should decrease, at level alpha, with no correction.
+ */
+export function harmTest(control: ArmData, treatment: ArmData, o: HarmOptions): HarmResult {
+  if (!isDirection(o.direction)) {
+    const r = compareArms(control, treatment, { ...o, sided: 'two', direction: null });
+    return {
+      pValue: null,
+      chanceOfHarm: null,
+      harmful: false,
+      absolute: r.absolute,
+      relative: r.relative,
+      warnings: [GUARDRAIL_NEEDS_DIRECTION, ...r.warnings],
+    };
+  }
+  // Harm is "better" read in the opposite direction: then chanceToWin is the chance of harm, computed
+  // directly rather than as 1 - P(better), and `better` is significance on the harmful side.
+  const harm: Direction = o.direction === 'increase' ? 'decrease' : 'increase';
+  const r = compareArms(control, treatment, { ...o, sided: 'better', direction: harm });
+  return {
+    pValue: o.method === 'bayesian' ? null : r.absolute.pValue,
+    chanceOfHarm: r.chanceToWin,
+    harmful: r.better === true,
+    absolute: r.absolute,
+    relative: r.relative,
+    warnings: r.warnings,
   };
 }

@@ -139,6 +139,67 @@ describe('correctSignificance', () => {
     assert.deepEqual(r.warnings, ['correction applies to p-values; it is ignored for method=bayesian']);
   });
 
+  it('leaves guardrails out of the family and unchanged', () => {
+    // Without the guardrail the family is 0.01, 0.04, 0.03 as above (holm 0.03, 0.06, 0.06).
+    const guardrail = {
+      name: 'cost',
+      role: 'guardrail' as const,
+      variants: [{ key: 'A' }, variant('B', 0.001)],
+    };
+    const r = correctSignificance([...metrics, guardrail], { ...o, correction: 'holm' });
+    const tested = r.metrics.slice(0, 2).flatMap((m) => m.variants.filter((v) => 'absolute' in v));
+    assertAdjusted(
+      tested.map((v) => v.adjustedPValue ?? null),
+      [0.03, 0.06, 0.06],
+    );
+    assert.equal(r.metrics[2], guardrail);
+  });
+
+  it('re-decides better and worse with significance, from the sign of the effect', () => {
+    const compared = (pValue: number, estimate: number) => ({
+      absolute: { pValue, estimate },
+      significant: true,
+      direction: 'decrease' as const,
+      better: estimate < 0,
+      worse: estimate > 0,
+    });
+    const undirected = {
+      absolute: { pValue: 0.001, estimate: 1 },
+      significant: true,
+      direction: null,
+      better: null,
+      worse: null,
+    };
+    // holm over 0.001, 0.001, 0.03, 0.04, 0.001 (m = 5): sorted 5(0.001), 4(0.001), 3(0.001), 2(0.03), 1(0.04)
+    // = 0.005, 0.004, 0.003, 0.06, 0.04 -> running max 0.005 (three times), 0.06, 0.06: the 0.03 and 0.04 ones
+    // are no longer significant.
+    const r = correctSignificance(
+      [
+        {
+          role: 'primary' as const,
+          variants: [
+            compared(0.001, -2),
+            compared(0.001, 3),
+            compared(0.03, 3),
+            compared(0.04, -1),
+            undirected,
+          ],
+        },
+      ],
+      { ...o, correction: 'holm' },
+    );
+    assert.deepEqual(
+      r.metrics[0]!.variants.map((v) => [v.significant, v.better, v.worse]),
+      [
+        [true, true, false],
+        [true, false, true],
+        [false, false, false],
+        [false, false, false],
+        [true, null, null],
+      ],
+    );
+  });
+
   it('does not change its input', () => {
     const before = structuredClone(metrics);
     correctSignificance(metrics, { ...o, correction: 'bh' });

@@ -1,7 +1,7 @@
 // Owns multiple-comparison corrections: Holm–Bonferroni and Benjamini–Hochberg adjusted p-values, and
 // significance re-decided from them across every comparison of an analysis.
-import type { AnalysisMethod } from './compare.js';
-import type { AdjustedPValues, CorrectionMethod } from './types.js';
+import { type AnalysisMethod, directionFlags } from './compare.js';
+import type { AdjustedPValues, CorrectionMethod, Direction, MetricRole } from './types.js';
 
 const isPValue = (p: unknown): p is number => typeof p === 'number' && p >= 0 && p <= 1;
 
@@ -43,20 +43,30 @@ export function adjustPValues(pValues: readonly number[], method: CorrectionMeth
 /** 'none' leaves the per-comparison decisions as they are. */
 export type Correction = 'none' | CorrectionMethod;
 
-/** A comparison as the correction reads and rewrites it; one without `absolute` (a control) is not tested. */
+/**
+ * A comparison as the correction reads and rewrites it; one without `absolute` (a control) is not tested.
+ * With a `direction` (as compareArms returns), `better` and `worse` are re-decided with `significant`.
+ */
 export interface TestedVariant {
-  absolute?: { pValue: number | null };
+  absolute?: { pValue: number | null; estimate?: number | null };
   adjustedPValue?: number | null;
   significant?: boolean;
+  direction?: Direction | null;
+  better?: boolean | null;
+  worse?: boolean | null;
 }
 
 /**
- * The family is every treatment of every metric (metrics × treatments): their absolute-effect p-values are
+ * The family is every treatment of every metric (metrics × treatments) except guardrails (`role:
+ * 'guardrail'`, GrowthBook's convention: a guardrail is a one-sided check that must not fail, and correcting it
+ * would make harm harder to see); guardrail metrics come back unchanged. The absolute-effect p-values are
  * adjusted together, and each one is significant when its adjusted p-value is below alpha. A p-value that
  * could not be computed stays out of the family and is not significant. Bayesian results have no
  * p-values, so the correction is ignored for them, with a warning. Returns new objects; input unchanged.
  */
-export function correctSignificance<M extends { variants: readonly TestedVariant[] }>(
+export function correctSignificance<
+  M extends { role?: MetricRole | null; variants: readonly TestedVariant[] },
+>(
   metrics: readonly M[],
   o: { correction: Correction; alpha: number; method: AnalysisMethod },
 ): { metrics: M[]; warnings: string[] } {
@@ -67,18 +77,27 @@ export function correctSignificance<M extends { variants: readonly TestedVariant
       warnings: ['correction applies to p-values; it is ignored for method=bayesian'],
     };
   }
-  const pValues = metrics.flatMap((m) =>
-    m.variants.flatMap((v) => (v.absolute ? [v.absolute.pValue ?? Number.NaN] : [])),
-  );
+  const inFamily = (m: M) => m.role !== 'guardrail';
+  const pValues = metrics
+    .filter(inFamily)
+    .flatMap((m) => m.variants.flatMap((v) => (v.absolute ? [v.absolute.pValue ?? Number.NaN] : [])));
   const { adjusted } = adjustPValues(pValues, o.correction);
   let i = 0;
-  const corrected = metrics.map((m) => ({
-    ...m,
-    variants: m.variants.map((v) => {
-      if (!v.absolute) return v;
-      const adjustedPValue = adjusted[i++] ?? null;
-      return { ...v, adjustedPValue, significant: adjustedPValue !== null && adjustedPValue < o.alpha };
-    }),
-  }));
+  const corrected = metrics.map((m) => {
+    if (!inFamily(m)) return m;
+    return {
+      ...m,
+      variants: m.variants.map((v) => {
+        if (!v.absolute) return v;
+        const adjustedPValue = adjusted[i++] ?? null;
+        const significant = adjustedPValue !== null && adjustedPValue < o.alpha;
+        const flags =
+          v.direction === undefined
+            ? {}
+            : directionFlags(significant, v.absolute.estimate ?? null, v.direction);
+        return { ...v, adjustedPValue, significant, ...flags };
+      }),
+    };
+  });
   return { metrics: corrected, warnings: [] };
 }

@@ -10,7 +10,21 @@ export {
   unknownVariantKeys,
 } from './arms.js';
 export { bayesianCompare, normalRisk } from './bayesian.js';
-export { type AnalysisMethod, type ArmComparison, type CompareOptions, compareArms } from './compare.js';
+export {
+  type AnalysisMethod,
+  type ArmComparison,
+  BETTER_NEEDS_DIRECTION,
+  type CompareOptions,
+  compareArms,
+  directionFlags,
+  GUARDRAIL_NEEDS_DIRECTION,
+  type HarmOptions,
+  type HarmResult,
+  harmTest,
+  type ResolvedSided,
+  resolveSided,
+  type SidedOption,
+} from './compare.js';
 export { adjustPValues, type Correction, correctSignificance, type TestedVariant } from './corrections.js';
 export {
   chiSquareCdf,

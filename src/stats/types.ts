@@ -32,6 +32,15 @@ export type ArmData = Moments | Proportion | RatioMoments;
 /** 'greater' tests treatment > control, 'less' tests treatment < control. */
 export type Sided = 'two' | 'greater' | 'less';
 
+/** Which way a metric is better: up ('increase', e.g. success rate) or down ('decrease', e.g. cost). */
+export type Direction = 'increase' | 'decrease';
+
+/**
+ * A metric's part in the decision: the first 'primary' picks the winner, 'guardrail' metrics must not get
+ * worse, 'secondary' metrics are reported only.
+ */
+export type MetricRole = 'primary' | 'secondary' | 'guardrail';
+
 /** 'absolute': mean_T - mean_C. 'relative': (mean_T - mean_C) / |mean_C|. */
 export type EffectType = 'absolute' | 'relative';
 
