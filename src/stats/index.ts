@@ -55,3 +55,13 @@ export {
   type VersionWeights,
 } from './srm-versions.js';
 export type * from './types.js';
+export {
+  decideVerdict,
+  MIN_UNITS_PER_VARIANT,
+  type Verdict,
+  type VerdictInput,
+  type VerdictMetric,
+  type VerdictStatus,
+  type VerdictVariant,
+} from './verdict.js';
+export type { UnitWord } from './wording.js';
