@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import {
   API_KEY,
+  assertAssignmentId,
   assertUuidV7,
   makeTempDir,
   nestedObject,
@@ -238,8 +239,8 @@ describe('the fast transport answers as the Fastify routes do', { skip: SKIP_BAC
         assertUuidV7(fastify.body.logId);
         assert.deepEqual({ ...socket.body, logId: 'x' }, { ...fastify.body, logId: 'x' });
       } else if (socket.status === 200) {
-        assertUuidV7(socket.body.assignmentId);
-        assertUuidV7(fastify.body.assignmentId);
+        assertAssignmentId(socket.body.assignmentId);
+        assertAssignmentId(fastify.body.assignmentId);
         assert.deepEqual(Object.keys(socket.body).sort(), ['assignmentId', 'payload', 'variant']);
         assert.ok(['A', 'B'].includes(socket.body.variant as string));
         assert.deepEqual(socket.body.payload, { prompt: String(socket.body.variant).toLowerCase() });

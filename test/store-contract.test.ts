@@ -15,7 +15,7 @@ import type { NewResult } from '../src/ingest/write-batch.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
-import { rolledResult } from '../src/store/row-statements.js';
+import { rolledOf as rolledResult } from '../src/store/batch-plan.js';
 import { SqlStore } from '../src/store/sql-store.js';
 import type { Store } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
@@ -656,7 +656,25 @@ for (const backend of sqlBackends) {
         await db.runScript(`INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', '${NOW}')`);
       }
       const store = new SqlStore(db);
-      const { id } = await store.insertExperiment(experiment('before-004'));
+      // Written as the previous release wrote it: migration 001's columns only.
+      const e = experiment('before-004');
+      const inserted = await db.readWrite
+        .insertInto('experiments')
+        .values({
+          slug: e.slug,
+          name: e.name,
+          description: e.description,
+          status: e.status,
+          assignment: e.assignment,
+          seed: e.seed,
+          variants: JSON.stringify(e.variants),
+          version: e.version,
+          created_at: e.createdAt,
+          updated_at: e.updatedAt,
+        } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const id = Number(inserted.id);
       const old = Array.from({ length: 30 }, (_, i) =>
         result(id, {
           metrics: JSON.stringify({ latency: i, ok: i % 2 === 0 }),
@@ -691,7 +709,11 @@ for (const backend of sqlBackends) {
         [4],
       );
       assert.deepEqual(await store.listResults({ experimentId: id, limit: 100 }), listedBefore);
-      assert.deepEqual(await store.findExperiment('before-004'), experimentBefore);
+      // The same, with the metric definitions migration 006 adds (none).
+      assert.deepEqual(await store.findExperiment('before-004'), {
+        ...experimentBefore!,
+        experiment: { ...experimentBefore!.experiment, metrics: [] },
+      });
       assert.equal(listedBefore.results.length, 30);
       assert.deepEqual(listedBefore.results[3]!.context, { z: 1, a: [{ y: 2, x: 'é' }] });
       await store.rebuildRollups(id);

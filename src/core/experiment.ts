@@ -2,6 +2,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, ValidationError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json.js';
+import { type MetricDefinition, validateMetricDefinitions } from './metric-definitions.js';
 
 export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -23,6 +24,8 @@ export interface Experiment {
   assignment: AssignmentMode;
   seed: string;
   variants: Variant[];
+  /** Declared metrics: which way is better and their role in the verdict (editing them loses nothing). */
+  metrics: MetricDefinition[];
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -36,11 +39,13 @@ export interface NewExperiment {
   assignment?: AssignmentMode;
   seed?: string;
   variants: Variant[];
+  metrics?: MetricDefinition[];
 }
 
 export interface ExperimentChanges {
   status?: Status;
   variants?: Variant[];
+  metrics?: MetricDefinition[];
   name?: string;
   description?: string;
 }
@@ -129,6 +134,7 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
     assignment: input.assignment ?? 'random',
     seed: input.seed ?? slug,
     variants: validateVariants(input.variants),
+    metrics: validateMetricDefinitions(input.metrics ?? []),
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -155,6 +161,8 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
     next.status = changes.status;
     next.active = changes.status === 'running';
   }
+  // Definitions change how rollups are read, not what was assigned: no new version.
+  if (changes.metrics !== undefined) next.metrics = validateMetricDefinitions(changes.metrics);
   if (changes.variants !== undefined) {
     const variants = validateVariants(changes.variants);
     // Compared as values, not text: key order inside payloads is not a change (same weights, same users).

@@ -30,6 +30,15 @@ export interface RolledResult {
   metrics: JsonObject | null;
   /** Names not rolled up: beyond the experiment's cap when the result was committed (metric-cap.ts). */
   overCap?: ReadonlySet<string> | null;
+  /** The user whose unit its metrics join (sticky experiments, core/units.ts); null: analysed per call only. */
+  unitUserId?: string | null;
+  /** The hour it was committed in (core/time.ts hourOf): its time-series bucket. */
+  bucket?: string;
+}
+
+/** Metric sums of one hour (the time series), per experiment, version, variant, metric and kind. */
+export interface BucketRollup extends MetricRollup {
+  bucket: string;
 }
 
 /**
@@ -76,6 +85,37 @@ export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
   }
   return [...byKey.values()];
 }
+
+/** rollUpResults per hour: the results' `bucket`s, for the time series. */
+export function rollUpBuckets(results: Iterable<RolledResult>): BucketRollup[] {
+  const byBucket = new Map<string, RolledResult[]>();
+  for (const r of results) {
+    if (r.bucket === undefined) continue;
+    const group = byBucket.get(r.bucket);
+    if (group) group.push(r);
+    else byBucket.set(r.bucket, [r]);
+  }
+  return [...byBucket].flatMap(([bucket, group]) => rollUpResults(group).map((m) => ({ ...m, bucket })));
+}
+
+/** Sums signed rollup changes per key (feedback replacing a value moves n by 0 and the sums by the difference). */
+export function mergeRollups<T extends MetricRollup>(parts: Iterable<T>, key: (t: T) => string): T[] {
+  const byKey = new Map<string, T>();
+  for (const p of parts) {
+    const k = key(p);
+    const acc = byKey.get(k);
+    if (acc) {
+      acc.n += p.n;
+      acc.sum += p.sum;
+      acc.sumSquares += p.sumSquares;
+    } else byKey.set(k, { ...p });
+  }
+  return [...byKey.values()];
+}
+
+export const metricRollupKey = (r: MetricRollup) =>
+  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
+export const bucketRollupKey = (r: BucketRollup) => `${r.bucket}\u0000${metricRollupKey(r)}`;
 
 /** Counts exposures per experiment, version and variant (`n` when one item stands for several). */
 export function rollUpExposures(

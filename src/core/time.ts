@@ -14,3 +14,13 @@ export function normalizeTime(value: string, field: string): string {
   }
   return new Date(t).toISOString();
 }
+
+/** The start of the UTC hour of an ISO 8601 UTC time (`2025-06-02T09:00:00.000Z`): a time-series bucket. */
+export function hourOf(iso: string): string {
+  return `${iso.slice(0, 13)}:00:00.000Z`;
+}
+
+/** The start of the UTC day of a bucket or time (`2025-06-02T00:00:00.000Z`). */
+export function dayOf(iso: string): string {
+  return `${iso.slice(0, 10)}T00:00:00.000Z`;
+}

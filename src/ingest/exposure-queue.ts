@@ -5,6 +5,7 @@
 // generation per assign, collected later by full mark-compacts (CPU, and heap growth between them).
 // Serialized at once into a Buffer, the exposure's object and string die young and cost the collector nothing.
 import { type Exposure, encodeExposure } from '../core/exposure.js';
+import { hourOf } from '../core/time.js';
 import type { ExposureBatch } from './write-batch.js';
 
 /** Most bytes of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
@@ -34,6 +35,8 @@ class Segment {
   constructor(
     readonly experimentId: number,
     readonly version: number,
+    /** The hour its exposures were assigned in (a new hour starts a new segment): the time series' bucket. */
+    readonly bucket: string,
   ) {
     this.bytes[0] = OPEN;
   }
@@ -65,6 +68,7 @@ class Segment {
       experimentId: this.experimentId,
       version: this.version,
       count: this.count,
+      bucket: this.bucket,
       variants: [...this.variants].map(([variantKey, n]) => ({ variantKey, n })),
       json: this.bytes.toString('utf8', 0, this.length + 1),
     };
@@ -115,12 +119,14 @@ export class ExposureQueue {
       this.open.set(e.experimentId, versions);
     }
     let segment = versions.get(e.version);
+    const bucket = hourOf(e.createdAt);
     if (
       segment === undefined ||
+      segment.bucket !== bucket ||
       segment.count >= this.maxPerBatch ||
       (segment.full(maxBytes) && segment.full(Buffer.byteLength(json)))
     ) {
-      segment = new Segment(e.experimentId, e.version);
+      segment = new Segment(e.experimentId, e.version, bucket);
       versions.set(e.version, segment);
       this.segments.push(segment);
     }

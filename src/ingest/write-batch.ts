@@ -27,6 +27,33 @@ export interface NewResult {
    * experiment already analyses MAX_METRICS_PER_EXPERIMENT names (null when none; ADR 0014).
    */
   metricsOverCap?: string[] | null;
+  /** Its experiment is analysed per user (sticky): with a userId, its metrics join that user's unit. */
+  unit?: boolean;
+  /** The variant its assignmentId was issued for, when that differs from variantKey (flagged). */
+  assignedVariant?: string | null;
+}
+
+/** A metric value of late feedback (a number, or true/false as 1/0 of a proportion). */
+export interface FeedbackValue {
+  metric: string;
+  kind: 'mean' | 'proportion';
+  value: number;
+}
+
+/** Late feedback on one assignment or result: upserted per metric (core/feedback.ts). */
+export interface NewFeedback {
+  feedbackId: string;
+  experimentId: number;
+  /** 'a:<assignmentId>' or 'l:<logId>'. */
+  target: string;
+  version: number;
+  variantKey: string;
+  userId: string | null;
+  /** The experiment is analysed per user: the values join the user's unit. */
+  unit: boolean;
+  values: FeedbackValue[];
+  comment: string | null;
+  createdAt: string;
 }
 
 /** The exposures of one experiment version, sealed by the exposure queue: one `exposure_batches` row (ADR 0006). */
@@ -34,6 +61,8 @@ export interface ExposureBatch {
   experimentId: number;
   version: number;
   count: number;
+  /** The hour they were assigned in (core/time.ts hourOf): their time-series bucket. */
+  bucket: string;
   /** How many of them went to each variant (for the exposure rollups). */
   variants: Array<{ variantKey: string; n: number }>;
   /** A JSON array of the exposures' stored forms (core/exposure.ts), in the order they were assigned. */
@@ -44,6 +73,8 @@ export interface ExposureBatch {
 export interface WriteBatch {
   results: NewResult[];
   exposures: ExposureBatch[];
+  /** Late feedback, committed with the batch (resolved like results: only once committed). */
+  feedback?: NewFeedback[];
   /** Idempotency-Key answers of the requests whose results these are (committed with them). */
   answers?: IdempotencyRecord[];
 }

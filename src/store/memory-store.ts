@@ -8,7 +8,8 @@ import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
 import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
-import { recordOverCap, rolledResult } from './row-statements.js';
+import { rolledOf as rolledResult } from './batch-plan.js';
+import { recordOverCap } from './row-statements.js';
 import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
 
 /** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */

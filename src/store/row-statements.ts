@@ -2,15 +2,18 @@
 // fastest way: multi-row statements prepared once and run in one call (SQLite's writer thread), or
 // multi-row statements of up to `chunk` rows (PostgreSQL).
 import type { Compilable, Insertable, Kysely } from 'kysely';
+import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import {
+  type BucketRollup,
+  bucketRollupKey,
   type ExposureRollup,
   type MetricRollup,
   type RolledResult,
   rollUpExposures,
-  rollUpResults,
 } from '../core/rollups.js';
+import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
 import type { Database, ResultsTable } from './schema.js';
 
@@ -32,13 +35,6 @@ export interface CompiledRows {
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
-
-/** A result as the rollups see it (with the cap's decision, when one was recorded). */
-export function rolledResult(r: NewResult): RolledResult {
-  const metrics = r.metrics === null ? null : json<JsonObject>(r.metrics);
-  const overCap = r.metricsOverCap ? new Set(r.metricsOverCap) : null;
-  return { experimentId: r.experimentId, version: r.version, variantKey: r.variantKey, metrics, overCap };
 }
 
 /**
@@ -85,6 +81,7 @@ function resultRow(r: NewResult): Insertable<ResultsTable> {
     client_timestamp: r.timestamp,
     created_at: r.createdAt,
     metrics_over_cap: r.metricsOverCap ? JSON.stringify(r.metricsOverCap) : null,
+    assigned_variant: r.assignedVariant ?? null,
   };
 }
 
@@ -171,6 +168,180 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
   };
 }
 
+const additive = (table: string, columns: string[]) => (eb: any) =>
+  Object.fromEntries(columns.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]));
+
+/** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */
+export function bucketRollupStatement(rollups: BucketRollup[]): RowStatement {
+  const sorted = [...rollups].sort(byKey(bucketRollupKey));
+  return {
+    name: 'bucket_rollups',
+    rows: sorted.map((r) => ({
+      experiment_id: r.experimentId,
+      bucket: r.bucket,
+      experiment_version: r.version,
+      variant_key: r.variantKey,
+      metric: r.metric,
+      kind: r.kind,
+      n: r.n,
+      sum: r.sum,
+      sum_squares: r.sumSquares,
+    })),
+    chunk: 2000,
+    build: (db, rows) =>
+      db
+        .insertInto('bucket_rollups')
+        .values(rows as never)
+        .onConflict((oc) =>
+          oc
+            .columns(['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'])
+            .doUpdateSet(additive('bucket_rollups', ['n', 'sum', 'sum_squares'])),
+        ),
+  };
+}
+
+/** Exposures per hour and variant, from the batches' own hours. */
+export function bucketExposureStatement(batches: ExposureBatch[]): RowStatement {
+  const counts = new Map<
+    string,
+    { experimentId: number; bucket: string; version: number; variantKey: string; n: number }
+  >();
+  for (const b of batches) {
+    for (const v of b.variants) {
+      const key = `${b.experimentId}\u0000${b.bucket}\u0000${b.version}\u0000${v.variantKey}`;
+      const acc = counts.get(key);
+      if (acc) acc.n += v.n;
+      else
+        counts.set(key, {
+          experimentId: b.experimentId,
+          bucket: b.bucket,
+          version: b.version,
+          variantKey: v.variantKey,
+          n: v.n,
+        });
+    }
+  }
+  const sorted = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    name: 'bucket_exposures',
+    rows: sorted.map(([, c]) => ({
+      experiment_id: c.experimentId,
+      bucket: c.bucket,
+      experiment_version: c.version,
+      variant_key: c.variantKey,
+      n: c.n,
+    })),
+    chunk: 2000,
+    build: (db, rows) =>
+      db
+        .insertInto('bucket_exposures')
+        .values(rows as never)
+        .onConflict((oc) =>
+          oc
+            .columns(['experiment_id', 'bucket', 'experiment_version', 'variant_key'])
+            .doUpdateSet(additive('bucket_exposures', ['n'])),
+        ),
+  };
+}
+
+/** Users' running sums, replaced by their new values (read and planned under the batch's lock). */
+export function unitSumStatement(sums: UnitSum[]): RowStatement {
+  const sorted = [...sums].sort(byKey(unitKey));
+  return {
+    name: 'unit_sums',
+    rows: sorted.map((u) => ({
+      experiment_id: u.experimentId,
+      user_id: u.userId,
+      experiment_version: u.version,
+      variant_key: u.variantKey,
+      metric: u.metric,
+      kind: u.kind,
+      n: u.n,
+      sum: u.sum,
+    })),
+    chunk: 2000,
+    build: (db, rows) =>
+      db
+        .insertInto('unit_sums')
+        .values(rows as never)
+        .onConflict((oc) =>
+          oc
+            .columns(['experiment_id', 'user_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
+            .doUpdateSet((eb) => ({ n: eb.ref('excluded.n'), sum: eb.ref('excluded.sum') })),
+        ),
+  };
+}
+
+/** Per-variant sums over users, moved by the difference each user's new sums make (core/units.ts). */
+export function unitRollupStatement(rollups: UnitRollup[]): RowStatement {
+  const sorted = [...rollups].sort(
+    byKey((r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`),
+  );
+  return {
+    name: 'unit_rollups',
+    rows: sorted.map((r) => ({
+      experiment_id: r.experimentId,
+      experiment_version: r.version,
+      variant_key: r.variantKey,
+      metric: r.metric,
+      kind: r.kind,
+      units: r.units,
+      sum_x: r.sumX,
+      sum_x2: r.sumX2,
+      sum_y: r.sumY,
+      sum_y2: r.sumY2,
+      sum_xy: r.sumXY,
+    })),
+    chunk: 2000,
+    build: (db, rows) =>
+      db
+        .insertInto('unit_rollups')
+        .values(rows as never)
+        .onConflict((oc) =>
+          oc
+            .columns(['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
+            .doUpdateSet(additive('unit_rollups', ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy'])),
+        ),
+  };
+}
+
+/** Feedback rows, each the latest value of its target and metric (planned by core/feedback.ts). */
+export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
+  const sorted = [...rows].sort(byKey(feedbackKey));
+  return {
+    name: 'feedback',
+    rows: sorted.map((f) => ({
+      experiment_id: f.experimentId,
+      target: f.target,
+      metric: f.metric,
+      feedback_id: f.feedbackId,
+      experiment_version: f.version,
+      variant_key: f.variantKey,
+      user_id: f.userId,
+      kind: f.kind,
+      value: f.value,
+      over_cap: f.overCap ? 1 : 0,
+      comment: f.comment,
+      created_at: f.createdAt,
+      updated_at: f.updatedAt,
+    })),
+    chunk: 1000,
+    build: (db, rows) =>
+      db
+        .insertInto('feedback')
+        .values(rows as never)
+        .onConflict((oc) =>
+          oc.columns(['experiment_id', 'target', 'metric']).doUpdateSet((eb) => ({
+            feedback_id: eb.ref('excluded.feedback_id'),
+            kind: eb.ref('excluded.kind'),
+            value: eb.ref('excluded.value'),
+            comment: eb.ref('excluded.comment'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        ),
+  };
+}
+
 /**
  * Idempotency-Key answers, replacing a claim or an expired row for the same owner and key (ADR 0016).
  * Written in the transaction of the data they describe, so a retry finds both or neither.
@@ -205,10 +376,10 @@ export function idempotencyAnswerStatement(answers: IdempotencyRecord[]): RowSta
 }
 
 /**
- * Rows, then the rollups that summarize them: all in one transaction, they never disagree. `rolled` are
- * the batch's results as the rollups see them, the cap applied (recordOverCap has copied it onto them).
+ * The rows a batch writes whatever is stored already: results, exposures and their counts, Idempotency-Key
+ * answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in one transaction.
  */
-export function batchStatements(batch: WriteBatch, rolled: RolledResult[]): RowStatement[] {
+export function rowStatements(batch: WriteBatch): RowStatement[] {
   const statements: RowStatement[] = [
     {
       name: 'results',
@@ -217,7 +388,6 @@ export function batchStatements(batch: WriteBatch, rolled: RolledResult[]): RowS
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
-    metricRollupStatement(rollUpResults(rolled)),
     exposureRollupStatement(
       rollUpExposures(
         batch.exposures.flatMap((b) =>

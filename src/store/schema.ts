@@ -19,6 +19,8 @@ export interface ExperimentsTable {
   assignment: string;
   seed: string;
   variants: string;
+  /** JSON array of metric definitions (migration 006). */
+  metrics: Generated<string>;
   version: number;
   created_at: Time;
   updated_at: Time;
@@ -48,6 +50,8 @@ export interface ResultsTable {
   created_at: Time;
   /** JSON array of the metric names not rolled up because of the experiment's cap (migration 004). */
   metrics_over_cap: string | null;
+  /** The variant the result's assignmentId was issued for, when it differs from variant_key (migration 006). */
+  assigned_variant: string | null;
 }
 
 /** Exposures as releases before migration 003 wrote them, one row each; read, no longer written. */
@@ -123,7 +127,78 @@ export interface IdempotencyKeysTable {
   created_at: Time;
 }
 
+/** Per-user running sums of sticky experiments (migration 006): x = sum, y = n. */
+export interface UnitSumsTable {
+  experiment_id: number;
+  user_id: string;
+  experiment_version: number;
+  variant_key: string;
+  metric: string;
+  kind: string;
+  n: number;
+  sum: number;
+}
+
+/** Per variant and metric: the sums over users the delta method reads (migration 006). */
+export interface UnitRollupsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  metric: string;
+  kind: string;
+  units: number;
+  sum_x: number;
+  sum_x2: number;
+  sum_y: number;
+  sum_y2: number;
+  sum_xy: number;
+}
+
+/** Late feedback, one row per target and metric (migration 006). */
+export interface FeedbackTable {
+  experiment_id: number;
+  /** 'a:<assignmentId>' or 'l:<logId>'. */
+  target: string;
+  metric: string;
+  feedback_id: string;
+  experiment_version: number;
+  variant_key: string;
+  user_id: string | null;
+  kind: string;
+  value: number;
+  over_cap: number;
+  comment: string | null;
+  created_at: Time;
+  updated_at: Time;
+}
+
+/** Hourly metric rollups for the time series (migration 006); bucket is the hour's ISO start. */
+export interface BucketRollupsTable {
+  experiment_id: number;
+  bucket: string;
+  experiment_version: number;
+  variant_key: string;
+  metric: string;
+  kind: string;
+  n: number;
+  sum: number;
+  sum_squares: number;
+}
+
+export interface BucketExposuresTable {
+  experiment_id: number;
+  bucket: string;
+  experiment_version: number;
+  variant_key: string;
+  n: number;
+}
+
 export interface Database {
+  unit_sums: UnitSumsTable;
+  unit_rollups: UnitRollupsTable;
+  feedback: FeedbackTable;
+  bucket_rollups: BucketRollupsTable;
+  bucket_exposures: BucketExposuresTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   metric_rollups: MetricRollupsTable;

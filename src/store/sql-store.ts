@@ -5,8 +5,9 @@ import type { AssignmentMode, Experiment, Status, Variant } from '../core/experi
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
-import { type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
+import { type BucketRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
+import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import type { SqlDatabase } from './database.js';
 import {
   claimIdempotencyRow,
@@ -16,29 +17,32 @@ import {
 } from './idempotency-rows.js';
 import { insertKeyRow, revokeKeyRow, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
+import { exposureBatches, rebuildExperiment } from './rebuild.js';
 import {
-  batchStatements,
   compileRows,
   executeInChunks,
   exposureRollupStatement,
   idempotencyAnswerStatement,
   metricRollupStatement,
   recordOverCap,
-  rolledResult,
   rolledResultRow,
+  rowStatements,
 } from './row-statements.js';
 import { type Database, type ExperimentsTable, isoTime, type ResultsTable } from './schema.js';
 import type {
+  BucketExposure,
   IdempotencyRow,
   IdempotencyStore,
   KeyStore,
   Result,
   ResultPage,
   ResultQuery,
+  ResultTarget,
   Rollups,
   Store,
   StoredExperiment,
   StoredKey,
+  StoredVersion,
 } from './store.js';
 
 /** Rows read per page when rollups are rebuilt from raw data. */
@@ -63,6 +67,7 @@ function toExperiment(row: Selectable<ExperimentsTable>): StoredExperiment {
       assignment: row.assignment as AssignmentMode,
       seed: row.seed,
       variants: json(row.variants),
+      metrics: json(row.metrics),
       version: Number(row.version),
       createdAt: isoTime(row.created_at),
       updatedAt: isoTime(row.updated_at),
@@ -97,6 +102,7 @@ function experimentColumns(e: Experiment) {
     assignment: e.assignment,
     seed: e.seed,
     variants: JSON.stringify(e.variants),
+    metrics: JSON.stringify(e.metrics),
     version: e.version,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
@@ -229,35 +235,50 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     );
   }
 
-  /** Also decides which metric names each result rolls up (the cap, ADR 0014) and records it on the result. */
+  /**
+   * Also decides which metric names each result and feedback rolls up (the cap, ADR 0014) and records it
+   * on the result; rollups that depend on stored values (feedback, users' sums) are planned from reads
+   * made where no other batch can write in between (batch-plan.ts).
+   */
   appendBatch(batch: WriteBatch): Promise<void> {
-    const rolled = batch.results.map(rolledResult);
+    const rolled = batch.results.map(rolledOf);
+    const feedback = (batch.feedback ?? []).map(rolledFeedback);
+    const capped = feedback.length > 0 ? [...rolled, ...feedback] : rolled;
+    const feedbackOverCap = (experimentId: number, metric: string) =>
+      feedback.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
     const { writeBatch } = this.db;
     if (writeBatch) {
-      // One call, one transaction, prepared multi-row statements (SQLite's writer thread).
+      // One call, one transaction, prepared multi-row statements (SQLite's writer thread). This process
+      // is the only writer and commits one batch at a time, so what the read connection sees is current.
       return this.run(async () => {
-        if (rolled.length > 0) {
-          await this.metricNames.decideAsOnlyWriter(rolled, (ids) =>
+        if (capped.length > 0) {
+          await this.metricNames.decideAsOnlyWriter(capped, (ids) =>
             this.readMetricNames(this.readOnly, ids),
           );
         }
         recordOverCap(batch.results, rolled);
-        const statements = batchStatements(batch, rolled);
+        const statements = [
+          ...rowStatements(batch),
+          ...(await plannedStatements(this.readOnly, batch, rolled, feedbackOverCap)),
+        ];
         await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
       });
     }
     return this.run(async () => {
       const decision = await this.readWrite.transaction().execute(async (trx) => {
         let decided: { committed(): void } | undefined;
-        if (batch.results.length > 0) {
+        if (capped.length > 0) {
           await this.db.lockExperimentsForAppend(
             trx,
-            batch.results.map((r) => r.experimentId),
+            capped.map((r) => r.experimentId),
           );
-          decided = await this.metricNames.decideUnderLock(rolled, (ids) => this.readMetricNames(trx, ids));
+          decided = await this.metricNames.decideUnderLock(capped, (ids) => this.readMetricNames(trx, ids));
           recordOverCap(batch.results, rolled);
         }
-        for (const st of batchStatements(batch, rolled)) await executeInChunks(trx, st);
+        for (const st of rowStatements(batch)) await executeInChunks(trx, st);
+        for (const st of await plannedStatements(trx, batch, rolled, feedbackOverCap)) {
+          await executeInChunks(trx, st);
+        }
         return decided;
       });
       decision?.committed();
@@ -297,7 +318,25 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         .selectAll()
         .where('experiment_id', '=', experimentId)
         .execute();
+      const units = await this.readOnly
+        .selectFrom('unit_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .execute();
       return {
+        units: units.map((u) => ({
+          experimentId: Number(u.experiment_id),
+          version: Number(u.experiment_version),
+          variantKey: u.variant_key,
+          metric: u.metric,
+          kind: u.kind as MetricRollup['kind'],
+          units: Number(u.units),
+          sumX: Number(u.sum_x),
+          sumX2: Number(u.sum_x2),
+          sumY: Number(u.sum_y),
+          sumY2: Number(u.sum_y2),
+          sumXY: Number(u.sum_xy),
+        })),
         metrics: metrics.map((m) => ({
           experimentId: Number(m.experiment_id),
           version: Number(m.experiment_version),
@@ -318,15 +357,69 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     });
   }
 
-  listVersions(experimentId: number): Promise<Array<{ version: number; variants: Variant[] }>> {
+  listVersions(experimentId: number): Promise<StoredVersion[]> {
     return this.run(async () => {
       const rows = await this.readOnly
         .selectFrom('experiment_versions')
-        .select(['version', 'variants'])
+        .select(['version', 'variants', 'created_at'])
         .where('experiment_id', '=', experimentId)
         .orderBy('version')
         .execute();
-      return rows.map((r) => ({ version: Number(r.version), variants: json<Variant[]>(r.variants) }));
+      return rows.map((r) => ({
+        version: Number(r.version),
+        variants: json<Variant[]>(r.variants),
+        createdAt: isoTime(r.created_at),
+      }));
+    });
+  }
+
+  readBuckets(experimentId: number): Promise<{ metrics: BucketRollup[]; exposures: BucketExposure[] }> {
+    return this.run(async () => {
+      const metrics = await this.readOnly
+        .selectFrom('bucket_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .orderBy('bucket')
+        .execute();
+      const exposures = await this.readOnly
+        .selectFrom('bucket_exposures')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .orderBy('bucket')
+        .execute();
+      return {
+        metrics: metrics.map((m) => ({
+          experimentId,
+          bucket: m.bucket,
+          version: Number(m.experiment_version),
+          variantKey: m.variant_key,
+          metric: m.metric,
+          kind: m.kind as MetricRollup['kind'],
+          n: Number(m.n),
+          sum: Number(m.sum),
+          sumSquares: Number(m.sum_squares),
+        })),
+        exposures: exposures.map((e) => ({
+          bucket: e.bucket,
+          version: Number(e.experiment_version),
+          variantKey: e.variant_key,
+          n: Number(e.n),
+        })),
+      };
+    });
+  }
+
+  findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
+    return this.run(async () => {
+      const row = await this.readOnly
+        .selectFrom('results')
+        .select(['experiment_version', 'variant_key', 'user_id'])
+        .where('log_id', '=', logId)
+        .where('experiment_id', '=', experimentId)
+        .executeTakeFirst();
+      return (
+        row && { version: Number(row.experiment_version), variantKey: row.variant_key, userId: row.user_id }
+      );
     });
   }
 
@@ -342,90 +435,13 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         let results = 0;
         let exposures = 0;
         for (const id of ids) {
-          await trx.deleteFrom('metric_rollups').where('experiment_id', '=', id).execute();
-          await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', id).execute();
-          results += await this.rebuildMetricRollups(trx, id);
-          exposures += await this.rebuildExposureRollups(trx, id);
+          const counts = await rebuildExperiment(trx, id);
+          results += counts.results;
+          exposures += counts.exposures;
         }
         return { results, exposures };
       }),
     );
-  }
-
-  /** Reads the results page by page, so memory stays flat; sums them exactly as appendBatch does. */
-  private async rebuildMetricRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
-    const totals = new Map<string, MetricRollup>();
-    let after = 0;
-    let count = 0;
-    for (;;) {
-      const rows = await trx
-        .selectFrom('results')
-        .select(['seq', 'experiment_id', 'experiment_version', 'variant_key', 'metrics', 'metrics_over_cap'])
-        .where('experiment_id', '=', experimentId)
-        .where('seq', '>', after)
-        .orderBy('seq')
-        .limit(REBUILD_PAGE)
-        .execute();
-      if (rows.length === 0) break;
-      count += rows.length;
-      after = Number(rows[rows.length - 1]!.seq);
-      for (const part of rollUpResults(rows.map(rolledResultRow))) {
-        const key = JSON.stringify([part.version, part.variantKey, part.metric, part.kind]);
-        const total = totals.get(key);
-        if (!total) totals.set(key, part);
-        else {
-          total.n += part.n;
-          total.sum += part.sum;
-          total.sumSquares += part.sumSquares;
-        }
-      }
-    }
-    await executeInChunks(trx, metricRollupStatement([...totals.values()]));
-    return count;
-  }
-
-  private async rebuildExposureRollups(trx: Transaction<Database>, experimentId: number): Promise<number> {
-    // Rows written one by one before migration 003 (counted in SQL), then the batches.
-    const legacy = await trx
-      .selectFrom('exposures')
-      .select(['experiment_version', 'variant_key', (eb) => eb.fn.countAll().as('n')])
-      .where('experiment_id', '=', experimentId)
-      .groupBy(['experiment_version', 'variant_key'])
-      .execute();
-    const counted: Array<{ experimentId: number; version: number; variantKey: string; n?: number }> =
-      legacy.map((r) => ({
-        experimentId,
-        version: Number(r.experiment_version),
-        variantKey: r.variant_key,
-        n: Number(r.n),
-      }));
-    // Counted a batch at a time, so memory holds one batch's exposures, not the experiment's.
-    for await (const exposures of this.exposureBatches(trx, experimentId)) {
-      counted.push(...rollUpExposures(exposures));
-    }
-    const rollups = rollUpExposures(counted);
-    await executeInChunks(trx, exposureRollupStatement(rollups));
-    return rollups.reduce((a, r) => a + r.n, 0);
-  }
-
-  /** The exposures of each batch row of an experiment, in commit order, read a page of rows at a time. */
-  private async *exposureBatches(db: Kysely<Database>, experimentId: number): AsyncGenerator<Exposure[]> {
-    let after = 0;
-    for (;;) {
-      const page = await db
-        .selectFrom('exposure_batches')
-        .select(['seq', 'experiment_version', 'exposures'])
-        .where('experiment_id', '=', experimentId)
-        .where('seq', '>', after)
-        .orderBy('seq')
-        .limit(EXPOSURE_BATCH_PAGE)
-        .execute();
-      for (const row of page) {
-        yield decodeExposureBatch(row.exposures, experimentId, Number(row.experiment_version));
-      }
-      if (page.length < EXPOSURE_BATCH_PAGE) return;
-      after = Number(page.at(-1)!.seq);
-    }
   }
 
   listExposures(experimentId: number): Promise<Exposure[]> {
@@ -450,7 +466,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         });
       }
       const mixed = out.length > 0;
-      for await (const exposures of this.exposureBatches(this.readOnly, experimentId)) {
+      for await (const exposures of exposureBatches(this.readOnly, experimentId)) {
         for (const e of exposures) out.push(e);
       }
       // Both kinds: in time order (a stable sort keeps each kind's own order within a millisecond).

@@ -4,7 +4,8 @@ import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
-import type { ExposureRollup, MetricRollup } from '../core/rollups.js';
+import type { BucketRollup, ExposureRollup, MetricRollup } from '../core/rollups.js';
+import type { UnitRollup } from '../core/units.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
@@ -55,6 +56,30 @@ export interface ResultPage {
 export interface Rollups {
   metrics: MetricRollup[];
   exposures: ExposureRollup[];
+  /** Per-user sums of sticky experiments (core/units.ts); empty for random ones. */
+  units: UnitRollup[];
+}
+
+/** Exposures of one hour (the time series). */
+export interface BucketExposure {
+  bucket: string;
+  version: number;
+  variantKey: string;
+  n: number;
+}
+
+/** A variant definition an experiment has had, and when it started. */
+export interface StoredVersion {
+  version: number;
+  variants: Variant[];
+  createdAt: string;
+}
+
+/** What feedback on a result needs to know of it. */
+export interface ResultTarget {
+  version: number;
+  variantKey: string;
+  userId: string | null;
 }
 
 export interface Store {
@@ -86,7 +111,11 @@ export interface Store {
   /** The live rollups of one experiment, every version: what analysis reads instead of results. */
   readRollups(experimentId: number): Promise<Rollups>;
   /** Every variant definition the experiment has had, oldest first. */
-  listVersions(experimentId: number): Promise<Array<{ version: number; variants: Variant[] }>>;
+  listVersions(experimentId: number): Promise<StoredVersion[]>;
+  /** The hourly rollups of one experiment, every version, oldest hour first. */
+  readBuckets(experimentId: number): Promise<{ metrics: BucketRollup[]; exposures: BucketExposure[] }>;
+  /** The result `logId` of an experiment, for feedback on it; undefined when there is none. */
+  findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined>;
   /**
    * Recomputes the rollups of one experiment (or all) from the raw results and exposures, replacing
    * the live ones in one transaction. Returns how many results and exposures it read.

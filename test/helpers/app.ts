@@ -391,6 +391,14 @@ export function assertUnauthorized(res: Response): void {
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+/** An assignment id: a UUIDv7, then what it was issued for (core/assignment-id.ts). */
+export function assertAssignmentId(value: unknown): void {
+  assert.equal(typeof value, 'string');
+  const [uuid, ...rest] = (value as string).split('.');
+  assertUuidV7(uuid);
+  assert.equal(rest.length, 4, `not an assignment id: ${String(value)}`);
+}
+
 export function assertUuidV7(value: unknown): void {
   assert.equal(typeof value, 'string');
   assert.match(value as string, UUID_V7, `not a UUIDv7: ${String(value)}`);

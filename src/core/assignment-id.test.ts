@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { assignmentIdFor, readAssignmentId } from './assignment-id.js';
+
+const UUID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3';
+
+test('an assignment id reads back the version, variant and user it was issued for', () => {
+  for (const userId of ['user-42', 'ü ñ 🙂 / + =', 'x'.repeat(512)]) {
+    const id = assignmentIdFor(UUID, 7, { version: 12, variantIndex: 3, userId });
+    assert.ok(id.startsWith(`${UUID}.`));
+    assert.deepEqual(readAssignmentId(id, 7), { version: 12, variantIndex: 3, userId });
+  }
+});
+
+test('ids this service did not issue in this experiment read as null', () => {
+  const id = assignmentIdFor(UUID, 7, { version: 1, variantIndex: 0, userId: 'user-42' });
+  assert.equal(readAssignmentId(id, 8), null, 'another experiment');
+  assert.equal(readAssignmentId(id.replace('.1.0.', '.1.1.'), 7), null, 'another variant');
+  assert.equal(readAssignmentId(UUID, 7), null, 'a bare UUID');
+  assert.equal(readAssignmentId('', 7), null);
+  assert.equal(readAssignmentId(`${id}x`, 7), null);
+});

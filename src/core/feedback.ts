@@ -1,0 +1,116 @@
+// Late feedback (issue 15): a thumbs-up, a rating or a judge's score that arrives after the result. One
+// value per target (an assignment or a result) and metric; sending it again replaces it, and every rollup
+// moves by the difference, so retries and corrections never double-count. Pure.
+import type { NewFeedback } from '../ingest/write-batch.js';
+import type { BucketRollup, MetricRollup } from './rollups.js';
+import { hourOf } from './time.js';
+import type { UnitDelta } from './units.js';
+
+/** A feedback row as stored: the latest value of one metric for one target. */
+export interface FeedbackRow {
+  experimentId: number;
+  target: string;
+  metric: string;
+  feedbackId: string;
+  version: number;
+  variantKey: string;
+  userId: string | null;
+  kind: 'mean' | 'proportion';
+  value: number;
+  /** Beyond the experiment's metric cap: stored, not rolled up (ADR 0014). */
+  overCap: boolean;
+  comment: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function feedbackKey(k: { experimentId: number; target: string; metric: string }): string {
+  return `${k.experimentId}\u0000${k.target}\u0000${k.metric}`;
+}
+
+/** What a batch of feedback writes: the rows, and the signed changes to every rollup. */
+export interface FeedbackPlan {
+  rows: FeedbackRow[];
+  metrics: MetricRollup[];
+  buckets: BucketRollup[];
+  units: UnitDelta[];
+}
+
+/**
+ * Applies `items` in order to the `current` rows (keyed by feedbackKey; updated as it goes, so the same
+ * metric twice in one batch replaces too). A replaced value leaves every rollup it was in (n − 1, its sum
+ * and square taken out) and the new one enters: for the same kind n stays and the sums move by the
+ * difference. The hour bucket is the first value's, so a correction moves the hour it was counted in.
+ */
+export function planFeedback(
+  items: readonly NewFeedback[],
+  current: Map<string, FeedbackRow>,
+  overCap: (experimentId: number, metric: string) => boolean,
+): FeedbackPlan {
+  const plan: FeedbackPlan = { rows: [], metrics: [], buckets: [], units: [] };
+  const written = new Map<string, FeedbackRow>();
+  const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean) => {
+    if (row.overCap) return;
+    const rollup: MetricRollup = {
+      experimentId: row.experimentId,
+      version: row.version,
+      variantKey: row.variantKey,
+      metric: row.metric,
+      kind: row.kind,
+      n: sign,
+      sum: sign * row.value,
+      sumSquares: sign * row.value * row.value,
+    };
+    plan.metrics.push(rollup);
+    plan.buckets.push({ ...rollup, bucket: hourOf(row.createdAt) });
+    if (unit && row.userId !== null) {
+      plan.units.push({
+        experimentId: row.experimentId,
+        userId: row.userId,
+        version: row.version,
+        variantKey: row.variantKey,
+        metric: row.metric,
+        kind: row.kind,
+        dn: sign,
+        dsum: sign * row.value,
+      });
+    }
+  };
+  for (const item of items) {
+    const unit = item.unit;
+    for (const v of item.values) {
+      const key = feedbackKey({ experimentId: item.experimentId, target: item.target, metric: v.metric });
+      const old = current.get(key);
+      const row: FeedbackRow = old
+        ? {
+            ...old,
+            feedbackId: item.feedbackId,
+            kind: v.kind,
+            value: v.value,
+            comment: item.comment,
+            updatedAt: item.createdAt,
+          }
+        : {
+            experimentId: item.experimentId,
+            target: item.target,
+            metric: v.metric,
+            feedbackId: item.feedbackId,
+            version: item.version,
+            variantKey: item.variantKey,
+            userId: item.userId,
+            kind: v.kind,
+            value: v.value,
+            overCap: overCap(item.experimentId, v.metric),
+            comment: item.comment,
+            createdAt: item.createdAt,
+            updatedAt: item.createdAt,
+          };
+      if (old) contribute(old, -1, unit);
+      contribute(row, 1, unit);
+      current.set(key, row);
+      written.set(key, row);
+    }
+  }
+  plan.rows = [...written.values()];
+  return plan;
+}

@@ -1,0 +1,176 @@
+// The writes of a batch that depend on what is stored already: late feedback replacing earlier values, and
+// users' running sums (core/units.ts). Read inside the batch's exclusive section (PostgreSQL: under the
+// experiments' append locks; SQLite: as the only writer, one batch at a time), planned by the pure core,
+// then written as ordinary statements with the rest of the batch.
+import type { Kysely } from 'kysely';
+import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
+import type { JsonObject } from '../core/json.js';
+import {
+  type BucketRollup,
+  bucketRollupKey,
+  type MetricRollup,
+  mergeRollups,
+  metricRollupKey,
+  type RolledResult,
+  rollUpBuckets,
+  rollUpResults,
+} from '../core/rollups.js';
+import { hourOf } from '../core/time.js';
+import {
+  applyUnitDeltas,
+  mergeUnitDeltas,
+  type UnitDelta,
+  type UnitSum,
+  unitDeltasOfResults,
+  unitKey,
+} from '../core/units.js';
+import type { NewFeedback, NewResult, WriteBatch } from '../ingest/write-batch.js';
+import type { MetricKind } from '../stats/arms.js';
+import {
+  bucketExposureStatement,
+  bucketRollupStatement,
+  feedbackStatement,
+  metricRollupStatement,
+  type RowStatement,
+  unitRollupStatement,
+  unitSumStatement,
+} from './row-statements.js';
+import { type Database, isoTime } from './schema.js';
+
+/** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
+const KEYS_PER_READ = 500;
+
+/** A result as the rollups see it: the cap's decision (once made), its user's unit, its hour. */
+export function rolledOf(r: NewResult): RolledResult {
+  return {
+    experimentId: r.experimentId,
+    version: r.version,
+    variantKey: r.variantKey,
+    metrics: r.metrics === null ? null : (JSON.parse(r.metrics) as JsonObject),
+    overCap: r.metricsOverCap ? new Set(r.metricsOverCap) : null,
+    unitUserId: r.unit === true ? r.userId : null,
+    bucket: hourOf(r.createdAt),
+  };
+}
+
+/** Feedback as the metric cap sees it: one pseudo-result per item, its values as metrics. */
+export function rolledFeedback(f: NewFeedback): RolledResult {
+  const metrics: JsonObject = {};
+  for (const v of f.values) metrics[v.metric] = v.kind === 'proportion' ? v.value === 1 : v.value;
+  return { experimentId: f.experimentId, version: f.version, variantKey: f.variantKey, metrics };
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += KEYS_PER_READ) out.push(items.slice(i, i + KEYS_PER_READ));
+  return out;
+}
+
+async function readFeedback(db: Kysely<Database>, items: NewFeedback[]): Promise<Map<string, FeedbackRow>> {
+  const current = new Map<string, FeedbackRow>();
+  const byExperiment = new Map<number, Set<string>>();
+  for (const f of items) {
+    const set = byExperiment.get(f.experimentId) ?? new Set<string>();
+    set.add(f.target);
+    byExperiment.set(f.experimentId, set);
+  }
+  for (const [experimentId, targets] of byExperiment) {
+    for (const part of chunks([...targets])) {
+      const rows = await db
+        .selectFrom('feedback')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('target', 'in', part)
+        .execute();
+      for (const r of rows) {
+        const row: FeedbackRow = {
+          experimentId: Number(r.experiment_id),
+          target: r.target,
+          metric: r.metric,
+          feedbackId: r.feedback_id,
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          userId: r.user_id,
+          kind: r.kind as MetricKind,
+          value: Number(r.value),
+          overCap: Number(r.over_cap) === 1,
+          comment: r.comment,
+          createdAt: isoTime(r.created_at),
+          updatedAt: isoTime(r.updated_at),
+        };
+        current.set(feedbackKey(row), row);
+      }
+    }
+  }
+  return current;
+}
+
+async function readUnitSums(db: Kysely<Database>, deltas: UnitDelta[]): Promise<Map<string, UnitSum>> {
+  const current = new Map<string, UnitSum>();
+  const byExperiment = new Map<number, Set<string>>();
+  for (const d of deltas) {
+    const set = byExperiment.get(d.experimentId) ?? new Set<string>();
+    set.add(d.userId);
+    byExperiment.set(d.experimentId, set);
+  }
+  for (const [experimentId, users] of byExperiment) {
+    for (const part of chunks([...users])) {
+      const rows = await db
+        .selectFrom('unit_sums')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('user_id', 'in', part)
+        .execute();
+      for (const r of rows) {
+        const sum: UnitSum = {
+          experimentId: Number(r.experiment_id),
+          userId: r.user_id,
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          metric: r.metric,
+          kind: r.kind as MetricKind,
+          n: Number(r.n),
+          sum: Number(r.sum),
+        };
+        current.set(unitKey(sum), sum);
+      }
+    }
+  }
+  return current;
+}
+
+/**
+ * The rollup statements of a batch (metric, hourly, per-user) and its feedback rows. `rolled` are its
+ * results as the rollups see them (the cap decided); `feedbackOverCap` says which feedback names the cap
+ * left out. Reads through `db`, which must see everything committed before this batch.
+ */
+export async function plannedStatements(
+  db: Kysely<Database>,
+  batch: WriteBatch,
+  rolled: RolledResult[],
+  feedbackOverCap: (experimentId: number, metric: string) => boolean,
+): Promise<RowStatement[]> {
+  const feedback = batch.feedback ?? [];
+  const metricParts: MetricRollup[] = rollUpResults(rolled);
+  const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
+  const unitParts: UnitDelta[] = unitDeltasOfResults(rolled);
+  const statements: RowStatement[] = [];
+  if (feedback.length > 0) {
+    const plan = planFeedback(feedback, await readFeedback(db, feedback), feedbackOverCap);
+    metricParts.push(...plan.metrics);
+    bucketParts.push(...plan.buckets);
+    unitParts.push(...plan.units);
+    statements.push(feedbackStatement(plan.rows));
+  }
+  statements.push(
+    metricRollupStatement(mergeRollups(metricParts, metricRollupKey)),
+    bucketRollupStatement(mergeRollups(bucketParts, bucketRollupKey)),
+  );
+  if (unitParts.length > 0) {
+    const deltas = mergeUnitDeltas(unitParts);
+    const { sums, rollups } = applyUnitDeltas(deltas, await readUnitSums(db, deltas));
+    statements.push(unitSumStatement(sums), unitRollupStatement(rollups));
+  }
+  statements.push(bucketExposureStatement(batch.exposures));
+  return statements.filter((s) => s.rows.length > 0);
+}

@@ -1,0 +1,234 @@
+// Rebuilding one experiment's rollups from raw rows (results, feedback, exposures), exactly as the writes
+// built them: per-call, hourly and per-user sums. Runs inside the caller's transaction, under its locks.
+import type { Kysely, Transaction } from 'kysely';
+import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import {
+  type BucketRollup,
+  bucketRollupKey,
+  type MetricRollup,
+  mergeRollups,
+  metricRollupKey,
+  type RolledResult,
+  rollUpBuckets,
+  rollUpExposures,
+  rollUpResults,
+} from '../core/rollups.js';
+import { hourOf } from '../core/time.js';
+import { rollUpUnits, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
+import type { ExposureBatch } from '../ingest/write-batch.js';
+import type { MetricKind } from '../stats/arms.js';
+import {
+  bucketExposureStatement,
+  bucketRollupStatement,
+  executeInChunks,
+  exposureRollupStatement,
+  metricRollupStatement,
+  rolledResultRow,
+  unitRollupStatement,
+  unitSumStatement,
+} from './row-statements.js';
+import { type Database, isoTime } from './schema.js';
+
+/** Rows read per page when rollups are rebuilt from raw data. */
+const REBUILD_PAGE = 5000;
+/** Exposure batches read per page (each about 4 MB of JSON at most; see row-statements.ts). */
+const EXPOSURE_BATCH_PAGE = 4;
+
+const ROLLUP_TABLES = [
+  'metric_rollups',
+  'exposure_rollups',
+  'bucket_rollups',
+  'bucket_exposures',
+  'unit_sums',
+  'unit_rollups',
+] as const;
+
+/** The exposures of each batch row of an experiment, in commit order, read a page of rows at a time. */
+export async function* exposureBatches(
+  db: Kysely<Database>,
+  experimentId: number,
+): AsyncGenerator<Exposure[]> {
+  let after = 0;
+  for (;;) {
+    const page = await db
+      .selectFrom('exposure_batches')
+      .select(['seq', 'experiment_version', 'exposures'])
+      .where('experiment_id', '=', experimentId)
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(EXPOSURE_BATCH_PAGE)
+      .execute();
+    for (const row of page) {
+      yield decodeExposureBatch(row.exposures, experimentId, Number(row.experiment_version));
+    }
+    if (page.length < EXPOSURE_BATCH_PAGE) return;
+    after = Number(page.at(-1)!.seq);
+  }
+}
+
+/** Replaces every rollup of the experiment with sums of its raw rows; returns the rows it read. */
+export async function rebuildExperiment(
+  trx: Transaction<Database>,
+  experimentId: number,
+): Promise<{ results: number; exposures: number }> {
+  for (const table of ROLLUP_TABLES) {
+    await trx.deleteFrom(table).where('experiment_id', '=', experimentId).execute();
+  }
+  const experiment = await trx
+    .selectFrom('experiments')
+    .select('assignment')
+    .where('id', '=', experimentId)
+    .executeTakeFirst();
+  const perUser = experiment?.assignment === 'sticky';
+  const metrics: MetricRollup[] = [];
+  const buckets: BucketRollup[] = [];
+  const users = new Map<string, UnitSum>();
+  const addUnits = (rolled: RolledResult[]) => {
+    for (const d of unitDeltasOfResults(rolled)) {
+      const key = unitKey(d);
+      const sum = users.get(key);
+      if (sum) {
+        sum.n += d.dn;
+        sum.sum += d.dsum;
+      } else users.set(key, { ...d, n: d.dn, sum: d.dsum });
+    }
+  };
+  const add = (rolled: RolledResult[]) => {
+    metrics.push(...rollUpResults(rolled));
+    buckets.push(...rollUpBuckets(rolled));
+    addUnits(rolled);
+    // Summed as it goes, so memory holds the totals, not every page's parts.
+    const m = mergeRollups(metrics, metricRollupKey);
+    const b = mergeRollups(buckets, bucketRollupKey);
+    metrics.splice(0, metrics.length, ...m);
+    buckets.splice(0, buckets.length, ...b);
+  };
+
+  let results = 0;
+  let after = 0;
+  for (;;) {
+    const rows = await trx
+      .selectFrom('results')
+      .select([
+        'seq',
+        'experiment_id',
+        'experiment_version',
+        'variant_key',
+        'metrics',
+        'metrics_over_cap',
+        'user_id',
+        'created_at',
+      ])
+      .where('experiment_id', '=', experimentId)
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(REBUILD_PAGE)
+      .execute();
+    if (rows.length === 0) break;
+    results += rows.length;
+    after = Number(rows.at(-1)!.seq);
+    add(
+      rows.map((r) => ({
+        ...rolledResultRow(r),
+        unitUserId: perUser ? r.user_id : null,
+        bucket: hourOf(isoTime(r.created_at)),
+      })),
+    );
+  }
+
+  // Feedback counts once per target and metric, with its latest value, in the hour it first came.
+  let last: { target: string; metric: string } | undefined;
+  for (;;) {
+    const rows = await trx
+      .selectFrom('feedback')
+      .selectAll()
+      .where('experiment_id', '=', experimentId)
+      .where('over_cap', '=', 0)
+      .where((eb) =>
+        last === undefined
+          ? eb.lit(true)
+          : eb.or([
+              eb('target', '>', last.target),
+              eb.and([eb('target', '=', last.target), eb('metric', '>', last.metric)]),
+            ]),
+      )
+      .orderBy('target')
+      .orderBy('metric')
+      .limit(REBUILD_PAGE)
+      .execute();
+    if (rows.length === 0) break;
+    last = { target: rows.at(-1)!.target, metric: rows.at(-1)!.metric };
+    add(
+      rows.map((f) => ({
+        experimentId,
+        version: Number(f.experiment_version),
+        variantKey: f.variant_key,
+        metrics: {
+          [f.metric]: (f.kind as MetricKind) === 'proportion' ? Number(f.value) === 1 : Number(f.value),
+        },
+        unitUserId: perUser ? f.user_id : null,
+        bucket: hourOf(isoTime(f.created_at)),
+      })),
+    );
+  }
+
+  await executeInChunks(trx, metricRollupStatement(metrics));
+  await executeInChunks(trx, bucketRollupStatement(buckets));
+  const sums = [...users.values()];
+  await executeInChunks(trx, unitSumStatement(sums));
+  await executeInChunks(trx, unitRollupStatement(rollUpUnits(sums)));
+  return { results, exposures: await rebuildExposures(trx, experimentId) };
+}
+
+async function rebuildExposures(trx: Transaction<Database>, experimentId: number): Promise<number> {
+  // Rows written one by one before migration 003 (counted in SQL), then the batches.
+  const legacy = await trx
+    .selectFrom('exposures')
+    .select(['experiment_version', 'variant_key', 'created_at'])
+    .where('experiment_id', '=', experimentId)
+    .execute();
+  const counted: Array<{ experimentId: number; version: number; variantKey: string; n?: number }> = [];
+  const hourly: ExposureBatch[] = [];
+  const count = (exposures: Array<{ version: number; variantKey: string; createdAt: string }>) => {
+    for (const e of exposures) {
+      counted.push({ experimentId, version: e.version, variantKey: e.variantKey });
+      hourly.push({
+        experimentId,
+        version: e.version,
+        bucket: hourOf(e.createdAt),
+        count: 1,
+        variants: [{ variantKey: e.variantKey, n: 1 }],
+        json: '',
+      });
+    }
+    // Folded as it goes: memory holds counts, not exposures.
+    const folded = rollUpExposures(counted);
+    counted.splice(0, counted.length, ...folded);
+  };
+  count(
+    legacy.map((r) => ({
+      version: Number(r.experiment_version),
+      variantKey: r.variant_key,
+      createdAt: isoTime(r.created_at),
+    })),
+  );
+  const hours = new Map<string, ExposureBatch>();
+  const foldHours = () => {
+    for (const h of hourly) {
+      const key = `${h.version}\u0000${h.bucket}\u0000${h.variants[0]!.variantKey}`;
+      const acc = hours.get(key);
+      if (acc) acc.variants[0]!.n += 1;
+      else hours.set(key, h);
+    }
+    hourly.length = 0;
+  };
+  foldHours();
+  for await (const exposures of exposureBatches(trx, experimentId)) {
+    count(exposures);
+    foldHours();
+  }
+  const rollups = rollUpExposures(counted);
+  await executeInChunks(trx, exposureRollupStatement(rollups));
+  await executeInChunks(trx, bucketExposureStatement([...hours.values()]));
+  return rollups.reduce((a, r) => a + r.n, 0);
+}
