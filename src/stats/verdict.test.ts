@@ -218,6 +218,20 @@ describe('decideVerdict', () => {
     });
   });
 
+  it('c. winner: a guardrail that could not be compared is named, not called within its limit', () => {
+    const unknown = cost(false);
+    unknown.variants[1]!.harm = {
+      ...unknown.variants[1]!.harm!,
+      absolute: est(null, [null, null]),
+      relative: est(null, [null, null]),
+    };
+    const v = decideVerdict(input([successRate([control(1000), bBetter]), unknown]));
+    assert.equal(
+      v.summary,
+      'B beats A on success rate: +8.1 points [+2.3, +13.9], p = 0.003; cost could not be compared (guardrail).',
+    );
+  });
+
   it('c. the first declared primary is the primary', () => {
     const second = successRate([control(1000), bBetter], { name: 'retention' });
     const v = decideVerdict(input([successRate([control(1000), bFlat]), second]));

@@ -128,7 +128,11 @@ function guardrailsWithin(guardrails: VerdictMetric[], key: string): string[] {
     const h = g.variants.find((v) => v.key === key)?.harm;
     if (!h) return [];
     const moved = change(g.kind, h.absolute, h.relative);
-    return [`${g.name} is ${moved ?? 'not comparable'} (guardrail, within limit)`];
+    return [
+      moved === null
+        ? `${g.name} could not be compared (guardrail)`
+        : `${g.name} is ${moved} (guardrail, within limit)`,
+    ];
   });
 }
 
