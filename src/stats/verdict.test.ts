@@ -22,13 +22,12 @@ const est = (
   stdError: null,
   pValue,
 });
-const control = (n: number, mean: number | null = null): VerdictVariant => ({ key: 'A', n, mean });
+const control = (n: number): VerdictVariant => ({ key: 'A', n });
 
 /** Success rate A 30% vs B 38.1%: +8.1 points [+2.3, +13.9], lift +27%. */
 const bBetter: VerdictVariant = {
   key: 'B',
   n: 1000,
-  mean: 0.381,
   comparison: {
     absolute: est(0.081, [0.023, 0.139], 0.003),
     relative: est(0.27, [0.077, 0.463], 0.004),
@@ -40,7 +39,6 @@ const bBetter: VerdictVariant = {
 const bWorse: VerdictVariant = {
   key: 'B',
   n: 1000,
-  mean: 0.219,
   comparison: {
     absolute: est(-0.081, [-0.139, -0.023], 0.003),
     relative: est(-0.27, [-0.463, -0.077], 0.004),
@@ -52,7 +50,6 @@ const bWorse: VerdictVariant = {
 const bFlat: VerdictVariant = {
   key: 'B',
   n: 1000,
-  mean: 0.312,
   comparison: {
     absolute: est(0.012, [-0.008, 0.032], 0.24),
     relative: est(0.04, [-0.027, 0.107], 0.25),
@@ -78,11 +75,10 @@ const cost = (harmful: boolean, key = 'B'): VerdictMetric => ({
   kind: 'mean',
   control: 'A',
   variants: [
-    control(1000, 0.1),
+    control(1000),
     {
       key,
       n: 1000,
-      mean: 0.127,
       harm: {
         absolute: est(0.027, [0.012, null], harmful ? 0.001 : 0.2),
         relative: est(0.27, [0.12, null], harmful ? 0.001 : 0.2),
@@ -187,7 +183,6 @@ describe('decideVerdict', () => {
     const latency = (key: string, lift: number, ci: [number, number], adjusted: number): VerdictVariant => ({
       key,
       n: 400,
-      mean: 200 * (1 + lift),
       comparison: {
         absolute: est(200 * lift, [200 * ci[0], 200 * ci[1]], 0.001),
         relative: est(lift, ci, 0.001),
@@ -204,7 +199,7 @@ describe('decideVerdict', () => {
       kind: 'mean',
       control: 'A',
       variants: [
-        control(400, 200),
+        control(400),
         latency('B', -0.123, [-0.2, -0.046], 0.002),
         latency('C', -0.201, [-0.28, -0.122], 0.004),
       ],

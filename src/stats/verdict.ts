@@ -30,7 +30,6 @@ export interface VerdictVariant {
   key: string;
   /** Units (users, or calls) in this variant. */
   n: number;
-  mean: number | null;
   /** Treatments on primary and secondary metrics: compareArms against the control, after any correction. */
   comparison?:
     | (Pick<ArmComparison, 'absolute' | 'relative' | 'chanceToWin' | 'better' | 'worse'> & {
@@ -173,7 +172,6 @@ export function decideVerdict(input: VerdictInput): Verdict {
   const control = primary.variants.find((v) => v.key === primary.control) ?? {
     key: primary.control,
     n: 0,
-    mean: null,
   };
   const others = primary.variants.filter((v) => v.key !== primary.control);
   const computed = (c: Comparison | null | undefined): c is Comparison =>
