@@ -37,6 +37,7 @@ import type { ExperimentService } from './services/experiments.js';
 import type { IdempotencyService } from './services/idempotency.js';
 import type { KeyService } from './services/keys.js';
 import type { RateLimits } from './services/rate-limits.js';
+import type { FeedbackService } from './services/feedback.js';
 import type { ResultService } from './services/results.js';
 import type { Store } from './store/store.js';
 
@@ -47,6 +48,7 @@ export interface AppDeps {
   experiments: ExperimentService;
   assign: Assign;
   results: ResultService;
+  feedback: FeedbackService;
   analysis: AnalysisService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
@@ -200,7 +202,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...healthRoutes(deps.store),
     ...experimentRoutes(deps.experiments),
     ...assignRoutes(deps.assign),
-    ...resultRoutes(deps.results),
+    ...resultRoutes(deps.results, deps.feedback),
     ...analysisRoutes(deps.analysis),
     ...keyRoutes(deps.keys),
     ...metricsRoutes(deps.metrics),

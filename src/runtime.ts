@@ -11,7 +11,9 @@ import { createAssign } from './services/assignments.js';
 import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
+import { FeedbackService } from './services/feedback.js';
 import { IdempotencyService } from './services/idempotency.js';
+import { IssuedAssignments } from './services/issued-assignments.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
@@ -136,7 +138,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     newId,
     now,
   });
-  const results = new ResultService({ experiments: experimentCache, ingest, store, newId, now });
+  const assignments = new IssuedAssignments(store);
+  const results = new ResultService({ experiments: experimentCache, assignments, ingest, store, newId, now });
+  const feedback = new FeedbackService({ experiments: experimentCache, assignments, ingest, store, newId, now });
   const analysis = new AnalysisService({ experiments: experimentCache, store });
   const rateLimits = await RateLimits.start(rateLimitOptions(options.rateLimits), {
     warn: (fields, message) => (options.logger ?? app?.log)?.warn(fields, message),
@@ -149,6 +153,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     experiments,
     assign,
     results,
+    feedback,
     analysis,
     store,
     bodyLimit: options.bodyLimit,

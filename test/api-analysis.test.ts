@@ -124,8 +124,13 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
     assert.equal(body.srm.mismatch, false);
   });
 
-  test('bayesian fills chanceToWin and risk', async () => {
-    const body = await analysis('?method=bayesian&metrics=latency');
+  test('bayesian fills chanceToWin and risk once a direction is given, and leaves them null without one', async () => {
+    const undeclared = (await analysis('?method=bayesian&metrics=latency')).metrics[0];
+    assert.equal(undeclared.direction, null);
+    assert.equal(undeclared.variants[1].chanceToWin, null);
+    assert.deepEqual(undeclared.variants[1].risk, [null, null]);
+    // sided=greater stands for "higher is better" when the metric declares no direction.
+    const body = await analysis('?method=bayesian&metrics=latency&sided=greater');
     const b = body.metrics[0].variants[1];
     assert.ok(b.chanceToWin > 0.99 && b.chanceToWin <= 1, `chanceToWin ${b.chanceToWin}`);
     assert.equal(b.risk.length, 2);
@@ -255,10 +260,15 @@ describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
         variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
       });
       assert.equal(patched.statusCode, 200, patched.body);
-      for (const q of ['', '?version=1']) {
+      // Pooled: the current variants; version 1: version 1's own variants, the removed one included.
+      const cases: Array<[string, Record<string, number>]> = [
+        ['', { A: 0 }],
+        ['?version=1', { A: 0, toString: 5 }],
+      ];
+      for (const [q, exposures] of cases) {
         const res = await runtime.api.get(`/experiment/${slug}/analysis${q}`);
         assert.equal(res.statusCode, 200, res.body);
-        assert.deepEqual(res.json().exposures, { A: 0 });
+        assert.deepEqual(res.json().exposures, exposures);
       }
     });
   });

@@ -2,7 +2,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, ValidationError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json.js';
-import { type MetricDefinition, validateMetricDefinitions } from './metric-definitions.js';
+import {
+  type MetricDefinition,
+  type MetricDefinitionInput,
+  validateMetricDefinitions,
+} from './metric-definitions.js';
 
 export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -39,13 +43,13 @@ export interface NewExperiment {
   assignment?: AssignmentMode;
   seed?: string;
   variants: Variant[];
-  metrics?: MetricDefinition[];
+  metrics?: MetricDefinitionInput[];
 }
 
 export interface ExperimentChanges {
   status?: Status;
   variants?: Variant[];
-  metrics?: MetricDefinition[];
+  metrics?: MetricDefinitionInput[];
   name?: string;
   description?: string;
 }

@@ -21,6 +21,9 @@ export interface MetricDefinition {
   minimumDetectableEffect?: number;
 }
 
+/** A definition as sent: the role defaults to 'secondary'. */
+export type MetricDefinitionInput = Omit<MetricDefinition, 'role'> & { role?: Role };
+
 /** Most metric definitions per experiment (the metric cap is larger; definitions are for decisions). */
 export const MAX_METRIC_DEFINITIONS = 50;
 

@@ -67,10 +67,11 @@ const AnalysisQuery = Type.Object({
     }),
   ),
   sided: Type.Optional(
-    Type.Enum(['two', 'greater', 'less'], {
+    Type.Enum(['two', 'greater', 'less', 'better'], {
       type: 'string',
       default: 'two',
-      description: 'two: any difference; greater: treatment > control; less: treatment < control',
+      description:
+        "two: any difference; greater: treatment > control; less: treatment < control; better: one-sided toward each metric's declared direction (two-sided, with a warning, where none is declared)",
     }),
   ),
   correction: Type.Optional(
@@ -124,14 +125,41 @@ const VariantAnalysis = Type.Object(
     ),
     chanceToWin: Type.Optional(
       Nullable(
-        'bayesian: the probability that the lift (the absolute effect when the lift is undefined) is above ' +
-          '0, good or bad depending on the metric; null for the other methods. Absent for the control',
+        "bayesian: the probability that this treatment is better than the control in the metric's declared " +
+          'direction (sided=greater/less stand for a direction where none is declared); null for the other ' +
+          'methods and for metrics without a direction. Absent for the control',
       ),
     ),
     risk: Type.Optional(
       Pair(
-        'bayesian: expected loss [of choosing the control, of choosing this treatment], on the scale of ' +
-          'chanceToWin; [null, null] for the other methods. Absent for the control',
+        'bayesian: expected loss [of choosing the control, of choosing this treatment], in the better ' +
+          'direction, on the lift scale; [null, null] for the other methods and without a direction. Absent for the control',
+      ),
+    ),
+    better: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], {
+        description: "Significant and in the metric's better direction; null without a direction",
+      }),
+    ),
+    worse: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], {
+        description: "Significant and in the metric's worse direction; null without a direction",
+      }),
+    ),
+    harm: Type.Optional(
+      Type.Object(
+        {
+          pValue: Nullable('One-sided p-value for harm (frequentist, sequential); null for bayesian'),
+          chanceOfHarm: Nullable('bayesian: the probability that the treatment is worse; null otherwise'),
+          harmful: Type.Boolean({ description: 'The guardrail failed for this treatment' }),
+        },
+        { description: 'Guardrail metrics: the one-sided test for harm (kept out of corrections)' },
+      ),
+    ),
+    moreUnits: Type.Optional(
+      Nullable(
+        'With a declared minimumDetectableEffect and no significant result yet: about how many more units ' +
+          '(users or calls) each variant needs to detect it at 80% power; null when it cannot be computed',
       ),
     ),
     significant: Type.Optional(
@@ -155,6 +183,19 @@ const MetricAnalysis = Type.Object(
       description:
         'mean: numeric values, analysed as a mean; proportion: true/false values, as the share of true',
     }),
+    direction: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The declared direction ('increase' or 'decrease' is better); null: undeclared, no win wording",
+    }),
+    role: Type.Union([Type.String(), Type.Null()], {
+      description: 'The declared role: primary, secondary or guardrail; null: undeclared',
+    }),
+    unit: Type.String({
+      description:
+        'user: sticky experiment, each user one unit (a ratio of sums, delta method; n counts users); call: each result one unit',
+    }),
+    sided: Type.String({ description: 'The alternative tested for this metric: two, greater or less' }),
+    minimumDetectableEffect: Nullable('The declared minimum detectable effect (relative), or null'),
     variants: Type.Array(VariantAnalysis, {
       description: "Every variant, in the experiment's order; the control has no effects",
     }),
@@ -170,12 +211,25 @@ const ANALYSIS_EXAMPLE = {
   sided: 'two',
   correction: 'none',
   version: null,
+  versions: [1],
+  unit: 'call',
+  verdict: {
+    status: 'winner',
+    variant: 'B',
+    metric: 'latency_ms',
+    summary: 'B beats A on latency_ms: -5.3% [-10.2%, -0.4%], p = 0.03.',
+  },
   exposures: { A: 214, B: 205 },
   srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false },
   metrics: [
     {
       name: 'latency_ms',
       kind: 'mean',
+      direction: 'decrease',
+      role: 'primary',
+      unit: 'call',
+      sided: 'two',
+      minimumDetectableEffect: null,
       variants: [
         { key: 'A', n: 210, mean: 910, stdDev: 240 },
         {
@@ -188,12 +242,19 @@ const ANALYSIS_EXAMPLE = {
           chanceToWin: null,
           risk: [null, null],
           significant: true,
+          better: true,
+          worse: false,
         },
       ],
     },
     {
       name: 'rating',
       kind: 'mean',
+      direction: null,
+      role: null,
+      unit: 'call',
+      sided: 'two',
+      minimumDetectableEffect: null,
       variants: [
         { key: 'A', n: 210, mean: 4.1, stdDev: 0.9 },
         {
@@ -206,6 +267,8 @@ const ANALYSIS_EXAMPLE = {
           chanceToWin: null,
           risk: [null, null],
           significant: false,
+          better: null,
+          worse: null,
         },
       ],
     },
@@ -219,11 +282,33 @@ const AnalysisResponse = Type.Object(
     control: Type.String({ description: 'The variant the others are compared with' }),
     method: Type.String({ description: 'The method used: frequentist, bayesian or sequential' }),
     alpha: Type.Number({ description: 'The significance level used' }),
-    sided: Type.String({ description: 'The direction tested: two, greater or less' }),
+    sided: Type.String({ description: 'The sided option asked for: two, greater, less or better' }),
     correction: Type.String({ description: 'The multiple-comparison correction used: none, holm or bh' }),
     version: Type.Union([Type.Integer(), Type.Null()], {
       description: 'The version analysed; null when every version is pooled',
     }),
+    versions: Type.Array(Type.Integer(), {
+      description:
+        'The versions whose data is analysed: the one asked for, or every version with data, pooled',
+    }),
+    unit: Type.String({
+      description: 'user when every metric is analysed per user (sticky experiments), else call',
+    }),
+    verdict: Type.Object(
+      {
+        status: Type.String({
+          description: 'winner, no-winner-yet, guardrail-failed, sample-ratio-mismatch or not-enough-data',
+        }),
+        variant: Type.Optional(
+          Type.String({ description: 'The winner, or the variant that failed a guardrail' }),
+        ),
+        metric: Type.Optional(
+          Type.String({ description: 'The primary metric, or the guardrail that failed' }),
+        ),
+        summary: Type.String({ description: 'One plain sentence: what to do and how sure to be' }),
+      },
+      { description: 'Which variant to ship, by the rule in docs/statistics.md' },
+    ),
     exposures: Type.Record(Type.String(), Type.Integer(), {
       description: 'Assignments (exposures) per variant key, in the versions analysed',
     }),

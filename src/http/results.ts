@@ -1,5 +1,6 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
+import type { FeedbackReceipt, FeedbackService } from '../services/feedback.js';
 import type { LogReceipt, LogsAnswer, ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
 import { type Route, route, Stream } from './route.js';
@@ -7,6 +8,8 @@ import {
   ExportQuery,
   ExportResponse,
   errorResponses,
+  FeedbackBody,
+  FeedbackResponse,
   ListResultsQuery,
   ListResultsResponse,
   LogBody,
@@ -22,6 +25,7 @@ const CSV_COLUMNS = [
   'knownVariant',
   'userId',
   'assignmentId',
+  'assignedVariant',
   'experimentVersion',
   'timestamp',
   'createdAt',
@@ -66,7 +70,7 @@ async function* lines(
 /** Batches of up to 1000 results being read, parsed or committed at once; more wait unread. */
 const CONCURRENT_BATCHES = 16;
 
-export function resultRoutes(results: ResultService): Route[] {
+export function resultRoutes(results: ResultService, feedback: FeedbackService): Route[] {
   const tags = ['results'];
   return [
     route({
@@ -110,6 +114,27 @@ export function resultRoutes(results: ResultService): Route[] {
         return answer(
           await results.logMany(params.slug, body.results, idempotency && ((a) => idempotency(answer(a)))),
         );
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/experiment/:slug/feedback',
+      scope: 'log',
+      schema: {
+        tags,
+        summary: 'Send late feedback on an assignment or a result (a rating, a thumbs-up, a judge score)',
+        description:
+          'Counts for the variant of the assignment or result it names, and joins its user in sticky ' +
+          'experiments. Sending the same metric for the same target again replaces the value: retries and ' +
+          'corrections never double-count. Answers 200 only once committed; an id the service never issued is 404.',
+        params: SlugParams,
+        body: FeedbackBody,
+        response: { 200: FeedbackResponse, ...errorResponses },
+      },
+      idempotent: true,
+      handle: async ({ params, body, idempotency }) => {
+        const answer = (r: FeedbackReceipt) => ({ success: true, ...r });
+        return answer(await feedback.give(params.slug, body, idempotency && ((r) => idempotency(answer(r)))));
       },
     }),
     route({

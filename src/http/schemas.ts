@@ -18,11 +18,12 @@ const EXPERIMENT_EXAMPLE = {
   assignment: 'random',
   seed: 'checkout-prompt',
   variants: [VARIANT_A, VARIANT_B],
+  metrics: [],
   version: 1,
   createdAt: '2025-06-02T09:14:03.512Z',
   updatedAt: '2025-06-02T09:14:03.512Z',
 };
-const ASSIGNMENT_ID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3';
+const ASSIGNMENT_ID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3.1.1.dXNlci00Mg.15fa56de';
 const LOG_ID = '01972ff0-fa54-7d12-8b6e-0c4f9a2e31d8';
 const METRICS_EXAMPLE = { latency_ms: 812, tokens: 153, cost_usd: 0.0021, rating: 5 };
 const LOG_EXAMPLE = {
@@ -41,6 +42,7 @@ const RESULT_EXAMPLE = {
   knownVariant: true,
   userId: 'user-42',
   assignmentId: ASSIGNMENT_ID,
+  assignedVariant: null,
   input: LOG_EXAMPLE.input,
   output: LOG_EXAMPLE.output,
   metrics: METRICS_EXAMPLE,
@@ -94,6 +96,41 @@ export const VariantSchema = Type.Object(
   { title: 'Variant', description: 'One arm of an experiment', examples: [VARIANT_A] },
 );
 
+export const MetricDefinitionSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'The name results log the metric under' }),
+    direction: Type.Enum(['increase', 'decrease'], { type: 'string', description: 'Which way is better' }),
+    role: Type.Optional(
+      Type.Enum(['primary', 'secondary', 'guardrail'], {
+        type: 'string',
+        description:
+          "primary: decides the verdict (the first one declared); guardrail: tested one-sided for harm, kept out of corrections; default 'secondary'",
+      }),
+    ),
+    kind: Type.Optional(
+      Type.Enum(['mean', 'proportion'], {
+        type: 'string',
+        description: 'Numbers are means, true/false proportions',
+      }),
+    ),
+    minimumDetectableEffect: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 10,
+        description:
+          'The smallest relative change worth detecting (0.05 = 5%): the analysis says how many more units it needs',
+      }),
+    ),
+  },
+  {
+    title: 'MetricDefinition',
+    description:
+      'What an experiment declares about one metric: changing it changes the reading, never the data',
+    examples: [{ name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.05 }],
+  },
+);
+const MetricDefinitions = Type.Array(MetricDefinitionSchema, { maxItems: 50 });
+
 export const ExperimentSchema = Type.Object(
   {
     slug: Type.String({ description: 'Unique; names the experiment in every URL' }),
@@ -104,6 +141,7 @@ export const ExperimentSchema = Type.Object(
     assignment: AssignmentModeSchema,
     seed: Type.String({ description: 'What sticky assignment hashes with the userId (default: the slug)' }),
     variants: Type.Array(VariantSchema),
+    metrics: MetricDefinitions,
     version: Type.Integer({ description: 'Bumped whenever the variants change' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
@@ -140,6 +178,7 @@ export const CreateExperimentBody = Type.Object(
     assignment: Type.Optional(AssignmentModeSchema),
     seed: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 100 }),
+    metrics: Type.Optional(MetricDefinitions),
   },
   {
     examples: [
@@ -157,6 +196,7 @@ export const UpdateExperimentBody = Type.Object(
   {
     status: Type.Optional(StatusSchema),
     variants: Type.Optional(Type.Array(VariantSchema, { minItems: 1, maxItems: 100 })),
+    metrics: Type.Optional(MetricDefinitions),
     name: Type.Optional(NameSchema),
     description: Type.Optional(DescriptionSchema),
   },
@@ -231,7 +271,13 @@ export const LogBody = Type.Object(
     ),
     context: Type.Optional(JsonObjectSchema),
     userId: Type.Optional(UserId),
-    assignmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    assignmentId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: "The assign answer's assignmentId: the variant it names is checked against variantKey",
+      }),
+    ),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Client time, ISO 8601' })),
   },
   { examples: [LOG_EXAMPLE] },
@@ -253,6 +299,44 @@ export const LogResponse = Type.Object(
     title: 'LogResponse',
     description: 'The result is committed',
     examples: [{ success: true, logId: LOG_ID }],
+  },
+);
+
+export const FeedbackBody = Type.Object(
+  {
+    assignmentId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1000, description: 'The assignment the feedback is about' }),
+    ),
+    logId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Or the result it is about (exactly one of the two)',
+      }),
+    ),
+    metrics: Type.Unsafe<JsonObject>({
+      type: 'object',
+      minProperties: 1,
+      maxProperties: MAX_METRICS_PER_RESULT,
+      propertyNames: METRIC_NAME,
+      additionalProperties: true,
+      description:
+        'Numbers or true/false. Sending a metric again for the same assignment or result replaces its value',
+    }),
+    comment: Type.Optional(Type.String({ maxLength: 10_000 })),
+  },
+  { examples: [{ assignmentId: ASSIGNMENT_ID, metrics: { thumbs_up: true, judge_score: 0.8 } }] },
+);
+
+export const FeedbackResponse = Type.Object(
+  {
+    success: Type.Boolean({ description: 'Always true: the feedback is committed' }),
+    feedbackId: Type.String({ description: 'UUIDv7 of this submission' }),
+  },
+  {
+    title: 'FeedbackResponse',
+    description: 'The feedback is committed and counted for the variant of its assignment or result',
+    examples: [{ success: true, feedbackId: '01972ff1-0b3e-7c55-9d0e-2a4c1e6f8b73' }],
   },
 );
 
@@ -294,6 +378,10 @@ export const ResultSchema = Type.Object(
     }),
     userId: Type.Union([Type.String(), Type.Null()]),
     assignmentId: Type.Union([Type.String(), Type.Null()]),
+    assignedVariant: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Flag: the variant the assignmentId was issued for, when it is not variantKey; null otherwise',
+    }),
     input: Type.Union([JsonObjectSchema, Type.Null()]),
     output: Type.Union([JsonObjectSchema, Type.Null()]),
     metrics: Type.Union([JsonObjectSchema, Type.Null()]),

@@ -3,10 +3,12 @@ import { UnavailableError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { ExposureQueue } from './exposure-queue.js';
-import type { ExposureBatch, NewResult, Write } from './write-batch.js';
+import type { ExposureBatch, NewFeedback, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
   results: NewResult[];
+  /** Late feedback, committed like results (ADR 0018). */
+  feedback?: NewFeedback[];
   /** The request's Idempotency-Key answer, committed with its results. */
   answer?: IdempotencyRecord;
   /** performance.now() when the results were handed in. */
@@ -75,6 +77,14 @@ export class GroupCommit {
   appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ results, answer, enqueuedAt: performance.now(), resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once the feedback is committed (in the next batch, with whatever results are waiting). */
+  appendFeedback(feedback: NewFeedback[], answer?: IdempotencyRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ results: [], feedback, answer, enqueuedAt: performance.now(), resolve, reject });
       this.schedule();
     });
   }
@@ -168,7 +178,12 @@ export class GroupCommit {
   /** False when the database was unavailable (then the exposures are back in the buffer). */
   private async commit(groups: Waiting[], exposures: ExposureBatch[]): Promise<boolean> {
     try {
-      await this.write({ results: groups.flatMap((g) => g.results), exposures, answers: answersOf(groups) });
+      await this.write({
+        results: groups.flatMap((g) => g.results),
+        exposures,
+        feedback: groups.flatMap((g) => g.feedback ?? []),
+        answers: answersOf(groups),
+      });
       for (const g of groups) g.resolve();
       if (this.options.onCommit) {
         const enqueuedAt = groups.map((g) => g.enqueuedAt);
@@ -196,10 +211,12 @@ export class GroupCommit {
       });
     }
     for (const g of groups) {
-      await this.write({ results: g.results, exposures: [], answers: answersOf([g]) }).then(
-        g.resolve,
-        g.reject,
-      );
+      await this.write({
+        results: g.results,
+        exposures: [],
+        feedback: g.feedback,
+        answers: answersOf([g]),
+      }).then(g.resolve, g.reject);
     }
     return true;
   }

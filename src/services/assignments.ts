@@ -1,5 +1,6 @@
 // Assigning a variant: an in-memory lookup, a draw, and an exposure handed to the ingest pipeline.
 import { assignVariant, type RandomSource } from '../core/assignment.js';
+import { assignmentIdFor } from '../core/assignment-id.js';
 import { NotFoundError } from '../core/errors.js';
 import { whyNotServing } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
@@ -36,7 +37,11 @@ export function createAssign(deps: AssignmentDeps): Assign {
     const { compiled, experiment } = live;
     const index = assignVariant(compiled, userId, deps.random);
     const variant = experiment.variants[index]!;
-    const assignmentId = deps.newId();
+    const assignmentId = assignmentIdFor(deps.newId(), live.id, {
+      version: experiment.version,
+      variantIndex: index,
+      userId,
+    });
     deps.ingest.appendExposure({
       assignmentId,
       experimentId: live.id,

@@ -7,6 +7,7 @@ import { GroupCommit } from '../ingest/group-commit.js';
 import type { NewResult } from '../ingest/write-batch.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { ExperimentCache } from './experiment-cache.js';
+import { IssuedAssignments } from './issued-assignments.js';
 import { ResultService } from './results.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
@@ -34,6 +35,7 @@ async function setup(status: 'running' | 'draft' = 'running') {
   let n = 0;
   const results = new ResultService({
     experiments: new ExperimentCache(store),
+    assignments: new IssuedAssignments(store),
     ingest,
     store,
     newId: () => `log-${++n}`,
@@ -63,6 +65,7 @@ test('a logged result is readable once its promise resolves, with every field', 
       knownVariant: true,
       userId: 'u-1',
       assignmentId: 'as-1',
+      assignedVariant: null,
       input: { q: 'héllo' },
       output: { a: 'hi' },
       metrics: { latency_ms: 120, ok: true },

@@ -9,6 +9,7 @@ import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../ingest/write-batch.js';
 import type { Result, Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
+import type { AssignmentTarget, IssuedAssignments } from './issued-assignments.js';
 
 export interface LogInput {
   variantKey: string;
@@ -48,6 +49,8 @@ export interface ResultListQuery {
 
 export interface ResultDeps {
   experiments: Pick<ExperimentCache, 'find'>;
+  /** What assignment ids were issued for (the variant a result's assignmentId names is checked). */
+  assignments: Pick<IssuedAssignments, 'resolve' | 'resolveCurrent'>;
   ingest: { appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<void> };
   store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
   newId: () => string;
@@ -94,10 +97,13 @@ export class ResultService {
    */
   async log(slug: string, input: LogInput, record?: RecordAnswer<LogReceipt>): Promise<LogReceipt> {
     const live = await this.experiment(slug);
-    const result = this.newResult(live, input);
+    const assigned = await this.assigned(live, input);
+    const result = this.newResult(live, input, assigned);
     // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
     const logId = result.logId;
     const warnings = unanalysedValueWarnings([input.metrics]);
+    const mismatch = assignmentWarning(live, input, assigned);
+    if (mismatch) warnings.unshift(mismatch);
     if (!result.knownVariant) warnings.unshift(unknownVariantWarning(live, [input.variantKey]));
     // The answer as known before the commit (an over-cap warning is only known after it).
     await this.commit(live, [result], record?.(receipt(logId, warnings)));
@@ -116,14 +122,17 @@ export class ResultService {
    * while the commit is awaited, so a large batch's parsed JSON can be collected early.
    */
   logMany(slug: string, inputs: LogInput[], record?: RecordAnswer<LogsAnswer>): Promise<LogsAnswer> {
-    return this.experiment(slug).then((live) =>
-      this.commitMany(
+    return this.experiment(slug).then(async (live) => {
+      const assigned: Array<AssignmentTarget | null | undefined> = [];
+      for (const input of inputs) assigned.push(await this.assigned(live, input));
+      const warnings = inputs.flatMap((input, i) => assignmentWarning(live, input, assigned[i]) ?? []);
+      return this.commitMany(
         live,
-        inputs.map((input) => this.newResult(live, input)),
-        unanalysedValueWarnings(inputs.map((input) => input.metrics)),
+        inputs.map((input, i) => this.newResult(live, input, assigned[i])),
+        [...new Set(warnings)].concat(unanalysedValueWarnings(inputs.map((input) => input.metrics))),
         record,
-      ),
-    );
+      );
+    });
   }
 
   private async commitMany(
@@ -225,8 +234,25 @@ export class ResultService {
     return live;
   }
 
-  private newResult(live: LiveExperiment, input: LogInput): NewResult {
+  /** What the input's assignmentId was issued for: undefined without one, null when not issued here. */
+  private async assigned(
+    live: LiveExperiment,
+    input: LogInput,
+  ): Promise<AssignmentTarget | null | undefined> {
+    if (input.assignmentId === undefined) return undefined;
+    const now = this.deps.assignments.resolveCurrent(live, input.assignmentId);
+    return now !== undefined ? now : this.deps.assignments.resolve(live, input.assignmentId);
+  }
+
+  private newResult(
+    live: LiveExperiment,
+    input: LogInput,
+    assigned: AssignmentTarget | null | undefined,
+  ): NewResult {
     return {
+      // Sticky experiments randomized users: a result with a userId joins its user's unit (ADR 0018).
+      unit: live.experiment.assignment === 'sticky' && input.userId !== undefined,
+      assignedVariant: assigned && assigned.variantKey !== input.variantKey ? assigned.variantKey : null,
       logId: this.deps.newId(),
       experimentId: live.id,
       version: live.experiment.version,
@@ -242,6 +268,19 @@ export class ResultService {
       createdAt: this.deps.now(),
     };
   }
+}
+
+/**
+ * Says when the assignmentId names another variant than variantKey (stored and flagged). An id this
+ * service did not issue (a client's own id) is stored as it is, unchecked.
+ */
+function assignmentWarning(
+  _live: LiveExperiment,
+  input: LogInput,
+  assigned: AssignmentTarget | null | undefined,
+): string | undefined {
+  if (!assigned || assigned.variantKey === input.variantKey) return undefined;
+  return `assignmentId was issued for variant '${assigned.variantKey}', not '${input.variantKey}': stored and flagged`;
 }
 
 function unknownVariantWarning(live: LiveExperiment, keys: string[]): string {

@@ -168,6 +168,8 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
   };
 }
 
+/** `SET c = table.c + excluded.c` for each column: a rollup row moved by the batch's (signed) change. */
+// biome-ignore lint/suspicious/noExplicitAny: Kysely types the builder per table; this one serves five tables
 const additive = (table: string, columns: string[]) => (eb: any) =>
   Object.fromEntries(columns.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]));
 

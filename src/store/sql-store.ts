@@ -2,10 +2,10 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
-import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
-import { type BucketRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
+import type { BucketRollup, MetricRollup } from '../core/rollups.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import type { SqlDatabase } from './database.js';
@@ -21,11 +21,8 @@ import { exposureBatches, rebuildExperiment } from './rebuild.js';
 import {
   compileRows,
   executeInChunks,
-  exposureRollupStatement,
   idempotencyAnswerStatement,
-  metricRollupStatement,
   recordOverCap,
-  rolledResultRow,
   rowStatements,
 } from './row-statements.js';
 import { type Database, type ExperimentsTable, isoTime, type ResultsTable } from './schema.js';
@@ -46,9 +43,9 @@ import type {
 } from './store.js';
 
 /** Rows read per page when rollups are rebuilt from raw data. */
-const REBUILD_PAGE = 5000;
+const _REBUILD_PAGE = 5000;
 /** Exposure batches read per page (each about 4 MB of JSON at most; see row-statements.ts). */
-const EXPOSURE_BATCH_PAGE = 4;
+const _EXPOSURE_BATCH_PAGE = 4;
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -83,6 +80,7 @@ function toResult(row: Selectable<ResultsTable>): Result {
     knownVariant: Boolean(row.known_variant),
     userId: row.user_id,
     assignmentId: row.assignment_id,
+    assignedVariant: row.assigned_variant ?? null,
     input: json<JsonObject | null>(row.input),
     output: json<JsonObject | null>(row.output),
     metrics: json<JsonObject | null>(row.metrics),

@@ -22,6 +22,8 @@ export interface Result {
   knownVariant: boolean;
   userId: string | null;
   assignmentId: string | null;
+  /** Flag: the variant the assignmentId was issued for, when it is not variantKey (null otherwise). */
+  assignedVariant: string | null;
   input: JsonObject | null;
   output: JsonObject | null;
   metrics: JsonObject | null;
