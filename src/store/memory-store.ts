@@ -1,16 +1,51 @@
 // A Store in plain Maps and arrays, with the SQL store's semantics: for unit tests of the services.
+// Rollups are planned by the same pure core as the SQL store's (batch-plan.ts, rebuild.ts); only where
+// they are kept differs.
 
 import { ConflictError, NotFoundError } from '../core/errors.js';
-import type { Experiment, Variant } from '../core/experiment.js';
+import type { Experiment } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
-import { type ExposureRollup, type MetricRollup, rollUpExposures, rollUpResults } from '../core/rollups.js';
+import {
+  type BucketRollup,
+  bucketRollupKey,
+  type ExposureRollup,
+  type MetricRollup,
+  mergeRollups,
+  metricRollupKey,
+  type RolledResult,
+  rollUpBuckets,
+  rollUpExposures,
+  rollUpResults,
+} from '../core/rollups.js';
+import { hourOf } from '../core/time.js';
+import {
+  applyUnitDeltas,
+  mergeUnitDeltas,
+  rollUpUnits,
+  type UnitDelta,
+  type UnitRollup,
+  type UnitSum,
+  unitDeltasOfResults,
+  unitKey,
+} from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
-import { rolledOf as rolledResult } from './batch-plan.js';
+import { rolledFeedback, rolledOf } from './batch-plan.js';
 import { recordOverCap } from './row-statements.js';
-import type { Result, ResultPage, ResultQuery, Rollups, Store, StoredExperiment } from './store.js';
+import type {
+  BucketExposure,
+  Result,
+  ResultPage,
+  ResultQuery,
+  ResultTarget,
+  Rollups,
+  Store,
+  StoredExperiment,
+  StoredVersion,
+} from './store.js';
 
 /** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */
 interface Committed {
@@ -18,10 +53,17 @@ interface Committed {
   result: NewResult;
 }
 
-const metricKey = (r: Omit<MetricRollup, 'n' | 'sum' | 'sumSquares'>) =>
-  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
+/** A bucket_exposures row. */
+interface HourlyExposures extends BucketExposure {
+  experimentId: number;
+}
+
 const exposureKey = (r: Omit<ExposureRollup, 'n'>) =>
   `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`;
+const hourlyKey = (r: Omit<HourlyExposures, 'n'>) =>
+  `${r.experimentId}\u0000${r.bucket}\u0000${r.version}\u0000${r.variantKey}`;
+const unitRollupKey = (r: UnitRollup) =>
+  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
 
 function parse(text: string | null): JsonObject | null {
   return text === null ? null : (JSON.parse(text) as JsonObject);
@@ -34,6 +76,7 @@ function toResult({ result: r }: Committed): Result {
     knownVariant: r.knownVariant,
     userId: r.userId,
     assignmentId: r.assignmentId,
+    assignedVariant: r.assignedVariant ?? null,
     input: parse(r.input),
     output: parse(r.output),
     metrics: parse(r.metrics),
@@ -44,21 +87,34 @@ function toResult({ result: r }: Committed): Result {
   };
 }
 
+const byBucket = (a: { bucket: string }, b: { bucket: string }) =>
+  a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0;
+
+/** Removes the rows of one experiment from a Map of rows keyed by anything. */
+function forget<T extends { experimentId: number }>(rows: Map<string, T>, experimentId: number): void {
+  for (const [key, r] of rows) if (r.experimentId === experimentId) rows.delete(key);
+}
+
 /**
  * Everything the SQL store keeps, kept the same way: experiments with their version history, results in
- * commit order, exposure batches as their stored text, and rollups updated by every append. Values are
- * copied in and out, so a caller never shares an object with the store. Every call completes in one
- * step, so a change is atomic as a transaction is.
+ * commit order, exposure batches as their stored text, feedback rows, users' running sums, and rollups
+ * updated by every append. Values are copied in and out, so a caller never shares an object with the
+ * store. Every call completes in one step, so a change is atomic as a transaction is.
  */
 export class MemoryStore implements Store {
   private readonly experiments = new Map<number, Experiment>();
   private readonly idsBySlug = new Map<string, number>();
-  private readonly versions = new Map<number, Array<{ version: number; variants: Variant[] }>>();
+  private readonly versions = new Map<number, StoredVersion[]>();
   private readonly results: Committed[] = [];
-  private readonly logIds = new Set<string>();
+  private readonly byLogId = new Map<string, Committed>();
   private readonly exposureBatches: ExposureBatch[] = [];
+  private readonly feedback = new Map<string, FeedbackRow>();
+  private readonly unitSums = new Map<string, UnitSum>();
   private readonly metricRollups = new Map<string, MetricRollup>();
   private readonly exposureRollups = new Map<string, ExposureRollup>();
+  private readonly bucketRollups = new Map<string, BucketRollup>();
+  private readonly bucketExposures = new Map<string, HourlyExposures>();
+  private readonly unitRollups = new Map<string, UnitRollup>();
   private lastExperimentId = 0;
   private lastSeq = 0;
   private revision = 0;
@@ -103,29 +159,36 @@ export class MemoryStore implements Store {
     guard(current.experiment, hasResults);
     // The SQL store's foreign keys refuse this too: results would point at nothing.
     if (hasResults) throw new Error(`experiment '${slug}' has results and cannot be deleted`);
-    for (const [key, r] of this.exposureRollups) {
-      if (r.experimentId === current.id) this.exposureRollups.delete(key);
-    }
+    forget(this.exposureRollups, current.id);
     this.versions.delete(current.id);
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
     this.revision++;
   }
 
+  /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */
   async appendBatch(batch: WriteBatch): Promise<void> {
-    // Checked before anything is kept: a batch commits whole or not at all.
+    const feedback = batch.feedback ?? [];
     const logIds = new Set<string>();
     for (const r of batch.results) {
       if (!this.experiments.has(r.experimentId)) {
         throw new NotFoundError('the experiment this write refers to no longer exists');
       }
-      if (this.logIds.has(r.logId) || logIds.has(r.logId)) throw new Error(`duplicate logId '${r.logId}'`);
+      if (this.byLogId.has(r.logId) || logIds.has(r.logId)) throw new Error(`duplicate logId '${r.logId}'`);
       logIds.add(r.logId);
     }
-    // The cap (ADR 0014), decided from the names the rollups hold, as the SQL store does under its lock.
-    const rolled = batch.results.map(rolledResult);
+    // The SQL store's rollup rows reference the experiment: feedback on a missing one fails the batch there.
+    for (const f of feedback) {
+      if (!this.experiments.has(f.experimentId)) {
+        throw new NotFoundError('the experiment this write refers to no longer exists');
+      }
+    }
+    // The cap (ADR 0014) over results and feedback, decided from the names the rollups hold, as the SQL
+    // store does under its lock.
+    const rolled = batch.results.map(rolledOf);
+    const rolledFb = feedback.map(rolledFeedback);
     const names = new Map<number, Set<string>>();
-    applyMetricCap(rolled, (id) => {
+    applyMetricCap([...rolled, ...rolledFb], (id) => {
       let set = names.get(id);
       if (!set) {
         set = this.metricNamesOf(id);
@@ -134,18 +197,55 @@ export class MemoryStore implements Store {
       return set;
     });
     recordOverCap(batch.results, rolled);
+    const feedbackOverCap = (experimentId: number, metric: string) =>
+      rolledFb.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
+
+    const metricParts: MetricRollup[] = rollUpResults(rolled);
+    const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
+    const unitParts: UnitDelta[] = unitDeltasOfResults(rolled);
+    let feedbackRows: FeedbackRow[] = [];
+    if (feedback.length > 0) {
+      const plan = planFeedback(feedback, this.storedFeedback(batch), feedbackOverCap);
+      metricParts.push(...plan.metrics);
+      bucketParts.push(...plan.buckets);
+      unitParts.push(...plan.units);
+      feedbackRows = plan.rows;
+    }
+    const deltas = mergeUnitDeltas(unitParts);
+    const units = applyUnitDeltas(deltas, this.storedSums(deltas));
+
+    // Kept: nothing below can fail.
     for (const r of batch.results) {
       const metricsOverCap = r.metricsOverCap && [...r.metricsOverCap];
-      this.results.push({ seq: ++this.lastSeq, result: { ...r, metricsOverCap } });
-      this.logIds.add(r.logId);
+      const committed = {
+        seq: ++this.lastSeq,
+        result: { ...r, metricsOverCap, assignedVariant: r.assignedVariant ?? null },
+      };
+      this.results.push(committed);
+      this.byLogId.set(r.logId, committed);
     }
     for (const b of batch.exposures) this.exposureBatches.push({ ...b, variants: [...b.variants] });
-    this.addMetrics(rollUpResults(rolled));
+    for (const row of feedbackRows) this.feedback.set(feedbackKey(row), { ...row });
+    for (const s of units.sums) this.unitSums.set(unitKey(s), { ...s });
+    this.addMetrics(mergeRollups(metricParts, metricRollupKey));
+    this.addBuckets(mergeRollups(bucketParts, bucketRollupKey));
+    this.addUnits(units.rollups);
     this.addExposures(
       rollUpExposures(
         batch.exposures.flatMap((b) =>
           b.variants.map((v) => ({ experimentId: b.experimentId, version: b.version, ...v })),
         ),
+      ),
+    );
+    this.addHourlyExposures(
+      batch.exposures.flatMap((b) =>
+        b.variants.map((v) => ({
+          experimentId: b.experimentId,
+          bucket: b.bucket,
+          version: b.version,
+          variantKey: v.variantKey,
+          n: v.n,
+        })),
       ),
     );
   }
@@ -183,37 +283,92 @@ export class MemoryStore implements Store {
   }
 
   async readRollups(experimentId: number): Promise<Rollups> {
+    const of = <T extends { experimentId: number }>(rows: Map<string, T>) =>
+      [...rows.values()].filter((r) => r.experimentId === experimentId).map((r) => ({ ...r }));
     return {
-      metrics: [...this.metricRollups.values()]
-        .filter((r) => r.experimentId === experimentId)
-        .map((r) => ({ ...r })),
-      exposures: [...this.exposureRollups.values()]
-        .filter((r) => r.experimentId === experimentId)
-        .map((r) => ({ ...r })),
+      metrics: of(this.metricRollups),
+      exposures: of(this.exposureRollups),
+      units: of(this.unitRollups),
     };
   }
 
-  async listVersions(experimentId: number): Promise<Array<{ version: number; variants: Variant[] }>> {
+  async listVersions(experimentId: number): Promise<StoredVersion[]> {
     return structuredClone(this.versions.get(experimentId) ?? []);
   }
 
+  async readBuckets(experimentId: number): Promise<{ metrics: BucketRollup[]; exposures: BucketExposure[] }> {
+    const metrics = [...this.bucketRollups.values()]
+      .filter((r) => r.experimentId === experimentId)
+      .map((r) => ({ ...r }))
+      .sort(byBucket);
+    const exposures = [...this.bucketExposures.values()]
+      .filter((r) => r.experimentId === experimentId)
+      .map(({ bucket, version, variantKey, n }) => ({ bucket, version, variantKey, n }))
+      .sort(byBucket);
+    return { metrics, exposures };
+  }
+
+  async findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
+    const r = this.byLogId.get(logId)?.result;
+    if (r === undefined || r.experimentId !== experimentId) return undefined;
+    return { version: r.version, variantKey: r.variantKey, userId: r.userId };
+  }
+
+  /** As rebuild.ts: results, then feedback rows (latest value, the hour it first came), then exposures. */
   async rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
     const ids = experimentId === undefined ? [...this.experiments.keys()] : [experimentId];
     let results = 0;
     let exposures = 0;
     for (const id of ids) {
-      for (const rollups of [this.metricRollups, this.exposureRollups]) {
-        for (const [key, r] of rollups) if (r.experimentId === id) rollups.delete(key);
+      for (const rows of [
+        this.metricRollups,
+        this.exposureRollups,
+        this.bucketRollups,
+        this.bucketExposures,
+        this.unitSums,
+        this.unitRollups,
+      ] as Array<Map<string, { experimentId: number }>>) {
+        forget(rows, id);
       }
+      const perUser = this.experiments.get(id)?.assignment === 'sticky';
       const rows = this.results.filter((c) => c.result.experimentId === id).map((c) => c.result);
-      this.addMetrics(rollUpResults(rows.map(rolledResult)));
       results += rows.length;
-      const counted = rollUpExposures(
-        this.batchesOf(id).flatMap((b) =>
-          b.variants.map((v) => ({ experimentId: id, version: b.version, ...v })),
-        ),
-      );
+      const rolled: RolledResult[] = rows.map((r) => ({
+        ...rolledOf(r),
+        unitUserId: perUser ? r.userId : null,
+      }));
+      for (const f of this.feedback.values()) {
+        if (f.experimentId !== id || f.overCap) continue;
+        rolled.push({
+          experimentId: id,
+          version: f.version,
+          variantKey: f.variantKey,
+          metrics: { [f.metric]: f.kind === 'proportion' ? f.value === 1 : f.value },
+          unitUserId: perUser ? f.userId : null,
+          bucket: hourOf(f.createdAt),
+        });
+      }
+      this.addMetrics(rollUpResults(rolled));
+      this.addBuckets(rollUpBuckets(rolled));
+      const sums = unitDeltasOfResults(rolled).map((d): UnitSum => {
+        const { dn, dsum, ...key } = d;
+        return { ...key, n: dn, sum: dsum };
+      });
+      for (const s of sums) this.unitSums.set(unitKey(s), s);
+      this.addUnits(rollUpUnits(sums));
+
+      const assigned = this.batchesOf(id).flatMap((b) => decodeExposureBatch(b.json, id, b.version));
+      const counted = rollUpExposures(assigned);
       this.addExposures(counted);
+      this.addHourlyExposures(
+        assigned.map((e) => ({
+          experimentId: id,
+          bucket: hourOf(e.createdAt),
+          version: e.version,
+          variantKey: e.variantKey,
+          n: 1,
+        })),
+      );
       exposures += counted.reduce((n, r) => n + r.n, 0);
     }
     return { results, exposures };
@@ -251,8 +406,13 @@ export class MemoryStore implements Store {
     this.revision++;
   }
 
+  /** As the SQL store: a version starts when the experiment was last updated. */
   private recordVersion(id: number, e: Experiment): void {
-    this.versions.get(id)!.push({ version: e.version, variants: structuredClone(e.variants) });
+    this.versions.get(id)!.push({
+      version: e.version,
+      variants: structuredClone(e.variants),
+      createdAt: e.updatedAt,
+    });
   }
 
   private metricNamesOf(experimentId: number): Set<string> {
@@ -265,14 +425,64 @@ export class MemoryStore implements Store {
     return this.exposureBatches.filter((b) => b.experimentId === experimentId);
   }
 
+  /** The stored feedback rows a batch's feedback may replace (what batch-plan.ts reads). */
+  private storedFeedback(batch: WriteBatch): Map<string, FeedbackRow> {
+    const current = new Map<string, FeedbackRow>();
+    for (const f of batch.feedback ?? []) {
+      for (const v of f.values) {
+        const key = feedbackKey({ experimentId: f.experimentId, target: f.target, metric: v.metric });
+        const row = this.feedback.get(key);
+        if (row) current.set(key, { ...row });
+      }
+    }
+    return current;
+  }
+
+  /** The users' sums the deltas move (what batch-plan.ts reads). */
+  private storedSums(deltas: UnitDelta[]): Map<string, UnitSum> {
+    const current = new Map<string, UnitSum>();
+    for (const d of deltas) {
+      const sum = this.unitSums.get(unitKey(d));
+      if (sum) current.set(unitKey(d), { ...sum });
+    }
+    return current;
+  }
+
   private addMetrics(rollups: MetricRollup[]): void {
     for (const r of rollups) {
-      const total = this.metricRollups.get(metricKey(r));
-      if (!total) this.metricRollups.set(metricKey(r), { ...r });
+      const total = this.metricRollups.get(metricRollupKey(r));
+      if (!total) this.metricRollups.set(metricRollupKey(r), { ...r });
       else {
         total.n += r.n;
         total.sum += r.sum;
         total.sumSquares += r.sumSquares;
+      }
+    }
+  }
+
+  private addBuckets(rollups: BucketRollup[]): void {
+    for (const r of rollups) {
+      const total = this.bucketRollups.get(bucketRollupKey(r));
+      if (!total) this.bucketRollups.set(bucketRollupKey(r), { ...r });
+      else {
+        total.n += r.n;
+        total.sum += r.sum;
+        total.sumSquares += r.sumSquares;
+      }
+    }
+  }
+
+  private addUnits(rollups: UnitRollup[]): void {
+    for (const r of rollups) {
+      const total = this.unitRollups.get(unitRollupKey(r));
+      if (!total) this.unitRollups.set(unitRollupKey(r), { ...r });
+      else {
+        total.units += r.units;
+        total.sumX += r.sumX;
+        total.sumX2 += r.sumX2;
+        total.sumY += r.sumY;
+        total.sumY2 += r.sumY2;
+        total.sumXY += r.sumXY;
       }
     }
   }
@@ -282,6 +492,14 @@ export class MemoryStore implements Store {
       const total = this.exposureRollups.get(exposureKey(r));
       if (!total) this.exposureRollups.set(exposureKey(r), { ...r });
       else total.n += r.n;
+    }
+  }
+
+  private addHourlyExposures(counts: HourlyExposures[]): void {
+    for (const c of counts) {
+      const total = this.bucketExposures.get(hourlyKey(c));
+      if (!total) this.bucketExposures.set(hourlyKey(c), { ...c });
+      else total.n += c.n;
     }
   }
 }
