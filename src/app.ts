@@ -29,6 +29,7 @@ import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
 import { nameSchemas } from './http/schemas.js';
 import { DOCS_CSP, SECURITY_HEADERS, securityHeadersHook } from './http/security-headers.js';
+import { timeseriesRoutes } from './http/timeseries.js';
 import { createValidatorCompiler } from './http/validation.js';
 import type { Metrics } from './metrics.js';
 import type { AnalysisService } from './services/analysis.js';
@@ -39,6 +40,7 @@ import type { KeyService } from './services/keys.js';
 import type { RateLimits } from './services/rate-limits.js';
 import type { FeedbackService } from './services/feedback.js';
 import type { ResultService } from './services/results.js';
+import type { TimeseriesService } from './services/timeseries.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -50,6 +52,7 @@ export interface AppDeps {
   results: ResultService;
   feedback: FeedbackService;
   analysis: AnalysisService;
+  timeseries: TimeseriesService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -204,6 +207,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...assignRoutes(deps.assign),
     ...resultRoutes(deps.results, deps.feedback),
     ...analysisRoutes(deps.analysis),
+    ...timeseriesRoutes(deps.timeseries),
     ...keyRoutes(deps.keys),
     ...metricsRoutes(deps.metrics),
   ].map((r) => compileRoute(r, validatorCompiler));

@@ -17,6 +17,7 @@ import { IssuedAssignments } from './services/issued-assignments.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
+import { TimeseriesService } from './services/timeseries.js';
 import { type DatabaseTarget, openStore } from './store/index.js';
 import type { SqlStore } from './store/sql-store.js';
 
@@ -142,6 +143,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const results = new ResultService({ experiments: experimentCache, assignments, ingest, store, newId, now });
   const feedback = new FeedbackService({ experiments: experimentCache, assignments, ingest, store, newId, now });
   const analysis = new AnalysisService({ experiments: experimentCache, store });
+  const timeseries = new TimeseriesService({ experiments: experimentCache, store });
   const rateLimits = await RateLimits.start(rateLimitOptions(options.rateLimits), {
     warn: (fields, message) => (options.logger ?? app?.log)?.warn(fields, message),
     info: (fields, message) => (options.logger ?? app?.log)?.info(fields, message),
@@ -155,6 +157,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     results,
     feedback,
     analysis,
+    timeseries,
     store,
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,

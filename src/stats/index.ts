@@ -54,6 +54,15 @@ export {
   type VersionedSrm,
   type VersionWeights,
 } from './srm-versions.js';
+export {
+  type BucketCount,
+  type BucketRow,
+  cumulativeSeries,
+  type Series,
+  type SeriesBucket,
+  type SeriesOptions,
+  type SeriesVariant,
+} from './timeseries.js';
 export type * from './types.js';
 export {
   decideVerdict,

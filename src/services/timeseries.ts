@@ -1,0 +1,152 @@
+// An experiment over time: one metric's cumulative effect per hour or day, read from the hourly rollups
+// (never from raw results), and the variant definitions of every version. The time series is per call,
+// even for sticky experiments: per-user sums are not kept per hour, so it shows the trend, and the
+// analysis (GET analysis) stays the reading to decide on.
+
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import type { Variant } from '../core/experiment.js';
+import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
+import { findDefinition } from '../core/metric-definitions.js';
+import { dayOf, hourOf } from '../core/time.js';
+import {
+  type AnalysisMethod,
+  cumulativeSeries,
+  type Direction,
+  groupByMetric,
+  type MetricKind,
+  type SeriesBucket,
+  type Sided,
+  type SidedOption,
+  unknownVariantKeys,
+} from '../stats/index.js';
+import type { Store } from '../store/store.js';
+import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
+
+export type Interval = 'hour' | 'day';
+
+export interface TimeseriesQuery {
+  metric: string;
+  interval?: Interval;
+  control?: string;
+  alpha?: number;
+  method?: AnalysisMethod;
+  sided?: SidedOption;
+  nStar?: number;
+}
+
+export interface Timeseries {
+  slug: string;
+  metric: string;
+  kind: MetricKind;
+  direction: Direction | null;
+  /** Always 'call': each result is one unit, even in sticky experiments. */
+  unit: 'call';
+  interval: Interval;
+  control: string;
+  method: AnalysisMethod;
+  alpha: number;
+  /** The alternative tested (sided=better resolved by the metric's direction). */
+  sided: Sided;
+  buckets: SeriesBucket[];
+  warnings: string[];
+}
+
+export interface VersionHistory {
+  versions: Array<{ version: number; createdAt: string; variants: Variant[] }>;
+}
+
+export interface TimeseriesDeps {
+  experiments: Pick<ExperimentCache, 'find'>;
+  store: Pick<Store, 'readBuckets' | 'listVersions'>;
+}
+
+export class TimeseriesService {
+  constructor(private readonly deps: TimeseriesDeps) {}
+
+  async timeseries(slug: string, q: TimeseriesQuery): Promise<Timeseries> {
+    const live = await this.live(slug);
+    const { experiment } = live;
+    const keys = experiment.variants.map((v) => v.key);
+    const control = q.control ?? keys[0]!;
+    if (!keys.includes(control)) {
+      throw new ValidationError(
+        `control '${control}' is not a variant of '${experiment.slug}' (variants: ${keys.join(', ')})`,
+      );
+    }
+    const buckets = await this.deps.store.readBuckets(live.id);
+    const byMetric = groupByMetric(buckets.metrics);
+    const rows = byMetric.get(q.metric);
+    if (!rows) {
+      const available = [...byMetric.keys()].sort();
+      const known = available.length > 0 ? someOf(available, NAMES_IN_A_MESSAGE, false) : 'none yet';
+      throw new ValidationError(
+        `metric '${q.metric}' has no data in '${experiment.slug}' (metrics: ${known})`,
+      );
+    }
+    const definition = findDefinition(experiment.metrics, q.metric);
+    const direction = definition?.direction ?? null;
+    const interval = q.interval ?? 'day';
+    const method = q.method ?? 'frequentist';
+    const alpha = q.alpha ?? 0.05;
+    const series = cumulativeSeries(rows, buckets.exposures, {
+      variantKeys: keys,
+      control,
+      method,
+      alpha,
+      sided: q.sided ?? 'two',
+      nStar: q.nStar,
+      direction,
+      bucketOf: interval === 'day' ? dayOf : hourOf,
+    });
+    // Worded as the analysis words them, so one reading explains both answers.
+    const warnings = [
+      ...series.warnings.map((w) => `${q.metric}: ${w}`),
+      ...[...series.variantWarnings].flatMap(([key, ws]) => ws.map((w) => `${q.metric}/${key}: ${w}`)),
+    ];
+    const unknown = unknownVariantKeys(rows, keys);
+    if (unknown.length > 0) {
+      warnings.push(
+        `results for variant keys that are not variants are left out: ${someOf(unknown, NAMES_IN_A_MESSAGE, false)}`,
+      );
+    }
+    if (definition?.kind !== undefined && definition.kind !== series.kind) {
+      warnings.push(
+        `${q.metric}: declared as a ${definition.kind} but its values are analysed as a ${series.kind}`,
+      );
+    }
+    if (experiment.assignment === 'sticky') {
+      warnings.push(
+        'the time series is per call, even in a sticky experiment; the analysis reads it per user',
+      );
+    }
+    return {
+      slug: experiment.slug,
+      metric: q.metric,
+      kind: series.kind,
+      direction,
+      unit: 'call',
+      interval,
+      control,
+      method,
+      alpha,
+      sided: series.sided,
+      buckets: series.buckets,
+      warnings,
+    };
+  }
+
+  /** Every variant definition the experiment has had, oldest first: what each version's data ran. */
+  async versions(slug: string): Promise<VersionHistory> {
+    const live = await this.live(slug);
+    const versions = await this.deps.store.listVersions(live.id);
+    return {
+      versions: versions.map((v) => ({ version: v.version, createdAt: v.createdAt, variants: v.variants })),
+    };
+  }
+
+  private async live(slug: string): Promise<LiveExperiment> {
+    const live = await this.deps.experiments.find(slug);
+    if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
+    return live;
+  }
+}

@@ -1,0 +1,289 @@
+// GET /experiment/:slug/analysis/timeseries and GET /experiment/:slug/versions (issue 15, section 5):
+// results committed in known hours, their cumulative effect per hour and per day, the last bucket equal
+// to the analysis, and the payload history of an experiment.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Exposure } from '../src/core/exposure.js';
+import { toExposureBatches } from '../src/ingest/exposure-queue.js';
+import type { NewResult } from '../src/ingest/write-batch.js';
+import {
+  type Api,
+  assertError,
+  makeTempDir,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+} from './helpers/app.js';
+
+const DAY_1_09 = '2026-03-02T09:15:00.000Z';
+const DAY_1_10 = '2026-03-02T10:45:30.000Z';
+const DAY_2_08 = '2026-03-03T08:05:00.000Z';
+const hour = (iso: string) => `${iso.slice(0, 13)}:00:00.000Z`;
+const day = (iso: string) => `${iso.slice(0, 10)}T00:00:00.000Z`;
+
+// latency per hour and variant; ok is true for latency < 10. Integers, so every sum is exact and the
+// hourly sums add up to exactly the live rollups the analysis reads.
+const LATENCY: Array<[string, 'A' | 'B', number[]]> = [
+  [DAY_1_09, 'A', [10, 12]],
+  [DAY_1_09, 'B', [9]],
+  [DAY_1_10, 'A', [11]],
+  [DAY_1_10, 'B', [8, 7]],
+  [DAY_2_08, 'A', [13, 12]],
+  [DAY_2_08, 'B', [6]],
+];
+const EXPOSURES: Array<[string, 'A' | 'B', number]> = [
+  [DAY_1_09, 'A', 2],
+  [DAY_1_09, 'B', 1],
+  [DAY_1_10, 'B', 2],
+  [DAY_2_08, 'A', 2],
+  [DAY_2_08, 'B', 1],
+];
+
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+
+/** Every value of `variant` logged up to the end of the bucket `end` (exclusive upper bound). */
+function upTo(variant: 'A' | 'B', end: string): number[] {
+  return LATENCY.filter(([at, v]) => v === variant && at < end).flatMap(([, , xs]) => xs);
+}
+
+interface SeriesVariant {
+  key: string;
+  n: number;
+  mean: number | null;
+  absolute?: unknown;
+  relative?: unknown;
+  significant?: boolean;
+  better?: boolean | null;
+  worse?: boolean | null;
+  chanceToWin?: number | null;
+}
+interface SeriesBucket {
+  bucket: string;
+  exposures: Record<string, number>;
+  variants: SeriesVariant[];
+}
+
+describe('timeseries', { skip: SKIP_BACKEND }, () => {
+  let dir: string;
+  let runtime: TestRuntime;
+  let api: Api;
+  let slug: string;
+
+  before(async () => {
+    dir = makeTempDir();
+    runtime = await startTestRuntime(dir, 'timeseries');
+    api = runtime.api;
+    slug = (await api.createExperiment({ metrics: [{ name: 'latency', direction: 'decrease' }] })).slug;
+    const found = await runtime.store.findExperiment(slug);
+    assert.ok(found);
+    const id = found.id;
+    let n = 0;
+    const results = LATENCY.flatMap(([createdAt, variantKey, xs]) =>
+      xs.map(
+        (latency): NewResult => ({
+          logId: `ts-${++n}`,
+          experimentId: id,
+          version: 1,
+          variantKey,
+          knownVariant: true,
+          userId: null,
+          assignmentId: null,
+          input: null,
+          output: null,
+          metrics: JSON.stringify({ latency, ok: latency < 10 }),
+          context: null,
+          timestamp: null,
+          createdAt,
+        }),
+      ),
+    );
+    const exposures = EXPOSURES.flatMap(([createdAt, variantKey, count]) =>
+      Array.from(
+        { length: count },
+        (): Exposure => ({
+          assignmentId: `as-${++n}`,
+          experimentId: id,
+          version: 1,
+          variantKey,
+          userId: `u${n}`,
+          context: null,
+          createdAt,
+        }),
+      ),
+    );
+    await runtime.store.appendBatch({ results, exposures: toExposureBatches(exposures) });
+  });
+
+  after(async () => {
+    await runtime?.close();
+    removeTempDir(dir);
+  });
+
+  const series = async (query: string) => {
+    const res = await api.get(`/experiment/${slug}/analysis/timeseries?${query}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+
+  /** What every bucket must hold: that bucket's own exposures, and the values up to its end. */
+  function assertBuckets(buckets: SeriesBucket[], starts: string[], next: (start: string) => string): void {
+    assert.deepEqual(
+      buckets.map((b) => b.bucket),
+      starts,
+    );
+    for (const b of buckets) {
+      const end = next(b.bucket);
+      const exposed = (v: string) =>
+        EXPOSURES.filter(([at, k]) => k === v && at >= b.bucket && at < end).reduce((a, [, , c]) => a + c, 0);
+      assert.deepEqual(b.exposures, { A: exposed('A'), B: exposed('B') }, b.bucket);
+      assert.deepEqual(
+        b.variants.map((v) => [v.key, v.n, v.mean]),
+        (['A', 'B'] as const).map((k) => [k, upTo(k, end).length, mean(upTo(k, end))]),
+        b.bucket,
+      );
+      assert.equal(b.variants[0]!.absolute, undefined, 'the control has no effect');
+      assert.ok(b.variants[1]!.absolute && b.variants[1]!.relative, 'the treatment has both effects');
+    }
+  }
+
+  test('hour buckets: each hour’s exposures, and n and means cumulative up to the end of the hour', async () => {
+    const body = await series('metric=latency&interval=hour');
+    assert.equal(body.slug, slug);
+    assert.equal(body.metric, 'latency');
+    assert.equal(body.kind, 'mean');
+    assert.equal(body.direction, 'decrease');
+    assert.equal(body.unit, 'call');
+    assert.equal(body.interval, 'hour');
+    assert.equal(body.control, 'A');
+    const next = (start: string) => new Date(Date.parse(start) + 3600_000).toISOString();
+    assertBuckets(body.buckets, [hour(DAY_1_09), hour(DAY_1_10), hour(DAY_2_08)], next);
+  });
+
+  test('day buckets (the default) sum their hours', async () => {
+    const body = await series('metric=latency');
+    assert.equal(body.interval, 'day');
+    const next = (start: string) => new Date(Date.parse(start) + 86_400_000).toISOString();
+    assertBuckets(body.buckets, [day(DAY_1_09), day(DAY_2_08)], next);
+  });
+
+  test("the last bucket's cumulative effect is the analysis of all the data, for every method", async () => {
+    const cases = [
+      'metric=latency',
+      'metric=latency&method=sequential&nStar=200',
+      'metric=latency&method=bayesian&sided=better',
+      'metric=latency&control=B&alpha=0.1&sided=less',
+      'metric=ok&method=bayesian',
+    ];
+    for (const query of cases) {
+      const q = new URLSearchParams(query);
+      const metric = q.get('metric')!;
+      q.delete('metric');
+      const analysisRes = await api.get(`/experiment/${slug}/analysis?metrics=${metric}&${q}`);
+      assert.equal(analysisRes.statusCode, 200, analysisRes.body);
+      const analysed = analysisRes.json().metrics[0];
+      const body = await series(query);
+      assert.equal(body.kind, analysed.kind, query);
+      assert.equal(body.sided, analysed.sided, query);
+      const last: SeriesBucket = body.buckets.at(-1);
+      assert.equal(last.variants.length, 2, query);
+      for (const [i, v] of last.variants.entries()) {
+        const a = analysed.variants[i];
+        assert.deepEqual(
+          [v.key, v.n, v.mean, v.absolute, v.relative, v.significant, v.better, v.worse, v.chanceToWin],
+          [a.key, a.n, a.mean, a.absolute, a.relative, a.significant, a.better, a.worse, a.chanceToWin],
+          `${query}: ${v.key}`,
+        );
+      }
+    }
+  });
+
+  test('a proportion is the share of true, cumulatively', async () => {
+    const body = await series('metric=ok&interval=hour');
+    assert.equal(body.kind, 'proportion');
+    assert.equal(body.direction, null);
+    // B: 9 | 8, 7 | 6 are all below 10; A: none is.
+    assert.deepEqual(
+      body.buckets.map((b: SeriesBucket) => b.variants.map((v) => [v.n, v.mean])),
+      [
+        [
+          [2, 0],
+          [1, 1],
+        ],
+        [
+          [3, 0],
+          [3, 1],
+        ],
+        [
+          [5, 0],
+          [4, 1],
+        ],
+      ],
+    );
+  });
+
+  test('an unknown metric is 400 naming the metrics with data; bad parameters 400; an unknown slug 404', async () => {
+    const url = `/experiment/${slug}/analysis/timeseries`;
+    assertError(await api.get(`${url}?metric=nope`), 400, /metric 'nope' has no data.*latency, ok/);
+    assertError(await api.get(url), 400, /metric/);
+    assertError(await api.get(`${url}?metric=latency&interval=week`), 400, /interval/);
+    assertError(await api.get(`${url}?metric=latency&control=Z`), 400, /control 'Z'/);
+    assertError(await api.get(`${url}?metric=latency&method=magic`), 400, /method/);
+    assertError(await api.get(`${url}?metric=latency&alpha=2`), 400, /alpha/);
+    assertError(await api.get('/experiment/no-such-experiment/analysis/timeseries?metric=latency'), 404);
+    assertError(await api.get('/experiment/no-such-experiment/versions'), 404);
+    const empty = (await api.createExperiment()).slug;
+    assertError(
+      await api.get(`/experiment/${empty}/analysis/timeseries?metric=latency`),
+      400,
+      /metrics: none yet/,
+    );
+  });
+
+  test('a sticky experiment is read per call, and says so', async () => {
+    const sticky = (await api.createExperiment({ assignment: 'sticky' })).slug;
+    await api.logMany(sticky, [
+      { variantKey: 'A', userId: 'u1', metrics: { score: 1 } },
+      { variantKey: 'B', userId: 'u2', metrics: { score: 3 } },
+    ]);
+    const res = await api.get(`/experiment/${sticky}/analysis/timeseries?metric=score&interval=hour`);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.unit, 'call');
+    assert.ok(body.warnings.some((w: string) => /per call, even in a sticky experiment/.test(w)));
+    // Logged now: the latest bucket holds both (an hour boundary between them would add one before it).
+    assert.deepEqual(
+      body.buckets.at(-1).variants.map((v: SeriesVariant) => [v.n, v.mean]),
+      [
+        [1, 1],
+        [1, 3],
+      ],
+    );
+  });
+
+  test('versions: every variant definition, oldest first, a payload change starting version 2', async () => {
+    const created = await api.createExperiment();
+    const v1 = await api.get(`/experiment/${created.slug}/versions`);
+    assert.equal(v1.statusCode, 200, v1.body);
+    assert.deepEqual(v1.json(), {
+      versions: [{ version: 1, createdAt: created.createdAt, variants: created.variants }],
+    });
+    const variants = [
+      { key: 'A', payload: { prompt: 'You are terse.' }, trafficPercent: 50 },
+      { key: 'B', payload: { prompt: 'You are verbose, and kind.' }, trafficPercent: 50 },
+    ];
+    const patched = await api.patch(`/experiment/${created.slug}`, { variants });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.equal(patched.json().version, 2);
+    // A change that keeps the variants starts no version.
+    assert.equal((await api.patch(`/experiment/${created.slug}`, { name: 'renamed' })).statusCode, 200);
+    const res = await api.get(`/experiment/${created.slug}/versions`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), {
+      versions: [
+        { version: 1, createdAt: created.createdAt, variants: created.variants },
+        { version: 2, createdAt: patched.json().updatedAt, variants },
+      ],
+    });
+  });
+});
