@@ -86,7 +86,7 @@ function assertSameAnswer(actual: unknown, expected: unknown, at = 'analysis'): 
     close(actual, expected, 0, at);
   } else if (Array.isArray(expected)) {
     assert.ok(Array.isArray(actual) && actual.length === expected.length, `${at}: ${JSON.stringify(actual)}`);
-    expected.forEach((e, i) => assertSameAnswer(actual[i], e, `${at}[${i}]`));
+    for (const [i, e] of expected.entries()) assertSameAnswer(actual[i], e, `${at}[${i}]`);
   } else if (expected !== null && typeof expected === 'object') {
     assert.ok(actual !== null && typeof actual === 'object', `${at}: ${JSON.stringify(actual)}`);
     assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), at);
@@ -108,11 +108,10 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
   const raw = new Map<string, { A: Map<string, Map<string, number>>; B: Map<string, Map<string, number>> }>();
 
   const record = (metric: string, variant: 'A' | 'B', user: string, target: string, value: number) => {
-    let m = raw.get(metric);
-    if (!m) raw.set(metric, (m = { A: new Map(), B: new Map() }));
-    let u = m[variant].get(user);
-    if (!u) m[variant].set(user, (u = new Map()));
-    u.set(target, value);
+    if (!raw.has(metric)) raw.set(metric, { A: new Map(), B: new Map() });
+    const users = raw.get(metric)![variant];
+    if (!users.has(user)) users.set(user, new Map());
+    users.get(user)!.set(target, value);
   };
 
   const analysis = async (s: string, query = '') => {
