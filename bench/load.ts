@@ -1,9 +1,13 @@
 // Loads N results into a fresh experiment 'analysis-1m' straight through the store (before a server
-// owns the database), in the same batched transactions the service uses, rollups included.
+// owns the database), in the same batched transactions the service uses, rollups included. The
+// experiment is sticky, so its analysis reads per-user units: USERS users, each with several results.
 import { createExperiment } from '../src/core/experiment.js';
 import type { NewResult } from '../src/ingest/write-batch.js';
 import { type DatabaseTarget, openStore } from '../src/store/index.js';
 import { seededRandom } from '../test/helpers/random.js';
+
+/** Users the results belong to (about 10 results each at 1M). */
+const USERS = 100_000;
 
 export async function loadResults(
   target: DatabaseTarget,
@@ -18,6 +22,12 @@ export async function loadResults(
         {
           slug: 'analysis-1m',
           status: 'running',
+          assignment: 'sticky',
+          metrics: [
+            { name: 'resolved', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.02 },
+            { name: 'latency_ms', direction: 'decrease', role: 'guardrail' },
+            { name: 'tokens', direction: 'decrease', role: 'secondary' },
+          ],
           variants: [
             { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },
             { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
@@ -31,14 +41,18 @@ export async function loadResults(
     for (let done = 0; done < count; done += batch) {
       const results: NewResult[] = [];
       for (let i = done; i < Math.min(count, done + batch); i++) {
-        const b = random() < 0.5;
+        const user = Math.floor(random() * USERS);
+        // Sticky: a user stays in one variant.
+        const b = user % 2 === 1;
         results.push({
           logId: `load-${i}`,
           experimentId: id,
           version: 1,
           variantKey: b ? 'B' : 'A',
           knownVariant: true,
-          userId: `u${i}`,
+          userId: `u${user}`,
+          // Per-user sums come from one rebuild at the end: the same rollups, written once per user.
+          unit: false,
           assignmentId: null,
           input: '{"q":"hello"}',
           output: '{"a":"hi"}',
@@ -54,6 +68,7 @@ export async function loadResults(
       }
       await store.appendBatch({ results, exposures: [] });
     }
+    await store.rebuildRollups(id);
     return { count, seconds: (performance.now() - started) / 1000 };
   } finally {
     await store.close();

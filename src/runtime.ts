@@ -141,7 +141,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const assignments = new IssuedAssignments(store);
   const results = new ResultService({ experiments: experimentCache, assignments, ingest, store, newId, now });
-  const feedback = new FeedbackService({ experiments: experimentCache, assignments, ingest, store, newId, now });
+  const feedback = new FeedbackService({
+    experiments: experimentCache,
+    assignments,
+    ingest,
+    store,
+    newId,
+    now,
+  });
   const analysis = new AnalysisService({ experiments: experimentCache, store });
   const timeseries = new TimeseriesService({ experiments: experimentCache, store });
   const rateLimits = await RateLimits.start(rateLimitOptions(options.rateLimits), {

@@ -80,8 +80,6 @@ export async function rebuildExperiment(
     .where('id', '=', experimentId)
     .executeTakeFirst();
   const perUser = experiment?.assignment === 'sticky';
-  const metrics: MetricRollup[] = [];
-  const buckets: BucketRollup[] = [];
   const users = new Map<string, UnitSum>();
   const addUnits = (rolled: RolledResult[]) => {
     for (const d of unitDeltasOfResults(rolled)) {
@@ -90,18 +88,27 @@ export async function rebuildExperiment(
       if (sum) {
         sum.n += d.dn;
         sum.sum += d.dsum;
-      } else users.set(key, { ...d, n: d.dn, sum: d.dsum });
+      } else {
+        users.set(key, {
+          experimentId: d.experimentId,
+          userId: d.userId,
+          version: d.version,
+          variantKey: d.variantKey,
+          metric: d.metric,
+          kind: d.kind,
+          n: d.dn,
+          sum: d.dsum,
+        });
+      }
     }
   };
+  let metrics: MetricRollup[] = [];
+  let buckets: BucketRollup[] = [];
   const add = (rolled: RolledResult[]) => {
-    metrics.push(...rollUpResults(rolled));
-    buckets.push(...rollUpBuckets(rolled));
-    addUnits(rolled);
     // Summed as it goes, so memory holds the totals, not every page's parts.
-    const m = mergeRollups(metrics, metricRollupKey);
-    const b = mergeRollups(buckets, bucketRollupKey);
-    metrics.splice(0, metrics.length, ...m);
-    buckets.splice(0, buckets.length, ...b);
+    metrics = mergeRollups([...metrics, ...rollUpResults(rolled)], metricRollupKey);
+    buckets = mergeRollups([...buckets, ...rollUpBuckets(rolled)], bucketRollupKey);
+    if (perUser) addUnits(rolled);
   };
 
   let results = 0;

@@ -111,6 +111,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
   private readonly readWrite: Kysely<Database>;
   private readonly readOnly: Kysely<Database>;
   private readonly metricNames = new MetricNames();
+  /** The end of the last SQLite batch or rebuild in turn (inTurn). */
+  private turn: Promise<void> = Promise.resolve();
 
   readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
 
@@ -247,20 +249,23 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     const { writeBatch } = this.db;
     if (writeBatch) {
       // One call, one transaction, prepared multi-row statements (SQLite's writer thread). This process
-      // is the only writer and commits one batch at a time, so what the read connection sees is current.
-      return this.run(async () => {
-        if (capped.length > 0) {
-          await this.metricNames.decideAsOnlyWriter(capped, (ids) =>
-            this.readMetricNames(this.readOnly, ids),
-          );
-        }
-        recordOverCap(batch.results, rolled);
-        const statements = [
-          ...rowStatements(batch),
-          ...(await plannedStatements(this.readOnly, batch, rolled, feedbackOverCap)),
-        ];
-        await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
-      });
+      // is the only writer, and its batches (and rebuilds) take turns from the first read to the commit,
+      // so what the read connection sees is current when the batch is planned.
+      return this.inTurn(() =>
+        this.run(async () => {
+          if (capped.length > 0) {
+            await this.metricNames.decideAsOnlyWriter(capped, (ids) =>
+              this.readMetricNames(this.readOnly, ids),
+            );
+          }
+          recordOverCap(batch.results, rolled);
+          const statements = [
+            ...rowStatements(batch),
+            ...(await plannedStatements(this.readOnly, batch, rolled, feedbackOverCap)),
+          ];
+          await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
+        }),
+      );
     }
     return this.run(async () => {
       const decision = await this.readWrite.transaction().execute(async (trx) => {
@@ -422,24 +427,37 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
   }
 
   rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
-    return this.run(() =>
-      this.readWrite.transaction().execute(async (trx) => {
-        const ids =
-          experimentId === undefined
-            ? (await trx.selectFrom('experiments').select('id').execute()).map((r) => Number(r.id))
-            : [experimentId];
-        // Appends to these experiments wait until the rebuilt rollups are committed.
-        await this.db.lockExperimentsForAppend(trx, ids);
-        let results = 0;
-        let exposures = 0;
-        for (const id of ids) {
-          const counts = await rebuildExperiment(trx, id);
-          results += counts.results;
-          exposures += counts.exposures;
-        }
-        return { results, exposures };
-      }),
+    return this.inTurn(() =>
+      this.run(() =>
+        this.readWrite.transaction().execute(async (trx) => {
+          const ids =
+            experimentId === undefined
+              ? (await trx.selectFrom('experiments').select('id').execute()).map((r) => Number(r.id))
+              : [experimentId];
+          // Appends to these experiments wait until the rebuilt rollups are committed.
+          await this.db.lockExperimentsForAppend(trx, ids);
+          let results = 0;
+          let exposures = 0;
+          for (const id of ids) {
+            const counts = await rebuildExperiment(trx, id);
+            results += counts.results;
+            exposures += counts.exposures;
+          }
+          return { results, exposures };
+        }),
+      ),
     );
+  }
+
+  /** SQLite: one batch or rebuild at a time, from its first read to its commit (PostgreSQL locks rows). */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.db.writeBatch) return work();
+    const turn = this.turn.then(work);
+    this.turn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
   }
 
   listExposures(experimentId: number): Promise<Exposure[]> {
