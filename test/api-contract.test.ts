@@ -5,9 +5,9 @@ import { sql } from 'kysely';
 import {
   API_KEY,
   type Api,
+  assertAssignmentId,
   assertError,
   assertUnauthorized,
-  assertAssignmentId,
   assertUuidV7,
   jsonColumn,
   makeTempDir,
