@@ -161,6 +161,20 @@ describe('feedback', { skip: SKIP_BACKEND }, () => {
     assert.deepEqual([helpful.n, helpful.mean], [1, 1]);
   });
 
+  test('concurrent corrections of one target leave exactly one of the values sent', async () => {
+    const { slug } = await api.createExperiment();
+    const assignmentId = await assignTo(slug, 'B');
+    const sent = Array.from({ length: 12 }, (_, i) => i + 1);
+    await Promise.all(sent.map((rating) => give(slug, { assignmentId, metrics: { rating } })));
+    const b = await variant(slug, 'rating', 'B');
+    assert.equal(b.n, 1);
+    assert.ok(sent.includes(b.mean!), `mean ${b.mean} is one of the values sent`);
+    // The rollups agree with the stored row: a rebuild from it reads the same.
+    const found = await runtime.store.findExperiment(slug);
+    await runtime.store.rebuildRollups(found!.id);
+    assert.deepEqual(await variant(slug, 'rating', 'B'), b);
+  });
+
   test('feedback on an assignment made milliseconds earlier counts at once, before its exposure is written', async () => {
     const { slug } = await api.createExperiment();
     // Assign and give feedback straight away, twenty users at once; nothing waits for exposures to drain.
@@ -186,7 +200,7 @@ describe('feedback', { skip: SKIP_BACKEND }, () => {
     );
   });
 
-  test("feedback on an assignment of an earlier version counts for that version's variant", async () => {
+  test("an assignment of an earlier version is read with that version's variants, by feedback and by log", async () => {
     const { slug, variants } = await api.createExperiment();
     const old = { assignmentId: await assignTo(slug, 'A') };
     // Version 2 lists B first: the old id's variant index (0) now names B, but the id was issued for A.
@@ -205,6 +219,13 @@ describe('feedback', { skip: SKIP_BACKEND }, () => {
     const inV2 = await api.get(`/experiment/${slug}/analysis?version=2`);
     assert.equal(inV2.statusCode, 200, inV2.body);
     assert.deepEqual(inV2.json().metrics, [], 'nothing counted in version 2');
+    // log checks the old id against version 1's variants too.
+    assert.equal(
+      (await api.log(slug, { variantKey: 'A', assignmentId: old.assignmentId })).warning,
+      undefined,
+    );
+    const other = await api.log(slug, { variantKey: 'B', assignmentId: old.assignmentId });
+    assert.match(other.warning ?? '', /issued for variant 'A', not 'B'/);
   });
 
   test('an id the service never issued is 404 and counts nothing', async () => {

@@ -136,7 +136,8 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
     dir = makeTempDir();
     runtime = await startTestRuntime(dir, 'units-scipy');
     api = runtime.api;
-    slug = (await api.createExperiment({ assignment: 'sticky' })).slug;
+    // A fixed slug (the sticky hash's seed): the same users land in the same variants on every run.
+    slug = (await api.createExperiment({ slug: 'units-scipy', assignment: 'sticky' })).slug;
 
     // Calls: 1 to 6 per user; B is faster and succeeds more often. Each call is logged with its user.
     const results: Array<{ user: string; variant: 'A' | 'B'; body: Record<string, unknown> }> = [];
@@ -149,12 +150,14 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
       const userSpeed = 0.4 * normal(); // calls of one user are correlated: that is why the unit matters
       const calls = 1 + Math.floor(random() * 6);
       for (let c = 0; c < calls; c++) {
-        const latency = Math.round(Math.exp(6.5 - (variant === 'B' ? 0.15 : 0) + userSpeed + 0.5 * normal()));
+        const latency = Math.round(Math.exp(6.5 - (variant === 'B' ? 0.4 : 0) + userSpeed + 0.5 * normal()));
         const success = random() < (variant === 'B' ? 0.72 : 0.6);
+        // A fifth of the calls carry their rating inline; others may get one later, as feedback.
+        const inline = random() < 0.2 ? { rating: 1 + Math.floor(random() * 5) } : {};
         results.push({
           user,
           variant,
-          body: { variantKey: variant, userId: user, assignmentId, metrics: { latency, success } },
+          body: { variantKey: variant, userId: user, assignmentId, metrics: { latency, success, ...inline } },
         });
       }
     }
@@ -168,15 +171,18 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
       );
     }
     results.forEach((r, i) => {
-      const m = r.body.metrics as { latency: number; success: boolean };
+      const m = r.body.metrics as { latency: number; success: boolean; rating?: number };
       record('latency', r.variant, r.user, logIds[i]!, m.latency);
       record('success', r.variant, r.user, logIds[i]!, m.success ? 1 : 0);
+      if (m.rating !== undefined) record('rating', r.variant, r.user, logIds[i]!, m.rating);
     });
 
     // Late feedback: a rating on about half the results and a thumbs-up on about half the assignments,
     // then corrections of a third of each (which replace, so only the final values are in `raw`).
     const ratings = results.flatMap((r, i) =>
-      random() < 0.5 ? [{ ...r, logId: logIds[i]!, rating: 1 + Math.floor(random() * 5) }] : [],
+      !('rating' in (r.body.metrics as object)) && random() < 0.5
+        ? [{ ...r, logId: logIds[i]!, rating: 1 + Math.floor(random() * 5) }]
+        : [],
     );
     const thumbs = assignments.flatMap((a) => (random() < 0.5 ? [{ ...a, up: random() < 0.5 }] : []));
     await sendAll([

@@ -1,0 +1,343 @@
+// The verdict of GET /experiment/:slug/analysis (issue 15): one test per status, on data whose outcome is
+// unambiguous (large effects, hundreds of units, or clearly too few); and metric directions: a metric that
+// should decrease reads as a win when it goes down, an undeclared one has no win wording, and editing the
+// definitions changes the reading, never the data.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type Api,
+  makeTempDir,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+} from './helpers/app.js';
+
+/** Alternating draws: with A/B 50/50, 2n assignments put exactly n in each variant. */
+function alternating(): () => number {
+  let i = 0;
+  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
+}
+
+type Key = 'A' | 'B';
+/** The metrics of the i-th result of a variant (deterministic: the outcome is known in advance). */
+type Values = (variant: Key, i: number) => Record<string, number | boolean>;
+
+/** success: 30% in A, 60% in B. */
+const success = (v: Key, i: number) => i % 10 < (v === 'A' ? 3 : 6);
+/** cost: 1.0 to 1.9 in A (mean 1.45); in B times `factor`. */
+const cost = (v: Key, i: number, factor: number) => (1 + (i % 10) / 10) * (v === 'B' ? factor : 1);
+
+const SUCCESS_PRIMARY = { name: 'success', direction: 'increase', role: 'primary' };
+const COST_GUARDRAIL = { name: 'cost', direction: 'decrease', role: 'guardrail' };
+
+/** z_{0.975} and z_{0.8}: a two-sided test at alpha 0.05 with 80% power. */
+const Z_ALPHA = 1.959963984540054;
+const Z_POWER = 0.8416212335729143;
+
+describe('verdict', { skip: SKIP_BACKEND }, () => {
+  let dir: string;
+  let runtime: TestRuntime;
+  let api: Api;
+
+  before(async () => {
+    dir = makeTempDir();
+    runtime = await startTestRuntime(dir, 'verdict', { random: alternating() });
+    api = runtime.api;
+  });
+
+  after(async () => {
+    await runtime?.close();
+    removeTempDir(dir);
+  });
+
+  const analysis = async (slug: string, query = '') => {
+    const res = await api.get(`/experiment/${slug}/analysis${query}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+
+  /** Assigns 2n users (n per variant) and logs one result per assignment, under its variant. */
+  async function populate(slug: string, n: number, values: Values): Promise<void> {
+    const seen: Record<Key, number> = { A: 0, B: 0 };
+    const results: unknown[] = [];
+    for (let u = 0; u < 2 * n; u++) {
+      const { variant, assignmentId } = await api.assign(slug, { userId: `user-${u}` });
+      const key = variant as Key;
+      results.push({ variantKey: key, assignmentId, metrics: values(key, seen[key]++) });
+    }
+    assert.deepEqual(seen, { A: n, B: n });
+    await api.logMany(slug, results);
+    await runtime.ingest.drain(); // exposures, for the sample-ratio check
+  }
+
+  const byName = (body: { metrics: Array<{ name: string }> }, name: string) =>
+    // biome-ignore lint/suspicious/noExplicitAny: answers are read as JSON.
+    body.metrics.find((m) => m.name === name) as any;
+
+  test('winner: the primary metric is significantly better and the guardrail is within its limit', async () => {
+    const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, COST_GUARDRAIL] });
+    // B: twice the success rate; cost 1% higher, far from significant.
+    await populate(slug, 200, (v, i) => ({ success: success(v, i), cost: cost(v, i, 1.01) }));
+    const body = await analysis(slug);
+    assert.equal(body.srm.mismatch, false);
+    assert.deepEqual(body.verdict.status, 'winner');
+    assert.equal(body.verdict.variant, 'B');
+    assert.equal(body.verdict.metric, 'success');
+    assert.match(
+      body.verdict.summary,
+      /^B beats A on success: \+30 points \[\+\d+(\.\d)?, \+\d+(\.\d)?\], p < 0\.0001/,
+    );
+    assert.match(body.verdict.summary, /cost is 1% higher \(guardrail, within limit\)\.$/);
+    const guardrail = byName(body, 'cost').variants[1];
+    assert.equal(guardrail.harm.harmful, false);
+    assert.ok(guardrail.harm.pValue > 0.05, `harm p ${guardrail.harm.pValue}`);
+    assert.equal(byName(body, 'success').variants[1].better, true);
+
+    const bayesian = await analysis(slug, '?method=bayesian');
+    assert.equal(bayesian.verdict.status, 'winner');
+    assert.equal(bayesian.verdict.variant, 'B');
+    assert.match(
+      bayesian.verdict.summary,
+      /^B beats A on success: .*>99\.9% chance to be better; cost is 1% higher \(guardrail, within limit\)\.$/,
+    );
+  });
+
+  test('no-winner-yet: with a minimum detectable effect the summary says how many more units each variant needs', async () => {
+    const { slug } = await api.createExperiment({
+      metrics: [{ ...SUCCESS_PRIMARY, minimumDetectableEffect: 0.05 }],
+    });
+    // 50% in A, 52% in B: far from significant at 200 calls per variant.
+    await populate(slug, 200, (v, i) => ({ success: i % 50 < (v === 'A' ? 25 : 26) }));
+    const body = await analysis(slug);
+    assert.equal(body.verdict.status, 'no-winner-yet');
+    assert.equal(body.verdict.metric, 'success');
+    assert.equal(body.verdict.variant, undefined);
+    // n = (z_α/2 + z_power)² · 2 p(1 − p) / (mde · p)², with the control's p = 0.5; 200 are there already.
+    const needed = Math.ceil(((Z_ALPHA + Z_POWER) ** 2 * 2 * 0.25) / (0.05 * 0.5) ** 2);
+    const more = needed - 200;
+    const b = byName(body, 'success').variants[1];
+    assert.equal(b.significant, false);
+    assert.equal(b.moreUnits, more);
+    const rounded = Math.ceil(more / 100) * 100; // "about": up to two significant figures
+    assert.match(
+      body.verdict.summary,
+      new RegExp(
+        `^No variant beats A on success yet \\(B, .*\\); about ${rounded.toLocaleString('en-US')} more calls per variant to detect a 5% change in success\\.$`,
+      ),
+    );
+  });
+
+  test('no-winner-yet: without a primary metric the verdict asks for one', async () => {
+    for (const metrics of [[], [{ name: 'success', direction: 'increase', role: 'secondary' }]]) {
+      const { slug } = await api.createExperiment({ metrics });
+      await populate(slug, 100, (v, i) => ({ success: success(v, i) }));
+      const body = await analysis(slug);
+      assert.equal(body.verdict.status, 'no-winner-yet', JSON.stringify(metrics));
+      assert.match(body.verdict.summary, /No primary metric is declared/);
+      assert.equal(body.verdict.variant, undefined, 'a clear effect on a secondary metric names no winner');
+    }
+  });
+
+  test('guardrail-failed: the primary metric wins but a guardrail is significantly worse', async () => {
+    const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, COST_GUARDRAIL] });
+    await populate(slug, 200, (v, i) => ({ success: success(v, i), cost: cost(v, i, 1.5) }));
+    const body = await analysis(slug);
+    assert.equal(body.verdict.status, 'guardrail-failed');
+    assert.equal(body.verdict.variant, 'B');
+    assert.equal(body.verdict.metric, 'cost');
+    assert.match(
+      body.verdict.summary,
+      /^B beats A on success \(\+30 points .*\) but fails the cost guardrail: cost is 50% higher .*; do not ship it\.$/,
+    );
+    const guardrail = byName(body, 'cost');
+    assert.equal(guardrail.role, 'guardrail');
+    assert.equal(guardrail.variants[1].harm.harmful, true);
+    assert.ok(guardrail.variants[1].harm.pValue < 1e-6);
+  });
+
+  // todo until src/services/analysis.ts passes harmTest's own (one-sided) effects to the verdict: it keeps
+  // only harm's p-value and flag, and verdictInput words the guardrail with the two-sided comparison.
+  test("a failed guardrail is worded with the harm test's one-sided bound, as its p-value is one-sided", {
+    todo: 'bug: the verdict shows the two-sided interval next to the one-sided harm p-value',
+  }, async () => {
+    // docs/statistics.md (Guardrails; The verdict): "cost is 27% higher (at least +12%), p = 0.001".
+    const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, COST_GUARDRAIL] });
+    await populate(slug, 200, (v, i) => ({ success: success(v, i), cost: cost(v, i, 1.5) }));
+    const { verdict } = await analysis(slug);
+    assert.equal(verdict.status, 'guardrail-failed');
+    assert.match(
+      verdict.summary,
+      /fails the cost guardrail: cost is 50% higher \(at least \+\d+(\.\d)?%\), p < 0\.0001;/,
+    );
+  });
+
+  test('sample-ratio-mismatch: skewed exposures outrank a clear winner', async () => {
+    const { slug } = await api.createExperiment({
+      slug: 'srm-bot',
+      assignment: 'sticky',
+      metrics: [SUCCESS_PRIMARY],
+    });
+    const results: unknown[] = [];
+    const perVariant: Record<Key, number> = { A: 0, B: 0 };
+    for (let u = 0; u < 200; u++) {
+      const userId = `user-${u}`;
+      const { variant } = await api.assign(slug, { userId });
+      const key = variant as Key;
+      results.push({ variantKey: key, userId, metrics: { success: success(key, perVariant[key]++) } });
+    }
+    // A script hammering assign as one user inflates that user's variant's exposures (a bot, in
+    // Fabijan et al.'s taxonomy), through the API as any client could.
+    const bot = await api.assign(slug, { userId: 'bot' });
+    for (let i = 0; i < 300; i++) await api.assign(slug, { userId: 'bot' });
+    await api.logMany(slug, results);
+    await runtime.ingest.drain();
+    const body = await analysis(slug);
+    const total = perVariant.A + perVariant.B + 301;
+    assert.equal(body.exposures.A + body.exposures.B, total);
+    assert.ok(body.exposures[bot.variant] >= 301, JSON.stringify(body.exposures));
+    assert.equal(body.srm.mismatch, true);
+    assert.ok(body.srm.pValue < 0.001);
+    assert.equal(byName(body, 'success').variants[1].better, true, 'the primary metric alone would name B');
+    assert.equal(body.verdict.status, 'sample-ratio-mismatch');
+    assert.equal(body.verdict.variant, undefined);
+    assert.match(body.verdict.summary, /^Traffic does not match the configured split \(p < 0\.0001\)/);
+    assert.ok(body.warnings.some((w: string) => /sample-ratio mismatch/.test(w)));
+  });
+
+  test('not-enough-data: fewer than 30 units per variant, however large the effect', async () => {
+    const { slug } = await api.createExperiment({
+      slug: 'too-few',
+      assignment: 'sticky',
+      metrics: [SUCCESS_PRIMARY],
+    });
+    // 40 users (sticky, a fixed slug as the hash's seed: the same split every run), 1 to 3 calls each:
+    // 10% success in A, 90% in B.
+    const users: Record<Key, number> = { A: 0, B: 0 };
+    const results: unknown[] = [];
+    for (let u = 0; u < 40; u++) {
+      const userId = `user-${u}`;
+      const { variant } = await api.assign(slug, { userId });
+      const key = variant as Key;
+      users[key]++;
+      for (let c = 0; c <= u % 3; c++) {
+        results.push({ variantKey: key, userId, metrics: { success: (u + c) % 10 < (key === 'A' ? 1 : 9) } });
+      }
+    }
+    await api.logMany(slug, results);
+    await runtime.ingest.drain();
+    const body = await analysis(slug);
+    assert.equal(body.unit, 'user');
+    assert.deepEqual(
+      byName(body, 'success').variants.map((v: { n: number }) => v.n),
+      [users.A, users.B],
+    );
+    assert.equal(body.verdict.status, 'not-enough-data');
+    assert.equal(body.verdict.metric, 'success');
+    assert.equal(
+      body.verdict.summary,
+      `Not enough data on success yet: A has ${users.A} users and B has ${users.B} users; each variant needs at least 30 users.`,
+    );
+
+    // A declared primary metric nothing has logged yet: 0 units everywhere.
+    const empty = await api.createExperiment({ metrics: [{ ...SUCCESS_PRIMARY, name: 'resolved' }] });
+    await populate(empty.slug, 50, (v, i) => ({ success: success(v, i) }));
+    const none = await analysis(empty.slug);
+    assert.equal(none.verdict.status, 'not-enough-data');
+    assert.match(none.verdict.summary, /^Not enough data on resolved yet: A has 0 calls and B has 0 calls/);
+  });
+});
+
+describe('direction', { skip: SKIP_BACKEND }, () => {
+  let dir: string;
+  let runtime: TestRuntime;
+  let api: Api;
+  let slug: string;
+
+  before(async () => {
+    dir = makeTempDir();
+    runtime = await startTestRuntime(dir, 'direction', { random: alternating() });
+    api = runtime.api;
+    slug = (
+      await api.createExperiment({ metrics: [{ name: 'latency', direction: 'decrease', role: 'primary' }] })
+    ).slug;
+    // B answers about 200 ms faster: 800-990 ms against 1000-1190 ms.
+    const results = Array.from({ length: 200 }, (_, i) => {
+      const variantKey = i % 2 === 0 ? 'A' : 'B';
+      return { variantKey, metrics: { latency: (variantKey === 'A' ? 1000 : 800) + (i % 40) * 5 } };
+    });
+    await api.logMany(slug, results);
+  });
+
+  after(async () => {
+    await runtime?.close();
+    removeTempDir(dir);
+  });
+
+  const latency = async (query = '') => {
+    const res = await api.get(`/experiment/${slug}/analysis${query}`);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    return { body, metric: body.metrics[0], b: body.metrics[0].variants[1] };
+  };
+
+  const define = async (metrics: unknown[]) => {
+    const res = await api.patch(`/experiment/${slug}`, { metrics });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().version, 1, 'definitions are not a new version of the variants');
+  };
+
+  test('a metric that should decrease, lower in B: chance to win above 0.5, better, and B wins', async () => {
+    const { body, metric, b } = await latency('?method=bayesian');
+    assert.equal(metric.direction, 'decrease');
+    assert.ok(b.absolute.estimate < 0, 'B is lower');
+    assert.ok(b.chanceToWin > 0.5, `chanceToWin ${b.chanceToWin}`);
+    assert.ok(b.chanceToWin > 0.999);
+    assert.equal(b.better, true);
+    assert.equal(b.worse, false);
+    assert.ok(b.risk[1] < b.risk[0], `choosing B risks less than choosing A: ${b.risk}`);
+    assert.equal(body.verdict.status, 'winner');
+    assert.equal(body.verdict.variant, 'B');
+    assert.match(body.verdict.summary, /^B beats A on latency: -\d+(\.\d)?% .*chance to be better\.$/);
+
+    const frequentist = await latency('?sided=better');
+    assert.equal(frequentist.metric.sided, 'less', 'better for a decrease is the lower tail');
+    assert.equal(frequentist.b.better, true);
+    assert.equal(frequentist.b.chanceToWin, null);
+  });
+
+  test('the same data undeclared has no chance to win, and editing the definitions keeps the data', async () => {
+    const declared = await latency('?method=bayesian');
+    await define([]);
+    const undeclared = await latency('?method=bayesian');
+    assert.equal(undeclared.metric.direction, null);
+    assert.equal(undeclared.b.chanceToWin, null);
+    assert.deepEqual(undeclared.b.risk, [null, null]);
+    assert.equal(undeclared.b.better, null);
+    assert.equal(undeclared.b.worse, null);
+    assert.equal(undeclared.b.significant, true, 'effects and intervals are still given');
+    assert.equal(undeclared.body.verdict.status, 'no-winner-yet');
+    assert.match(undeclared.body.verdict.summary, /No primary metric is declared/);
+
+    // Declared the wrong way round: the same numbers now say A wins.
+    await define([{ name: 'latency', direction: 'increase', role: 'primary' }]);
+    const reversed = await latency('?method=bayesian');
+    assert.ok(reversed.b.chanceToWin < 0.001, `chanceToWin ${reversed.b.chanceToWin}`);
+    assert.equal(reversed.b.better, false);
+    assert.equal(reversed.b.worse, true);
+    assert.equal(reversed.body.verdict.status, 'winner');
+    assert.equal(reversed.body.verdict.variant, 'A');
+
+    // Every reading is of the same data: n, means and effects unchanged.
+    for (const reading of [undeclared, reversed]) {
+      assert.deepEqual(
+        reading.metric.variants.map((v: { n: number; mean: number }) => [v.n, v.mean]),
+        declared.metric.variants.map((v: { n: number; mean: number }) => [v.n, v.mean]),
+      );
+      assert.deepEqual(reading.b.absolute, declared.b.absolute);
+      assert.deepEqual(reading.body.versions, [1]);
+    }
+    await define([{ name: 'latency', direction: 'decrease', role: 'primary' }]);
+    assert.deepEqual((await latency('?method=bayesian')).body, declared.body);
+  });
+});
