@@ -71,6 +71,7 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
       'assignment',
       'createdAt',
       'description',
+      'metrics',
       'name',
       'seed',
       'slug',
@@ -79,6 +80,7 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
       'variants',
       'version',
     ]);
+    assert.deepEqual(body.metrics, [], 'no metric definitions unless declared');
     assert.equal(body.slug, slug);
     assert.equal(body.status, 'draft');
     assert.equal(body.active, false);
@@ -110,6 +112,7 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
       {
         ...fields,
         active: true,
+        metrics: [],
         version: 1,
         createdAt: undefined,
         updatedAt: undefined,
@@ -553,6 +556,51 @@ describe('PATCH /experiment/:slug', { skip: SKIP_BACKEND }, () => {
 
   test('PATCH of an unknown slug → 404', async () => {
     assertError(await api.patch('/experiment/never-created', { name: 'x' }), 404, /never-created/);
+  });
+});
+
+describe('metric definitions', { skip: SKIP_BACKEND }, () => {
+  const success = { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.05 };
+
+  test('are kept as declared on create, role defaulting to secondary', async () => {
+    const res = await api.post(
+      '/experiments',
+      createBody({ metrics: [success, { name: 'cost', direction: 'decrease' }] }),
+    );
+    assert.equal(res.statusCode, 201, res.body);
+    assert.deepEqual(res.json().metrics, [
+      success,
+      { name: 'cost', direction: 'decrease', role: 'secondary' },
+    ]);
+  });
+
+  test('a PATCH replaces them without a new version (they change the reading, not the data)', async () => {
+    const created = await api.createExperiment({ metrics: [success] });
+    const res = await api.patch(`/experiment/${created.slug}`, {
+      metrics: [{ name: 'latency_ms', direction: 'decrease', role: 'guardrail' }],
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json().metrics, [{ name: 'latency_ms', direction: 'decrease', role: 'guardrail' }]);
+    assert.equal(res.json().version, 1);
+  });
+
+  test('bad definitions are a 400 that says what is wrong', async () => {
+    await expectCreateError({ metrics: [{ name: 'x', direction: 'up' }] }, /direction/);
+    await expectCreateError({ metrics: [{ name: 'x', direction: 'increase', role: 'main' }] }, /role/);
+    await expectCreateError({ metrics: [{ direction: 'increase' }] }, /name/);
+    await expectCreateError(
+      {
+        metrics: [
+          { name: 'x', direction: 'increase' },
+          { name: 'x', direction: 'decrease' },
+        ],
+      },
+      /'x' is defined twice/,
+    );
+    await expectCreateError(
+      { metrics: [{ name: 'x', direction: 'increase', minimumDetectableEffect: 0 }] },
+      /minimumDetectableEffect/,
+    );
   });
 });
 

@@ -31,6 +31,7 @@ after(async () => {
 });
 
 const RESULT_FIELDS = [
+  'assignedVariant',
   'assignmentId',
   'context',
   'createdAt',

@@ -156,11 +156,7 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     assert.ok(guardrail.variants[1].harm.pValue < 1e-6);
   });
 
-  // todo until src/services/analysis.ts passes harmTest's own (one-sided) effects to the verdict: it keeps
-  // only harm's p-value and flag, and verdictInput words the guardrail with the two-sided comparison.
-  test("a failed guardrail is worded with the harm test's one-sided bound, as its p-value is one-sided", {
-    todo: 'bug: the verdict shows the two-sided interval next to the one-sided harm p-value',
-  }, async () => {
+  test("a failed guardrail is worded with the harm test's one-sided bound, as its p-value is one-sided", async () => {
     // docs/statistics.md (Guardrails; The verdict): "cost is 27% higher (at least +12%), p = 0.001".
     const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, COST_GUARDRAIL] });
     await populate(slug, 200, (v, i) => ({ success: success(v, i), cost: cost(v, i, 1.5) }));

@@ -152,6 +152,10 @@ const VariantAnalysis = Type.Object(
           pValue: Nullable('One-sided p-value for harm (frequentist, sequential); null for bayesian'),
           chanceOfHarm: Nullable('bayesian: the probability that the treatment is worse; null otherwise'),
           harmful: Type.Boolean({ description: 'The guardrail failed for this treatment' }),
+          absolute: Effect(
+            'The effect with the one-sided interval of the harm test (the bound on the harmful side)',
+          ),
+          relative: Effect('The lift with the one-sided interval of the harm test'),
         },
         { description: 'Guardrail metrics: the one-sided test for harm (kept out of corrections)' },
       ),

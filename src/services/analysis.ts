@@ -70,7 +70,14 @@ export interface VariantAnalysis {
   better?: boolean | null;
   worse?: boolean | null;
   /** Guardrails: the one-sided test for harm. */
-  harm?: { pValue: number | null; chanceOfHarm: number | null; harmful: boolean };
+  harm?: {
+    pValue: number | null;
+    chanceOfHarm: number | null;
+    harmful: boolean;
+    /** The effects with the harm test's one-sided interval (the bound on the harmful side). */
+    absolute: EffectEstimate;
+    relative: EffectEstimate;
+  };
   /** With a declared minimum detectable effect: units this variant still needs at 80% power (0: enough). */
   moreUnits?: number | null;
 }
@@ -339,7 +346,13 @@ function analyseMetric(
         nStar: o.nStar,
       });
       warnings.push(...harm.warnings.map((w) => `${name}/${key}: ${w}`));
-      out.harm = { pValue: harm.pValue, chanceOfHarm: harm.chanceOfHarm, harmful: harm.harmful };
+      out.harm = {
+        pValue: harm.pValue,
+        chanceOfHarm: harm.chanceOfHarm,
+        harmful: harm.harmful,
+        absolute: harm.absolute,
+        relative: harm.relative,
+      };
     }
     // Not yet significant: roughly how many more units the declared effect needs at 80% power.
     if (mde !== null && !comparison.significant) {
@@ -397,10 +410,7 @@ function verdictInput(
                     adjustedPValue: v.adjustedPValue,
                   }
                 : null,
-            harm:
-              v.harm && v.absolute && v.relative
-                ? { ...v.harm, absolute: v.absolute, relative: v.relative }
-                : null,
+            harm: v.harm ?? null,
             moreUnits: v.moreUnits ?? null,
           }))
         : keys.map((key) => ({ key, n: 0 })),
