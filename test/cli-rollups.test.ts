@@ -15,7 +15,8 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
   const dir = makeTempDir();
   const env = { API_KEY: KEY, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
   let server = await startServer(env);
-  const call = async (method: string, path: string, body?: unknown) => {
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field
+  const call = async (method: string, path: string, body?: unknown): Promise<any> => {
     const res = await fetch(server.baseUrl + path, {
       method,
       headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
