@@ -23,7 +23,7 @@ const EXPERIMENT_EXAMPLE = {
   createdAt: '2025-06-02T09:14:03.512Z',
   updatedAt: '2025-06-02T09:14:03.512Z',
 };
-const ASSIGNMENT_ID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3.1.1.dXNlci00Mg.15fa56de';
+const ASSIGNMENT_ID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3.1.1.dXNlci00Mg==.65958bf8';
 const LOG_ID = '01972ff0-fa54-7d12-8b6e-0c4f9a2e31d8';
 const METRICS_EXAMPLE = { latency_ms: 812, tokens: 153, cost_usd: 0.0021, rating: 5 };
 const LOG_EXAMPLE = {
