@@ -11,6 +11,7 @@ import { assignRoutes } from './http/assign.js';
 import { createAuthHook } from './http/auth.js';
 import { compileRoute } from './http/compile.js';
 import { corsOptions } from './http/cors.js';
+import { registerDashboard } from './http/dashboard.js';
 import { errorBody } from './http/errors.js';
 import { experimentRoutes } from './http/experiments.js';
 import { createFastTransport, type FastTransport } from './http/fast-transport.js';
@@ -213,6 +214,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   ].map((r) => compileRoute(r, validatorCompiler));
   registerRoutes(app, routes, deps.idempotency);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The dashboard (issue 16): static pages at /ui/ and GET / → /ui/; no key (auth.ts lets them through).
+  await registerDashboard(app);
 
   fast = createFastTransport({
     routes: routes.filter((c) => c.route.fast === true),

@@ -5,16 +5,19 @@ import { forbidden, type Principal } from '../core/keys.js';
 import { errorBody } from './errors.js';
 import type { Route } from './route.js';
 
-/** Paths anyone may read: liveness, readiness and the API documentation (no data). */
-const PUBLIC_EXACT = new Set(['/healthz', '/readyz', '/openapi.json', '/docs']);
-const PUBLIC_PREFIX = '/docs/';
+/**
+ * Paths anyone may read: liveness, readiness, the API documentation and the dashboard's static files with
+ * `/` redirecting to them (no data: the dashboard asks for a key and sends it to the API itself).
+ */
+const PUBLIC_EXACT = new Set(['/healthz', '/readyz', '/openapi.json', '/docs', '/', '/ui']);
+const PUBLIC_PREFIXES = ['/docs/', '/ui/'];
 
 export const UNAUTHORIZED = errorBody('Unauthorized');
 
 export function isPublicPath(url: string): boolean {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  return PUBLIC_EXACT.has(path) || path.startsWith(PUBLIC_PREFIX);
+  return PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
 /** Who presents an x-api-key: a principal, or null. */

@@ -1,6 +1,8 @@
-// Routes for managing API keys (admin, every experiment): create (the secret shown once), list, revoke.
+// Routes for managing API keys (admin, every experiment): create (the secret shown once), list, revoke;
+// and who am I (any key that can read), which the dashboard asks to show or hide its edit controls.
 import Type from 'typebox';
-import { SCOPES } from '../core/keys.js';
+import { NotFoundError } from '../core/errors.js';
+import { type Principal, ROOT, SCOPES } from '../core/keys.js';
 import type { KeyService } from '../services/keys.js';
 import { type Route, route } from './route.js';
 import { errorResponses } from './schemas.js';
@@ -82,6 +84,33 @@ const CreateKeyBody = Type.Object(
   },
 );
 
+const MeSchema = Type.Object(
+  {
+    name: Type.String({ description: "'root' for API_KEY, else the key's name" }),
+    scopes: Type.Array(Type.String(), { description: `What the key may do: ${SCOPE_DESCRIPTION}` }),
+    experiments: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: 'The slugs the key may touch; null: every experiment',
+    }),
+  },
+  {
+    title: 'CallingKey',
+    description: 'The key that made this request, without its secret',
+    examples: [{ name: 'dashboard-viewer', scopes: ['read'], experiments: null }],
+  },
+);
+
+/** The calling key's name, scopes and experiments (the root key: every scope, every experiment). */
+async function describeCaller(keys: KeyService, principal: Principal) {
+  const experiments = principal.experiments === null ? null : [...principal.experiments].sort();
+  const scopes = SCOPES.filter((s) => principal.scopes.has(s));
+  if (principal === ROOT) return { name: 'root', scopes, experiments };
+  // The principal carries no name; the list is read from the store (one query, called once per login).
+  const key = (await keys.list()).find((k) => k.id === principal.id);
+  // Revoked between authentication and this read.
+  if (key === undefined) throw new NotFoundError('this key was revoked');
+  return { name: key.name, scopes, experiments };
+}
+
 const KeyParams = Type.Object({ id: Type.String({ maxLength: 100, description: "The key's id" }) });
 
 export function keyRoutes(keys: KeyService): Route[] {
@@ -120,6 +149,17 @@ export function keyRoutes(keys: KeyService): Route[] {
         },
       },
       handle: async () => ({ keys: await keys.list() }),
+    }),
+    route({
+      method: 'GET',
+      url: '/keys/me',
+      scope: 'read',
+      schema: {
+        tags,
+        summary: 'The calling key: its name, scopes and experiments (never its secret)',
+        response: { 200: MeSchema, 401: errorResponses[401], 403: errorResponses[403] },
+      },
+      handle: ({ principal }) => describeCaller(keys, principal),
     }),
     route({
       method: 'DELETE',

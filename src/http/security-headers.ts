@@ -35,9 +35,39 @@ export const DOCS_CSP = [
   "style-src 'self' 'unsafe-inline'",
 ].join('; ');
 
+/** The dashboard's pages and the libraries they import (dashboard.ts): no data, so cacheable like /docs/static/. */
+export const DASHBOARD_PREFIX = '/ui/';
+
+/**
+ * The Content-Security-Policy of the dashboard at /ui/. It holds a key in sessionStorage, so the page runs
+ * nothing but its own files: scripts from this origin plus the import map, the one inline script, allowed by
+ * its hash (`importMaps`: 'sha256-…' sources); styles from this origin only (uPlot and Preact set styles
+ * through the CSSOM, which CSP does not govern); requests to this origin only (the JSON API); images from
+ * this origin or data: URLs; never framed (clickjacking a key holder), no plugins, no <base>, no forms
+ * posting elsewhere.
+ */
+export function dashboardCsp(importMaps: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    "base-uri 'none'",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "img-src 'self' data:",
+    "object-src 'none'",
+    ["script-src 'self'", ...importMaps].join(' '),
+    "script-src-attr 'none'",
+    "style-src 'self'",
+  ].join('; ');
+}
+
 /** Fastify's side: set first, so every answer (401, 404, errors, CORS preflights) carries them. */
 export function securityHeadersHook(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   reply.header('x-content-type-options', 'nosniff');
-  if (!request.url.startsWith(DOCS_STATIC_PREFIX)) reply.header('cache-control', 'no-store');
+  const url = request.url;
+  if (!url.startsWith(DOCS_STATIC_PREFIX) && !url.startsWith(DASHBOARD_PREFIX)) {
+    reply.header('cache-control', 'no-store');
+  }
   done();
 }
