@@ -49,6 +49,29 @@ function rollupKey(k: Omit<UnitKey, 'userId'>): string {
   return `${k.experimentId}\u0000${k.version}\u0000${k.variantKey}\u0000${k.metric}\u0000${k.kind}`;
 }
 
+/** The variant rollup `k` belongs to in `rollups`, added (all sums 0) when it is not there yet. */
+function rollupOf(rollups: Map<string, UnitRollup>, k: Omit<UnitKey, 'userId'>): UnitRollup {
+  const key = rollupKey(k);
+  let r = rollups.get(key);
+  if (!r) {
+    r = {
+      experimentId: k.experimentId,
+      version: k.version,
+      variantKey: k.variantKey,
+      metric: k.metric,
+      kind: k.kind,
+      units: 0,
+      sumX: 0,
+      sumX2: 0,
+      sumY: 0,
+      sumY2: 0,
+      sumXY: 0,
+    };
+    rollups.set(key, r);
+  }
+  return r;
+}
+
 /** Deltas summed per user and metric: a user who appears twice in one batch is read and written once. */
 export function mergeUnitDeltas(deltas: Iterable<UnitDelta>): UnitDelta[] {
   const byKey = new Map<string, UnitDelta>();
@@ -82,24 +105,7 @@ export function applyUnitDeltas(
     const x = a + d.dsum;
     const y = c + d.dn;
     sums.push({ ...stripDelta(d), n: y, sum: x });
-    const key = rollupKey(d);
-    let r = rollups.get(key);
-    if (!r) {
-      r = {
-        experimentId: d.experimentId,
-        version: d.version,
-        variantKey: d.variantKey,
-        metric: d.metric,
-        kind: d.kind,
-        units: 0,
-        sumX: 0,
-        sumX2: 0,
-        sumY: 0,
-        sumY2: 0,
-        sumXY: 0,
-      };
-      rollups.set(key, r);
-    }
+    const r = rollupOf(rollups, d);
     r.units += (y > 0 ? 1 : 0) - (c > 0 ? 1 : 0);
     r.sumX += d.dsum;
     r.sumX2 += x * x - a * a;
@@ -126,24 +132,7 @@ export function rollUpUnits(sums: Iterable<UnitSum>): UnitRollup[] {
   const rollups = new Map<string, UnitRollup>();
   for (const s of sums) {
     if (s.n <= 0) continue;
-    const key = rollupKey(s);
-    let r = rollups.get(key);
-    if (!r) {
-      r = {
-        experimentId: s.experimentId,
-        version: s.version,
-        variantKey: s.variantKey,
-        metric: s.metric,
-        kind: s.kind,
-        units: 0,
-        sumX: 0,
-        sumX2: 0,
-        sumY: 0,
-        sumY2: 0,
-        sumXY: 0,
-      };
-      rollups.set(key, r);
-    }
+    const r = rollupOf(rollups, s);
     r.units += 1;
     r.sumX += s.sum;
     r.sumX2 += s.sum * s.sum;
