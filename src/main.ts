@@ -39,7 +39,10 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   const db = config.database.kind === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL';
-  const lines = [`agentsplit listening on ${address} (${db})`];
+  const lines = [
+    `agentsplit listening on ${address} (${db})`,
+    `Dashboard: ${address}/ui/ (sign in with an API key)`,
+  ];
   if (key.generated) {
     lines.push(
       `API key (generated now, kept in ${key.file}, shown only this once): ${key.key}`,

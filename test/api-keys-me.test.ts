@@ -1,0 +1,81 @@
+// GET /keys/me: the calling key's name, scopes and experiments (what the dashboard shows and which edit
+// controls it offers), for the root key and managed keys; never a secret; `read` needed.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  API_KEY,
+  makeTempDir,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+} from './helpers/app.js';
+
+const dir = makeTempDir();
+let rt: TestRuntime;
+
+before(async () => {
+  if (SKIP_BACKEND) return;
+  rt = await startTestRuntime(dir, 'keys-me');
+});
+
+after(async () => {
+  await rt?.close();
+  removeTempDir(dir);
+});
+
+async function createKey(body: Record<string, unknown>): Promise<{ id: string; key: string }> {
+  const res = await rt.api.post('/keys', body);
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json();
+}
+
+describe('GET /keys/me', { skip: SKIP_BACKEND }, () => {
+  test('the root key: name root, every scope, every experiment', async () => {
+    const res = await rt.api.get('/keys/me');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), {
+      name: 'root',
+      scopes: ['assign', 'log', 'read', 'admin'],
+      experiments: null,
+    });
+    assert.equal(res.body.includes(API_KEY), false);
+  });
+
+  test('a read key limited to experiments: its own name, scopes and slugs, never its secret', async () => {
+    const { key } = await createKey({ name: 'viewer', scopes: ['read'], experiments: ['beta', 'alpha'] });
+    const res = await rt.api.get('/keys/me', key);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { name: 'viewer', scopes: ['read'], experiments: ['alpha', 'beta'] });
+    assert.equal(res.body.includes(key), false);
+    assert.equal(res.body.includes(key.slice(0, 12)), false, 'not even the prefix');
+  });
+
+  test('an admin key answers its scopes in the documented order', async () => {
+    const { key } = await createKey({ name: 'operator', scopes: ['admin', 'read'] });
+    const res = await rt.api.get('/keys/me', key);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { name: 'operator', scopes: ['read', 'admin'], experiments: null });
+  });
+
+  test('a key without read is 403 naming the scope; no key or a wrong key is the spec 401', async () => {
+    const { key } = await createKey({ name: 'agent', scopes: ['assign', 'log'] });
+    const refused = await rt.api.get('/keys/me', key);
+    assert.equal(refused.statusCode, 403);
+    assert.match(refused.json().error, /lacks the 'read' scope/);
+    for (const candidate of [null, 'ask_nope', 'wrong-key-0123456789']) {
+      const res = await rt.api.get('/keys/me', candidate);
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.body, '{"error":"Unauthorized"}');
+    }
+  });
+
+  test('a revoked key is 401', async () => {
+    const { id, key } = await createKey({ name: 'short-lived', scopes: ['read'] });
+    assert.equal((await rt.api.get('/keys/me', key)).statusCode, 200);
+    assert.equal((await rt.api.call({ method: 'DELETE', url: `/keys/${id}` })).statusCode, 204);
+    const res = await rt.api.get('/keys/me', key);
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.body, '{"error":"Unauthorized"}');
+  });
+});
