@@ -1,0 +1,67 @@
+// How numbers read on the page. The scorecard and the tests share these, so both round alike.
+
+const count = new Intl.NumberFormat('en-US');
+const significant = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 4 });
+
+/** 12,345 */
+export function formatCount(n) {
+  return n === null || n === undefined ? '—' : count.format(n);
+}
+
+/** A metric's value: 4 significant digits, thousands separated; proportions as percentages. */
+export function formatValue(v, kind) {
+  if (v === null || v === undefined) return '—';
+  if (kind === 'proportion') return `${trim((v * 100).toPrecision(3))}%`;
+  if (v !== 0 && Math.abs(v) < 0.0001) return v.toExponential(3);
+  return Math.abs(v) >= 1000 ? count.format(Math.round(v)) : significant.format(v);
+}
+
+/** A relative effect: +5.2% (one decimal; two below 0.1%). */
+export function formatLift(x) {
+  if (x === null || x === undefined) return '—';
+  const pct = x * 100;
+  const decimals = Math.abs(pct) < 0.095 ? 2 : 1;
+  const s = pct.toFixed(decimals);
+  return `${pct > 0 && Number(s) !== 0 ? '+' : ''}${s}%`;
+}
+
+/** [−1.0%, +9.4%], with an open end where a one-sided test has no bound. */
+export function formatInterval(ci) {
+  if (!ci) return '';
+  const [lo, hi] = ci;
+  return `[${lo === null ? '−∞' : formatLift(lo)}, ${hi === null ? '+∞' : formatLift(hi)}]`;
+}
+
+/** 96.3% */
+export function formatChance(p) {
+  if (p === null || p === undefined) return '—';
+  return `${(p * 100).toFixed(1)}%`;
+}
+
+/** p = 0.031, p < 0.001 */
+export function formatP(p) {
+  if (p === null || p === undefined) return 'p = —';
+  if (p < 0.001) return 'p < 0.001';
+  return `p = ${p.toFixed(3)}`;
+}
+
+/** 2025-06-02 09:20:11 in the viewer's time zone. */
+export function formatTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** "3 min ago" */
+export function formatAgo(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 3600)} h ago`;
+}
+
+function trim(s) {
+  return s.includes('.') && !s.includes('e') ? s.replace(/\.?0+$/, '') : s;
+}

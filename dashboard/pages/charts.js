@@ -1,0 +1,346 @@
+// Charts: exposures per variant over time, the cumulative effect of one metric with its band, and
+// quality against cost per variant. Every number drawn here is in the scorecard too.
+import { useMemo, useRef } from 'preact/hooks';
+import { experimentPath, withQuery } from '../api.js';
+import { formatCount, formatLift, formatValue } from '../format.js';
+import { href, navigate, useLoad, usePoll, useSession } from '../hooks.js';
+import { html } from '../html.js';
+import { ErrorNote } from '../parts/common.js';
+import { ExperimentFrame } from '../parts/experiment-head.js';
+import { colorOf, Plot, zFor } from '../parts/plot.js';
+import { orderMetrics } from '../parts/scorecard.js';
+import { AnalysisOptions, analysisOptions, REFRESH_MS, useAnalysis } from './experiment.js';
+
+const seconds = (iso) => Date.parse(iso) / 1000;
+const STEP = { hour: 3600, day: 86_400 };
+
+/** A time axis that stays readable with one bucket (uPlot would otherwise span 1,000 days from it). */
+function timeScale(interval) {
+  const range = (u, min, max) => {
+    const xs = u.data[0];
+    const one = xs.length > 0 && xs[0] === xs[xs.length - 1];
+    return one ? [xs[0] - STEP[interval], xs[0] + STEP[interval]] : [min, max];
+  };
+  return { time: true, range };
+}
+
+/** The zero line of an effect chart, drawn under the series. */
+function zeroLine(u) {
+  const y = Math.round(u.valToPos(0, 'y', true));
+  const { left, width, top, height } = u.bbox;
+  if (y < top || y > top + height) return;
+  const { ctx } = u;
+  ctx.save();
+  ctx.strokeStyle = '#6b7280';
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(left, y);
+  ctx.lineTo(left + width, y);
+  ctx.stroke();
+  ctx.restore();
+}
+
+function ExposuresChart({ series, keys }) {
+  const data = useMemo(
+    () => [
+      series.buckets.map((b) => seconds(b.bucket)),
+      ...keys.map((k) => series.buckets.map((b) => b.exposures[k] ?? 0)),
+    ],
+    [series, keys.join(',')],
+  );
+  const totals = keys.map(
+    (k) => `${k} ${formatCount(series.buckets.reduce((a, b) => a + (b.exposures[k] ?? 0), 0))}`,
+  );
+  const make = () => ({
+    scales: { x: timeScale(series.interval), y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+    series: [{}, ...keys.map((k) => ({ label: k, stroke: colorOf(keys, k), width: 2, points: { size: 5 } }))],
+    axes: [{}, { label: `exposures per ${series.interval}`, size: 60 }],
+  });
+  return html`<figure>
+    <${Plot}
+      make=${make}
+      shape=${`exp:${keys.join(',')}`}
+      data=${data}
+      testid="chart-exposures"
+      label=${`Exposures per variant per ${series.interval}; in total ${totals.join(', ')}. The totals are on the overview.`}
+    />
+    <figcaption>Exposures (assignments) per variant in each ${series.interval}. Totals: ${totals.join(', ')}.</figcaption>
+  </figure>`;
+}
+
+function EffectChart({ series, keys, control }) {
+  const treatments = keys.filter((k) => k !== control);
+  // The relative effect in %; where the control mean is 0 there is none, and the line breaks.
+  const pct = (x) => (x === null || x === undefined ? null : x * 100);
+  const data = useMemo(() => {
+    const cols = [series.buckets.map((b) => seconds(b.bucket))];
+    for (const k of treatments) {
+      const of = (b) => b.variants.find((v) => v.key === k)?.relative;
+      cols.push(series.buckets.map((b) => pct(of(b)?.estimate)));
+      cols.push(series.buckets.map((b) => pct(of(b)?.ci[0])));
+      cols.push(series.buckets.map((b) => pct(of(b)?.ci[1])));
+    }
+    return cols;
+  }, [series, treatments.join(','), control]);
+  const make = () => ({
+    scales: { x: timeScale(series.interval) },
+    series: [
+      {},
+      ...treatments.flatMap((k) => {
+        const color = colorOf(keys, k);
+        return [
+          {
+            label: `${k} vs ${control}`,
+            stroke: color,
+            width: 2,
+            value: (_u, v) => (v === null ? '—' : `${v.toFixed(1)}%`),
+          },
+          {
+            label: `${k} low`,
+            stroke: color,
+            width: 1,
+            dash: [4, 4],
+            value: (_u, v) => (v === null ? '—' : `${v.toFixed(1)}%`),
+          },
+          {
+            label: `${k} high`,
+            stroke: color,
+            width: 1,
+            dash: [4, 4],
+            value: (_u, v) => (v === null ? '—' : `${v.toFixed(1)}%`),
+          },
+        ];
+      }),
+    ],
+    bands: treatments.map((k, i) => ({ series: [3 * i + 3, 3 * i + 2], fill: `${colorOf(keys, k)}22` })),
+    axes: [
+      {},
+      { label: `${series.metric}: lift (%)`, size: 60, values: (_u, ticks) => ticks.map((t) => `${t}%`) },
+    ],
+    hooks: { drawClear: [zeroLine] },
+  });
+  const last = series.buckets.at(-1);
+  const now = treatments.map((k) => {
+    const v = last?.variants.find((x) => x.key === k);
+    return `${k}: ${formatLift(v?.relative?.estimate ?? null)}`;
+  });
+  return html`<figure>
+    <${Plot}
+      make=${make}
+      shape=${`eff:${series.metric}:${control}:${treatments.join(',')}`}
+      data=${data}
+      testid="chart-effect"
+      extraClass="effect-plot"
+      label=${`Cumulative lift of ${series.metric} against ${control} per ${series.interval}, with its interval; now ${now.join(', ')}. The same numbers are in the scorecard.`}
+    />
+    <figcaption>
+      Cumulative relative effect of <strong>${series.metric}</strong>
+      ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}, as in the scorecard.`}
+      ${series.method !== 'sequential' && ' Reading a fixed-horizon interval over and over inflates false positives: the sequential method stays valid at every look.'}
+    </figcaption>
+  </figure>`;
+}
+
+/** Means with intervals of two metrics per variant: where each variant sits on quality and cost. */
+function TradeoffChart({ analysis, keys, quality, cost }) {
+  const q = analysis.metrics.find((m) => m.name === quality);
+  const c = analysis.metrics.find((m) => m.name === cost);
+  const z = zFor(analysis.alpha);
+  // mean ± z·sd/√n: the same normal interval the analysis uses for a mean (sd is per unit for ratios).
+  const interval = (arm) =>
+    arm?.mean === null || arm?.mean === undefined
+      ? null
+      : { mean: arm.mean, half: arm.stdDev === null || arm.n < 2 ? 0 : (z * arm.stdDev) / Math.sqrt(arm.n) };
+  const points = keys
+    .map((k) => ({
+      key: k,
+      x: interval(c?.variants.find((v) => v.key === k)),
+      y: interval(q?.variants.find((v) => v.key === k)),
+    }))
+    .filter((p) => p.x && p.y)
+    .sort((a, b) => a.x.mean - b.x.mean);
+  // The chart is built once per shape; its ranges and whiskers read the latest points from here.
+  const latest = useRef(points);
+  latest.current = points;
+  const data = useMemo(
+    () => [
+      points.map((p) => p.x.mean),
+      ...keys.map((k) => points.map((p) => (p.key === k ? p.y.mean : null))),
+    ],
+    [analysis, quality, cost],
+  );
+  if (!q || !c) return html`<p class="muted">Pick two metrics with data.</p>`;
+  const span = (get) => {
+    const lo = Math.min(...latest.current.map((p) => get(p).mean - get(p).half));
+    const hi = Math.max(...latest.current.map((p) => get(p).mean + get(p).half));
+    const pad = (hi - lo) * 0.15 || Math.abs(hi) * 0.1 || 1;
+    return [lo - pad, hi + pad];
+  };
+  const whiskers = (u) => {
+    const { ctx } = u;
+    ctx.save();
+    ctx.lineWidth = 2;
+    for (const p of latest.current) {
+      ctx.strokeStyle = colorOf(keys, p.key);
+      const x = u.valToPos(p.x.mean, 'x', true);
+      const y = u.valToPos(p.y.mean, 'y', true);
+      ctx.beginPath();
+      ctx.moveTo(u.valToPos(p.x.mean - p.x.half, 'x', true), y);
+      ctx.lineTo(u.valToPos(p.x.mean + p.x.half, 'x', true), y);
+      ctx.moveTo(x, u.valToPos(p.y.mean - p.y.half, 'y', true));
+      ctx.lineTo(x, u.valToPos(p.y.mean + p.y.half, 'y', true));
+      ctx.stroke();
+    }
+    ctx.restore();
+  };
+  const make = () => ({
+    scales: { x: { time: false, range: () => span((p) => p.x) }, y: { range: () => span((p) => p.y) } },
+    series: [
+      { label: cost, value: (_u, v) => formatValue(v, c.kind) },
+      ...keys.map((k) => ({
+        label: k,
+        stroke: colorOf(keys, k),
+        fill: colorOf(keys, k),
+        paths: () => null,
+        points: { show: true, size: 12, fill: colorOf(keys, k) },
+        value: (_u, v) => formatValue(v, q.kind),
+      })),
+    ],
+    axes: [
+      { label: `${cost} (mean)`, values: (_u, t) => t.map((v) => formatValue(v, c.kind)) },
+      { label: `${quality} (mean)`, size: 70, values: (_u, t) => t.map((v) => formatValue(v, q.kind)) },
+    ],
+    cursor: { show: false },
+    hooks: { draw: [whiskers] },
+  });
+  const words = points.map(
+    (p) => `${p.key}: ${quality} ${formatValue(p.y.mean, q.kind)}, ${cost} ${formatValue(p.x.mean, c.kind)}`,
+  );
+  const level = `${Math.round((1 - analysis.alpha) * 1000) / 10}%`;
+  return html`<figure>
+    <${Plot}
+      make=${make}
+      shape=${`trade:${quality}:${cost}:${keys.join(',')}:${analysis.alpha}:${points.map((p) => p.key).join(',')}`}
+      data=${data}
+      testid="chart-tradeoff"
+      label=${`${quality} against ${cost} per variant (means with ${level} intervals): ${words.join('; ')}. The means are in the scorecard.`}
+    />
+    <figcaption>
+      ${`Mean ${quality} (up) against mean ${cost} (right) per variant, each with its ${level} interval (mean ± ${z.toFixed(2)} standard errors). ${words.join('; ')}.`}
+    </figcaption>
+  </figure>`;
+}
+
+/** The first metric whose name matches one of the patterns, in the patterns' order; else `fallback`. */
+function guess(metrics, patterns, fallback) {
+  for (const p of patterns) {
+    const found = metrics.find((m) => p.test(m.name));
+    if (found) return found.name;
+  }
+  return fallback?.name;
+}
+
+function Charts({ experiment, query }) {
+  const { api } = useSession();
+  const analysisState = useAnalysis(experiment, query);
+  const analysis = analysisState.data;
+  const o = analysisOptions(query);
+  const metrics = analysis ? orderMetrics(analysis.metrics) : [];
+  const metric =
+    query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
+  const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;
+  const interval =
+    query.interval === 'day' || query.interval === 'hour' ? query.interval : ageDays > 7 ? 'day' : 'hour';
+  const series = useLoad(
+    () =>
+      metric
+        ? api.get(
+            withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), { metric, interval, ...o }),
+          )
+        : Promise.resolve(null),
+    [experiment.slug, metric, interval, o.method, o.alpha, o.control],
+  );
+  usePoll(series.reload, REFRESH_MS, experiment.status === 'running' && Boolean(metric));
+
+  const primary = metrics.find((m) => m.role === 'primary' && m.direction === 'increase');
+  const quality =
+    query.quality ??
+    primary?.name ??
+    guess(
+      metrics,
+      [/quality|judge|score|rating/i, /success|thumbs/i],
+      metrics.find((m) => m.direction === 'increase'),
+    );
+  const cost =
+    query.cost ??
+    guess(
+      metrics,
+      [/cost/i, /tokens/i, /latency/i],
+      metrics.find((m) => m.direction === 'decrease'),
+    );
+  const keys = experiment.variants.map((v) => v.key);
+  const path = `/experiment/${experiment.slug}/charts`;
+  const set = (name) => (e) => navigate(path, { ...query, [name]: e.currentTarget.value });
+  const metricSelect = (name, value, label, testid) => html`<label class="field inline">
+    <span>${label}</span>
+    <select value=${value ?? ''} onChange=${set(name)} data-testid=${testid}>
+      ${metrics.map((m) => html`<option value=${m.name}>${m.name}</option>`)}
+    </select>
+  </label>`;
+
+  if (analysisState.error) return html`<${ErrorNote} error=${analysisState.error} />`;
+  if (!analysis) return html`<p class="muted">Loading…</p>`;
+  if (metrics.length === 0) {
+    return html`<p class="empty">No metrics yet: charts appear once results with metrics are logged.</p>`;
+  }
+  return html`<div class="charts">
+    <p class="muted small">
+      Text alternative: every number drawn here is in the${' '}
+      <a href=${href(`/experiment/${experiment.slug}`, { method: query.method, alpha: query.alpha, control: query.control })}>scorecard</a>.
+    </p>
+    <${AnalysisOptions}
+      experiment=${experiment}
+      query=${query}
+      path=${path}
+      extra=${html`<label class="field inline">
+        <span>Interval</span>
+        <select value=${interval} onChange=${set('interval')} data-testid="interval">
+          <option value="hour">hour</option>
+          <option value="day">day</option>
+        </select>
+      </label>`}
+    />
+    <${ErrorNote} error=${series.error} testid="series-error" />
+    <section aria-labelledby="exposures-title">
+      <h2 id="exposures-title">Exposures over time</h2>
+      ${series.data ? html`<${ExposuresChart} series=${series.data} keys=${keys} />` : html`<p class="muted">Loading…</p>`}
+    </section>
+    <section aria-labelledby="effect-title">
+      <div class="section-head">
+        <h2 id="effect-title">Cumulative effect</h2>
+        ${metricSelect('metric', metric, 'Metric', 'effect-metric')}
+      </div>
+      ${
+        series.data
+          ? html`<${EffectChart} series=${series.data} keys=${keys} control=${series.data.control} />`
+          : html`<p class="muted">Loading…</p>`
+      }
+    </section>
+    <section aria-labelledby="tradeoff-title">
+      <div class="section-head">
+        <h2 id="tradeoff-title">Quality against cost</h2>
+        <div class="toolbar">
+          ${metricSelect('quality', quality, 'Quality', 'quality-metric')}
+          ${metricSelect('cost', cost, 'Cost', 'cost-metric')}
+        </div>
+      </div>
+      <${TradeoffChart} analysis=${analysis} keys=${keys} quality=${quality} cost=${cost} />
+    </section>
+  </div>`;
+}
+
+export function ChartsPage({ slug, query }) {
+  return html`<${ExperimentFrame} slug=${slug} tab="charts"
+    >${(experiment) => html`<${Charts} experiment=${experiment} query=${query} />`}</${ExperimentFrame}
+  >`;
+}

@@ -1,0 +1,143 @@
+// Experiment overview: the verdict first, a banner when the sample ratio is off, the scorecard with its
+// method, alpha and control, then the variants and how they changed. Refreshes itself while running.
+import { experimentPath, withQuery } from '../api.js';
+import { formatCount, formatTime } from '../format.js';
+import { navigate, useLoad, usePoll, useSession } from '../hooks.js';
+import { html } from '../html.js';
+import { ErrorNote, VerdictBadge } from '../parts/common.js';
+import { ExperimentFrame } from '../parts/experiment-head.js';
+import { Scorecard } from '../parts/scorecard.js';
+import { VariantCards, Versions } from '../parts/variants.js';
+
+export const REFRESH_MS = 5000;
+export const ALPHAS = ['0.01', '0.05', '0.1'];
+export const METHODS = ['frequentist', 'sequential', 'bayesian'];
+
+/** The analysis options a page was opened with, as the API's query parameters. */
+export function analysisOptions(query) {
+  return {
+    method: METHODS.includes(query.method) ? query.method : 'frequentist',
+    alpha: query.alpha && Number(query.alpha) > 0 && Number(query.alpha) < 0.5 ? query.alpha : '0.05',
+    control: query.control || undefined,
+  };
+}
+
+/** Method, alpha and control: kept in the address, so a link shows the same reading. */
+export function AnalysisOptions({ experiment, query, path, extra = null }) {
+  const o = analysisOptions(query);
+  const set = (name) => (e) => navigate(path, { ...query, [name]: e.currentTarget.value });
+  const alphas = ALPHAS.includes(o.alpha) ? ALPHAS : [...ALPHAS, o.alpha];
+  return html`<div class="toolbar options" role="group" aria-label="Analysis options">
+    <label class="field inline">
+      <span>Method</span>
+      <select value=${o.method} onChange=${set('method')} data-testid="method">
+        ${METHODS.map((m) => html`<option value=${m}>${m}</option>`)}
+      </select>
+    </label>
+    <label class="field inline">
+      <span>Alpha</span>
+      <select value=${o.alpha} onChange=${set('alpha')} data-testid="alpha">
+        ${alphas.map((a) => html`<option value=${a}>${a} (${Math.round((1 - Number(a)) * 1000) / 10}%)</option>`)}
+      </select>
+    </label>
+    <label class="field inline">
+      <span>Control</span>
+      <select value=${o.control ?? experiment.variants[0]?.key} onChange=${set('control')} data-testid="control">
+        ${experiment.variants.map((v) => html`<option value=${v.key}>${v.key}</option>`)}
+      </select>
+    </label>
+    ${extra}
+  </div>`;
+}
+
+/** GET analysis with the page's options; kept while reloading, refreshed every few seconds while running. */
+export function useAnalysis(experiment, query) {
+  const { api } = useSession();
+  const o = analysisOptions(query);
+  const state = useLoad(
+    () => api.get(withQuery(experimentPath(experiment.slug, '/analysis'), o)),
+    [experiment.slug, experiment.version, experiment.status, o.method, o.alpha, o.control],
+  );
+  usePoll(state.reload, REFRESH_MS, experiment.status === 'running');
+  return state;
+}
+
+function Verdict({ analysis }) {
+  const { verdict } = analysis;
+  const total = Object.values(analysis.exposures).reduce((a, b) => a + b, 0);
+  return html`<section
+    class=${`verdict tone-${verdict.status}`}
+    data-testid="verdict"
+    data-status=${verdict.status}
+    aria-labelledby="verdict-title"
+  >
+    <h2 id="verdict-title" class="visually-hidden">Verdict</h2>
+    <${VerdictBadge} verdict=${verdict} />
+    <p class="sentence" data-testid="verdict-summary">${verdict.summary}</p>
+    <p class="muted small">
+      ${`${analysis.method}, alpha ${analysis.alpha}, control ${analysis.control}, per ${analysis.unit} · `}<span data-testid="exposures-total">${formatCount(total)}</span> exposures
+    </p>
+  </section>`;
+}
+
+function SrmBanner({ analysis, experiment }) {
+  if (!analysis.srm.mismatch) return null;
+  const seen = experiment.variants
+    .map((v) => `${v.key} ${formatCount(analysis.exposures[v.key] ?? 0)} (${v.trafficPercent}% wanted)`)
+    .join(', ');
+  return html`<div class="banner danger" role="alert" data-testid="srm-banner">
+    <strong>Sample ratio mismatch.</strong>
+    ${` Exposures ${seen} do not match the weights (χ² p = ${analysis.srm.pValue === null ? '—' : analysis.srm.pValue.toExponential(1)}). `}
+    Assignment or logging is broken somewhere: no effect below can be trusted until that is explained.
+  </div>`;
+}
+
+function Warnings({ warnings }) {
+  if (!warnings.length) return null;
+  return html`<details class="warnings" data-testid="warnings">
+    <summary>${warnings.length} ${warnings.length === 1 ? 'note' : 'notes'} on the numbers</summary>
+    <ul>
+      ${warnings.map((w) => html`<li>${w}</li>`)}
+    </ul>
+  </details>`;
+}
+
+function Freshness({ state, running }) {
+  if (!state.at) return null;
+  return html`<p class="freshness muted small" data-testid="freshness" data-loading=${String(state.loading)}>
+    <span class=${`dot ${state.loading ? 'busy' : running ? 'live' : ''}`} aria-hidden="true"></span>
+    Updated ${formatTime(new Date(state.at).toISOString())}${running ? ` · refreshes every ${REFRESH_MS / 1000} s` : ''}
+  </p>`;
+}
+
+function Overview({ experiment, query }) {
+  const state = useAnalysis(experiment, query);
+  const analysis = state.data;
+  const path = `/experiment/${experiment.slug}`;
+  return html`<div class="overview">
+    ${analysis && html`<${Verdict} analysis=${analysis} />`}
+    ${analysis && html`<${SrmBanner} analysis=${analysis} experiment=${experiment} />`}
+    <${ErrorNote} error=${state.error} testid="analysis-error" />
+    <section aria-labelledby="scorecard-title">
+      <div class="section-head">
+        <h2 id="scorecard-title">Scorecard</h2>
+        <${Freshness} state=${state} running=${experiment.status === 'running'} />
+      </div>
+      <${AnalysisOptions} experiment=${experiment} query=${query} path=${path} />
+      ${analysis ? html`<${Scorecard} analysis=${analysis} />` : !state.error && html`<p class="muted">Loading the analysis…</p>`}
+      ${analysis && html`<${Warnings} warnings=${analysis.warnings} />`}
+    </section>
+    <section aria-labelledby="variants-title">
+      <h2 id="variants-title">Variants</h2>
+      <${VariantCards} experiment=${experiment} exposures=${analysis?.exposures} />
+      <h3>Changes between versions</h3>
+      <${Versions} experiment=${experiment} />
+    </section>
+  </div>`;
+}
+
+export function ExperimentPage({ slug, query }) {
+  return html`<${ExperimentFrame} slug=${slug} tab="overview"
+    >${(experiment) => html`<${Overview} experiment=${experiment} query=${query} />`}</${ExperimentFrame}
+  >`;
+}

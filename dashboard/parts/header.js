@@ -1,0 +1,23 @@
+// The header: where you are, who you are, and the way out.
+import { useSession } from '../hooks.js';
+import { html } from '../html.js';
+
+export function Header({ path }) {
+  const { me, admin, signOut } = useSession();
+  const here = (p) => (path === p ? 'page' : undefined);
+  const role = admin ? 'admin' : me.scopes.includes('read') ? 'read only' : me.scopes.join(', ');
+  return html`<header class="top">
+    <a class="brand" href="#/">agentsplit</a>
+    <nav aria-label="Main">
+      <a href="#/" aria-current=${here('/')}>Experiments</a>
+      ${admin && html`<a href="#/new" aria-current=${here('/new')} data-testid="nav-new">New experiment</a>`}
+      <a href="/docs" target="_blank" rel="noopener">API docs</a>
+    </nav>
+    <div class="who">
+      <span data-testid="whoami" title=${`scopes: ${me.scopes.join(', ')}`}
+        >${me.name} · <span class="muted">${role}</span></span
+      >
+      <button type="button" class="link" onClick=${signOut} data-testid="sign-out">Sign out</button>
+    </div>
+  </header>`;
+}

@@ -1,0 +1,179 @@
+// The scorecard: one row per metric, primary first; per treatment the lift with its interval drawn as a
+// bar against zero, the chance to be better (bayesian) or the p-value, significance and the sample-size hint.
+import { formatChance, formatCount, formatInterval, formatLift, formatP, formatValue } from '../format.js';
+import { html } from '../html.js';
+
+const ROLE_ORDER = { primary: 0, secondary: 1, guardrail: 2 };
+
+/** Primary first, then secondary, guardrails, and metrics nobody declared; otherwise the API's order. */
+export function orderMetrics(metrics) {
+  return metrics
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => (ROLE_ORDER[a.m.role] ?? 3) - (ROLE_ORDER[b.m.role] ?? 3) || a.i - b.i)
+    .map(({ m }) => m);
+}
+
+/** The relative scale when every treatment has one; else the absolute (a control mean of 0 has no lift). */
+function scaleOf(metric) {
+  const treatments = metric.variants.filter((v) => v.relative);
+  const relative = treatments.every((v) => v.relative.estimate !== null);
+  const effects = treatments.map((v) => (relative ? v.relative : v.absolute));
+  const reach = effects
+    .flatMap((e) => [e.estimate, ...e.ci])
+    .filter((x) => x !== null && Number.isFinite(x))
+    .reduce((a, x) => Math.max(a, Math.abs(x)), 0);
+  return { relative, reach: reach > 0 ? reach * 1.15 : 1 };
+}
+
+function effectOf(v, scale) {
+  return scale.relative ? v.relative : v.absolute;
+}
+
+function effectText(effect, scale, kind) {
+  if (scale.relative) return [formatLift(effect.estimate), formatInterval(effect.ci)];
+  const f = (x) => (x === null ? null : `${x > 0 ? '+' : ''}${formatValue(x, kind)}`);
+  const [lo, hi] = effect.ci;
+  return [f(effect.estimate) ?? '—', `[${f(lo) ?? '−∞'}, ${f(hi) ?? '+∞'}]`];
+}
+
+/** The interval as a bar on a scale centred on zero; the better side is tinted when a direction is known. */
+function EffectBar({ effect, scale, tone, direction, label }) {
+  const x = (v) => 100 + (Math.max(-scale.reach, Math.min(scale.reach, v)) / scale.reach) * 96;
+  const [lo, hi] = effect.ci;
+  const hasBar = effect.estimate !== null;
+  const left = lo === null ? 2 : x(lo);
+  const right = hi === null ? 198 : x(hi);
+  const goodRight = direction === 'increase';
+  return html`<svg class="effect-bar" viewBox="0 0 200 20" preserveAspectRatio="none" role="img" aria-label=${label}>
+    ${
+      direction &&
+      html`<rect x=${goodRight ? 100 : 0} y="0" width="100" height="20" class="side-good" />
+        <rect x=${goodRight ? 0 : 100} y="0" width="100" height="20" class="side-bad" />`
+    }
+    ${hasBar && html`<rect x=${left} y="6" width=${Math.max(right - left, 1)} height="8" rx="2" class=${`bar ${tone}`} />`}
+    <line x1="100" x2="100" y1="0" y2="20" class="zero" vector-effect="non-scaling-stroke" />
+    ${
+      hasBar &&
+      html`<line x1=${x(effect.estimate)} x2=${x(effect.estimate)} y1="3" y2="17" class="estimate"
+        vector-effect="non-scaling-stroke" />`
+    }
+  </svg>`;
+}
+
+/** Better, worse, harmful or not significant: one word with the colour to match. */
+function significance(metric, v) {
+  if (metric.role === 'guardrail' && v.harm?.harmful) return ['harmful', 'Guardrail failed'];
+  if (!v.significant) return ['neutral', 'Not significant'];
+  if (v.better) return ['good', 'Better'];
+  if (v.worse) return ['bad', 'Worse'];
+  return ['info', 'Significant'];
+}
+
+function Evidence({ v, method }) {
+  if (method === 'bayesian') {
+    if (v.chanceToWin === null || v.chanceToWin === undefined) {
+      return html`<span class="muted small" data-testid="chance" title="A chance to be better needs a declared direction"
+        >chance: needs a direction</span
+      >`;
+    }
+    return html`<span data-testid="chance"><strong>${formatChance(v.chanceToWin)}</strong> chance to be better</span>`;
+  }
+  const p = v.adjustedPValue ?? v.absolute?.pValue ?? null;
+  return html`<span data-testid="pvalue">${formatP(p)}${v.adjustedPValue !== undefined ? ' (adjusted)' : ''}</span>`;
+}
+
+function TreatmentCell({ metric, v, scale, method, control }) {
+  const effect = effectOf(v, scale);
+  const [tone, word] = significance(metric, v);
+  const [estimate, interval] = effectText(effect, scale, metric.kind);
+  const label = `${v.key} against ${control} on ${metric.name}: ${estimate} ${interval}, ${word.toLowerCase()}`;
+  return html`<td
+    class="effect-cell"
+    data-label=${`${v.key} vs ${control}`}
+    data-testid=${`cell-${metric.name}-${v.key}`}
+    data-significant=${String(Boolean(v.significant))}
+  >
+    <div class="mean-line">
+      <span data-testid="mean">${formatValue(v.mean, metric.kind)}</span>
+      <span class="muted small">n = <span data-testid="n">${formatCount(v.n)}</span></span>
+    </div>
+    <div class="lift-line">
+      <strong class=${`lift ${tone}`} data-testid="lift">${estimate}</strong>
+      <span class="muted small" data-testid="ci">${interval}</span>
+    </div>
+    <${EffectBar} effect=${effect} scale=${scale} tone=${tone} direction=${metric.direction} label=${label} />
+    <div class="evidence-line">
+      <${Evidence} v=${v} method=${method} />
+      <span class=${`chip ${tone}`} data-testid="significance">${word}</span>
+    </div>
+    ${
+      v.moreUnits !== undefined &&
+      v.moreUnits !== null &&
+      html`<p class="hint small" data-testid="more-units">
+        ${`About ${formatCount(v.moreUnits)} more ${metric.unit === 'user' ? 'users' : 'calls'} per variant to detect ${formatLift(metric.minimumDetectableEffect)}`}
+      </p>`
+    }
+  </td>`;
+}
+
+const INTERVAL_WORDS = { bayesian: 'credible', sequential: 'always-valid', frequentist: 'confidence' };
+const DIRECTION_WORDS = { increase: '↑ higher is better', decrease: '↓ lower is better' };
+
+function MetricRow({ metric, control, treatments, method }) {
+  const scale = scaleOf(metric);
+  const controlArm = metric.variants.find((v) => v.key === control);
+  return html`<tr data-testid=${`metric-row-${metric.name}`} class=${metric.role === 'primary' ? 'primary-row' : ''}>
+    <th scope="row" data-label="Metric">
+      <span class="metric-name">${metric.name}</span>
+      ${metric.role && html`<span class=${`chip role-${metric.role}`} data-testid="role">${metric.role}</span>`}
+      <div class="muted small">
+        ${DIRECTION_WORDS[metric.direction] ?? 'no direction declared'} · ${metric.kind} per ${metric.unit}
+        ${scale.relative ? '' : ' · absolute effect'}
+      </div>
+    </th>
+    <td data-label=${`${control} (control)`} data-testid=${`cell-${metric.name}-${control}`} class="control-cell">
+      <span data-testid="mean">${formatValue(controlArm?.mean ?? null, metric.kind)}</span>
+      <div class="muted small">n = <span data-testid="n">${formatCount(controlArm?.n ?? 0)}</span></div>
+    </td>
+    ${treatments.map((key) => {
+      const v = metric.variants.find((x) => x.key === key);
+      return v
+        ? html`<${TreatmentCell} metric=${metric} v=${v} scale=${scale} method=${method} control=${control} />`
+        : html`<td class="muted">—</td>`;
+    })}
+  </tr>`;
+}
+
+export function Scorecard({ analysis }) {
+  const { control, method, alpha } = analysis;
+  const metrics = orderMetrics(analysis.metrics);
+  if (metrics.length === 0) {
+    return html`<p class="empty" data-testid="scorecard-empty">
+      No metrics yet: results logged with <code>metrics</code> appear here.
+    </p>`;
+  }
+  const treatments = metrics[0].variants.map((v) => v.key).filter((k) => k !== control);
+  const level = `${Math.round((1 - alpha) * 1000) / 10}%`;
+  return html`<div class="table-wrap">
+    <table class="scorecard stack" data-testid="scorecard">
+      <caption>
+        Each treatment against ${control}: mean, relative effect with its ${`${level} ${INTERVAL_WORDS[method] ?? ''} `}
+        interval (the bar; the line is zero), ${method === 'bayesian' ? 'chance to be better' : 'p-value'} and
+        significance.
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Metric</th>
+          <th scope="col">${control} <span class="muted small">(control)</span></th>
+          ${treatments.map((k) => html`<th scope="col">${k} <span class="muted small">vs ${control}</span></th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${metrics.map(
+          (m) =>
+            html`<${MetricRow} key=${m.name} metric=${m} control=${control} treatments=${treatments} method=${method} />`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
