@@ -68,7 +68,9 @@ function ExposuresChart({ series, keys }) {
   </figure>`;
 }
 
-function EffectChart({ series, keys, control }) {
+function EffectChart({ series, keys, control, unit }) {
+  // The series is per call; a sticky experiment's scorecard reads per user, so its numbers differ.
+  const where = unit === series.unit ? 'as in the scorecard' : `per call (the scorecard reads per ${unit})`;
   const treatments = keys.filter((k) => k !== control);
   // The relative effect in %; where the control mean is 0 there is none, and the line breaks.
   const pct = (x) => (x === null || x === undefined ? null : x * 100);
@@ -131,11 +133,11 @@ function EffectChart({ series, keys, control }) {
       data=${data}
       testid="chart-effect"
       extraClass="effect-plot"
-      label=${`Cumulative lift of ${series.metric} against ${control} per ${series.interval}, with its interval; now ${now.join(', ')}. The same numbers are in the scorecard.`}
+      label=${`Cumulative lift of ${series.metric} against ${control} per ${series.interval}, with its interval; now ${now.join(', ')}, ${where}.`}
     />
     <figcaption>
       Cumulative relative effect of <strong>${series.metric}</strong>
-      ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}, as in the scorecard.`}
+      ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}, ${where}.`}
       ${series.method !== 'sequential' && ' Reading a fixed-horizon interval over and over inflates false positives: the sequential method stays valid at every look.'}
     </figcaption>
   </figure>`;
@@ -322,7 +324,7 @@ function Charts({ experiment, query }) {
       </div>
       ${
         series.data
-          ? html`<${EffectChart} series=${series.data} keys=${keys} control=${series.data.control} />`
+          ? html`<${EffectChart} series=${series.data} keys=${keys} control=${series.data.control} unit=${analysis.metrics.find((m) => m.name === series.data.metric)?.unit ?? analysis.unit} />`
           : html`<p class="muted">Loading…</p>`
       }
     </section>

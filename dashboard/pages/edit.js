@@ -146,8 +146,8 @@ function VariantEditor({ rows, errors, onChange }) {
               inputmode="decimal"
               value=${r.weight}
               onInput=${(e) => set(i, 'weight', e.currentTarget.value)}
-              aria-invalid=${String(Boolean(errors[at('trafficPercent')]))}
-              aria-describedby=${described(`v${r.id}-weight`, errors[at('trafficPercent')])}
+              aria-invalid=${String(Boolean(errors[at('trafficPercent')] || errors.weights))}
+              aria-describedby=${`${described(`v${r.id}-weight`, errors[at('trafficPercent')]) ?? ''} weight-sum`.trim()}
               data-testid="variant-weight"
             />
           </${Field}>
@@ -272,16 +272,37 @@ function MetricEditor({ rows, errors, onChange }) {
   </fieldset>`;
 }
 
+/** The form's own verdict on itself: what it would send, and what keeps it from sending. */
+function check(form, creating) {
+  const built = variantsFrom(form.variants);
+  const defs = metricsFrom(form.metrics);
+  const errors = { ...built.errors, ...defs.errors };
+  if (creating && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(form.slug)) {
+    errors.slug = '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit';
+  }
+  return { built, defs, errors };
+}
+
 function ExperimentForm({ experiment, onSaved }) {
   const { api } = useSession();
   const [form, setForm] = useState(() => initial(experiment));
-  const [errors, setErrors] = useState({});
+  // The form's own errors show once a save was tried, and then follow every keystroke; the API's
+  // refusal stays until the form changes.
+  const [tries, setTries] = useState(0);
+  const [refused, setRefused] = useState({});
   const [formError, setFormError] = useState(null);
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState(null);
   const ref = useRef(null);
   const creating = !experiment;
-  const set = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
+  const update = (next) => {
+    setForm(next);
+    setRefused({});
+    setNote(null);
+  };
+  const set = (name) => (e) => update({ ...form, [name]: e.currentTarget.value });
+  const { built, defs, errors: own } = check(form, creating);
+  const errors = { ...(tries > 0 ? own : {}), ...refused };
 
   // After a refusal, focus the first field that says why.
   useEffect(() => {
@@ -289,20 +310,14 @@ function ExperimentForm({ experiment, onSaved }) {
     const message = ref.current.querySelector('.field-error');
     const control = message?.closest('.field, fieldset')?.querySelector('input, select, textarea');
     (ref.current.querySelector('[aria-invalid="true"]') ?? control)?.focus();
-  }, [errors]);
+  }, [tries, refused]);
 
   const submit = async (e) => {
     e.preventDefault();
     setFormError(null);
     setNote(null);
-    const built = variantsFrom(form.variants);
-    const defs = metricsFrom(form.metrics);
-    const local = { ...built.errors, ...defs.errors };
-    if (creating && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(form.slug)) {
-      local.slug = '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit';
-    }
-    setErrors(local);
-    if (Object.keys(local).length) return;
+    setTries(tries + 1);
+    if (Object.keys(own).length) return;
 
     let body;
     if (creating) {
@@ -335,7 +350,7 @@ function ExperimentForm({ experiment, onSaved }) {
       onSaved(saved);
     } catch (error) {
       const field = fieldOf(error.message ?? '');
-      if (field && error.status !== 401) setErrors({ [field]: error.message });
+      if (field && error.status !== 401) setRefused({ [field]: error.message });
       else setFormError(error);
     } finally {
       setBusy(false);
@@ -344,7 +359,7 @@ function ExperimentForm({ experiment, onSaved }) {
 
   const versionNote =
     !creating &&
-    JSON.stringify(variantsFrom(form.variants).variants) !== JSON.stringify(experiment.variants) &&
+    JSON.stringify(built.variants) !== JSON.stringify(experiment.variants) &&
     `Saving these variants starts version ${experiment.version + 1}; results keep the version they were logged under.`;
   return html`<form ref=${ref} class="experiment-form" onSubmit=${submit} novalidate data-testid="experiment-form">
     <${ErrorNote} error=${formError} testid="form-error" />
@@ -384,8 +399,8 @@ function ExperimentForm({ experiment, onSaved }) {
         }
       </div>
     </fieldset>
-    <${VariantEditor} rows=${form.variants} errors=${errors} onChange=${(variants) => setForm({ ...form, variants })} />
-    <${MetricEditor} rows=${form.metrics} errors=${errors} onChange=${(metrics) => setForm({ ...form, metrics })} />
+    <${VariantEditor} rows=${form.variants} errors=${errors} onChange=${(variants) => update({ ...form, variants })} />
+    <${MetricEditor} rows=${form.metrics} errors=${errors} onChange=${(metrics) => update({ ...form, metrics })} />
     ${versionNote && html`<p class="hint" data-testid="version-note">${versionNote}</p>`}
     ${note && html`<p class="hint" role="status">${note}</p>`}
     <div class="form-buttons">

@@ -23,7 +23,7 @@ function toLocal(iso) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   const pad = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 function metricText(metrics) {
@@ -59,7 +59,7 @@ function ResultRow({ result: r, open, onToggle }) {
       </td>
       <td data-label="Variant"><span class="mono strong">${r.variantKey}</span> <${Flags} result=${r} /></td>
       <td data-label="User" class="mono">${r.userId ?? html`<span class="muted">—</span>`}</td>
-      <td data-label="Metrics" class="metrics-cell small">${metricText(r.metrics)}</td>
+      <td data-label="Metrics" class="metrics-cell small wide">${metricText(r.metrics)}</td>
       <td data-label="">
         <button
           type="button"
@@ -76,7 +76,7 @@ function ResultRow({ result: r, open, onToggle }) {
     ${
       open &&
       html`<tr class="detail-row" id=${detail} data-testid="result-detail">
-        <td colspan="5">
+        <td colspan="5" class="wide">
           <div class="detail-grid">
             <div><h4>Input</h4><${Json} value=${r.input} label="Input" /></div>
             <div><h4>Output</h4><${Json} value=${r.output} label="Output" /></div>
@@ -153,26 +153,42 @@ function Results({ experiment, query }) {
     else next.add(id);
     setOpen(next);
   };
-  const results = page.data?.results ?? [];
+  // Any key can be typed: results logged under a key that names no variant are stored too (flagged).
   const variants = experiment.variants.map((v) => v.key);
-  if (query.variant && !variants.includes(query.variant)) variants.push(query.variant);
+  // A known key (or none) applies at once; any other key on Enter or when the field is left.
+  const pickVariant = (e) => {
+    const value = e.currentTarget.value.trim();
+    if (value === '' || variants.includes(value)) setFilter('variant', value);
+  };
+  const submitVariant = (e) => {
+    e.preventDefault();
+    setFilter('variant', e.currentTarget.elements.variant.value.trim());
+  };
+  const results = page.data?.results ?? [];
 
   return html`<div class="results">
-    <div class="toolbar" role="group" aria-label="Filters">
+    <form class="toolbar" role="group" aria-label="Filters" onSubmit=${submitVariant}>
       <label class="field inline">
         <span>Variant</span>
-        <select value=${query.variant ?? ''} onChange=${(e) => setFilter('variant', e.currentTarget.value)} data-testid="variant-filter">
-          <option value="">all</option>
-          ${variants.map((k) => html`<option value=${k}>${k}</option>`)}
-        </select>
+        <input
+          name="variant"
+          list="variant-keys"
+          size="10"
+          placeholder="all"
+          value=${query.variant ?? ''}
+          onInput=${pickVariant}
+          onChange=${(e) => setFilter('variant', e.currentTarget.value.trim())}
+          data-testid="variant-filter"
+        />
+        <datalist id="variant-keys">${variants.map((k) => html`<option value=${k}></option>`)}</datalist>
       </label>
       <label class="field inline">
         <span>From</span>
-        <input type="datetime-local" value=${toLocal(query.since)} onChange=${(e) => setFilter('since', toIso(e.currentTarget.value))} data-testid="since" />
+        <input type="datetime-local" step="1" value=${toLocal(query.since)} onChange=${(e) => setFilter('since', toIso(e.currentTarget.value))} data-testid="since" />
       </label>
       <label class="field inline">
         <span>Until</span>
-        <input type="datetime-local" value=${toLocal(query.until)} onChange=${(e) => setFilter('until', toIso(e.currentTarget.value))} data-testid="until" />
+        <input type="datetime-local" step="1" value=${toLocal(query.until)} onChange=${(e) => setFilter('until', toIso(e.currentTarget.value))} data-testid="until" />
       </label>
       <label class="field inline">
         <span>Per page</span>
@@ -180,14 +196,14 @@ function Results({ experiment, query }) {
           ${SIZES.map((s) => html`<option value=${s}>${s}</option>`)}
         </select>
       </label>
-    </div>
+    </form>
     <${ExportButtons} slug=${experiment.slug} />
     <${ErrorNote} error=${page.error} />
     ${
       page.data && results.length === 0
         ? html`<p class="empty" data-testid="no-results">No results${query.variant || query.since || query.until ? ' match these filters' : ' yet'}.</p>`
         : html`<div class="table-wrap">
-            <table class="stack results-table" data-testid="results-table" aria-busy=${String(page.loading)}>
+            <table class="stack compact results-table" data-testid="results-table" aria-busy=${String(page.loading)}>
               <caption class="visually-hidden">Results, oldest first</caption>
               <thead>
                 <tr>

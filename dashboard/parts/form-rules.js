@@ -30,8 +30,8 @@ export function variantsFrom(rows) {
     if (!(weight >= 0 && weight <= 100)) errors[`variants.${i}.trafficPercent`] = 'A number from 0 to 100';
     return { key, payload, trafficPercent: weight };
   });
-  const sum = weightSum(rows);
-  if (!sum.ok) errors.variants = `The weights must sum to 100 (now ${sum.total}).`;
+  // Shown by the sum line under the weights, which says what is left or too much.
+  if (!weightSum(rows).ok) errors.weights = 'The weights must sum to 100.';
   return { variants, errors };
 }
 

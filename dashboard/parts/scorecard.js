@@ -155,7 +155,13 @@ export function Scorecard({ analysis }) {
   const treatments = metrics[0].variants.map((v) => v.key).filter((k) => k !== control);
   const level = `${Math.round((1 - alpha) * 1000) / 10}%`;
   return html`<div class="table-wrap">
-    <table class="scorecard stack" data-testid="scorecard">
+    <table
+      class="scorecard stack"
+      data-testid="scorecard"
+      data-method=${method}
+      data-alpha=${alpha}
+      data-control=${control}
+    >
       <caption>
         Each treatment against ${control}: mean, relative effect with its ${`${level} ${INTERVAL_WORDS[method] ?? ''} `}
         interval (the bar; the line is zero), ${method === 'bayesian' ? 'chance to be better' : 'p-value'} and

@@ -1,0 +1,300 @@
+// Running an experiment from the dashboard (issue 16) in headless Chromium against a real server: create it
+// through the form (payload JSON checked as you type, weights that must sum to 100, metric definitions, the
+// API's refusal shown next to the field it names), start it, send traffic through the API and watch the
+// exposures and the verdict appear on their own, edit the weights (a new version, and its diff), pause and
+// complete it: each status button is exactly an allowed transition. Screenshots at 1280 and 390 px.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { makeTempDir, removeTempDir } from './helpers/app.js';
+import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import { type ServerProcess, startServer } from './helpers/server.js';
+
+const API_KEY = 'ui-edit-root-key-0123456789abcdef';
+const SLUG = 'checkout-prompt';
+
+/** The server's rule (src/core/experiment.ts): the buttons must offer exactly these. */
+const ALLOWED: Record<string, string[]> = {
+  draft: ['running', 'archived'],
+  running: ['paused', 'completed', 'archived'],
+  paused: ['running', 'completed', 'archived'],
+  completed: ['archived'],
+  archived: [],
+};
+
+const dir = makeTempDir();
+let server: ServerProcess;
+let base: string;
+let browser: Browser;
+
+// biome-ignore lint/suspicious/noExplicitAny: the API's JSON, read field by field and checked by the asserts
+async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+/** The status buttons shown, as the statuses they lead to. */
+async function statusButtons(page: Page): Promise<string[]> {
+  const group = page.getByRole('group', { name: 'Change status' });
+  const ids = await group
+    .locator('button[data-testid^="status-"]')
+    .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('data-testid')!.slice('status-'.length)));
+  return ids.sort();
+}
+
+async function expectStatus(page: Page, status: string): Promise<void> {
+  await page.locator('h1 [data-testid="status-badge"]', { hasText: status }).waitFor();
+  assert.equal((await call('GET', `/experiment/${SLUG}`)).status, status);
+  assert.deepEqual(await statusButtons(page), [...ALLOWED[status]!].sort(), `buttons for ${status}`);
+}
+
+/** `n` users through assign and log, B succeeding more often and cheaper. */
+async function traffic(n: number, from: number): Promise<void> {
+  for (let start = from; start < from + n; start += 50) {
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, j) => {
+        const i = start + j;
+        const a = await call('POST', `/experiment/${SLUG}/assign`, { userId: `user-${i}` });
+        const b = a.variant === 'B';
+        await call('POST', `/experiment/${SLUG}/log`, {
+          variantKey: a.variant,
+          userId: `user-${i}`,
+          assignmentId: a.assignmentId,
+          input: { cart: i % 7 },
+          output: { text: b ? 'Short answer.' : 'A longer answer.' },
+          metrics: {
+            success: (i * 7) % 10 < (b ? 8 : 5),
+            latency_ms: (b ? 700 : 900) + ((i * 37) % 200),
+            cost_usd: (b ? 0.0019 : 0.0024) + (i % 5) * 0.0001,
+          },
+        });
+      }),
+    );
+  }
+}
+
+before(async () => {
+  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
+  base = server.baseUrl;
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
+  removeTempDir(dir);
+});
+
+describe('creating and running an experiment from the dashboard', () => {
+  test('create through the form, start, traffic, verdict, edit weights, pause, complete (1280 px)', async () => {
+    const page = await openDashboard(browser, base, { key: API_KEY });
+    try {
+      await page.getByTestId('new-experiment').click();
+      const form = page.getByTestId('experiment-form');
+      await form.waitFor();
+      await page.getByLabel('Slug', { exact: true }).fill(SLUG);
+      await page.getByLabel('Name', { exact: true }).fill('Checkout prompt');
+      await page
+        .getByLabel('Description', { exact: true })
+        .fill('Does a concise prompt answer as well, for less?');
+
+      // Payload JSON is checked as it is typed.
+      const [a, b] = [page.getByTestId('variant-row-0'), page.getByTestId('variant-row-1')];
+      await a.getByTestId('variant-payload').fill('{"prompt": "You are a helpful assistant."');
+      assert.match(await a.locator('.field-error').innerText(), /Not valid JSON/);
+      assert.equal(await a.getByTestId('variant-payload').getAttribute('aria-invalid'), 'true');
+      await a.getByTestId('variant-payload').fill('{"prompt": "You are a helpful assistant."}');
+      assert.equal(await a.locator('.field-error').count(), 0);
+      await b
+        .getByTestId('variant-payload')
+        .fill('{"prompt": "You are a concise assistant.", "max_tokens": 200}');
+
+      // Weights must sum to 100; the remainder is shown.
+      await b.getByTestId('variant-weight').fill('30');
+      assert.match(await page.getByTestId('weight-sum').innerText(), /80%: 20% left/);
+      await page.getByTestId('save').click();
+      const weight = b.getByTestId('variant-weight');
+      assert.equal(await weight.getAttribute('aria-invalid'), 'true');
+      assert.match((await weight.getAttribute('aria-describedby')) ?? '', /weight-sum/);
+      assert.equal(
+        (await fetch(`${base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
+        404,
+      );
+      await b.getByTestId('variant-weight').fill('50');
+      assert.match(await page.getByTestId('weight-sum').innerText(), /sum to 100%/);
+
+      // Metric definitions: the first added is the primary.
+      const metrics: Array<[string, string, string]> = [
+        ['success', 'increase', 'primary'],
+        ['cost_usd', 'decrease', 'guardrail'],
+        ['latency_ms', 'decrease', 'secondary'],
+      ];
+      for (const [i, [name, direction, role]] of metrics.entries()) {
+        await page.getByTestId('add-metric').click();
+        const row = page.getByTestId(`metric-row-${i}`);
+        await row.getByTestId('metric-name').fill(name);
+        await row.getByTestId('metric-direction').selectOption(direction);
+        await row.getByTestId('metric-role').selectOption(role);
+      }
+      await page.getByTestId('metric-row-0').getByTestId('metric-mde').fill('10');
+      await screenshot(page, 'experiment-create-1280');
+      await page.getByTestId('save').click();
+
+      await page.getByTestId('experiment-overview').waitFor();
+      const created = await call('GET', `/experiment/${SLUG}`);
+      assert.equal(created.name, 'Checkout prompt');
+      assert.equal(created.status, 'draft');
+      assert.deepEqual(created.variants, [
+        { key: 'A', payload: { prompt: 'You are a helpful assistant.' }, trafficPercent: 50 },
+        {
+          key: 'B',
+          payload: { prompt: 'You are a concise assistant.', max_tokens: 200 },
+          trafficPercent: 50,
+        },
+      ]);
+      assert.deepEqual(created.metrics, [
+        { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.1 },
+        { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
+        { name: 'latency_ms', direction: 'decrease', role: 'secondary' },
+      ]);
+      await expectStatus(page, 'draft');
+
+      // Start it; traffic arrives through the API; the page shows it without a reload.
+      await page.getByTestId('status-running').click();
+      await expectStatus(page, 'running');
+      await traffic(400, 0);
+      await page.getByTestId('exposures-total').filter({ hasText: /^400$/ }).waitFor({ timeout: 15_000 });
+      const analysis = await call('GET', `/experiment/${SLUG}/analysis`);
+      assert.deepEqual(
+        Object.values(analysis.exposures).reduce((x: number, y) => x + (y as number), 0),
+        400,
+      );
+      await page.getByTestId('verdict-summary').filter({ hasText: analysis.verdict.summary }).waitFor();
+      assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), analysis.verdict.status);
+      assert.notEqual(analysis.verdict.status, 'not-enough-data');
+      await page.getByTestId('metric-row-success').waitFor();
+      await screenshot(page, 'experiment-running-1280');
+
+      // Edit the weights: a new version, and the diff says what changed.
+      await page.getByTestId('tab-edit').click();
+      await form.waitFor();
+      await page.getByTestId('variant-row-0').getByTestId('variant-weight').fill('30');
+      await page.getByTestId('variant-row-1').getByTestId('variant-weight').fill('70');
+      assert.match(await page.getByTestId('version-note').innerText(), /version 2/);
+      await screenshot(page, 'experiment-edit-1280');
+      await page.getByTestId('save').click();
+      await page.getByTestId('experiment-overview').waitFor();
+      const edited = await call('GET', `/experiment/${SLUG}`);
+      assert.equal(edited.version, 2);
+      assert.deepEqual(
+        edited.variants.map((v: { trafficPercent: number }) => v.trafficPercent),
+        [30, 70],
+      );
+      const changes = page.getByTestId('diff-change');
+      await changes.first().waitFor();
+      const words = (await changes.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+      assert.deepEqual(words, ['A weight 50% 30%', 'B weight 50% 70%']);
+      await page.getByTestId('variant-A').getByTestId('weight').filter({ hasText: '30%' }).waitFor();
+
+      // Pause, then complete (asks first): each time exactly the allowed buttons.
+      await page.getByTestId('status-paused').click();
+      await expectStatus(page, 'paused');
+      await page.getByTestId('status-completed').click();
+      assert.equal(
+        (await call('GET', `/experiment/${SLUG}`)).status,
+        'paused',
+        'nothing happens before confirming',
+      );
+      await page.getByTestId('confirm-status').click();
+      await expectStatus(page, 'completed');
+      await screenshot(page, 'experiment-completed-1280');
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  test("the API's refusal is shown next to the field it names", async () => {
+    const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/new' });
+    try {
+      await page.getByTestId('experiment-form').waitFor();
+      await page.getByLabel('Slug', { exact: true }).fill(SLUG);
+      await page.getByTestId('save').click();
+      const error = page.getByTestId('error-slug');
+      await error.waitFor();
+      assert.match(await error.innerText(), /already exists/);
+      assert.equal(await page.getByLabel('Slug', { exact: true }).getAttribute('aria-invalid'), 'true');
+      // The browser logs the refused request itself (409); nothing else may be logged.
+      assertNoConsoleErrors(page, [/Failed to load resource: .* 409 .*\/experiments\)$/]);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  test('the form works at 390 px: a sticky experiment with three variants split evenly', async () => {
+    const page = await openDashboard(browser, base, { key: API_KEY, width: 390, hash: '#/new' });
+    try {
+      await page.getByTestId('experiment-form').waitFor();
+      await page.getByLabel('Slug', { exact: true }).fill('onboarding-tone');
+      await page.getByTestId('field-assignment').selectOption('sticky');
+      await page.getByTestId('add-variant').click();
+      await page.getByTestId('variant-row-2').getByTestId('variant-key').fill('C');
+      assert.match(await page.getByTestId('weight-sum').innerText(), /100%/);
+      await page.getByTestId('variant-row-2').getByTestId('variant-weight').fill('20');
+      assert.match(await page.getByTestId('weight-sum').innerText(), /120%: 20% too much/);
+      await page.getByTestId('split-evenly').click();
+      assert.match(await page.getByTestId('weight-sum').innerText(), /sum to 100%/);
+      await screenshot(page, 'experiment-create-390');
+      await page.getByTestId('save').click();
+      await page.getByTestId('experiment-overview').waitFor();
+      const created = await call('GET', '/experiment/onboarding-tone');
+      assert.equal(created.assignment, 'sticky');
+      assert.deepEqual(
+        created.variants.map((v: { key: string; trafficPercent: number }) => [v.key, v.trafficPercent]),
+        [
+          ['A', 33.33],
+          ['B', 33.33],
+          ['C', 33.34],
+        ],
+      );
+      await page.getByTestId('tab-edit').click();
+      await page.getByTestId('experiment-form').waitFor();
+      assert.equal(
+        await page.getByLabel('Slug', { exact: true }).isEditable(),
+        false,
+        'the slug cannot change',
+      );
+      await screenshot(page, 'experiment-edit-390');
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  test('a read key sees no edit control', async () => {
+    const { key } = await call('POST', '/keys', { name: 'viewer', scopes: ['read'] });
+    const page = await openDashboard(browser, base, { key, hash: `#/experiment/${SLUG}` });
+    try {
+      await page.getByTestId('experiment-overview').waitFor();
+      assert.equal(await page.getByRole('group', { name: 'Change status' }).count(), 0);
+      assert.equal(await page.getByTestId('tab-edit').count(), 0);
+      assert.equal(await page.getByTestId('nav-new').count(), 0);
+      await page.goto(`${base}/ui/#/new`);
+      await page.getByText('changing experiments needs an admin key').waitFor();
+      assert.equal(await page.getByTestId('experiment-form').count(), 0);
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+});

@@ -1,0 +1,439 @@
+// The dashboard's reading pages (issue 16) in headless Chromium against a real server: a real-looking
+// experiment (two prompts, 2,000 users with latency, cost, tokens, success and a judge score); the page's
+// numbers are compared with GET /analysis (and /timeseries) under each method and control; a sample-ratio
+// mismatch shows its banner; the results page pages, filters, opens a result, shows flagged results and
+// exports CSV and NDJSON. Screenshots of every page at 1280 and 390 px go to test/artifacts/.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { makeTempDir, removeTempDir } from './helpers/app.js';
+import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import { type ServerProcess, startServer } from './helpers/server.js';
+
+const API_KEY = 'ui-experiment-root-key-0123456789';
+const SLUG = 'support-prompt';
+const USERS = 2000;
+const WIDTHS = [1280, 390];
+
+const dir = makeTempDir();
+let server: ServerProcess;
+let base: string;
+let browser: Browser;
+let readKey: string;
+/** When the flagged results were logged (after everything else). */
+let flaggedSince: string;
+
+// biome-ignore lint/suspicious/noExplicitAny: the API's JSON, read field by field and checked by the asserts
+async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+/** A seeded generator, so every run draws the same traffic. */
+function generator(seed: number) {
+  let s = seed;
+  const uniform = () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+  const normal = () => Math.sqrt(-2 * Math.log(uniform() + 1e-12)) * Math.cos(2 * Math.PI * uniform());
+  return { uniform, normal };
+}
+
+async function seedExperiment(): Promise<void> {
+  await call('POST', '/experiments', {
+    slug: SLUG,
+    name: 'Support answer prompt',
+    description: 'Does a shorter, step-by-step prompt answer as well, for less?',
+    status: 'running',
+    assignment: 'sticky',
+    variants: [
+      {
+        key: 'A',
+        payload: { model: 'gpt-4o-mini', prompt: 'You are a helpful support assistant. Answer fully.' },
+        trafficPercent: 50,
+      },
+      {
+        key: 'B',
+        payload: { model: 'gpt-4o-mini', prompt: 'Answer in two sentences, then offer one next step.' },
+        trafficPercent: 50,
+      },
+    ],
+    metrics: [
+      { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.05 },
+      { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
+      { name: 'latency_ms', direction: 'decrease', role: 'secondary' },
+      { name: 'judge_score', direction: 'increase', role: 'secondary' },
+    ],
+  });
+  const { uniform, normal } = generator(7);
+  const results: unknown[] = [];
+  for (let start = 0; start < USERS; start += 25) {
+    const ids = Array.from({ length: Math.min(25, USERS - start) }, (_, i) => `user-${start + i}`);
+    const assigned = await Promise.all(
+      ids.map((userId) =>
+        call<{ variant: string; assignmentId: string }>('POST', `/experiment/${SLUG}/assign`, { userId }),
+      ),
+    );
+    assigned.forEach((a, i) => {
+      const b = a.variant === 'B';
+      const tokens = Math.max(20, Math.round((b ? 160 : 230) + 40 * normal()));
+      results.push({
+        variantKey: a.variant,
+        userId: ids[i],
+        assignmentId: a.assignmentId,
+        input: { question: `Where is order #${1000 + start + i}?` },
+        output: { answer: b ? 'It ships today. Want tracking by email?' : 'It will ship today.' },
+        context: { plan: (start + i) % 3 ? 'free' : 'pro' },
+        metrics: {
+          success: uniform() < (b ? 0.74 : 0.68),
+          tokens,
+          latency_ms: Math.round((b ? 820 : 910) + 180 * normal()),
+          cost_usd: Math.round(tokens * 12.5) / 1e6,
+          judge_score: Math.max(0, Math.min(1, (b ? 0.8 : 0.78) + 0.12 * normal())),
+        },
+      });
+    });
+  }
+  for (let i = 0; i < results.length; i += 1000) {
+    await call('POST', `/experiment/${SLUG}/logs`, { results: results.slice(i, i + 1000) });
+  }
+  // Flagged, a second later: a key that names no variant, and an assignment issued for A logged as B.
+  await new Promise((r) => setTimeout(r, 1100));
+  const first = await call('GET', `/experiment/${SLUG}/results?limit=1`);
+  const forA = first.results[0].variantKey === 'A' ? first.results[0] : null;
+  await call('POST', `/experiment/${SLUG}/log`, {
+    variantKey: 'C',
+    userId: 'user-x',
+    metrics: { success: true },
+  });
+  const mismatch = forA ?? (await call('GET', `/experiment/${SLUG}/results?variant=A&limit=1`)).results[0];
+  await call('POST', `/experiment/${SLUG}/log`, {
+    variantKey: 'B',
+    userId: mismatch.userId,
+    assignmentId: mismatch.assignmentId,
+    metrics: { success: false },
+  });
+  const flagged = await call('GET', `/experiment/${SLUG}/results?variant=C`);
+  flaggedSince = flagged.results[0].createdAt;
+}
+
+/** Waits until every exposure is written (in the background) so the page and the test read the same. */
+async function settled(slug: string, total: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const a = await call('GET', `/experiment/${slug}/analysis`);
+    if (Object.values(a.exposures as Record<string, number>).reduce((x, y) => x + y, 0) >= total) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`exposures of ${slug} never reached ${total}`);
+}
+
+/** A displayed number ("+4.3%", "1,003", "0.7787", "73.4%") and half a unit of its last digit. */
+function readNumber(text: string): { value: number; tolerance: number } {
+  const m = /([+-]?)([\d,]*\.?\d+(?:e[+-]?\d+)?)(%?)/.exec(text.replace('−', '-'));
+  assert.ok(m, `no number in ${JSON.stringify(text)}`);
+  const digits = m[2]!.replaceAll(',', '');
+  const decimals = /e/.test(digits) ? 0 : (digits.split('.')[1]?.length ?? 0);
+  const scale = m[3] ? 0.01 : 1;
+  const raw = Number(digits) * (m[1] === '-' ? -1 : 1);
+  const exponent = /e([+-]?\d+)/.exec(digits);
+  const unit = exponent
+    ? 10 ** (Number(exponent[1]) - (digits.split('e')[0]!.split('.')[1]?.length ?? 0))
+    : 10 ** -decimals;
+  return { value: raw * scale, tolerance: (unit / 2) * scale + 1e-12 };
+}
+
+function assertShows(text: string, expected: number, what: string): void {
+  const { value, tolerance } = readNumber(text);
+  assert.ok(
+    Math.abs(value - expected) <= tolerance,
+    `${what}: the page shows ${text} (${value}), the API ${expected} (±${tolerance})`,
+  );
+}
+
+async function text(scope: Locator, testid: string): Promise<string> {
+  return (await scope.getByTestId(testid).innerText()).trim();
+}
+
+/** Every scorecard number against the API's analysis with the same options. */
+async function compareScorecard(page: Page, query: string): Promise<void> {
+  const analysis = await call('GET', `/experiment/${SLUG}/analysis?${query}`);
+  // The page keeps the last numbers while the next load runs: wait for the ones with these options.
+  const { method, alpha, control } = analysis;
+  await page
+    .locator(
+      `[data-testid="scorecard"][data-method="${method}"][data-alpha="${alpha}"][data-control="${control}"]`,
+    )
+    .waitFor();
+  assert.equal(await text(page.locator('body'), 'verdict-summary'), analysis.verdict.summary);
+  assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), analysis.verdict.status);
+  const total = Object.values(analysis.exposures as Record<string, number>).reduce((a, b) => a + b, 0);
+  assertShows(await text(page.locator('body'), 'exposures-total'), total, 'exposures');
+  const rows = page.getByTestId('scorecard').locator('tbody > tr');
+  assert.equal(await rows.count(), analysis.metrics.length);
+  // Primary first.
+  assert.equal(await rows.first().getAttribute('data-testid'), 'metric-row-success');
+  for (const metric of analysis.metrics) {
+    const row = page.getByTestId(`metric-row-${metric.name}`);
+    for (const v of metric.variants) {
+      const cell = row.getByTestId(`cell-${metric.name}-${v.key}`);
+      const what = `${metric.name}/${v.key} (${query})`;
+      assert.equal(readNumber(await text(cell, 'n')).value, v.n, `${what} n`);
+      assertShows(await text(cell, 'mean'), v.mean, `${what} mean`);
+      if (v.key === analysis.control) continue;
+      assertShows(await text(cell, 'lift'), v.relative.estimate, `${what} lift`);
+      const [lo, hi] = (await text(cell, 'ci')).replace(/^\[|\]$/g, '').split(', ');
+      assertShows(lo!, v.relative.ci[0], `${what} lower bound`);
+      assertShows(hi!, v.relative.ci[1], `${what} upper bound`);
+      if (analysis.method === 'bayesian') {
+        if (v.chanceToWin === null) assert.match(await text(cell, 'chance'), /needs a direction/);
+        else assertShows(await text(cell, 'chance'), v.chanceToWin, `${what} chance to win`);
+      } else {
+        const p = await text(cell, 'pvalue');
+        if (v.absolute.pValue < 0.001) assert.match(p, /p < 0\.001/, what);
+        else assertShows(p, v.absolute.pValue, `${what} p-value`);
+      }
+      const word = await text(cell, 'significance');
+      const expected = v.harm?.harmful
+        ? 'Guardrail failed'
+        : !v.significant
+          ? 'Not significant'
+          : v.better
+            ? 'Better'
+            : v.worse
+              ? 'Worse'
+              : 'Significant';
+      assert.equal(word, expected, `${what} significance`);
+      const hint = cell.getByTestId('more-units');
+      if (v.moreUnits === null || v.moreUnits === undefined) assert.equal(await hint.count(), 0, what);
+      else assertShows(await hint.innerText(), v.moreUnits, `${what} more units`);
+    }
+  }
+}
+
+before(async () => {
+  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
+  base = server.baseUrl;
+  readKey = (await call('POST', '/keys', { name: 'viewer', scopes: ['read'] })).key;
+  await seedExperiment();
+  await settled(SLUG, USERS);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
+  removeTempDir(dir);
+});
+
+describe('the experiment page in headless Chromium', () => {
+  test("the scorecard shows the API's numbers: frequentist, bayesian, another control, another alpha", async () => {
+    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}` });
+    try {
+      await page.getByTestId('scorecard').waitFor();
+      await compareScorecard(page, '');
+      await page.getByTestId('method').selectOption('bayesian');
+      await compareScorecard(page, 'method=bayesian');
+      await page.getByTestId('control').selectOption('B');
+      await compareScorecard(page, 'method=bayesian&control=B');
+      await page.getByTestId('method').selectOption('sequential');
+      await page.getByTestId('alpha').selectOption('0.01');
+      await compareScorecard(page, 'method=sequential&control=B&alpha=0.01');
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  for (const width of WIDTHS) {
+    test(`overview, charts and the list at ${width} px; a read key sees no status button`, async () => {
+      const page = await openDashboard(browser, base, { key: readKey, width, hash: `#/experiment/${SLUG}` });
+      try {
+        await page.getByTestId('scorecard').waitFor();
+        await page.getByTestId('variant-B').waitFor();
+        assert.equal(await page.getByRole('group', { name: 'Change status' }).count(), 0);
+        assert.equal(await page.getByTestId('tab-edit').count(), 0);
+        assert.match(await text(page.locator('body'), 'verdict-summary'), /./);
+        await screenshot(page, `experiment-overview-${width}`);
+
+        await page.getByTestId('tab-charts').click();
+        const charts = ['chart-exposures', 'chart-effect', 'chart-tradeoff'];
+        for (const id of charts) await page.getByTestId(id).locator('canvas').waitFor();
+        const series = await call(
+          'GET',
+          `/experiment/${SLUG}/analysis/timeseries?metric=success&interval=hour`,
+        );
+        const last = series.buckets.at(-1).variants.find((v: { key: string }) => v.key === 'B');
+        const label = (await page.getByTestId('chart-effect').getAttribute('aria-label')) ?? '';
+        assertShows(
+          /now B: ([^,]+)/.exec(label)![1]!,
+          last.relative.estimate,
+          'the chart names its latest lift',
+        );
+        const exposures = (await page.getByTestId('chart-exposures').getAttribute('aria-label')) ?? '';
+        const analysis = await call('GET', `/experiment/${SLUG}/analysis`);
+        for (const [key, n] of Object.entries(analysis.exposures as Record<string, number>)) {
+          assertShows(
+            new RegExp(`${key} ([\\d,]+)`).exec(exposures)![1]!,
+            n,
+            `exposures of ${key} in the chart's text`,
+          );
+        }
+        assert.match(
+          (await page.getByTestId('chart-tradeoff').getAttribute('aria-label')) ?? '',
+          /success against cost_usd/,
+        );
+        await screenshot(page, `experiment-charts-${width}`);
+
+        await page.goto(`${base}/ui/#/`);
+        const row = page.locator(`[data-testid="experiment-row"][data-slug="${SLUG}"]`);
+        await row.getByTestId('verdict-badge').waitFor();
+        assertShows(await text(row, 'row-exposures'), USERS, 'exposures in the list');
+        await screenshot(page, `experiments-list-${width}`);
+        assertNoConsoleErrors(page);
+      } finally {
+        await page.context().close();
+      }
+    });
+  }
+
+  test('a sample-ratio mismatch shows its banner and verdict', async () => {
+    await call('POST', '/experiments', {
+      slug: 'skewed',
+      status: 'running',
+      assignment: 'sticky',
+      variants: [
+        { key: 'A', payload: {}, trafficPercent: 50 },
+        { key: 'B', payload: {}, trafficPercent: 50 },
+      ],
+    });
+    // One user asked 200 times: 200 exposures of one variant against a 50/50 split.
+    for (let i = 0; i < 300; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          call('POST', '/experiment/skewed/assign', { userId: i + j < 200 ? 'same-user' : `u${i + j}` }),
+        ),
+      );
+    }
+    await settled('skewed', 300);
+    const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/experiment/skewed' });
+    try {
+      await page.getByTestId('srm-banner').waitFor();
+      assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), 'sample-ratio-mismatch');
+      assert.match(await page.getByTestId('srm-banner').innerText(), /Sample ratio mismatch/);
+      await screenshot(page, 'experiment-srm-1280');
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+});
+
+describe('the results page in headless Chromium', () => {
+  for (const width of WIDTHS) {
+    test(`pages, filters, expands a result and shows flagged ones (${width} px)`, async () => {
+      const page = await openDashboard(browser, base, {
+        key: readKey,
+        width,
+        hash: `#/experiment/${SLUG}/results`,
+      });
+      try {
+        const rows = page.getByTestId('result-row');
+        await rows.first().waitFor();
+        const api = await call('GET', `/experiment/${SLUG}/results?limit=25`);
+        assert.equal(await rows.count(), 25);
+        assert.equal(await rows.first().getAttribute('data-log-id'), api.results[0].logId);
+        await page.getByTestId('next-page').click();
+        await page.locator(`[data-log-id="${api.results[24].logId}"]`).waitFor({ state: 'detached' });
+        const second = await call('GET', `/experiment/${SLUG}/results?limit=25&cursor=${api.nextCursor}`);
+        await page.locator(`[data-log-id="${second.results[0].logId}"]`).waitFor();
+        await page.getByTestId('prev-page').click();
+        await page.locator(`[data-log-id="${api.results[0].logId}"]`).waitFor();
+
+        // Open the first result: its input, output and context as JSON.
+        await rows.first().getByTestId('expand-result').click();
+        const detail = page.getByTestId('result-detail');
+        await detail.waitFor();
+        assert.match(await detail.innerText(), new RegExp(api.results[0].input.question.replace('?', '\\?')));
+        assert.match(await detail.innerText(), new RegExp(api.results[0].logId));
+        assert.equal(await rows.first().getByTestId('expand-result').getAttribute('aria-expanded'), 'true');
+        await screenshot(page, `experiment-results-${width}`);
+
+        // From the time the flagged ones were logged: both, flagged.
+        // In the browser's time zone; a string, since tsx would wrap a named function in a helper the page lacks.
+        const local = await page.evaluate<string>(`(() => {
+          const d = new Date(${JSON.stringify(flaggedSince)});
+          const p = (n) => String(n).padStart(2, '0');
+          return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' +
+            p(d.getMinutes()) + ':' + p(d.getSeconds());
+        })()`);
+        await page.getByTestId('since').fill(local);
+        await page.locator('[data-flagged="true"]').nth(1).waitFor();
+        assert.equal(await page.locator('[data-testid="result-row"][data-flagged="false"]').count(), 0);
+        await page.getByTestId('flag-unknown').waitFor();
+        assert.match(await page.getByTestId('flag-assigned').innerText(), /assigned A/);
+        await screenshot(page, `experiment-results-flagged-${width}`);
+
+        // Variant B only, from the start.
+        await page.goto(`${base}/ui/#/experiment/${SLUG}/results`);
+        await page.getByTestId('variant-filter').fill('B');
+        await page.getByTestId('variant-filter').press('Enter');
+        await page.waitForFunction('location.hash.includes("variant=B")');
+        await page.locator('[data-testid="result-row"]').first().waitFor();
+        const onlyB = await call('GET', `/experiment/${SLUG}/results?limit=25&variant=B`);
+        await page.locator(`[data-log-id="${onlyB.results[0].logId}"]`).waitFor();
+        const variants = await page
+          .getByTestId('result-row')
+          .locator('td:nth-child(2) .mono')
+          .allInnerTexts();
+        assert.deepEqual([...new Set(variants)], ['B']);
+        assertNoConsoleErrors(page);
+      } finally {
+        await page.context().close();
+      }
+    });
+  }
+
+  test('CSV and NDJSON exports download every result, with the key', async () => {
+    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}/results` });
+    try {
+      await page.getByTestId('result-row').first().waitFor();
+      const expected = await (
+        await fetch(`${base}/experiment/${SLUG}/results/export?format=csv`, {
+          headers: { 'x-api-key': API_KEY },
+        })
+      ).text();
+      for (const format of ['csv', 'ndjson']) {
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.getByTestId(`export-${format}`).click(),
+        ]);
+        assert.equal(download.suggestedFilename(), `${SLUG}-results.${format}`);
+        const body = readFileSync((await download.path())!, 'utf8');
+        const lines = body.split(/\r?\n/).filter(Boolean);
+        if (format === 'csv') {
+          assert.equal(body, expected, 'the same CSV as the API');
+          assert.match(lines[0]!, /^logId,variantKey,/);
+          assert.equal(lines.length, USERS + 2 + 1);
+        } else {
+          assert.equal(lines.length, USERS + 2);
+          assert.equal(JSON.parse(lines[0]!).experimentVersion, 1);
+        }
+      }
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+});
