@@ -40,14 +40,25 @@ function zeroLine(u) {
   ctx.restore();
 }
 
+/** Every bucket from the first to the last: a bucket the API leaves out had no exposures, so it is a 0. */
+function everyBucket(series) {
+  const step = STEP[series.interval];
+  const at = new Map(series.buckets.map((b) => [seconds(b.bucket), b]));
+  const times = [...at.keys()];
+  if (times.length === 0) return [];
+  const [first, last] = [times[0], times[times.length - 1]];
+  // A year of hours at most; beyond that, only the buckets the API sent.
+  if ((last - first) / step > 9000) return times.map((t) => [t, at.get(t).exposures]);
+  const out = [];
+  for (let t = first; t <= last; t += step) out.push([t, at.get(t)?.exposures ?? {}]);
+  return out;
+}
+
 function ExposuresChart({ series, keys }) {
-  const data = useMemo(
-    () => [
-      series.buckets.map((b) => seconds(b.bucket)),
-      ...keys.map((k) => series.buckets.map((b) => b.exposures[k] ?? 0)),
-    ],
-    [series, keys.join(',')],
-  );
+  const data = useMemo(() => {
+    const buckets = everyBucket(series);
+    return [buckets.map(([t]) => t), ...keys.map((k) => buckets.map(([, e]) => e[k] ?? 0))];
+  }, [series, keys.join(',')]);
   const totals = keys.map(
     (k) => `${k} ${formatCount(series.buckets.reduce((a, b) => a + (b.exposures[k] ?? 0), 0))}`,
   );
@@ -252,7 +263,7 @@ function Charts({ experiment, query }) {
     query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
   const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;
   const interval =
-    query.interval === 'day' || query.interval === 'hour' ? query.interval : ageDays > 7 ? 'day' : 'hour';
+    query.interval === 'day' || query.interval === 'hour' ? query.interval : ageDays > 3 ? 'day' : 'hour';
   const series = useLoad(
     () =>
       metric
