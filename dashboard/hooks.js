@@ -8,9 +8,10 @@ export function useSession() {
 }
 
 function readHash() {
-  const raw = decodeURIComponent(location.hash.replace(/^#/, '')) || '/';
+  const raw = location.hash.replace(/^#/, '') || '/';
   const at = raw.indexOf('?');
-  const path = at === -1 ? raw : raw.slice(0, at);
+  // The path is decoded here, the query by URLSearchParams (a value may hold an encoded & or =).
+  const path = decodeURIComponent(at === -1 ? raw : raw.slice(0, at));
   const query = Object.fromEntries(new URLSearchParams(at === -1 ? '' : raw.slice(at + 1)));
   return { path: path.startsWith('/') ? path : `/${path}`, query };
 }

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+// @ts-expect-error: the dashboard is plain JavaScript (no build step), without type declarations
+import { fieldOf } from '../dashboard/parts/form-rules.js';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
@@ -278,6 +280,53 @@ describe('creating and running an experiment from the dashboard', () => {
       assertNoConsoleErrors(page);
     } finally {
       await page.context().close();
+    }
+  });
+
+  test("the form places each of the API's refusals on the field it names", async () => {
+    const variant = (key: string, trafficPercent: number) => ({ key, payload: {}, trafficPercent });
+    const cases: Array<[string, unknown, string | null]> = [
+      ['POST', { slug: '-bad', variants: [variant('A', 100)] }, 'slug'],
+      ['POST', { slug: SLUG, variants: [variant('A', 100)] }, 'slug'],
+      ['POST', { slug: 'x1', variants: [variant('A', 60), variant('A', 40)] }, 'variants.1.key'],
+      ['POST', { slug: 'x2', variants: [variant('A', 60), variant('B', 30)] }, 'variants'],
+      [
+        'POST',
+        { slug: 'x3', variants: [{ key: 'A', payload: [], trafficPercent: 100 }] },
+        'variants.0.payload',
+      ],
+      [
+        'POST',
+        { slug: 'x4', variants: [{ key: 'A', payload: {}, trafficPercent: '100' }] },
+        'variants.0.trafficPercent',
+      ],
+      [
+        'POST',
+        { slug: 'x5', variants: [variant('A', 100)], metrics: [{ name: 'm', direction: 'up' }] },
+        'metrics.0.direction',
+      ],
+      [
+        'POST',
+        {
+          slug: 'x6',
+          variants: [variant('A', 100)],
+          metrics: [{ name: 'm', direction: 'increase', minimumDetectableEffect: 20 }],
+        },
+        'metrics.0.minimumDetectableEffect',
+      ],
+      ['POST', { slug: 'x7', name: 'n'.repeat(201), variants: [variant('A', 100)] }, 'name'],
+      ['PATCH', { status: 'draft' }, null],
+    ];
+    for (const [method, body, field] of cases) {
+      const path = method === 'POST' ? '/experiments' : `/experiment/${SLUG}`;
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      assert.ok(res.status === 400 || res.status === 409, `${JSON.stringify(body)}: ${res.status}`);
+      const { error } = (await res.json()) as { error: string };
+      assert.equal(fieldOf(error), field, error);
     }
   });
 

@@ -1,7 +1,7 @@
 // Experiment overview: the verdict first, a banner when the sample ratio is off, the scorecard with its
 // method, alpha and control, then the variants and how they changed. Refreshes itself while running.
 import { experimentPath, withQuery } from '../api.js';
-import { formatCount, formatTime } from '../format.js';
+import { formatCount, formatP, formatTime } from '../format.js';
 import { navigate, useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, VerdictBadge } from '../parts/common.js';
@@ -83,11 +83,14 @@ function Verdict({ analysis }) {
 function SrmBanner({ analysis, experiment }) {
   if (!analysis.srm.mismatch) return null;
   const seen = experiment.variants
-    .map((v) => `${v.key} ${formatCount(analysis.exposures[v.key] ?? 0)} (${v.trafficPercent}% wanted)`)
+    .map((v) => `${v.key} ${formatCount(analysis.exposures[v.key] ?? 0)}`)
     .join(', ');
+  const wanted = experiment.variants.map((v) => `${v.key} ${v.trafficPercent}%`).join(', ');
+  // The test mixes each version's weights by its exposures; the current weights are what a reader knows.
+  const versions = analysis.versions.length > 1 ? ' (each version with its own weights)' : '';
   return html`<div class="banner danger" role="alert" data-testid="srm-banner">
     <strong>Sample ratio mismatch.</strong>
-    ${` Exposures ${seen} do not match the weights (χ² p = ${analysis.srm.pValue === null ? '—' : analysis.srm.pValue.toExponential(1)}). `}
+    ${` Exposures ${seen}; the weights ask for ${wanted}${versions}: a chi-square test says this split is no accident (${formatP(analysis.srm.pValue)}). `}
     Assignment or logging is broken somewhere: no effect below can be trusted until that is explained.
   </div>`;
 }
