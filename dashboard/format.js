@@ -1,19 +1,56 @@
 // How numbers read on the page. The scorecard and the tests share these, so both round alike.
 
 const count = new Intl.NumberFormat('en-US');
-const significant = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 4 });
+// Means keep four significant digits, trailing zeros included, so 0.005018 and 0.004630 read alike.
+const significant = new Intl.NumberFormat('en-US', {
+  minimumSignificantDigits: 4,
+  maximumSignificantDigits: 4,
+});
+const tick = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 4 });
+// As src/stats/wording.ts writes points in a verdict: one decimal at most, signed unless zero.
+const points = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1, signDisplay: 'exceptZero' });
 
 /** 12,345 */
 export function formatCount(n) {
   return n === null || n === undefined ? '—' : count.format(n);
 }
 
-/** A metric's value: 4 significant digits, thousands separated; proportions as percentages. */
+/**
+ * A metric's value: 4 significant digits (0.004630, 226.4), thousands whole (1,251), whole numbers as they
+ * are (a logged count of 230 is not 230.0); proportions as percentages with 3 (53.8%).
+ */
 export function formatValue(v, kind) {
   if (v === null || v === undefined) return '—';
   if (kind === 'proportion') return `${trim((v * 100).toPrecision(3))}%`;
   if (v !== 0 && Math.abs(v) < 0.0001) return v.toExponential(3);
-  return Math.abs(v) >= 1000 ? count.format(Math.round(v)) : significant.format(v);
+  if (Math.abs(v) >= 1000 || Number.isInteger(v)) return count.format(Math.round(v));
+  return significant.format(v);
+}
+
+/** An axis tick: as formatValue but without trailing zeros (ticks are round numbers). */
+export function formatTick(v, kind) {
+  if (v === null || v === undefined) return '';
+  if (kind === 'proportion') return `${trim((v * 100).toPrecision(3))}%`;
+  return Math.abs(v) >= 1000 ? count.format(Math.round(v)) : tick.format(v);
+}
+
+/**
+ * A proportion's absolute effect in percentage points, as the verdict writes it:
+ * '+9.4 points [+4.9, +13.8]', '+2.1 points (at least +0.3)'; '—' when not computed.
+ */
+export function formatPoints(effect) {
+  if (!effect || effect.estimate === null || effect.estimate === undefined) return '—';
+  const f = (x) => points.format(x * 100);
+  const [lo, hi] = effect.ci ?? [null, null];
+  const bounds =
+    lo !== null && hi !== null
+      ? ` [${f(lo)}, ${f(hi)}]`
+      : lo !== null
+        ? ` (at least ${f(lo)})`
+        : hi !== null
+          ? ` (at most ${f(hi)})`
+          : '';
+  return `${f(effect.estimate)} points${bounds}`;
 }
 
 /** A relative effect: +5.2% (one decimal; two below 0.1%). */
@@ -38,11 +75,11 @@ export function formatChance(p) {
   return `${(p * 100).toFixed(1)}%`;
 }
 
-/** p = 0.031, p < 0.001 */
+/** p = 0.031, p = 0.0012, p < 0.0001: two significant figures, as the verdict (src/stats/wording.ts pValue). */
 export function formatP(p) {
   if (p === null || p === undefined) return 'p = —';
-  if (p < 0.001) return 'p < 0.001';
-  return `p = ${p.toFixed(3)}`;
+  if (p < 1e-4) return 'p < 0.0001';
+  return `p = ${Number(p.toPrecision(2))}`;
 }
 
 /** 2025-06-02 09:20:11 in the viewer's time zone. */

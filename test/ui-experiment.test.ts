@@ -198,7 +198,7 @@ async function compareScorecard(page: Page, query: string): Promise<void> {
         else assertShows(await text(cell, 'chance'), v.chanceToWin, `${what} chance to win`);
       } else {
         const p = await text(cell, 'pvalue');
-        if (v.absolute.pValue < 0.001) assert.match(p, /p < 0\.001/, what);
+        if (v.absolute.pValue < 0.0001) assert.match(p, /p < 0\.0001/, what);
         else assertShows(p, v.absolute.pValue, `${what} p-value`);
       }
       const word = await text(cell, 'significance');

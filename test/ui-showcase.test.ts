@@ -26,6 +26,7 @@ interface Format {
   formatLift(x: number | null): string;
   formatInterval(ci: [number | null, number | null]): string;
   formatCount(n: number): string;
+  formatPoints(effect: Effect): string;
 }
 
 interface Effect {
@@ -37,9 +38,11 @@ interface Arm {
   n: number;
   mean: number | null;
   relative?: Effect;
+  absolute?: Effect;
 }
 interface MetricAnalysis {
   name: string;
+  kind: string;
   role?: string;
   variants: Arm[];
 }
@@ -220,7 +223,15 @@ async function compareWithApi(page: Page): Promise<void> {
   assert.deepEqual(names, ['cost_usd', 'judge_score', 'latency_ms', 'success', 'tokens']);
   const rows = page.getByTestId('scorecard').locator('tbody > tr');
   assert.equal(await rows.count(), analysis.metrics.length);
-  assert.equal(await rows.first().getAttribute('data-testid'), 'metric-row-success', 'primary first');
+  // Primary, guardrails, secondary; within a role as the experiment declares them.
+  const declared = (await call<{ metrics: { name: string; role: string }[] }>('GET', `/experiment/${SLUG}`))
+    .metrics;
+  const roles = ['primary', 'guardrail', 'secondary'];
+  const expected = roles.flatMap((r) =>
+    declared.filter((m) => m.role === r).map((m) => `metric-row-${m.name}`),
+  );
+  const shown = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-testid')));
+  assert.deepEqual(shown, expected, 'row order');
   assert.equal(await text(page.getByTestId('metric-row-cost_usd'), 'role'), 'guardrail');
   for (const metric of analysis.metrics) {
     const row = page.getByTestId(`metric-row-${metric.name}`);
@@ -239,6 +250,14 @@ async function compareWithApi(page: Page): Promise<void> {
       const [lo, hi] = interval.replace(/^\[|\]$/g, '').split(', ');
       assertClose(lo!, effect.ci[0], `${what}: lower bound`);
       assertClose(hi!, effect.ci[1], `${what}: upper bound`);
+      // A proportion's difference in points, written as the verdict writes it.
+      const points = cell.getByTestId('points');
+      if (metric.kind !== 'proportion') assert.equal(await points.count(), 0, what);
+      else {
+        const shownPoints = await text(cell, 'points');
+        assert.equal(shownPoints, format.formatPoints(arm.absolute!), `${what}: points`);
+        if (metric.role === 'primary') assert.ok(analysis.verdict.summary.includes(shownPoints), what);
+      }
     }
   }
 }

@@ -258,7 +258,7 @@ function Charts({ experiment, query }) {
   const analysisState = useAnalysis(experiment, query);
   const analysis = analysisState.data;
   const o = analysisOptions(query);
-  const metrics = analysis ? orderMetrics(analysis.metrics) : [];
+  const metrics = analysis ? orderMetrics(analysis.metrics, experiment.metrics) : [];
   const metric =
     query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
   const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;

@@ -127,7 +127,7 @@ function Overview({ experiment, query }) {
         <${Freshness} state=${state} running=${experiment.status === 'running'} />
       </div>
       <${AnalysisOptions} experiment=${experiment} query=${query} path=${path} />
-      ${analysis ? html`<${Scorecard} analysis=${analysis} />` : !state.error && html`<p class="muted">Loading the analysis…</p>`}
+      ${analysis ? html`<${Scorecard} analysis=${analysis} declared=${experiment.metrics} />` : !state.error && html`<p class="muted">Loading the analysis…</p>`}
       ${analysis && html`<${Warnings} warnings=${analysis.warnings} />`}
     </section>
     <section aria-labelledby="variants-title">

@@ -1,14 +1,28 @@
 // The scorecard: one row per metric, primary first; per treatment the lift with its interval drawn as a
 // bar against zero, the chance to be better (bayesian) or the p-value, significance and the sample-size hint.
-import { formatChance, formatCount, formatInterval, formatLift, formatP, formatValue } from '../format.js';
+import {
+  formatChance,
+  formatCount,
+  formatInterval,
+  formatLift,
+  formatP,
+  formatPoints,
+  formatValue,
+} from '../format.js';
 import { html } from '../html.js';
 
-const ROLE_ORDER = { primary: 0, secondary: 1, guardrail: 2 };
+// Guardrails before secondary metrics: a guardrail can stop a launch, a secondary metric only informs it.
+const ROLE_ORDER = { primary: 0, guardrail: 1, secondary: 2 };
 
-/** Primary first, then secondary, guardrails, and metrics nobody declared; otherwise the API's order. */
-export function orderMetrics(metrics) {
+/**
+ * Primary first, then guardrails, secondary, and metrics nobody declared; within a role the order the
+ * experiment declares them in (`declared`: experiment.metrics), then the API's order.
+ */
+export function orderMetrics(metrics, declared = []) {
+  const place = new Map(declared.map((d, i) => [d.name, i]));
+  const at = (m, i) => place.get(m.name) ?? declared.length + i;
   return metrics
-    .map((m, i) => ({ m, i }))
+    .map((m, i) => ({ m, i: at(m, i) }))
     .sort((a, b) => (ROLE_ORDER[a.m.role] ?? 3) - (ROLE_ORDER[b.m.role] ?? 3) || a.i - b.i)
     .map(({ m }) => m);
 }
@@ -101,6 +115,11 @@ function TreatmentCell({ metric, v, scale, method, control }) {
       <strong class=${`lift ${tone}`} data-testid="lift">${estimate}</strong>
       <span class="muted small" data-testid="ci">${interval}</span>
     </div>
+    ${
+      metric.kind === 'proportion' &&
+      scale.relative &&
+      html`<div class="points-line small" data-testid="points">${formatPoints(v.absolute)}</div>`
+    }
     <${EffectBar} effect=${effect} scale=${scale} tone=${tone} direction=${metric.direction} label=${label} />
     <div class="evidence-line">
       <${Evidence} v=${v} method=${method} />
@@ -144,9 +163,9 @@ function MetricRow({ metric, control, treatments, method }) {
   </tr>`;
 }
 
-export function Scorecard({ analysis }) {
+export function Scorecard({ analysis, declared }) {
   const { control, method, alpha } = analysis;
-  const metrics = orderMetrics(analysis.metrics);
+  const metrics = orderMetrics(analysis.metrics, declared);
   if (metrics.length === 0) {
     return html`<p class="empty" data-testid="scorecard-empty">
       No metrics yet: results logged with <code>metrics</code> appear here.
@@ -164,8 +183,7 @@ export function Scorecard({ analysis }) {
     >
       <caption>
         Each treatment against ${control}: mean, relative effect with its ${`${level} ${INTERVAL_WORDS[method] ?? ''} `}
-        interval (the bar; the line is zero), ${method === 'bayesian' ? 'chance to be better' : 'p-value'} and
-        significance.
+        interval (the bar; the line is zero)${`, for proportions the difference in points, ${method === 'bayesian' ? 'chance to be better' : 'p-value'} and significance.`}
       </caption>
       <thead>
         <tr>
