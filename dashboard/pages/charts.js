@@ -2,12 +2,12 @@
 // quality against cost per variant. Every number drawn here is in the scorecard too.
 import { useMemo, useRef } from 'preact/hooks';
 import { experimentPath, withQuery } from '../api.js';
-import { formatCount, formatLift, formatValue } from '../format.js';
+import { formatCount, formatLift, formatTick, formatTime, formatValue } from '../format.js';
 import { href, navigate, useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
-import { colorOf, Plot, zFor } from '../parts/plot.js';
+import { colorOf, latest, Plot, zFor } from '../parts/plot.js';
 import { orderMetrics } from '../parts/scorecard.js';
 import { AnalysisOptions, analysisOptions, REFRESH_MS, useAnalysis } from './experiment.js';
 
@@ -22,6 +22,18 @@ function timeScale(interval) {
     return one ? [xs[0] - STEP[interval], xs[0] + STEP[interval]] : [min, max];
   };
   return { time: true, range };
+}
+
+/** The x legend: a bucket's start in the viewer's time zone (the latest one until the cursor moves). */
+const timeValue = latest((t) => (t === null ? '—' : formatTime(new Date(t * 1000).toISOString())));
+
+/** Always 0 in the y range, so the zero line (no effect) is on the chart; 10% room around the data. */
+function withZero(_u, min, max) {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [-1, 1];
+  const lo = Math.min(0, min);
+  const hi = Math.max(0, max);
+  const pad = (hi - lo) * 0.1 || 1;
+  return [lo - pad, hi + pad];
 }
 
 /** The zero line of an effect chart, drawn under the series. */
@@ -62,15 +74,26 @@ function ExposuresChart({ series, keys }) {
   const totals = keys.map(
     (k) => `${k} ${formatCount(series.buckets.reduce((a, b) => a + (b.exposures[k] ?? 0), 0))}`,
   );
+  const one = series.buckets.length === 1;
   const make = () => ({
     scales: { x: timeScale(series.interval), y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
-    series: [{}, ...keys.map((k) => ({ label: k, stroke: colorOf(keys, k), width: 2, points: { size: 5 } }))],
+    series: [
+      { value: timeValue },
+      ...keys.map((k) => ({
+        label: k,
+        stroke: colorOf(keys, k),
+        width: 2,
+        // One bucket is one point: drawn large enough to see.
+        points: one ? { show: true, size: 9, fill: colorOf(keys, k) } : { size: 5 },
+        value: latest((v) => (v === null ? '—' : formatCount(v))),
+      })),
+    ],
     axes: [{}, { label: `exposures per ${series.interval}`, size: 60 }],
   });
   return html`<figure>
     <${Plot}
       make=${make}
-      shape=${`exp:${keys.join(',')}`}
+      shape=${`exp:${keys.join(',')}:${one}`}
       data=${data}
       testid="chart-exposures"
       label=${`Exposures per variant per ${series.interval}; in total ${totals.join(', ')}. The totals are on the overview.`}
@@ -95,33 +118,50 @@ function EffectChart({ series, keys, control, unit }) {
     }
     return cols;
   }, [series, treatments.join(','), control]);
+  // One bucket is one point per series: no line or band to draw yet, so the points and a whisker show it.
+  const one = series.buckets.length === 1;
+  const shown = latest((v) => (v === null ? '—' : `${v > 0 ? '+' : ''}${v.toFixed(1)}%`));
+  const whisker = (u) => {
+    if (!one) return;
+    const { ctx } = u;
+    ctx.save();
+    ctx.lineWidth = 2;
+    treatments.forEach((k, i) => {
+      const [lo, hi] = [u.data[3 * i + 2][0], u.data[3 * i + 3][0]];
+      if (lo === null || hi === null) return;
+      const x = u.valToPos(u.data[0][0], 'x', true);
+      ctx.strokeStyle = colorOf(keys, k);
+      ctx.beginPath();
+      ctx.moveTo(x, u.valToPos(lo, 'y', true));
+      ctx.lineTo(x, u.valToPos(hi, 'y', true));
+      ctx.stroke();
+    });
+    ctx.restore();
+  };
   const make = () => ({
-    scales: { x: timeScale(series.interval) },
+    scales: { x: timeScale(series.interval), y: { range: withZero } },
     series: [
-      {},
+      { value: timeValue },
       ...treatments.flatMap((k) => {
         const color = colorOf(keys, k);
+        const bound = (label) => ({
+          label,
+          stroke: color,
+          width: 1,
+          dash: [4, 4],
+          points: one ? { show: true, size: 7, fill: color } : {},
+          value: shown,
+        });
         return [
           {
             label: `${k} vs ${control}`,
             stroke: color,
             width: 2,
-            value: (_u, v) => (v === null ? '—' : `${v.toFixed(1)}%`),
+            points: one ? { show: true, size: 10, fill: color } : {},
+            value: shown,
           },
-          {
-            label: `${k} low`,
-            stroke: color,
-            width: 1,
-            dash: [4, 4],
-            value: (_u, v) => (v === null ? '—' : `${v.toFixed(1)}%`),
-          },
-          {
-            label: `${k} high`,
-            stroke: color,
-            width: 1,
-            dash: [4, 4],
-            value: (_u, v) => (v === null ? '—' : `${v.toFixed(1)}%`),
-          },
+          bound(`${k} low`),
+          bound(`${k} high`),
         ];
       }),
     ],
@@ -130,7 +170,7 @@ function EffectChart({ series, keys, control, unit }) {
       {},
       { label: `${series.metric}: lift (%)`, size: 60, values: (_u, ticks) => ticks.map((t) => `${t}%`) },
     ],
-    hooks: { drawClear: [zeroLine] },
+    hooks: { drawClear: [zeroLine], draw: [whisker] },
   });
   const last = series.buckets.at(-1);
   const now = treatments.map((k) => {
@@ -140,7 +180,7 @@ function EffectChart({ series, keys, control, unit }) {
   return html`<figure>
     <${Plot}
       make=${make}
-      shape=${`eff:${series.metric}:${control}:${treatments.join(',')}`}
+      shape=${`eff:${series.metric}:${control}:${treatments.join(',')}:${one}`}
       data=${data}
       testid="chart-effect"
       extraClass="effect-plot"
@@ -149,6 +189,7 @@ function EffectChart({ series, keys, control, unit }) {
     <figcaption>
       Cumulative relative effect of <strong>${series.metric}</strong>
       ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}, ${where}.`}
+      ${one && ` One ${series.interval} bucket so far: a point with its interval; the line and band start with the second.`}
       ${series.method !== 'sequential' && ' Reading a fixed-horizon interval over and over inflates false positives: the sequential method stays valid at every look.'}
     </figcaption>
   </figure>`;
@@ -220,10 +261,12 @@ function TradeoffChart({ analysis, keys, quality, cost }) {
       })),
     ],
     axes: [
-      { label: `${cost} (mean)`, values: (_u, t) => t.map((v) => formatValue(v, c.kind)) },
-      { label: `${quality} (mean)`, size: 70, values: (_u, t) => t.map((v) => formatValue(v, q.kind)) },
+      { label: `${cost} (mean)`, values: (_u, t) => t.map((v) => formatTick(v, c.kind)) },
+      { label: `${quality} (mean)`, size: 70, values: (_u, t) => t.map((v) => formatTick(v, q.kind)) },
     ],
     cursor: { show: false },
+    // No cursor, so no value to follow: the legend names the variants, the caption gives the means.
+    legend: { live: false },
     hooks: { draw: [whiskers] },
   });
   const words = points.map(

@@ -55,6 +55,20 @@ export function Plot({ make, shape, data, label, testid, extraClass = '', height
   return html`<div class=${`plot ${extraClass}`} ref=${box} role="img" aria-label=${label} data-testid=${testid}></div>`;
 }
 
+/**
+ * A legend value that shows the latest point while the cursor is away (uPlot passes idx null then, and
+ * would print "--"): the last non-null value of the series.
+ */
+export function latest(format) {
+  return (u, v, sidx, idx) => {
+    if (idx !== null && idx !== undefined) return format(v);
+    const col = u.data[sidx] ?? [];
+    for (let i = col.length - 1; i >= 0; i--)
+      if (col[i] !== null && col[i] !== undefined) return format(col[i]);
+    return format(null);
+  };
+}
+
 /** The normal quantile for a two-sided interval at 1 − alpha (Abramowitz–Stegun 26.2.23, error < 5e-4). */
 export function zFor(alpha) {
   const p = alpha / 2;
