@@ -90,6 +90,8 @@ export class ExposureQueue {
   private readonly open = new Map<number, Map<number, Segment>>();
   private segments: Segment[] = [];
   private total = 0;
+  private lastCreatedAt = '';
+  private lastBucket = '';
 
   /**
    * @param capacity most exposures waiting; beyond it `append` refuses them
@@ -119,7 +121,12 @@ export class ExposureQueue {
       this.open.set(e.experimentId, versions);
     }
     let segment = versions.get(e.version);
-    const bucket = hourOf(e.createdAt);
+    // createdAt is one string per millisecond (core/ids.ts isoNow): its hour is worked out once per change.
+    if (e.createdAt !== this.lastCreatedAt) {
+      this.lastCreatedAt = e.createdAt;
+      this.lastBucket = hourOf(e.createdAt);
+    }
+    const bucket = this.lastBucket;
     if (
       segment === undefined ||
       segment.bucket !== bucket ||
