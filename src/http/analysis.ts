@@ -1,59 +1,18 @@
 // GET /experiment/:slug/analysis — statistics from the write-time rollups.
 import { Type } from 'typebox';
 import type { AnalysisService } from '../services/analysis.js';
+import { Better, comparisonQuery, Effect, Nullable, Pair, Worse } from './analysis-schemas.js';
 import { type Route, route } from './route.js';
 import { errorResponses, SlugParams } from './schemas.js';
 
-const Num = Type.Number();
-const Nullable = (description: string) => Type.Union([Num, Type.Null()], { description });
-const Pair = (description: string) =>
-  Type.Array(Type.Union([Num, Type.Null()]), { minItems: 2, maxItems: 2, description });
-
-/** One effect scale; not a named schema, so that each scale keeps its own description. */
-const Effect = (description: string) =>
-  Type.Object(
-    {
-      estimate: Nullable('The effect (the posterior mean for bayesian); null when it cannot be computed'),
-      ci: Pair(
-        '[lower, upper] at 1 − alpha: the confidence interval (frequentist), the always-valid confidence ' +
-          'sequence (sequential) or the credible interval (bayesian). The bound a one-sided test does not ' +
-          'have, or one that cannot be computed, is null',
-      ),
-      stdError: Nullable(
-        'Standard error of the estimate (the posterior standard deviation for bayesian); null when it cannot ' +
-          'be computed, 0 when the effect has no variance',
-      ),
-      pValue: Nullable(
-        'p-value against no effect, for the method and sided asked for; null for bayesian and when it cannot ' +
-          'be computed',
-      ),
-    },
-    { description },
-  );
-
 const AnalysisQuery = Type.Object({
-  control: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 64,
-      description: 'The variant key every other variant is compared with. Default: the first variant',
-      examples: ['A'],
-    }),
-  ),
+  ...comparisonQuery,
   metrics: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 2000,
       description: 'Comma-separated metric names, as logged in metrics. Default: every metric with data',
       examples: ['latency_ms,rating'],
-    }),
-  ),
-  alpha: Type.Optional(
-    Type.Number({
-      exclusiveMinimum: 0,
-      exclusiveMaximum: 0.5,
-      default: 0.05,
-      description: 'Significance level: intervals cover 1 − alpha, and p < alpha is significant',
     }),
   ),
   method: Type.Optional(
@@ -64,14 +23,6 @@ const AnalysisQuery = Type.Object({
         "frequentist: Welch's t-test at a fixed horizon (fix the sample size, look once); sequential: " +
         'always-valid confidence sequences (look as often as you like); bayesian: chance to win and risk, ' +
         'flat prior',
-    }),
-  ),
-  sided: Type.Optional(
-    Type.Enum(['two', 'greater', 'less', 'better'], {
-      type: 'string',
-      default: 'two',
-      description:
-        "two: any difference; greater: treatment > control; less: treatment < control; better: one-sided toward each metric's declared direction (two-sided, with a warning, where none is declared)",
     }),
   ),
   correction: Type.Optional(
@@ -87,14 +38,6 @@ const AnalysisQuery = Type.Object({
     Type.Integer({
       minimum: 1,
       description: 'Only results and exposures made under this version of the variants. Default: all, pooled',
-    }),
-  ),
-  nStar: Type.Optional(
-    Type.Number({
-      exclusiveMinimum: 0,
-      description:
-        'method=sequential: the total sample size at which the confidence sequence is tightest; set it near ' +
-        'the size you expect. Default 5000',
     }),
   ),
 });
@@ -136,16 +79,8 @@ const VariantAnalysis = Type.Object(
           'direction, on the lift scale; [null, null] for the other methods and without a direction. Absent for the control',
       ),
     ),
-    better: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Null()], {
-        description: "Significant and in the metric's better direction; null without a direction",
-      }),
-    ),
-    worse: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Null()], {
-        description: "Significant and in the metric's worse direction; null without a direction",
-      }),
-    ),
+    better: Better,
+    worse: Worse,
     harm: Type.Optional(
       Type.Object(
         {

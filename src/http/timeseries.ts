@@ -2,29 +2,9 @@
 // hourly rollups; GET /experiment/:slug/versions — the variant definitions of every version.
 import { Type } from 'typebox';
 import type { TimeseriesService } from '../services/timeseries.js';
+import { Better, comparisonQuery, Effect, Nullable, Worse } from './analysis-schemas.js';
 import { type Route, route } from './route.js';
 import { errorResponses, SlugParams, VariantSchema } from './schemas.js';
-
-const Num = Type.Number();
-const Nullable = (description: string) => Type.Union([Num, Type.Null()], { description });
-
-/** One effect scale, as the analysis answers it. */
-const Effect = (description: string) =>
-  Type.Object(
-    {
-      estimate: Nullable('The effect (the posterior mean for bayesian); null when it cannot be computed'),
-      ci: Type.Array(Type.Union([Num, Type.Null()]), {
-        minItems: 2,
-        maxItems: 2,
-        description:
-          '[lower, upper] at 1 − alpha, for the method asked for (as in the analysis); the bound a one-sided ' +
-          'test does not have, or one that cannot be computed, is null',
-      }),
-      stdError: Nullable('Standard error of the estimate; null when it cannot be computed'),
-      pValue: Nullable('p-value against no effect; null for bayesian and when it cannot be computed'),
-    },
-    { description },
-  );
 
 const TimeseriesQuery = Type.Object({
   metric: Type.String({
@@ -40,21 +20,6 @@ const TimeseriesQuery = Type.Object({
       description: 'The bucket: a UTC day (the sum of its 24 hours) or a UTC hour',
     }),
   ),
-  control: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 64,
-      description: 'The variant key every other variant is compared with. Default: the first variant',
-    }),
-  ),
-  alpha: Type.Optional(
-    Type.Number({
-      exclusiveMinimum: 0,
-      exclusiveMaximum: 0.5,
-      default: 0.05,
-      description: 'Significance level: intervals cover 1 − alpha, and p < alpha is significant',
-    }),
-  ),
   method: Type.Optional(
     Type.Enum(['frequentist', 'bayesian', 'sequential'], {
       type: 'string',
@@ -64,21 +29,7 @@ const TimeseriesQuery = Type.Object({
         'sequential is the method whose intervals stay valid however often they are read',
     }),
   ),
-  sided: Type.Optional(
-    Type.Enum(['two', 'greater', 'less', 'better'], {
-      type: 'string',
-      default: 'two',
-      description:
-        "two: any difference; greater / less: treatment above / below control; better: one-sided toward the metric's declared direction",
-    }),
-  ),
-  nStar: Type.Optional(
-    Type.Number({
-      exclusiveMinimum: 0,
-      description:
-        'method=sequential: the total sample size the confidence sequence is tightest at. Default 5000',
-    }),
-  ),
+  ...comparisonQuery,
 });
 
 const SeriesVariant = Type.Object(
@@ -95,16 +46,8 @@ const SeriesVariant = Type.Object(
     significant: Type.Optional(
       Type.Boolean({ description: 'As of this bucket, p < alpha (bayesian: chanceToWin beyond 1 − alpha)' }),
     ),
-    better: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Null()], {
-        description: "Significant and in the metric's better direction; null without a direction",
-      }),
-    ),
-    worse: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Null()], {
-        description: "Significant and in the metric's worse direction; null without a direction",
-      }),
-    ),
+    better: Better,
+    worse: Worse,
     chanceToWin: Type.Optional(
       Nullable(
         'bayesian: the probability that this treatment is better; null otherwise and without a direction',

@@ -1,0 +1,77 @@
+// Schema parts the analysis and its time series share: effects, and the comparison's query options.
+import { Type } from 'typebox';
+
+export const Num = Type.Number();
+export const Nullable = (description: string) => Type.Union([Num, Type.Null()], { description });
+export const Pair = (description: string) =>
+  Type.Array(Type.Union([Num, Type.Null()]), { minItems: 2, maxItems: 2, description });
+
+/** One effect scale; not a named schema, so that each scale keeps its own description. */
+export const Effect = (description: string) =>
+  Type.Object(
+    {
+      estimate: Nullable('The effect (the posterior mean for bayesian); null when it cannot be computed'),
+      ci: Pair(
+        '[lower, upper] at 1 − alpha: the confidence interval (frequentist), the always-valid confidence ' +
+          'sequence (sequential) or the credible interval (bayesian). The bound a one-sided test does not ' +
+          'have, or one that cannot be computed, is null',
+      ),
+      stdError: Nullable(
+        'Standard error of the estimate (the posterior standard deviation for bayesian); null when it cannot ' +
+          'be computed, 0 when the effect has no variance',
+      ),
+      pValue: Nullable(
+        'p-value against no effect, for the method and sided asked for; null for bayesian and when it cannot ' +
+          'be computed',
+      ),
+    },
+    { description },
+  );
+
+/** The query options every comparison takes (the method's description differs per route). */
+export const comparisonQuery = {
+  control: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'The variant key every other variant is compared with. Default: the first variant',
+      examples: ['A'],
+    }),
+  ),
+  alpha: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      exclusiveMaximum: 0.5,
+      default: 0.05,
+      description: 'Significance level: intervals cover 1 − alpha, and p < alpha is significant',
+    }),
+  ),
+  sided: Type.Optional(
+    Type.Enum(['two', 'greater', 'less', 'better'], {
+      type: 'string',
+      default: 'two',
+      description:
+        "two: any difference; greater: treatment > control; less: treatment < control; better: one-sided toward each metric's declared direction (two-sided, with a warning, where none is declared)",
+    }),
+  ),
+  nStar: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      description:
+        'method=sequential: the total sample size at which the confidence sequence is tightest; set it near ' +
+        'the size you expect. Default 5000',
+    }),
+  ),
+};
+
+/** Significant in the metric's better (worse) direction; null without a direction. */
+export const Better = Type.Optional(
+  Type.Union([Type.Boolean(), Type.Null()], {
+    description: "Significant and in the metric's better direction; null without a direction",
+  }),
+);
+export const Worse = Type.Optional(
+  Type.Union([Type.Boolean(), Type.Null()], {
+    description: "Significant and in the metric's worse direction; null without a direction",
+  }),
+);
