@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { fieldOf } from '../dashboard/parts/form-rules.js';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import { jsonCall } from './helpers/call.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'ui-edit-root-key-0123456789abcdef';
@@ -30,17 +31,7 @@ let server: ServerProcess;
 let base: string;
 let browser: Browser;
 
-// biome-ignore lint/suspicious/noExplicitAny: the API's JSON, read field by field and checked by the asserts
-async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
+const call = jsonCall(() => base, API_KEY);
 
 /** The status buttons shown, as the statuses they lead to. */
 async function statusButtons(page: Page): Promise<string[]> {

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import { jsonCall } from './helpers/call.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'ui-experiment-root-key-0123456789';
@@ -25,17 +26,7 @@ let readKey: string;
 /** When the flagged results were logged (after everything else). */
 let flaggedSince: string;
 
-// biome-ignore lint/suspicious/noExplicitAny: the API's JSON, read field by field and checked by the asserts
-async function call<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
+const call = jsonCall(() => base, API_KEY);
 
 /** A seeded generator, so every run draws the same traffic. */
 function generator(seed: number) {

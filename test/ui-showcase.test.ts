@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import { jsonCall } from './helpers/call.js';
 import { seededRandom } from './helpers/random.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
 
@@ -61,16 +62,7 @@ let base: string;
 let browser: Browser;
 let format: Format;
 
-async function call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
+const call = jsonCall(() => base, API_KEY);
 
 /** Runs `task` over `items`, `width` at a time (enough to be quick, few enough to keep the machine calm). */
 async function inParallel<T, R>(items: T[], width: number, task: (item: T) => Promise<R>): Promise<R[]> {
