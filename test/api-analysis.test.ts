@@ -116,9 +116,10 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
     assert.ok(!(await analysis()).metrics.some((m: { name: string }) => m.name === 'note'));
   });
 
-  test('exposures are counted per variant and the sample ratio checked', async () => {
+  test('exposures and results are counted per variant and the sample ratio checked', async () => {
     const body = await analysis();
     assert.deepEqual(body.exposures, { A: 100, B: 100 });
+    assert.deepEqual(body.results, { A: A.length, B: B.length });
     assert.equal(body.srm.chiSquare, 0);
     assert.equal(body.srm.pValue, 1);
     assert.equal(body.srm.mismatch, false);

@@ -395,6 +395,7 @@ for (const backend of backends) {
       });
       let expectedLatency = 0;
       let expectedA = 0;
+      const expectedResults = new Map<string, number>();
       for (let batch = 0; batch < 20; batch++) {
         const results = Array.from({ length: 1 + Math.floor(random() * 60) }, () => {
           const metrics = values();
@@ -403,6 +404,8 @@ for (const backend of backends) {
             expectedLatency += metrics.latency_ms;
             expectedA++;
           }
+          const countKey = `${batch < 10 ? 1 : 2}/${variant}`;
+          expectedResults.set(countKey, (expectedResults.get(countKey) ?? 0) + 1);
           return result(id, {
             variantKey: variant,
             version: batch < 10 ? 1 : 2,
@@ -427,10 +430,15 @@ for (const backend of backends) {
         live.exposures.reduce((a, e) => a + e.n, 0),
         await store.countExposures(id),
       );
+      // Results per version and variant, counted as they were committed.
+      const resultCounts = (rows: Array<{ version: number; variantKey: string; n: number }>) =>
+        new Map(rows.map((r) => [`${r.version}/${r.variantKey}`, r.n]));
+      assert.deepEqual(resultCounts(live.results), expectedResults);
 
       const counts = await store.rebuildRollups(id);
       assert.equal(counts.exposures, await store.countExposures(id));
       const rebuilt = await store.readRollups(id);
+      assert.deepEqual(resultCounts(rebuilt.results), expectedResults);
       const key = (m: { version: number; variantKey: string; metric?: string; kind?: string }) =>
         `${m.version}/${m.variantKey}/${m.metric ?? ''}/${m.kind ?? ''}`;
       const byKey = new Map(rebuilt.metrics.map((m) => [key(m), m]));

@@ -313,11 +313,12 @@ describe('the showcase experiment in headless Chromium', () => {
     test(`every page at ${width} px: screenshots, the API's numbers, no console error`, async () => {
       const page = await openDashboard(browser, base, { key: API_KEY, width });
       try {
-        // The list: the experiment with its exposures and verdict badge.
+        // The list: the experiment with its exposures, results and verdict badge.
         await page.getByTestId('experiments-page').waitFor();
         const row = page.locator(`[data-testid="experiment-row"][data-slug="${SLUG}"]`);
         await row.getByTestId('verdict-badge').waitFor();
         assert.equal(await text(row, 'row-exposures'), format.formatCount(USERS));
+        assert.equal(await text(row, 'row-results'), format.formatCount(RESULTS));
         await shoot(page, `showcase-experiments-${width}`);
 
         // The overview: verdict and scorecard equal the API's.

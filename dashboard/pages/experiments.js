@@ -1,5 +1,5 @@
 // Experiments: every experiment the key may see, filtered by status and searched by name or slug. The
-// exposures and the verdict come from each experiment's analysis, fetched only once its row is in view.
+// exposures, results and the verdict come from each experiment's analysis, fetched only once its row is in view.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { experimentPath } from '../api.js';
 import { formatCount, formatTime } from '../format.js';
@@ -70,7 +70,9 @@ function Row({ experiment: e }) {
   // A draft was never running, so it has no exposures and no verdict to fetch.
   const wanted = e.status !== 'draft';
   const { ref, analysis, error, loaded } = useRowAnalysis(e.slug, wanted);
-  const exposures = analysis ? Object.values(analysis.exposures).reduce((a, b) => a + b, 0) : null;
+  const total = (counts) => (counts ? Object.values(counts).reduce((a, b) => a + b, 0) : null);
+  const exposures = analysis ? total(analysis.exposures) : null;
+  const results = analysis ? total(analysis.results) : null;
   const pending = wanted && !loaded;
   return html`<tr ref=${ref} data-testid="experiment-row" data-slug=${e.slug}>
     <td data-label="Experiment">
@@ -82,6 +84,9 @@ function Row({ experiment: e }) {
     <td data-label="Variants" class="num">${e.variants.length} <span class="muted small">v${e.version}</span></td>
     <td data-label="Exposures" class="num" data-testid="row-exposures">
       ${!wanted ? '0' : pending ? html`<span class="muted">…</span>` : exposures === null ? '—' : formatCount(exposures)}
+    </td>
+    <td data-label="Results" class="num" data-testid="row-results">
+      ${!wanted ? '—' : pending ? html`<span class="muted">…</span>` : results === null ? '—' : formatCount(results)}
     </td>
     <td data-label="Verdict" data-testid="row-verdict">
       ${
@@ -159,6 +164,7 @@ export function ExperimentsPage() {
                   <th scope="col">Assignment</th>
                   <th scope="col" class="num">Variants</th>
                   <th scope="col" class="num">Exposures</th>
+                  <th scope="col" class="num">Results</th>
                   <th scope="col">Verdict</th>
                   <th scope="col">Updated</th>
                 </tr>

@@ -159,6 +159,7 @@ const ANALYSIS_EXAMPLE = {
     summary: 'B beats A on latency_ms: -5.3% [-10.2%, -0.4%], p = 0.03.',
   },
   exposures: { A: 214, B: 205 },
+  results: { A: 210, B: 198 },
   srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false },
   metrics: [
     {
@@ -248,6 +249,9 @@ const AnalysisResponse = Type.Object(
       },
       { description: 'Which variant to ship, by the rule in docs/statistics.md' },
     ),
+    results: Type.Record(Type.String(), Type.Integer(), {
+      description: 'Results logged per variant key, in the versions analysed',
+    }),
     exposures: Type.Record(Type.String(), Type.Integer(), {
       description: 'Assignments (exposures) per variant key, in the versions analysed',
     }),

@@ -107,6 +107,8 @@ export interface Analysis {
   versions: number[];
   unit: Unit;
   exposures: Record<string, number>;
+  /** Results per variant key in the versions analysed (keys that are not variants are not counted). */
+  results: Record<string, number>;
   srm: { chiSquare: number | null; pValue: number | null; mismatch: boolean };
   verdict: Verdict;
   metrics: MetricAnalysis[];
@@ -173,6 +175,7 @@ export class AnalysisService {
 
     const exposureRows = rollups.exposures.filter(inVersion);
     const exposures = countExposures(exposureRows, keys);
+    const results = countExposures(rollups.results.filter(inVersion), keys);
     const { warnings: srmWarnings, ...srm } = srmAcrossVersions(exposureRows, versions.filter(inVersion));
     warnings.push(...srmWarnings.map((w) => `srm: ${w}`));
 
@@ -243,6 +246,7 @@ export class AnalysisService {
       versions: q.version === undefined ? analysedVersions : [q.version],
       unit,
       exposures,
+      results,
       srm,
       verdict,
       metrics: corrected.metrics,

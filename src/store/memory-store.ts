@@ -289,6 +289,12 @@ export class MemoryStore implements Store {
       metrics: of(this.metricRollups),
       exposures: of(this.exposureRollups),
       units: of(this.unitRollups),
+      // Counted from the committed results themselves: the same as counts kept at write time.
+      results: rollUpExposures(
+        this.results
+          .filter((c) => c.result.experimentId === experimentId)
+          .map((c) => ({ experimentId, version: c.result.version, variantKey: c.result.variantKey })),
+      ),
     };
   }
 

@@ -20,6 +20,7 @@ import type { MetricKind } from '../stats/arms.js';
 import {
   bucketExposureStatement,
   bucketRollupStatement,
+  countStatement,
   executeInChunks,
   exposureRollupStatement,
   metricRollupStatement,
@@ -36,6 +37,7 @@ const EXPOSURE_BATCH_PAGE = 4;
 
 const ROLLUP_TABLES = [
   'metric_rollups',
+  'result_rollups',
   'exposure_rollups',
   'bucket_rollups',
   'bucket_exposures',
@@ -112,6 +114,7 @@ export async function rebuildExperiment(
   };
 
   let results = 0;
+  let counts: Array<{ experimentId: number; version: number; variantKey: string; n: number }> = [];
   let after = 0;
   for (;;) {
     const rows = await trx
@@ -134,6 +137,14 @@ export async function rebuildExperiment(
     if (rows.length === 0) break;
     results += rows.length;
     after = Number(rows.at(-1)!.seq);
+    counts = rollUpExposures([
+      ...counts,
+      ...rows.map((r) => ({
+        experimentId,
+        version: Number(r.experiment_version),
+        variantKey: r.variant_key,
+      })),
+    ]);
     add(
       rows.map((r) => ({
         ...rolledResultRow(r),
@@ -179,6 +190,7 @@ export async function rebuildExperiment(
     );
   }
 
+  await executeInChunks(trx, countStatement('result_rollups', counts));
   await executeInChunks(trx, metricRollupStatement(metrics));
   await executeInChunks(trx, bucketRollupStatement(buckets));
   const sums = [...users.values()];

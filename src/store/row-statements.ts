@@ -130,10 +130,14 @@ export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
   };
 }
 
-export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement {
+/** Counts per experiment, version and variant key, added to: exposures, or results (`table`). */
+export function countStatement(
+  table: 'exposure_rollups' | 'result_rollups',
+  rollups: ExposureRollup[],
+): RowStatement {
   const sorted = sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`);
   return {
-    name: 'exposure_rollups',
+    name: table,
     rows: sorted.map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
@@ -143,15 +147,18 @@ export function exposureRollupStatement(rollups: ExposureRollup[]): RowStatement
     chunk: 2000,
     build: (db, rows) =>
       db
-        .insertInto('exposure_rollups')
+        .insertInto(table)
         .values(rows as never)
         .onConflict((oc) =>
           oc
             .columns(['experiment_id', 'experiment_version', 'variant_key'])
-            .doUpdateSet((eb) => ({ n: eb('exposure_rollups.n', '+', eb.ref('excluded.n')) })),
+            .doUpdateSet(additive(table, ['n'])),
         ),
   };
 }
+
+export const exposureRollupStatement = (rollups: ExposureRollup[]) =>
+  countStatement('exposure_rollups', rollups);
 
 /** Exposures as one row per batch: a JSON array of their stored forms, in the order they were assigned (ADR 0006). */
 export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
@@ -398,6 +405,7 @@ export function rowStatements(batch: WriteBatch): RowStatement[] {
         ),
       ),
     ),
+    countStatement('result_rollups', rollUpExposures(batch.results)),
     idempotencyAnswerStatement(batch.answers ?? []),
   ];
   return statements.filter((s) => s.rows.length > 0);

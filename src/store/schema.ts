@@ -193,7 +193,16 @@ export interface BucketExposuresTable {
   n: number;
 }
 
+/** Results per experiment, version and variant key (migration 007). */
+export interface ResultRollupsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  n: number;
+}
+
 export interface Database {
+  result_rollups: ResultRollupsTable;
   unit_sums: UnitSumsTable;
   unit_rollups: UnitRollupsTable;
   feedback: FeedbackTable;

@@ -321,12 +321,23 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         .selectAll()
         .where('experiment_id', '=', experimentId)
         .execute();
+      const results = await this.readOnly
+        .selectFrom('result_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .execute();
       const units = await this.readOnly
         .selectFrom('unit_rollups')
         .selectAll()
         .where('experiment_id', '=', experimentId)
         .execute();
       return {
+        results: results.map((r) => ({
+          experimentId: Number(r.experiment_id),
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          n: Number(r.n),
+        })),
         units: units.map((u) => ({
           experimentId: Number(u.experiment_id),
           version: Number(u.experiment_version),

@@ -60,6 +60,8 @@ export interface Rollups {
   exposures: ExposureRollup[];
   /** Per-user sums of sticky experiments (core/units.ts); empty for random ones. */
   units: UnitRollup[];
+  /** Results per version and variant key (keys that are not variants included). */
+  results: ExposureRollup[];
 }
 
 /** Exposures of one hour (the time series). */
