@@ -24,6 +24,7 @@ import {
 } from './http/fastify-transport.js';
 import { healthRoutes } from './http/health.js';
 import { keyRoutes } from './http/keys.js';
+import { localEvaluationRoutes } from './http/local-evaluation.js';
 import { metricsRoutes } from './http/metrics.js';
 import { createFailedAuthHook, createKeyLimitHook, refusedAddressAnswer } from './http/rate-limit.js';
 import { createRequestLog } from './http/request-log.js';
@@ -35,7 +36,9 @@ import { createValidatorCompiler } from './http/validation.js';
 import type { Metrics } from './metrics.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
+import type { ExperimentCache } from './services/experiment-cache.js';
 import type { ExperimentService } from './services/experiments.js';
+import type { ExposureService } from './services/exposures.js';
 import type { FeedbackService } from './services/feedback.js';
 import type { IdempotencyService } from './services/idempotency.js';
 import type { KeyService } from './services/keys.js';
@@ -50,6 +53,9 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   experiments: ExperimentService;
   assign: Assign;
+  /** What clients that assign in-process read (the running experiments) and write (their exposures). */
+  live: Pick<ExperimentCache, 'list'>;
+  exposures: ExposureService;
   results: ResultService;
   feedback: FeedbackService;
   analysis: AnalysisService;
@@ -207,6 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...experimentRoutes(deps.experiments),
     ...assignRoutes(deps.assign),
     ...resultRoutes(deps.results, deps.feedback),
+    ...localEvaluationRoutes(deps.live, deps.exposures),
     ...analysisRoutes(deps.analysis),
     ...timeseriesRoutes(deps.timeseries),
     ...keyRoutes(deps.keys),

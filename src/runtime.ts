@@ -11,6 +11,7 @@ import { createAssign } from './services/assignments.js';
 import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
+import { ExposureService } from './services/exposures.js';
 import { FeedbackService } from './services/feedback.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { IssuedAssignments } from './services/issued-assignments.js';
@@ -149,6 +150,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     newId,
     now,
   });
+  const exposures = new ExposureService({ experiments: experimentCache, assignments, ingest, now });
   const analysis = new AnalysisService({ experiments: experimentCache, store });
   const timeseries = new TimeseriesService({ experiments: experimentCache, store });
   const rateLimits = await RateLimits.start(rateLimitOptions(options.rateLimits), {
@@ -161,6 +163,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     idempotency,
     experiments,
     assign,
+    live: experimentCache,
+    exposures,
     results,
     feedback,
     analysis,

@@ -4,7 +4,10 @@
 // another deployment), not a signature: a key that could forge one can already log any result it likes.
 // The user is base64 (not base64url: btoa is several times faster than a Buffer for the usual ASCII ids,
 // and +, / and = are harmless in JSON); measured 3.2 µs an id with a Buffer and concatenation, against
-// the ~30 µs an assign costs in all.
+// the ~30 µs an assign costs in all. Clients that assign locally make ids of the same form (ADR 0019); the
+// check may then be a CRC-32 of the body started from the experiment's key instead, which Python computes
+// in C (zlib) where an FNV loop costs 4 µs.
+import { crc32 } from 'node:zlib';
 
 export interface IssuedAssignment {
   /** The experiment version the assignment was made under. */
@@ -21,6 +24,13 @@ function check(experimentId: number, body: string): string {
   for (let i = 0; i < body.length; i++) h = Math.imul(h ^ body.charCodeAt(i), 0x01000193);
   // Four table lookups: Number#toString(16) with padStart cost half a microsecond (measured).
   return HEX[(h >>> 24) & 0xff]! + HEX[(h >>> 16) & 0xff]! + HEX[(h >>> 8) & 0xff]! + HEX[h & 0xff]!;
+}
+
+/** The clients' alternative check: CRC-32 of the body's bytes (ASCII), started from the experiment id. */
+export function crcCheck(experimentId: number, body: string): string {
+  return crc32(body, experimentId >>> 0)
+    .toString(16)
+    .padStart(8, '0');
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -44,7 +54,7 @@ export function readAssignmentId(id: string, experimentId: number): IssuedAssign
   const m = SHAPE.exec(id);
   if (m === null) return null;
   const body = id.slice(0, id.length - 9);
-  if (check(experimentId, body) !== m[5]) return null;
+  if (check(experimentId, body) !== m[5] && crcCheck(experimentId, body) !== m[5]) return null;
   const userId = Buffer.from(m[4]!, 'base64').toString('utf8');
   return { version: Number.parseInt(m[2]!, 36), variantIndex: Number.parseInt(m[3]!, 36), userId };
 }

@@ -47,6 +47,17 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
+/**
+ * JSON text with a strong entity tag: answered 304 with no body when the request's If-None-Match
+ * names the tag (clients polling for changes).
+ */
+export class Tagged {
+  constructor(
+    readonly etag: string,
+    readonly text: string,
+  ) {}
+}
+
 /** A streamed answer (exports): not JSON, with its own content type and headers. */
 export class Stream {
   constructor(

@@ -2,13 +2,15 @@
 import { UnavailableError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import { ExposureQueue } from './exposure-queue.js';
+import { ExposureQueue, toExposureBatches } from './exposure-queue.js';
 import type { ExposureBatch, NewFeedback, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
   results: NewResult[];
   /** Late feedback, committed like results (ADR 0018). */
   feedback?: NewFeedback[];
+  /** Exposures a client assigned locally (POST /exposures), committed before their answer (ADR 0019). */
+  exposures?: ExposureBatch[];
   /** The request's Idempotency-Key answer, committed with its results. */
   answer?: IdempotencyRecord;
   /** performance.now() when the results were handed in. */
@@ -85,6 +87,25 @@ export class GroupCommit {
   appendFeedback(feedback: NewFeedback[], answer?: IdempotencyRecord): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ results: [], feedback, answer, enqueuedAt: performance.now(), resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Resolves once the exposures are committed: a client's locally made assignments (ADR 0019), whose
+   * 200 promises they are stored, unlike assign's own exposures which nobody waits for.
+   */
+  appendExposures(exposures: Exposure[], answer?: IdempotencyRecord): Promise<void> {
+    const batches = toExposureBatches(exposures);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({
+        results: [],
+        exposures: batches,
+        answer,
+        enqueuedAt: performance.now(),
+        resolve,
+        reject,
+      });
       this.schedule();
     });
   }
@@ -180,7 +201,7 @@ export class GroupCommit {
     try {
       await this.write({
         results: groups.flatMap((g) => g.results),
-        exposures,
+        exposures: exposures.concat(groups.flatMap((g) => g.exposures ?? [])),
         feedback: groups.flatMap((g) => g.feedback ?? []),
         answers: answersOf(groups),
       });
@@ -188,7 +209,8 @@ export class GroupCommit {
       if (this.options.onCommit) {
         const enqueuedAt = groups.map((g) => g.enqueuedAt);
         const results = groups.reduce((n, g) => n + g.results.length, 0);
-        this.options.onCommit({ results, exposures: count(exposures), enqueuedAt });
+        const waited = groups.reduce((n, g) => n + count(g.exposures ?? []), 0);
+        this.options.onCommit({ results, exposures: count(exposures) + waited, enqueuedAt });
       }
       return true;
     } catch (err) {
@@ -213,7 +235,7 @@ export class GroupCommit {
     for (const g of groups) {
       await this.write({
         results: g.results,
-        exposures: [],
+        exposures: g.exposures ?? [],
         feedback: g.feedback,
         answers: answersOf([g]),
       }).then(g.resolve, g.reject);

@@ -1,0 +1,123 @@
+// What clients that assign in-process need (ADR 0019): GET /experiments/definitions (the running
+// experiments a key may see, 304 while unchanged) and POST /exposures (their assignments, in batches).
+
+import { Type } from 'typebox';
+import { mayTouch } from '../core/keys.js';
+import { definitionsOf } from '../services/definitions.js';
+import type { ExperimentCache } from '../services/experiment-cache.js';
+import type { ExposureReceipt, ExposureService } from '../services/exposures.js';
+import { type Route, route, Tagged } from './route.js';
+import { errorResponses, JsonObjectSchema, unavailableResponse } from './schemas.js';
+
+const tags = ['local evaluation'];
+
+const DefinitionsResponse = Type.Object(
+  {
+    experiments: Type.Array(
+      Type.Object({
+        slug: Type.String(),
+        assignmentIdKey: Type.Integer({ description: "The number the assignment id's check is keyed with" }),
+        version: Type.Integer(),
+        assignment: Type.String({ description: "'random' or 'sticky'" }),
+        seed: Type.String(),
+        variants: Type.Array(
+          Type.Object({ key: Type.String(), trafficPercent: Type.Number(), payload: JsonObjectSchema }),
+        ),
+      }),
+    ),
+  },
+  { title: 'Definitions', description: 'Every running experiment the key may see, sorted by slug' },
+);
+
+const ExposuresBody = Type.Object(
+  {
+    exposures: Type.Array(
+      Type.Object(
+        {
+          experiment: Type.String({ minLength: 1, maxLength: 100, description: "The experiment's slug" }),
+          assignmentId: Type.String({
+            minLength: 1,
+            maxLength: 1000,
+            description: "Made by the client in the server's form (docs/client-contract.md)",
+          }),
+          context: Type.Optional(JsonObjectSchema),
+          timestamp: Type.Optional(
+            Type.String({
+              format: 'date-time',
+              description: 'When the client assigned; never later than now',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ExposuresResponse = Type.Object(
+  {
+    success: Type.Boolean({ description: 'Always true: the accepted exposures are committed' }),
+    accepted: Type.Integer(),
+    rejected: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() }), {
+      description: 'Items not stored, by their index in the request, and why',
+    }),
+  },
+  { title: 'ExposuresAnswer' },
+);
+
+export function localEvaluationRoutes(
+  experiments: Pick<ExperimentCache, 'list'>,
+  exposures: ExposureService,
+): Route[] {
+  return [
+    route({
+      method: 'GET',
+      url: '/experiments/definitions',
+      scope: 'assign',
+      schema: {
+        tags,
+        summary: 'The running experiments, for clients that assign in-process',
+        description:
+          'Every running experiment the key may see, with what the draw and the assignment id need. ' +
+          'Answers an ETag; sent back as If-None-Match, an unchanged set answers 304 with no body.',
+        response: {
+          200: DefinitionsResponse,
+          304: { description: 'Unchanged since the ETag sent as If-None-Match', type: 'null' },
+          ...errorResponses,
+        },
+      },
+      handle: ({ principal }) => {
+        const d = definitionsOf(experiments, (slug) => mayTouch(principal, slug));
+        return new Tagged(d.etag, d.json);
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/exposures',
+      scope: 'assign',
+      fast: true,
+      schema: {
+        tags,
+        summary: 'Record up to 1000 assignments a client made in-process',
+        description:
+          'Each item is placed by its assignment id (the version, variant and user it was made for); the ' +
+          "accepted ones are committed before the answer and count like assign's own. Items that cannot be " +
+          'placed are listed in rejected and not stored.',
+        body: ExposuresBody,
+        response: { 200: ExposuresResponse, ...errorResponses, 503: unavailableResponse },
+      },
+      idempotent: true,
+      handle: async ({ body, principal, idempotency }) => {
+        const answer = (r: ExposureReceipt) => ({ success: true, ...r });
+        const receipt = await exposures.record(
+          body.exposures,
+          (slug) => mayTouch(principal, slug),
+          idempotency && ((r) => idempotency(answer(r))),
+        );
+        return answer(receipt);
+      },
+    }),
+  ];
+}
