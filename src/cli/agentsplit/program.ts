@@ -1,9 +1,12 @@
 // The `agentsplit` program: global options, the command groups, and errors as one line on stderr.
-// Each group (keys; later experiments, analyze, results) registers itself from its own module.
+// Each group (keys, experiments and the status changes, analyze, results) registers itself from its own module.
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
+import { registerAnalyze } from './analyze.js';
 import { CliError, DEFAULT_URL, oneLine } from './api.js';
+import { registerExperiments } from './experiments.js';
 import { registerKeys } from './keys.js';
+import { registerResults } from './results.js';
 
 export function buildProgram(): Command {
   // src/cli/agentsplit/ and dist/cli/agentsplit/ are both three levels below package.json.
@@ -30,14 +33,24 @@ export function buildProgram(): Command {
         '',
         'Examples:',
         '  export AGENTSPLIT_URL=http://127.0.0.1:3000 AGENTSPLIT_API_KEY=$(cat data/api-key)',
+        '  agentsplit experiments create --file checkout-prompt.json   (--file - reads stdin)',
+        '  agentsplit experiments list [--status running] [--limit 20]',
+        '  agentsplit experiments show checkout-prompt',
+        '  agentsplit start|pause|complete|archive checkout-prompt',
+        '  agentsplit analyze checkout-prompt [--metric success,cost_usd] [--version 2] [--method bayesian]',
+        '  agentsplit results export checkout-prompt [--format csv] [--output results.csv]',
         '  agentsplit keys create --name support-agent --scopes assign,log [--experiments a,b] [--rate-limit <n>]',
         '  agentsplit keys list',
         '  agentsplit keys revoke <id>',
+        "  agentsplit --json experiments list   (the API's JSON as is, for scripts)",
         '',
-        "Each command's options: agentsplit keys create --help",
+        "Each command's options: agentsplit analyze --help, agentsplit keys create --help",
         '',
       ].join('\n'),
     );
+  registerExperiments(program);
+  registerAnalyze(program);
+  registerResults(program);
   registerKeys(program);
   return program;
 }
