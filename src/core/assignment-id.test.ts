@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assignmentIdFor, readAssignmentId } from './assignment-id.js';
+import { assignmentIdFor, crcCheck, readAssignmentId } from './assignment-id.js';
 
 const UUID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3';
 
@@ -19,4 +19,16 @@ test('ids this service did not issue in this experiment read as null', () => {
   assert.equal(readAssignmentId(UUID, 7), null, 'a bare UUID');
   assert.equal(readAssignmentId('', 7), null);
   assert.equal(readAssignmentId(`${id}x`, 7), null);
+});
+
+test("a client's id with the CRC-32 check (ADR 0019) reads back like the server's own", () => {
+  const issued = { version: 3, variantIndex: 1, userId: 'u-42' };
+  const id = assignmentIdFor(UUID, 7, issued);
+  const body = id.slice(0, id.lastIndexOf('.'));
+  const withCrc = `${body}.${crcCheck(7, body)}`;
+  assert.notEqual(withCrc, id);
+  assert.deepEqual(readAssignmentId(withCrc, 7), issued);
+  assert.equal(readAssignmentId(withCrc, 8), null, 'keyed by the experiment');
+  // zlib's CRC-32 of the body's bytes, started from the key: what Python computes with zlib.crc32(body, 7)
+  assert.equal(crcCheck(7, 'abc'), '306b5747');
 });

@@ -26,8 +26,35 @@ const DefinitionsResponse = Type.Object(
       }),
     ),
   },
-  { title: 'Definitions', description: 'Every running experiment the key may see, sorted by slug' },
+  {
+    title: 'Definitions',
+    description: 'Every running experiment the key may see, sorted by slug',
+    examples: [
+      {
+        experiments: [
+          {
+            slug: 'checkout-prompt',
+            assignmentIdKey: 7,
+            version: 2,
+            assignment: 'sticky',
+            seed: 'checkout-prompt',
+            variants: [
+              { key: 'A', trafficPercent: 50, payload: { prompt: 'You are a helpful assistant.' } },
+              { key: 'B', trafficPercent: 50, payload: { prompt: 'You are a concise assistant.' } },
+            ],
+          },
+        ],
+      },
+    ],
+  },
 );
+
+const EXPOSURE = {
+  experiment: 'checkout-prompt',
+  assignmentId: '019a7c3e-5b2d-7f10-9c4e-1d2f3a4b5c6d.2.1.dS00Mg==.5f3c2a91',
+  context: { plan: 'pro' },
+  timestamp: '2026-11-25T10:00:00.000Z',
+};
 
 const ExposuresBody = Type.Object(
   {
@@ -53,7 +80,7 @@ const ExposuresBody = Type.Object(
       { minItems: 1, maxItems: 1000 },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ exposures: [EXPOSURE] }] },
 );
 
 const ExposuresResponse = Type.Object(
@@ -64,7 +91,7 @@ const ExposuresResponse = Type.Object(
       description: 'Items not stored, by their index in the request, and why',
     }),
   },
-  { title: 'ExposuresAnswer' },
+  { title: 'ExposuresAnswer', examples: [{ success: true, accepted: 1, rejected: [] }] },
 );
 
 export function localEvaluationRoutes(
