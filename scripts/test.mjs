@@ -2,13 +2,13 @@
 // Extra arguments go to both runs as node options, e.g. `npm test -- --test-name-pattern=cursor`.
 // Node built-ins only. Exits non-zero when either run fails.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** `find <roots> -name '*.test.ts' | sort`, as paths relative to the repository. */
 function testFiles(roots) {
   const found = [];
-  for (const root of roots) {
+  for (const root of roots.filter((r) => existsSync(r))) {
     for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
       if (entry.isFile() && entry.name.endsWith('.test.ts')) {
         found.push(join(entry.parentPath, entry.name));
@@ -18,7 +18,8 @@ function testFiles(roots) {
   return found.sort();
 }
 
-const all = testFiles(['src', 'test']);
+// clients/js has its own package; its suites run against a real server process like the rest.
+const all = testFiles(['src', 'test', 'clients/js/test']);
 /** The second run: test/api-*.test.ts plus the crash test. */
 const onPostgres = all.filter((f) => /^test\/api-[^/]*\.test\.ts$/.test(f) || f === 'test/crash.test.ts');
 
