@@ -1,0 +1,639 @@
+"""What the sync and async clients share: assignments, runs, the bounded queue and its batches (sans I/O),
+local definitions and the local draw. The clients add only the transport and the background worker."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+import uuid
+import zlib
+from collections import deque
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
+
+from ._hash import (
+    MASK32,
+    bucket_ranges,
+    choose_variation,
+    cumulative_weights,
+    fnv1a32,
+    hash_v2_from_state,
+    pick_last_weighted,
+    pick_weighted,
+)
+from ._ids import base36, encode_user, uuid7
+
+logger = logging.getLogger("agentsplit")
+
+JsonObject = Dict[str, Any]
+
+DEFAULT_TIMEOUT = 2.0
+DEFAULT_FLUSH_INTERVAL = 1.0
+DEFAULT_BATCH_SIZE = 100
+DEFAULT_MAX_QUEUE = 10_000
+DEFAULT_REFRESH_INTERVAL = 5.0
+DEFAULT_FLUSH_TIMEOUT = 10.0
+DEFAULT_BACKOFF_BASE = 0.5
+DEFAULT_BACKOFF_MAX = 30.0
+WARN_EVERY = 10.0  # seconds between two warnings of the same kind
+
+
+class Assignment:
+    """The answer of ``assign``: ``variant``, ``payload``, ``assignment_id``, ``source``.
+
+    ``source`` is ``"server"`` (a remote answer), ``"local"`` (drawn in-process) or ``"default"`` (the
+    caller's default payload; ``variant`` and ``assignment_id`` are None). A local payload is the
+    definition's own object: read it, do not change it.
+    """
+
+    __slots__ = ("experiment", "user_id", "variant", "payload", "assignment_id", "source")
+
+    def __init__(
+        self,
+        experiment: str,
+        user_id: str,
+        variant: Optional[str],
+        payload: Any,
+        assignment_id: Optional[str],
+        source: str,
+    ) -> None:
+        self.experiment = experiment
+        self.user_id = user_id
+        self.variant = variant
+        self.payload = payload
+        self.assignment_id = assignment_id
+        self.source = source
+
+    def __repr__(self) -> str:
+        return "Assignment(experiment=%r, user_id=%r, variant=%r, source=%r, assignment_id=%r)" % (
+            self.experiment,
+            self.user_id,
+            self.variant,
+            self.source,
+            self.assignment_id,
+        )
+
+
+class Run:
+    """What ``track`` yields: set ``output`` and add to ``metrics``; on exit the run is logged with
+    ``latency_ms`` (unless set) and ``error`` (True when the block raised; the exception still propagates)."""
+
+    __slots__ = ("_client", "assignment", "input", "output", "metrics", "context", "_t0", "latency_ms")
+
+    def __init__(self, client: "_ClientBase", assignment: Assignment, input: Optional[JsonObject], context: Optional[JsonObject]) -> None:
+        self._client = client
+        self.assignment = assignment
+        self.input = input
+        self.output: Optional[JsonObject] = None
+        self.metrics: JsonObject = {}
+        self.context = context
+        self._t0 = 0.0
+        self.latency_ms: Optional[float] = None
+
+    def __enter__(self) -> "Run":
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        self._finish(exc_type)
+        return False  # never swallow the caller's exception
+
+    async def __aenter__(self) -> "Run":
+        return self.__enter__()
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        self._finish(exc_type)
+        return False
+
+    def _finish(self, exc_type: Any) -> None:
+        try:
+            self.latency_ms = round((time.perf_counter() - self._t0) * 1000.0, 3)
+            metrics = self.metrics if isinstance(self.metrics, dict) else {}
+            metrics.setdefault("latency_ms", self.latency_ms)
+            if exc_type is not None:
+                metrics["error"] = True
+                if self.output is None:
+                    self.output = {"error": getattr(exc_type, "__name__", str(exc_type))}
+            else:
+                metrics.setdefault("error", False)
+            a = self.assignment
+            self._client.log(
+                a.experiment,
+                variant_key=a.variant,
+                assignment_id=a.assignment_id,
+                input=self.input,
+                output=self.output,
+                metrics=metrics,
+                context=self.context,
+                user_id=a.user_id,
+            )
+        except Exception:  # pragma: no cover - log never raises; this is belt and braces
+            logger.debug("agentsplit: could not log a tracked run", exc_info=True)
+
+
+# --- local definitions ----------------------------------------------------------------------------
+
+
+class Definition:
+    """One running experiment, compiled for the local draw."""
+
+    __slots__ = ("slug", "key", "version", "sticky", "seed_state", "ranges", "cumulative", "keys", "payloads", "prefixes")
+
+    def __init__(self, e: Mapping[str, Any]) -> None:
+        variants = e["variants"]
+        if not variants:
+            raise ValueError("no variants")
+        weights = [float(v["trafficPercent"]) / 100.0 for v in variants]
+        self.slug: str = e["slug"]
+        self.key: int = int(e["assignmentIdKey"]) & MASK32
+        self.version: int = int(e["version"])
+        self.sticky: bool = e.get("assignment") == "sticky"
+        seed = e.get("seed")
+        self.seed_state = fnv1a32(seed if isinstance(seed, str) and seed != "" else self.slug)
+        self.ranges = bucket_ranges(len(weights), 1.0, weights)
+        self.cumulative = cumulative_weights(weights)
+        self.keys: List[str] = [v["key"] for v in variants]
+        self.payloads: List[Any] = [v.get("payload", {}) for v in variants]
+        v36 = base36(self.version)
+        self.prefixes = ["." + v36 + "." + base36(i) + "." for i in range(len(variants))]
+
+    def choose(self, user_id: str) -> int:
+        if self.sticky:
+            i = choose_variation(hash_v2_from_state(self.seed_state, user_id), self.ranges)
+            return i if i >= 0 else pick_last_weighted(self.cumulative)
+        return pick_weighted(self.cumulative, random.random)
+
+
+def compile_definitions(data: Any) -> Dict[str, Definition]:
+    out: Dict[str, Definition] = {}
+    for e in data.get("experiments", []) if isinstance(data, dict) else []:
+        try:
+            d = Definition(e)
+        except Exception as err:  # one odd definition must not hide the others
+            logger.warning("agentsplit: skipping a definition that cannot be read (%s): %r", err, e.get("slug") if isinstance(e, dict) else e)
+            continue
+        out[d.slug] = d
+    return out
+
+
+# --- the queue and its batches (no I/O) ----------------------------------------------------------------
+
+# Queue items: ("log", slug, body, t) | ("feedback", slug, body, t) | ("exposure", slug, (id, context), t)
+Item = Tuple[str, str, Any, float]
+
+_KIND_ORDER = {"exposure": 0, "log": 1, "feedback": 2}
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (int(t * 1000) % 1000)
+
+
+class Batch:
+    __slots__ = ("kind", "slug", "items", "key", "attempt", "next_at", "single", "forced_wait")
+
+    def __init__(self, kind: str, slug: str, items: List[Item], single: bool = False) -> None:
+        self.kind = kind
+        self.slug = slug
+        self.items = items
+        self.key = str(uuid.uuid4())  # the Idempotency-Key, kept across this batch's retries
+        self.attempt = 0
+        self.next_at = 0.0
+        self.single = single
+        self.forced_wait = False  # the wait comes from Retry-After: flush may not cut it short
+
+    def path(self) -> str:
+        if self.kind == "exposure":
+            return "/exposures"
+        if self.kind == "log":
+            return "/experiment/%s/logs" % self.slug
+        return "/experiment/%s/feedback" % self.slug
+
+    def content(self) -> bytes:
+        if self.kind == "exposure":
+            exposures = []
+            for _, slug, (aid, context), t in self.items:
+                x: JsonObject = {"experiment": slug, "assignmentId": aid}
+                if context is not None:
+                    x["context"] = context
+                x["timestamp"] = iso(t)
+                exposures.append(x)
+            body: Any = {"exposures": exposures}
+        elif self.kind == "log":
+            results = []
+            for _, _, r, t in self.items:
+                if "timestamp" not in r:
+                    r = dict(r)
+                    r["timestamp"] = iso(t)
+                results.append(r)
+            body = {"results": results}
+        else:
+            body = self.items[0][2]
+        return json.dumps(body, default=str, separators=(",", ":")).encode("utf-8")
+
+
+def retry_after_seconds(value: Optional[str]) -> float:
+    if not value:
+        return 0.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except Exception:
+        return 0.0
+
+
+class Delivery:
+    """The bounded queue and the batches made from it. Not thread-safe by itself except ``put``; the
+    worker owns ``pending``; ``lock`` guards forming batches and the idle check."""
+
+    def __init__(self, batch_size: int, max_queue: int, backoff_base: float, backoff_max: float, warn: Any) -> None:
+        self.batch_size = max(1, min(int(batch_size), 1000))
+        self.max_queue = max(1, int(max_queue))
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.queue: Deque[Item] = deque()
+        self.pending: Deque[Batch] = deque()
+        self.lock = threading.Lock()
+        self._warn = warn
+        self.dropped = 0  # oldest items dropped because the queue was full
+        self.refused = 0  # items the server refused (dropped with a warning)
+        self.delivered = 0  # items the server accepted
+        self.auth_failed = False
+
+    # callers' side ---------------------------------------------------------------------------------
+    def put(self, item: Item) -> bool:
+        """Queues an item; True when a batch is full (time to wake the worker)."""
+        q = self.queue
+        if len(q) >= self.max_queue:
+            try:
+                q.popleft()
+                self.dropped += 1
+            except IndexError:
+                pass
+            self._warn("queue-full", "agentsplit: the queue is full (%d items): dropping the oldest (%d dropped so far)", self.max_queue, self.dropped)
+        q.append(item)
+        return len(q) >= self.batch_size
+
+    def idle(self) -> bool:
+        with self.lock:
+            return not self.queue and not self.pending
+
+    # worker's side ---------------------------------------------------------------------------------
+    def _form(self) -> None:
+        """Moves up to 10 batches' worth of items into batches: exposures, then logs per experiment,
+        then feedback one a request (so feedback on a local id follows its exposure)."""
+        q = self.queue
+        items: List[Item] = []
+        limit = self.batch_size * 10
+        while q and len(items) < limit:
+            items.append(q.popleft())
+        groups: Dict[Tuple[str, str], List[Item]] = {}
+        for it in items:
+            k = ("exposure", "") if it[0] == "exposure" else (it[0], it[1])
+            if it[0] == "feedback":
+                k = ("feedback", str(len(groups)))  # each its own batch, in order
+            groups.setdefault(k, []).append(it)
+        ordered = sorted(groups.items(), key=lambda kv: _KIND_ORDER[kv[0][0]])  # stable: keeps arrival order
+        for (kind, _), its in ordered:
+            for i in range(0, len(its), self.batch_size):
+                chunk = its[i : i + self.batch_size]
+                self.pending.append(Batch(kind, chunk[0][1], chunk, single=(kind == "feedback")))
+
+    def next_ready(self, now: float) -> Tuple[Optional[Batch], Optional[float]]:
+        """The batch to send now, or (None, seconds to wait) while the head backs off, or (None, None) when idle."""
+        with self.lock:
+            if not self.pending:
+                self._form()
+            if not self.pending:
+                return None, None
+            b = self.pending[0]
+            if b.next_at > now:
+                return None, b.next_at - now
+            return b, 0.0
+
+    def hurry(self) -> None:
+        """flush(): batches backing off after errors try again now (a Retry-After still holds)."""
+        with self.lock:
+            for b in self.pending:
+                if not b.forced_wait:
+                    b.next_at = 0.0
+
+    def _done(self, b: Batch) -> None:
+        with self.lock:
+            if self.pending and self.pending[0] is b:
+                self.pending.popleft()
+            else:
+                try:
+                    self.pending.remove(b)
+                except ValueError:
+                    pass
+
+    def _retry(self, b: Batch, retry_after: float, why: str) -> None:
+        b.attempt += 1
+        delay = min(self.backoff_max, self.backoff_base * (2 ** min(b.attempt - 1, 30)))
+        delay = random.uniform(delay / 2, delay)
+        b.forced_wait = retry_after > 0 and retry_after >= delay
+        delay = max(delay, retry_after)
+        b.next_at = time.monotonic() + delay
+        self._warn(
+            "retry",
+            "agentsplit: %s for %d %s item(s) of %r: retrying in %.2f s (attempt %d)",
+            why,
+            len(b.items),
+            b.kind,
+            b.slug,
+            delay,
+            b.attempt,
+        )
+
+    def on_error(self, b: Batch, err: BaseException) -> None:
+        self._retry(b, 0.0, "%s (%s)" % (type(err).__name__, err))
+
+    def on_response(self, b: Batch, status: int, headers: Mapping[str, str], data: Any, auth_error: Any) -> None:
+        if 200 <= status < 300:
+            self._done(b)
+            n = len(b.items)
+            if b.kind == "exposure" and isinstance(data, dict):
+                for r in data.get("rejected") or []:
+                    n -= 1
+                    self.refused += 1
+                    idx = r.get("index") if isinstance(r, dict) else None
+                    aid = b.items[idx][2][0] if isinstance(idx, int) and 0 <= idx < len(b.items) else "?"
+                    logger.warning("agentsplit: the server refused exposure %s: %s", aid, r.get("error") if isinstance(r, dict) else r)
+            elif isinstance(data, dict) and (data.get("warnings") or data.get("warning")):
+                logger.debug("agentsplit: the server warned on %s to %r: %s", b.kind, b.slug, data.get("warnings") or data.get("warning"))
+            self.delivered += n
+            return
+        if status in (401, 403):
+            self._done(b)
+            self.refused += len(b.items)
+            auth_error(status, data)
+            return
+        if status in (409, 429) or status >= 500:
+            self._retry(b, retry_after_seconds(headers.get("retry-after")), "HTTP %d" % status)
+            return
+        # 400, 404, 413, 422 and the like: one bad item must not lose its neighbours
+        error = data.get("error") if isinstance(data, dict) else data
+        with self.lock:
+            if len(b.items) > 1 and not b.single:
+                try:
+                    i = self.pending.index(b)
+                except ValueError:
+                    i = 0
+                else:
+                    del self.pending[i]
+                for j, it in enumerate(b.items):
+                    self.pending.insert(i + j, Batch(b.kind, b.slug, [it], single=True))
+                logger.warning("agentsplit: HTTP %d for a batch of %d %s items of %r (%s): retrying them one by one", status, len(b.items), b.kind, b.slug, error)
+                return
+        self._done(b)
+        self.refused += len(b.items)
+        logger.warning("agentsplit: the server refused a %s of %r with HTTP %d (%s): dropped", b.kind, b.slug, status, error)
+
+
+# --- the shared client ---------------------------------------------------------------------------------
+
+
+class _ClientBase:
+    """Configuration, the local draw, log/track/feedback. Subclasses add the transport and the worker."""
+
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        local: bool = False,
+        flush_interval: float = DEFAULT_FLUSH_INTERVAL,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        flush_timeout: float = DEFAULT_FLUSH_TIMEOUT,
+        backoff_base: float = DEFAULT_BACKOFF_BASE,
+        backoff_max: float = DEFAULT_BACKOFF_MAX,
+        flush_at_exit: bool = True,
+    ) -> None:
+        self.base_url = (base_url or os.environ.get("AGENTSPLIT_URL") or "").rstrip("/")
+        self.api_key = api_key or os.environ.get("AGENTSPLIT_API_KEY") or ""
+        self.timeout = float(timeout)
+        self.local = bool(local)
+        self.flush_interval = float(flush_interval)
+        self.refresh_interval = float(refresh_interval)
+        self.flush_timeout = float(flush_timeout)
+        self.flush_at_exit = flush_at_exit
+        self._warned: Dict[str, float] = {}
+        self._auth_logged = False
+        self._closed = False
+        self._delivery = Delivery(batch_size, max_queue, backoff_base, backoff_max, self._warn)
+        self._defs: Dict[str, Definition] = {}
+        self._etag: Optional[str] = None
+        self._defs_loaded = False
+        self.enabled = bool(self.base_url)
+        if not self.enabled:
+            logger.error("agentsplit: no base_url (nor AGENTSPLIT_URL): every assign answers its default and nothing is sent")
+        elif not self.api_key:
+            logger.error("agentsplit: no api_key (nor AGENTSPLIT_API_KEY): the server will answer 401")
+        self._headers = {"x-api-key": self.api_key, "content-type": "application/json", "user-agent": "agentsplit-python/0.1.0"}
+
+    # counters ----------------------------------------------------------------------------------------
+    @property
+    def dropped(self) -> int:
+        """Items dropped because the queue was full (the oldest go first)."""
+        return self._delivery.dropped
+
+    @property
+    def refused(self) -> int:
+        """Items the server refused for good (bad input, unknown experiment, 401/403)."""
+        return self._delivery.refused
+
+    @property
+    def delivered(self) -> int:
+        """Items the server accepted."""
+        return self._delivery.delivered
+
+    @property
+    def queued(self) -> int:
+        """Items waiting (queued or in a batch not yet answered)."""
+        d = self._delivery
+        with d.lock:
+            return len(d.queue) + sum(len(b.items) for b in d.pending)
+
+    # logging helpers ---------------------------------------------------------------------------------
+    def _warn(self, kind: str, msg: str, *args: Any) -> None:
+        """A warning at most once per WARN_EVERY seconds per kind (an outage must not flood the log)."""
+        now = time.monotonic()
+        last = self._warned.get(kind)
+        if last is None or now - last >= WARN_EVERY:
+            self._warned[kind] = now
+            logger.warning(msg, *args)
+        else:
+            logger.debug(msg, *args)
+
+    def _auth_error(self, status: int, data: Any) -> None:
+        error = data.get("error") if isinstance(data, dict) else data
+        if not self._auth_logged:
+            self._auth_logged = True
+            logger.error(
+                "agentsplit: the server refused the API key with HTTP %d (%s): check api_key and its scopes; "
+                "assign answers defaults and results are dropped until it is fixed",
+                status,
+                error,
+            )
+        else:
+            logger.debug("agentsplit: HTTP %d (%s)", status, error)
+
+    # assign ------------------------------------------------------------------------------------------
+    def _default(self, experiment: str, user_id: str, default: Any) -> Assignment:
+        return Assignment(experiment, user_id, None, {} if default is None else default, None, "default")
+
+    def _assign_local(self, experiment: str, user_id: str, context: Optional[JsonObject], default: Any) -> Assignment:
+        d = self._defs.get(experiment)
+        if d is None:
+            if self._defs_loaded:
+                self._warn("missing:" + experiment, "agentsplit: %r is not among the running experiments' definitions: default", experiment)
+            else:
+                self._warn("nodefs", "agentsplit: no definitions yet (the server could not be reached): default for %r", experiment)
+            return self._default(experiment, user_id, default)
+        if d.sticky:
+            i = choose_variation(hash_v2_from_state(d.seed_state, user_id), d.ranges)
+            if i < 0:
+                i = pick_last_weighted(d.cumulative)
+        else:
+            i = pick_weighted(d.cumulative, random.random)
+        body = uuid7() + d.prefixes[i] + encode_user(user_id)
+        aid = "%s.%08x" % (body, zlib.crc32(body.encode("ascii"), d.key))
+        if self._delivery.put(("exposure", experiment, (aid, context), time.time())):
+            self._wake()
+        return Assignment(experiment, user_id, d.keys[i], d.payloads[i], aid, "local")
+
+    def _assign_answer(self, experiment: str, user_id: str, default: Any, status: int, data: Any) -> Assignment:
+        if status == 200 and isinstance(data, dict) and isinstance(data.get("variant"), str):
+            return Assignment(experiment, user_id, data["variant"], data.get("payload", {}), data.get("assignmentId"), "server")
+        if status in (401, 403):
+            self._auth_error(status, data)
+        elif status == 404:
+            self._warn("404:" + experiment, "agentsplit: %r is unknown or not running (404): default", experiment)
+        else:
+            error = data.get("error") if isinstance(data, dict) else None
+            self._warn("assign:%d" % status, "agentsplit: assign %r answered HTTP %d (%s): default", experiment, status, error)
+        return self._default(experiment, user_id, default)
+
+    def _apply_definitions(self, status: int, headers: Mapping[str, str], data: Any) -> None:
+        if status == 304:
+            self._defs_loaded = True
+            return
+        if status == 200 and isinstance(data, dict) and isinstance(data.get("experiments"), list):
+            self._defs = compile_definitions(data)
+            self._etag = headers.get("etag")
+            self._defs_loaded = True
+            return
+        if status in (401, 403):
+            self._auth_error(status, data)
+            return
+        self._warn("defs", "agentsplit: definitions answered HTTP %d: keeping the %d we have", status, len(self._defs))
+
+    def _definitions_headers(self) -> Dict[str, str]:
+        h = dict(self._headers)
+        del h["content-type"]
+        if self._etag:
+            h["if-none-match"] = self._etag
+        return h
+
+    # log, track, feedback ----------------------------------------------------------------------------
+    def _wake(self) -> None:  # overridden
+        pass
+
+    def log(
+        self,
+        experiment: str,
+        variant_key: Optional[str] = None,
+        assignment_id: Optional[str] = None,
+        input: Optional[JsonObject] = None,
+        output: Optional[JsonObject] = None,
+        metrics: Optional[JsonObject] = None,
+        *,
+        context: Optional[JsonObject] = None,
+        user_id: Optional[str] = None,
+        timestamp: Optional[str] = None,
+        assignment: Optional[Assignment] = None,
+    ) -> None:
+        """Queues a result; returns at once and never raises. Without a variant (a default assignment)
+        nothing is sent: there is no variant to count it for."""
+        try:
+            if assignment is not None:
+                variant_key = variant_key or assignment.variant
+                assignment_id = assignment_id or assignment.assignment_id
+                user_id = user_id or assignment.user_id
+            if not variant_key:
+                logger.debug("agentsplit: no variant (a default assignment) for a result of %r: not sent", experiment)
+                return
+            if self._closed or not self.enabled:
+                logger.debug("agentsplit: client closed or disabled: result of %r not sent", experiment)
+                return
+            r: JsonObject = {"variantKey": variant_key}
+            if input is not None:
+                r["input"] = input
+            if output is not None:
+                r["output"] = output
+            if metrics is not None:
+                r["metrics"] = metrics
+            if context is not None:
+                r["context"] = context
+            if user_id:
+                r["userId"] = user_id
+            if assignment_id:
+                r["assignmentId"] = assignment_id
+            if timestamp is not None:
+                r["timestamp"] = timestamp
+            if self._delivery.put(("log", experiment, r, time.time())):
+                self._wake()
+        except Exception:
+            logger.warning("agentsplit: could not queue a result of %r", experiment, exc_info=True)
+
+    def track(self, assignment: Assignment, input: Optional[JsonObject] = None, *, context: Optional[JsonObject] = None) -> Run:
+        """``with client.track(a, input=...) as run:`` times the block and logs it (``latency_ms``,
+        ``error``, ``run.output``, ``run.metrics``); the block's own exception propagates."""
+        return Run(self, assignment, input, context)
+
+    def feedback(
+        self,
+        experiment: str,
+        assignment_id: Optional[str] = None,
+        metrics: Optional[JsonObject] = None,
+        *,
+        log_id: Optional[str] = None,
+        comment: Optional[str] = None,
+    ) -> None:
+        """Queues late feedback (a thumbs-up, a judge's score) on an assignment or a logged result."""
+        try:
+            if not assignment_id and not log_id:
+                logger.debug("agentsplit: feedback on %r without an assignment id (a default assignment): not sent", experiment)
+                return
+            if not metrics:
+                logger.warning("agentsplit: feedback on %r without metrics: not sent", experiment)
+                return
+            if self._closed or not self.enabled:
+                logger.debug("agentsplit: client closed or disabled: feedback on %r not sent", experiment)
+                return
+            body: JsonObject = {"assignmentId": assignment_id} if assignment_id else {"logId": log_id}
+            body["metrics"] = metrics
+            if comment is not None:
+                body["comment"] = comment
+            if self._delivery.put(("feedback", experiment, body, time.time())):
+                self._wake()
+        except Exception:
+            logger.warning("agentsplit: could not queue feedback on %r", experiment, exc_info=True)
+
+
+def parse_json(content: bytes) -> Any:
+    try:
+        return json.loads(content) if content else None
+    except ValueError:
+        return None

@@ -1,0 +1,103 @@
+"""UUIDv7 and assignment ids in the server's own form (src/core/assignment-id.ts, docs/client-contract.md).
+
+``<UUIDv7>.<version base 36>.<variant index base 36>.<base64 of the UTF-8 userId>.<check>``, where
+``check`` is 8 lower-case hex digits of ``zlib.crc32(body, key)`` (what this client makes: zlib's CRC
+runs in C) or the FNV-1a 32 keyed by the experiment (what the server and the JS client make). The
+server accepts either.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import re
+import threading
+import time
+import zlib
+from typing import NamedTuple, Optional
+
+from ._hash import FNV_OFFSET, FNV_PRIME, MASK32
+
+_rand = random.Random()
+_lock = threading.Lock()
+_last_ms = -1
+_seq = 0
+
+
+def uuid7() -> str:
+    """A UUIDv7: 48-bit ms timestamp, version 7, 12-bit sequence (monotonic within a ms), variant, 62 random bits."""
+    global _last_ms, _seq
+    ms = time.time_ns() // 1_000_000
+    with _lock:
+        if ms > _last_ms:
+            _last_ms = ms
+            _seq = _rand.getrandbits(11)  # room to count up within the millisecond
+        else:
+            ms = _last_ms  # the clock went back or we are in the same ms: stay monotonic
+            _seq += 1
+            if _seq > 0xFFF:
+                _last_ms += 1
+                ms = _last_ms
+                _seq = _rand.getrandbits(11)
+        seq = _seq
+    r = _rand.getrandbits(62)
+    return "%08x-%04x-7%03x-%04x-%012x" % (
+        ms >> 16,
+        ms & 0xFFFF,
+        seq,
+        0x8000 | (r >> 48),
+        r & 0xFFFFFFFFFFFF,
+    )
+
+
+def base36(n: int) -> str:
+    if n == 0:
+        return "0"
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while n:
+        n, d = divmod(n, 36)
+        out = digits[d] + out
+    return out
+
+
+def encode_user(user_id: str) -> str:
+    return base64.b64encode(user_id.encode("utf-8")).decode("ascii")
+
+
+def crc_check(key: int, body: str) -> str:
+    return "%08x" % zlib.crc32(body.encode("ascii"), key & MASK32)
+
+
+def fnv_check(key: int, body: str) -> str:
+    h = ((FNV_OFFSET ^ (key & 0xFFFF)) * FNV_PRIME) & MASK32
+    h = ((h ^ ((key & MASK32) >> 16)) * FNV_PRIME) & MASK32
+    for c in body.encode("ascii"):
+        h = ((h ^ c) * FNV_PRIME) & MASK32
+    return "%08x" % h
+
+
+def assignment_id(uuid: str, key: int, version: int, variant_index: int, user_id: str, check: str = "crc") -> str:
+    """The id of an assignment made under ``version`` for ``variant_index`` and ``user_id``."""
+    body = "%s.%s.%s.%s" % (uuid, base36(version), base36(variant_index), encode_user(user_id))
+    return body + "." + (crc_check(key, body) if check == "crc" else fnv_check(key, body))
+
+
+class IssuedAssignment(NamedTuple):
+    version: int
+    variant_index: int
+    user_id: str
+
+
+_SHAPE = re.compile(r"^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$")
+
+
+def read_assignment_id(aid: str, key: int) -> Optional[IssuedAssignment]:
+    """What an id says it was issued for under ``key`` (either check), or None."""
+    m = _SHAPE.match(aid)
+    if m is None:
+        return None
+    body = aid[: len(aid) - 9]
+    if m.group(5) not in (crc_check(key, body), fnv_check(key, body)):
+        return None
+    return IssuedAssignment(int(m.group(2), 36), int(m.group(3), 36), base64.b64decode(m.group(4)).decode("utf-8"))

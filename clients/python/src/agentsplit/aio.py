@@ -1,0 +1,258 @@
+"""The asyncio client: the same calls, ``async def`` for assign/flush/close, delivery in an asyncio task.
+
+One AsyncClient belongs to one event loop (httpx's connections do). ``log``, ``track`` and ``feedback``
+stay plain calls (they only queue). Use ``async with AsyncClient(...) as client:`` or ``await
+client.close()``; what is still queued when the process exits without a close is sent by a synchronous
+last flush at exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import time
+from typing import Any, Optional
+
+import httpx
+
+from ._core import Assignment, Batch, JsonObject, _ClientBase, logger, parse_json
+
+
+class AsyncClient(_ClientBase):
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = 2.0, **options: Any) -> None:
+        self._transport = options.pop("transport", None)
+        super().__init__(base_url, api_key, timeout, **options)
+        kw: dict = {"timeout": self.timeout, "headers": self._headers}
+        if self._transport is not None:
+            kw["transport"] = self._transport
+        self._http = httpx.AsyncClient(base_url=self.base_url or "http://invalid", **kw)
+        self._task: Optional[asyncio.Task] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._wake_event: Optional[asyncio.Event] = None
+        self._flush_requested = False
+        self._stop = False
+        self._started = False
+        self._registered = bool(self.flush_at_exit)
+        if self._registered:
+            atexit.register(self._at_exit)
+
+    async def __aenter__(self) -> "AsyncClient":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Starts the worker and, in local mode, fetches the definitions once. Never raises."""
+        try:
+            if self._started or not self.enabled or self._closed:
+                return
+            self._started = True
+            self._ensure_worker()
+            if self.local:
+                await self._refresh_definitions()
+        except Exception:
+            logger.warning("agentsplit: start failed", exc_info=True)
+
+    # assign ----------------------------------------------------------------------------------------
+    async def assign(
+        self,
+        experiment: str,
+        user_id: str,
+        context: Optional[JsonObject] = None,
+        default: Any = None,
+    ) -> Assignment:
+        """The variant ``user_id`` gets; the ``default`` payload (source "default") on any failure. Never raises."""
+        try:
+            if self._closed or not self.enabled:
+                return self._default(experiment, user_id, default)
+            if not self._started:
+                await self.start()
+            if self.local:
+                return self._assign_local(experiment, user_id, context, default)
+            body: JsonObject = {"userId": user_id}
+            if context is not None:
+                body["context"] = context
+            try:
+                r = await self._http.post("/experiment/%s/assign" % experiment, json=body)
+            except httpx.TimeoutException:
+                self._warn("assign-timeout", "agentsplit: assign %r timed out after %.1f s: default", experiment, self.timeout)
+                return self._default(experiment, user_id, default)
+            except httpx.HTTPError as err:
+                self._warn("assign-network", "agentsplit: assign %r failed (%s: %s): default", experiment, type(err).__name__, err)
+                return self._default(experiment, user_id, default)
+            return self._assign_answer(experiment, user_id, default, r.status_code, parse_json(r.content))
+        except Exception:
+            logger.warning("agentsplit: assign %r failed unexpectedly: default", experiment, exc_info=True)
+            return self._default(experiment, user_id, default)
+
+    def log(self, experiment: str, *args: Any, **kwargs: Any) -> None:
+        self._ensure_worker()
+        super().log(experiment, *args, **kwargs)
+
+    def feedback(self, experiment: str, *args: Any, **kwargs: Any) -> None:
+        self._ensure_worker()
+        super().feedback(experiment, *args, **kwargs)
+
+    # flush and close -------------------------------------------------------------------------------
+    async def flush(self, timeout: Optional[float] = None) -> bool:
+        """Sends everything queued and waits for the answers, at most ``timeout`` seconds. Never raises."""
+        try:
+            self._ensure_worker()
+            if self._task is None or self._task.done():
+                return self._delivery.idle()
+            deadline = time.monotonic() + (self.flush_timeout if timeout is None else timeout)
+            self._flush_requested = True
+            self._delivery.hurry()
+            self._wake()
+            while not self._delivery.idle():
+                if time.monotonic() >= deadline:
+                    logger.warning("agentsplit: flush timed out with %d item(s) still queued", self.queued)
+                    return False
+                await asyncio.sleep(0.01)
+            return True
+        except Exception:
+            logger.warning("agentsplit: flush failed", exc_info=True)
+            return False
+
+    async def close(self, timeout: Optional[float] = None) -> None:
+        """Flushes, stops the worker task and closes the connections. Never raises."""
+        try:
+            if self._closed:
+                return
+            await self.flush(timeout)
+            self._closed = True
+            self._stop = True
+            self._wake()
+            if self._task is not None and not self._task.done():
+                try:
+                    await asyncio.wait_for(self._task, self.timeout + 1.0)
+                except (asyncio.TimeoutError, asyncio.CancelledError):
+                    pass
+            if not self._delivery.idle():
+                logger.warning("agentsplit: closed with %d item(s) not delivered", self.queued)
+            await self._http.aclose()
+            if self._registered:
+                atexit.unregister(self._at_exit)
+                self._registered = False
+        except Exception:
+            logger.warning("agentsplit: close failed", exc_info=True)
+
+    def _at_exit(self) -> None:
+        """The loop is gone at exit: send what is left with a synchronous connection."""
+        self._registered = False
+        try:
+            if self._closed or not self.enabled or self._delivery.idle():
+                return
+            drain_sync(self, self.flush_timeout)
+        except Exception:
+            logger.debug("agentsplit: exit flush failed", exc_info=True)
+
+    # the worker ------------------------------------------------------------------------------------
+    def _ensure_worker(self) -> None:
+        if self._closed or not self.enabled:
+            return
+        if self._task is not None and not self._task.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # started at the first call made inside a loop
+        self._loop = loop
+        self._wake_event = asyncio.Event()
+        self._task = loop.create_task(self._run())
+
+    def _wake(self) -> None:
+        ev, loop = self._wake_event, self._loop
+        if ev is None or loop is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            ev.set()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(ev.set)
+
+    async def _refresh_definitions(self) -> None:
+        try:
+            r = await self._http.get("/experiments/definitions", headers=self._definitions_headers())
+            self._apply_definitions(r.status_code, r.headers, parse_json(r.content) if r.status_code == 200 else None)
+        except Exception as err:
+            self._warn("defs", "agentsplit: fetching definitions failed (%s: %s): keeping the %d we have", type(err).__name__, err, len(self._defs))
+
+    async def _send(self, b: Batch) -> None:
+        try:
+            r = await self._http.post(b.path(), content=b.content(), headers={"idempotency-key": b.key})
+        except Exception as err:
+            self._delivery.on_error(b, err)
+            return
+        self._delivery.on_response(b, r.status_code, r.headers, parse_json(r.content), self._auth_error)
+
+    async def _run(self) -> None:
+        d = self._delivery
+        ev = self._wake_event
+        assert ev is not None
+        next_tick = time.monotonic() + self.flush_interval
+        next_refresh = time.monotonic() + self.refresh_interval
+        while True:
+            try:
+                ev.clear()
+                now = time.monotonic()
+                if self.local and self._started and now >= next_refresh and not self._stop:
+                    await self._refresh_definitions()
+                    next_refresh = time.monotonic() + self.refresh_interval
+                wait: Optional[float] = None
+                now = time.monotonic()
+                if self._flush_requested or self._stop or now >= next_tick or len(d.queue) >= d.batch_size or d.pending:
+                    self._flush_requested = False
+                    while True:
+                        b, wait = d.next_ready(time.monotonic())
+                        if b is None:
+                            break
+                        await self._send(b)
+                    if now >= next_tick:
+                        next_tick = now + self.flush_interval
+                if self._stop:
+                    return
+                now = time.monotonic()
+                timeout = next_tick - now
+                if wait is not None:
+                    timeout = min(timeout, wait)
+                if self.local:
+                    timeout = min(timeout, next_refresh - now)
+                if timeout > 0:
+                    try:
+                        await asyncio.wait_for(ev.wait(), timeout)
+                    except asyncio.TimeoutError:
+                        pass
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("agentsplit: delivery worker error", exc_info=True)
+                await asyncio.sleep(0.1)
+
+
+def drain_sync(client: _ClientBase, timeout: float) -> None:
+    """Delivers what ``client`` holds with a fresh synchronous connection, for at most ``timeout`` s."""
+    d = client._delivery
+    deadline = time.monotonic() + timeout
+    d.hurry()
+    with httpx.Client(base_url=client.base_url, timeout=client.timeout, headers=client._headers) as http:
+        while time.monotonic() < deadline:
+            b, wait = d.next_ready(time.monotonic())
+            if b is None:
+                if wait is None:
+                    return
+                time.sleep(min(wait, max(0.0, deadline - time.monotonic())))
+                continue
+            try:
+                r = http.post(b.path(), content=b.content(), headers={"idempotency-key": b.key})
+            except Exception as err:
+                d.on_error(b, err)
+                continue
+            d.on_response(b, r.status_code, r.headers, parse_json(r.content), client._auth_error)
+    if not d.idle():
+        logger.warning("agentsplit: exit flush timed out with %d item(s) not delivered", client.queued)

@@ -1,0 +1,185 @@
+"""The synchronous client: calls from any thread, delivery in a daemon thread, a flush at exit."""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from typing import Any, Optional
+
+import httpx
+
+from ._core import Assignment, Batch, JsonObject, _ClientBase, logger, parse_json
+
+
+class Client(_ClientBase):
+    """``Client(base_url, api_key, timeout=2.0, local=False, ...)``; see the package's README for options.
+
+    ``assign``, ``log``, ``track``, ``feedback``, ``flush`` and ``close`` never raise.
+    """
+
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = 2.0, **options: Any) -> None:
+        transport = options.pop("transport", None)
+        super().__init__(base_url, api_key, timeout, **options)
+        kw: dict = {"timeout": self.timeout, "headers": self._headers}
+        if transport is not None:
+            kw["transport"] = transport
+        # One connection pool for the callers' assigns, one for the worker (a slow batch never holds an assign).
+        self._http = httpx.Client(base_url=self.base_url or "http://invalid", **kw)
+        self._worker_http = httpx.Client(base_url=self.base_url or "http://invalid", **kw)
+        self._wake_event = threading.Event()
+        self._flush_requested = False
+        self._stop = False
+        self._idle_cond = threading.Condition()
+        self._thread: Optional[threading.Thread] = None
+        if self.enabled and self.local:
+            self._refresh_definitions()  # the first fetch, bounded by timeout; a failure leaves defaults
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, name="agentsplit-delivery", daemon=True)
+            self._thread.start()
+        self._registered = bool(self.flush_at_exit)
+        if self._registered:
+            atexit.register(self._at_exit)
+
+    # context manager -------------------------------------------------------------------------------
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # assign ----------------------------------------------------------------------------------------
+    def assign(
+        self,
+        experiment: str,
+        user_id: str,
+        context: Optional[JsonObject] = None,
+        default: Any = None,
+    ) -> Assignment:
+        """The variant ``user_id`` gets; the ``default`` payload (source "default") on any failure. Never raises."""
+        try:
+            if self._closed or not self.enabled:
+                return self._default(experiment, user_id, default)
+            if self.local:
+                return self._assign_local(experiment, user_id, context, default)
+            body: JsonObject = {"userId": user_id}
+            if context is not None:
+                body["context"] = context
+            try:
+                r = self._http.post("/experiment/%s/assign" % experiment, json=body)
+            except httpx.TimeoutException:
+                self._warn("assign-timeout", "agentsplit: assign %r timed out after %.1f s: default", experiment, self.timeout)
+                return self._default(experiment, user_id, default)
+            except httpx.HTTPError as err:
+                self._warn("assign-network", "agentsplit: assign %r failed (%s: %s): default", experiment, type(err).__name__, err)
+                return self._default(experiment, user_id, default)
+            return self._assign_answer(experiment, user_id, default, r.status_code, parse_json(r.content))
+        except Exception:
+            logger.warning("agentsplit: assign %r failed unexpectedly: default", experiment, exc_info=True)
+            return self._default(experiment, user_id, default)
+
+    # flush and close -------------------------------------------------------------------------------
+    def flush(self, timeout: Optional[float] = None) -> bool:
+        """Sends everything queued and waits for the answers, at most ``timeout`` seconds (default
+        ``flush_timeout``). True when all was answered. Never raises."""
+        try:
+            if self._thread is None or not self._thread.is_alive():
+                return self._delivery.idle()
+            deadline = time.monotonic() + (self.flush_timeout if timeout is None else timeout)
+            self._flush_requested = True
+            self._delivery.hurry()
+            self._wake_event.set()
+            with self._idle_cond:
+                while not self._delivery.idle():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        logger.warning("agentsplit: flush timed out with %d item(s) still queued", self.queued)
+                        return False
+                    self._idle_cond.wait(min(left, 0.1))
+            return True
+        except Exception:
+            logger.warning("agentsplit: flush failed", exc_info=True)
+            return False
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Flushes (at most ``timeout`` seconds), stops the worker and closes the connections. Never raises."""
+        try:
+            if self._closed:
+                return
+            self.flush(timeout)
+            self._closed = True
+            self._stop = True
+            self._wake_event.set()
+            if self._thread is not None:
+                self._thread.join(timeout=self.timeout + 1.0)
+            if not self._delivery.idle():
+                logger.warning("agentsplit: closed with %d item(s) not delivered", self.queued)
+            self._http.close()
+            self._worker_http.close()
+            if self._registered:
+                atexit.unregister(self._at_exit)
+                self._registered = False
+        except Exception:
+            logger.warning("agentsplit: close failed", exc_info=True)
+
+    def _at_exit(self) -> None:
+        self._registered = False
+        self.close()
+
+    # the worker ------------------------------------------------------------------------------------
+    def _wake(self) -> None:
+        if not self._wake_event.is_set():
+            self._wake_event.set()
+
+    def _refresh_definitions(self) -> None:
+        try:
+            r = self._worker_http.get("/experiments/definitions", headers=self._definitions_headers())
+            self._apply_definitions(r.status_code, r.headers, parse_json(r.content) if r.status_code == 200 else None)
+        except Exception as err:
+            self._warn("defs", "agentsplit: fetching definitions failed (%s: %s): keeping the %d we have", type(err).__name__, err, len(self._defs))
+
+    def _send(self, b: Batch) -> None:
+        try:
+            r = self._worker_http.post(b.path(), content=b.content(), headers={"idempotency-key": b.key})
+        except Exception as err:
+            self._delivery.on_error(b, err)
+            return
+        self._delivery.on_response(b, r.status_code, r.headers, parse_json(r.content), self._auth_error)
+
+    def _run(self) -> None:
+        d = self._delivery
+        next_tick = time.monotonic() + self.flush_interval
+        next_refresh = time.monotonic() + self.refresh_interval
+        while True:
+            try:
+                self._wake_event.clear()  # before reading the flags: a wake after this is never lost
+                now = time.monotonic()
+                if self.local and now >= next_refresh and not self._stop:
+                    self._refresh_definitions()
+                    next_refresh = time.monotonic() + self.refresh_interval
+                wait: Optional[float] = None
+                now = time.monotonic()
+                if self._flush_requested or self._stop or now >= next_tick or len(d.queue) >= d.batch_size or d.pending:
+                    self._flush_requested = False
+                    while True:
+                        b, wait = d.next_ready(time.monotonic())
+                        if b is None:
+                            break
+                        self._send(b)
+                    if now >= next_tick:
+                        next_tick = now + self.flush_interval
+                with self._idle_cond:
+                    self._idle_cond.notify_all()
+                if self._stop:
+                    return
+                now = time.monotonic()
+                timeout = next_tick - now
+                if wait is not None:
+                    timeout = min(timeout, wait)
+                if self.local:
+                    timeout = min(timeout, next_refresh - now)
+                if timeout > 0:
+                    self._wake_event.wait(timeout)
+            except Exception:  # the worker must outlive anything
+                logger.warning("agentsplit: delivery worker error", exc_info=True)
+                time.sleep(0.1)
