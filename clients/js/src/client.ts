@@ -1,0 +1,338 @@
+// The client: assign (remote or local), log, track, feedback, flush, close. Fail-open throughout: no call
+// throws or rejects because of the service; problems go to the logger (docs/client-contract.md).
+import { Delivery } from './delivery.js';
+import { describeError, errorText, httpRequest } from './http.js';
+import { assignmentIdWith } from './ids.js';
+import { chooseIndex, Definitions } from './local.js';
+import { Warnings } from './log.js';
+import type {
+  AgentSplitOptions,
+  Assignment,
+  AssignOptions,
+  DeliveryStats,
+  FeedbackEntry,
+  JsonObject,
+  JsonValue,
+  LogEntry,
+  Run,
+  TrackOptions,
+} from './types.js';
+
+const MAX_USER_ID = 512;
+
+function env(name: string): string | undefined {
+  return typeof process !== 'undefined' ? process.env?.[name] : undefined;
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+export class AgentSplit<P = JsonObject> {
+  private readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly timeoutMs: number;
+  private readonly flushTimeoutMs: number;
+  private readonly warnings: Warnings;
+  private readonly delivery: Delivery;
+  private readonly definitions: Definitions | undefined;
+  /** Why the client cannot reach the service at all (no URL or key), or ''. */
+  private readonly unusable: string;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private enqueued = 0;
+  private exitFlushedAt = -1;
+  private readonly onBeforeExit: (() => void) | undefined;
+
+  constructor(options: AgentSplitOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? env('AGENTSPLIT_URL') ?? '').replace(/\/+$/, '');
+    this.apiKey = options.apiKey ?? env('AGENTSPLIT_API_KEY') ?? '';
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    this.flushTimeoutMs = options.flushTimeoutMs ?? 10_000;
+    this.warnings = new Warnings(options.logger ?? console);
+    this.unusable =
+      this.baseUrl === ''
+        ? 'no baseUrl (nor AGENTSPLIT_URL)'
+        : this.apiKey === ''
+          ? 'no apiKey (nor AGENTSPLIT_API_KEY)'
+          : '';
+    if (this.unusable !== '') {
+      this.warnings.error(`${this.unusable}: every assign answers its default and nothing is sent`);
+    }
+    const batchSize = Math.max(1, Math.min(1000, options.batchSize ?? 100));
+    this.delivery = new Delivery(
+      {
+        baseUrl: this.baseUrl,
+        apiKey: this.apiKey,
+        batchSize,
+        maxQueueSize: Math.max(1, options.maxQueueSize ?? 10_000),
+        flushIntervalMs: options.flushIntervalMs ?? 1000,
+        deliveryTimeoutMs: options.deliveryTimeoutMs ?? 10_000,
+        retryBaseMs: options.retryBaseMs ?? 500,
+        retryMaxMs: options.retryMaxMs ?? 30_000,
+      },
+      this.warnings,
+    );
+    if (options.local && this.unusable === '') {
+      this.definitions = new Definitions(
+        this.baseUrl,
+        this.apiKey,
+        this.timeoutMs,
+        options.definitionsRefreshMs ?? 5000,
+        this.warnings,
+      );
+    }
+    if ((options.flushOnExit ?? true) && typeof process !== 'undefined' && typeof process.on === 'function') {
+      this.onBeforeExit = () => {
+        // Once per batch of new items: a flush that could not deliver must not loop the exit forever.
+        if (this.delivery.idle() || this.exitFlushedAt === this.enqueued) return;
+        this.exitFlushedAt = this.enqueued;
+        void this.delivery.flush(this.flushTimeoutMs);
+      };
+      process.on('beforeExit', this.onBeforeExit);
+    }
+  }
+
+  /**
+   * The variant `userId` gets in experiment `slug`. Remote (POST /experiment/:slug/assign, at most
+   * timeoutMs) or, with `local: true`, in-process from the definitions. Never rejects: on any failure it
+   * answers `options.default` with source 'default'.
+   */
+  async assign(slug: string, userId: string, options?: AssignOptions<P>): Promise<Assignment<P>> {
+    if (this.definitions !== undefined) {
+      if (!this.definitions.loaded) await this.definitions.ready;
+      return this.assignLocal(slug, userId, options);
+    }
+    if (this.unusable !== '') return this.fallback(slug, userId, options);
+    try {
+      const answer = await httpRequest(`${this.baseUrl}/experiment/${encodeURIComponent(slug)}/assign`, {
+        method: 'POST',
+        apiKey: this.apiKey,
+        body: JSON.stringify(
+          options?.context === undefined ? { userId } : { userId, context: options.context },
+        ),
+        timeoutMs: this.timeoutMs,
+      });
+      const b = answer.body as { variant?: unknown; payload?: unknown; assignmentId?: unknown } | undefined;
+      if (
+        answer.status === 200 &&
+        typeof b?.variant === 'string' &&
+        typeof b.assignmentId === 'string' &&
+        isObject(b.payload)
+      ) {
+        return {
+          experiment: slug,
+          userId,
+          variant: b.variant,
+          payload: b.payload as P,
+          assignmentId: b.assignmentId,
+          source: 'server',
+        };
+      }
+      if (answer.status === 401 || answer.status === 403) {
+        this.warnings.auth(`assign ${slug} answered ${errorText(answer)}`);
+      } else {
+        this.warnings.warn(
+          `assign:${answer.status}`,
+          `assign ${slug} answered ${errorText(answer)}: default used`,
+        );
+      }
+    } catch (err) {
+      this.warnings.warn('assign:network', `assign ${slug} failed (${describeError(err)}): default used`);
+    }
+    return this.fallback(slug, userId, options);
+  }
+
+  /**
+   * The in-process assignment, synchronously (needs `local: true`): the same draw and sticky hash as the
+   * server, an id in the server's form, and an exposure queued for POST /exposures. Answers the default
+   * while no definitions are loaded or when the experiment is not among them (not running, unknown).
+   */
+  assignLocal(slug: string, userId: string, options?: AssignOptions<P>): Assignment<P> {
+    try {
+      const c = this.definitions?.get(slug);
+      if (c === undefined) {
+        this.warnings.warn(
+          'local:missing',
+          this.definitions === undefined
+            ? 'assignLocal needs the option local: true: default used'
+            : this.definitions.loaded
+              ? `experiment ${slug} is not among the running definitions: default used`
+              : 'no definitions loaded yet: default used',
+        );
+        return this.fallback(slug, userId, options);
+      }
+      if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_USER_ID) {
+        this.warnings.warn(
+          'local:user',
+          `assign ${slug}: userId must be 1-${MAX_USER_ID} characters: default used`,
+        );
+        return this.fallback(slug, userId, options);
+      }
+      const i = chooseIndex(c, userId);
+      const now = Date.now();
+      const assignmentId = assignmentIdWith(c.keyState, c.middles[i]!, userId, now);
+      this.enqueued++;
+      this.delivery.enqueue({
+        kind: 'exposure',
+        experiment: slug,
+        assignmentId,
+        context: options?.context,
+        at: now,
+      });
+      return {
+        experiment: slug,
+        userId,
+        variant: c.keys[i]!,
+        payload: c.payloads[i] as P,
+        assignmentId,
+        source: 'local',
+      };
+    } catch (err) {
+      this.warnings.warn('local:error', `assign ${slug} failed (${describeError(err)}): default used`);
+      return this.fallback(slug, userId, options);
+    }
+  }
+
+  /**
+   * Queues a result for POST /experiment/:slug/logs (sent in the background). An entry without a
+   * variantKey (a default assignment's) is not sent.
+   */
+  log(slug: string, entry: LogEntry): void {
+    try {
+      if (!entry || typeof entry.variantKey !== 'string' || entry.variantKey === '') return;
+      if (this.unusable !== '') return;
+      const copy: LogEntry = { ...entry };
+      if (copy.assignmentId === '') delete copy.assignmentId;
+      this.enqueued++;
+      this.delivery.enqueue({ kind: 'log', slug, entry: copy, at: Date.now() });
+    } catch (err) {
+      this.warnings.warn('log:error', `log ${slug} failed (${describeError(err)})`);
+    }
+  }
+
+  /**
+   * Runs `fn` for assignment `a`, timing it, and logs the run: `metrics.latency_ms`, `metrics.error`
+   * (true when `fn` threw, else false unless set), `run.output` and `run.metrics` as `fn` left them.
+   * Returns what `fn` returns; re-throws `fn`'s own error, never one of the client's.
+   * A default assignment runs `fn` and logs nothing.
+   */
+  async track<T>(a: Assignment<P>, fn: (run: Run) => T | Promise<T>, options?: TrackOptions): Promise<T> {
+    const run: Run = { metrics: { ...options?.metrics } };
+    if (options?.input !== undefined) run.input = options.input;
+    if (options?.context !== undefined) run.context = options.context;
+    const start = performance.now();
+    let result: T;
+    try {
+      result = await fn(run);
+    } catch (err) {
+      this.record(a, run, start, err, true);
+      throw err;
+    }
+    this.record(a, run, start, undefined, false);
+    return result;
+  }
+
+  private record(a: Assignment<P>, run: Run, start: number, err: unknown, failed: boolean): void {
+    try {
+      if (!a || a.source === 'default' || !a.variant) return;
+      const metrics: Record<string, JsonValue> = isObject(run.metrics)
+        ? (run.metrics as Record<string, JsonValue>)
+        : {};
+      if (metrics.latency_ms === undefined)
+        metrics.latency_ms = Math.round((performance.now() - start) * 1000) / 1000;
+      if (failed) metrics.error = true;
+      else if (metrics.error === undefined) metrics.error = false;
+      let output = run.output;
+      if (failed && output === undefined) {
+        const message = err instanceof Error ? err.message : String(err);
+        output = { error: message.slice(0, 2000) };
+      }
+      const entry: LogEntry = { variantKey: a.variant, userId: a.userId, metrics };
+      if (a.assignmentId) entry.assignmentId = a.assignmentId;
+      if (run.input !== undefined) entry.input = run.input;
+      if (output !== undefined) entry.output = output;
+      if (run.context !== undefined) entry.context = run.context;
+      this.log(a.experiment, entry);
+    } catch (e) {
+      this.warnings.warn('track:error', `track ${a?.experiment} could not log its run (${describeError(e)})`);
+    }
+  }
+
+  /**
+   * Queues late feedback (a thumbs-up, a judge's score) for POST /experiment/:slug/feedback, by
+   * assignmentId or logId. Sending the same metric again for the same assignment replaces its value.
+   */
+  feedback(slug: string, entry: FeedbackEntry): void {
+    try {
+      if (!entry || (!entry.assignmentId && !entry.logId)) return; // a default assignment has no id
+      if (this.unusable !== '') return;
+      if (!isObject(entry.metrics) || Object.keys(entry.metrics).length === 0) {
+        this.warnings.warn('feedback:invalid', `feedback ${slug} needs at least one metric: not sent`);
+        return;
+      }
+      const copy: FeedbackEntry = { metrics: { ...entry.metrics } };
+      if (entry.assignmentId) copy.assignmentId = entry.assignmentId;
+      else copy.logId = entry.logId;
+      if (entry.comment !== undefined) copy.comment = entry.comment;
+      this.enqueued++;
+      this.delivery.enqueue({ kind: 'feedback', slug, entry: copy });
+    } catch (err) {
+      this.warnings.warn('feedback:error', `feedback ${slug} failed (${describeError(err)})`);
+    }
+  }
+
+  /**
+   * Sends everything queued and waits for the answers, at most `timeoutMs` (default flushTimeoutMs).
+   * Resolves true when everything queued was answered; never rejects.
+   */
+  async flush(timeoutMs: number = this.flushTimeoutMs): Promise<boolean> {
+    try {
+      return await this.delivery.flush(timeoutMs);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Flushes (at most timeoutMs), then stops the background work. Never rejects; later calls are no-ops. */
+  close(timeoutMs: number = this.flushTimeoutMs): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        const done = await this.delivery.flush(timeoutMs);
+        if (!done) this.warnings.warn('close', `close: not everything was delivered within ${timeoutMs} ms`);
+      } catch {
+        // never raise
+      }
+      this.closed = true;
+      this.delivery.stop();
+      this.definitions?.stop();
+      if (this.onBeforeExit !== undefined) process.removeListener('beforeExit', this.onBeforeExit);
+    })();
+    return this.closing;
+  }
+
+  /** Re-reads the definitions now (local mode); resolves when done, never rejects. */
+  async refreshDefinitions(): Promise<void> {
+    await this.definitions?.refresh();
+  }
+
+  /** Counters of the background delivery. */
+  stats(): DeliveryStats & { closed: boolean; definitionsLoaded: boolean } {
+    return {
+      ...this.delivery.stats(),
+      closed: this.closed,
+      definitionsLoaded: this.definitions?.loaded ?? false,
+    };
+  }
+
+  private fallback(slug: string, userId: string, options: AssignOptions<P> | undefined): Assignment<P> {
+    return {
+      experiment: slug,
+      userId,
+      variant: '',
+      payload: (options?.default ?? {}) as P,
+      assignmentId: '',
+      source: 'default',
+    };
+  }
+}

@@ -1,0 +1,93 @@
+// The draw, exactly as the server makes it (src/core/assignment.ts, ported; the client imports nothing
+// from the server). GrowthBook's v2 hash for sticky experiments, a weighted pick for random ones.
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a 32-bit over the UTF-16 code units of `s` (as GrowthBook's SDKs do). */
+export function fnv1a32(s: string): number {
+  return fnvContinue(FNV_OFFSET, s) >>> 0;
+}
+
+/** Continues an FNV-1a 32 state over `s`; the state is an int32 (use `>>> 0` for the unsigned value). */
+export function fnvContinue(state: number, s: string): number {
+  let h = state;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+  return h;
+}
+
+/** GrowthBook hash version 2: a number in [0, 1) with 4 decimal places. */
+export function hashV2(seed: string, value: string): number {
+  return (fnv1a32(String(fnv1a32(seed + value))) % 10000) / 10000;
+}
+
+const DIGITS = new Uint8Array(10);
+
+/**
+ * hashV2 with the seed's FNV state computed once (`seedState = fnvContinue(FNV offset, seed)`): the same
+ * number, without building `seed + value` or `String(n)`.
+ */
+export function hashV2From(seedState: number, value: string): number {
+  let n = fnvContinue(seedState, value) >>> 0;
+  // FNV over the decimal digits of n, most significant first, as String(n) would give them.
+  let len = 0;
+  do {
+    DIGITS[len++] = 48 + (n % 10);
+    n = Math.floor(n / 10);
+  } while (n > 0);
+  let h = FNV_OFFSET;
+  while (len > 0) h = Math.imul(h ^ DIGITS[--len]!, FNV_PRIME);
+  return ((h >>> 0) % 10000) / 10000;
+}
+
+/** The FNV state after `seed`, for hashV2From. */
+export function seedState(seed: string): number {
+  return fnvContinue(FNV_OFFSET, seed);
+}
+
+export type BucketRange = [number, number];
+
+/** Ranges of the hash space per variant: weights (summing to 1) scaled by `coverage`, laid end to end. */
+export function bucketRanges(numVariations: number, coverage = 1, weights?: number[] | null): BucketRange[] {
+  const c = Math.min(1, Math.max(0, coverage));
+  const w =
+    weights && weights.length === numVariations
+      ? weights
+      : Array.from({ length: numVariations }, () => 1 / numVariations);
+  let cumulative = 0;
+  return w.map((weight) => {
+    const start = cumulative;
+    cumulative += weight;
+    return [start, start + c * weight];
+  });
+}
+
+/** Index of the range that holds `n` (start inclusive, end exclusive), or -1 when none does. */
+export function chooseVariation(n: number, ranges: BucketRange[]): number {
+  for (let i = 0; i < ranges.length; i++) {
+    const r = ranges[i]!;
+    if (n >= r[0] && n < r[1]) return i;
+  }
+  return -1;
+}
+
+/**
+ * Picks an index by weight: the first cumulative weight strictly above the draw. A zero weight never
+ * wins, because its cumulative value equals its predecessor's.
+ */
+export function pickWeighted(cumulative: Float64Array, random: () => number): number {
+  const total = cumulative[cumulative.length - 1]!;
+  const u = random() * total;
+  for (let i = 0; i < cumulative.length; i++) {
+    if (u < cumulative[i]!) return i;
+  }
+  return pickLastWeighted(cumulative);
+}
+
+/** The last variant with a weight above 0 (float dust at the very end of the hash space). */
+export function pickLastWeighted(cumulative: Float64Array): number {
+  for (let i = cumulative.length - 1; i > 0; i--) {
+    if (cumulative[i]! > cumulative[i - 1]!) return i;
+  }
+  return 0;
+}

@@ -1,0 +1,65 @@
+// One HTTP request with a timeout, through the global fetch. Throws only on network errors and timeouts;
+// callers turn those into fail-open answers or retries.
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body, or undefined when there is none or it is not JSON. */
+  body: unknown;
+}
+
+export async function httpRequest(
+  url: string,
+  init: {
+    method: string;
+    apiKey: string;
+    body?: string;
+    headers?: Record<string, string>;
+    timeoutMs: number;
+  },
+): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { 'x-api-key': init.apiKey, ...init.headers };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, {
+    method: init.method,
+    headers,
+    body: init.body,
+    signal: AbortSignal.timeout(init.timeoutMs),
+  });
+  const text = await res.text();
+  let body: unknown;
+  if (text.length > 0) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+/** Retry-After in ms (delta-seconds or an HTTP date), or 0 when absent or unreadable. */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number {
+  const v = headers?.get('retry-after');
+  if (!v) return 0;
+  const s = Number(v);
+  if (Number.isFinite(s)) return Math.max(0, s * 1000);
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? Math.max(0, t - now) : 0;
+}
+
+/** The `error` of an `{"error": "..."}` answer, or the status. */
+export function errorText(answer: HttpAnswer): string {
+  const b = answer.body as { error?: unknown } | undefined;
+  return typeof b?.error === 'string' ? `${answer.status} ${b.error}` : `HTTP ${answer.status}`;
+}
+
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code) return `${err.message} (${cause.code})`;
+    return err.message;
+  }
+  return String(err);
+}
