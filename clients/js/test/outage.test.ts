@@ -1,9 +1,10 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: JSON read back from the server
 // The server SIGKILLed mid-run: assign answers defaults within the timeout, nothing raises, and the logs
 // queued meanwhile arrive after it restarts (same port, same database), each exactly once.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentSplit } from '../src/index.js';
+import { AgentSplit, type Assignment } from '../src/index.js';
 import {
   allResults,
   createExperiment,
@@ -38,7 +39,7 @@ test('SIGKILL mid-run: defaults within the timeout, then every queued result exa
     retryMaxMs: 800,
   });
   // Assignments made while the server is up; results logged across the outage.
-  const assignments = [];
+  const assignments: Assignment[] = [];
   for (let i = 0; i < 40; i++) assignments.push(await client.assign(slug, `user-${i}`));
   assert.ok(assignments.every((a) => a.source === 'server'));
 

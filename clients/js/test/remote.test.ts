@@ -1,8 +1,9 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: JSON read back from the server
 // Remote assign, log, track, feedback against a real server process; fail-open answers.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, before, test } from 'node:test';
-import { AgentSplit } from '../src/index.js';
+import { AgentSplit, type Assignment } from '../src/index.js';
 import {
   allResults,
   createExperiment,
@@ -26,7 +27,7 @@ test('assign, log, track and feedback round trips show in /results and /analysis
   const slug = await createExperiment(server, 'round-trip');
   const logger = memoryLogger();
   const client = new AgentSplit<{ prompt: string }>({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger });
-  const assignments = [];
+  const assignments: Assignment<{ prompt: string }>[] = [];
   for (let i = 0; i < 30; i++) {
     const a = await client.assign(slug, `u-${i}`, {
       context: { plan: 'pro' },

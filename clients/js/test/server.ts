@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: JSON read back from the server
 // Runs the real agentsplit server as a child process for the client's tests: a temporary SQLite file, a
 // free port (kept across restarts), killed and its directory removed in teardown.
 import { type ChildProcess, spawn } from 'node:child_process';
