@@ -10,7 +10,9 @@ import random
 import threading
 import time
 import uuid
-import zlib
+from array import array
+from base64 import b64encode
+from zlib import crc32
 from collections import deque
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -26,7 +28,7 @@ from ._hash import (
     pick_last_weighted,
     pick_weighted,
 )
-from ._ids import base36, encode_user, uuid7
+from ._ids import base36, uuid7
 
 logger = logging.getLogger("agentsplit")
 
@@ -189,8 +191,17 @@ Item = Tuple[str, str, Any, float]
 _KIND_ORDER = {"exposure": 0, "log": 1, "feedback": 2}
 
 
+_iso_second = [-1, ""]
+
+
 def iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (int(t * 1000) % 1000)
+    """ISO 8601 in UTC with milliseconds; the part up to the second is made once per second."""
+    ms = int(t * 1000)
+    sec = ms // 1000
+    if sec != _iso_second[0]:
+        _iso_second[1] = datetime.fromtimestamp(sec, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.")
+        _iso_second[0] = sec
+    return "%s%03dZ" % (_iso_second[1], ms - sec * 1000)
 
 
 class Batch:
@@ -432,6 +443,9 @@ class _ClientBase:
         self._auth_logged = False
         self._closed = False
         self._delivery = Delivery(batch_size, max_queue, backoff_base, backoff_max, self._warn)
+        self._batch_size = self._delivery.batch_size
+        self._queue = self._delivery.queue
+        self._max_queue = self._delivery.max_queue
         self._defs: Dict[str, Definition] = {}
         self._etag: Optional[str] = None
         self._defs_loaded = False
@@ -501,16 +515,36 @@ class _ClientBase:
             else:
                 self._warn("nodefs", "agentsplit: no definitions yet (the server could not be reached): default for %r", experiment)
             return self._default(experiment, user_id, default)
+        ascii = user_id.isascii()
+        user_bytes = user_id.encode()
         if d.sticky:
-            i = choose_variation(hash_v2_from_state(d.seed_state, user_id), d.ranges)
-            if i < 0:
+            # hash_v2 inlined (the hot path): FNV-1a 32 from the seed's state over the user id's
+            # UTF-16 code units, then over the decimal digits of that
+            h = d.seed_state
+            for c in user_bytes if ascii else array("H", user_id.encode("utf-16-le")):
+                h = (h ^ c) * 0x01000193 & 0xFFFFFFFF
+            h2 = 0x811C9DC5
+            for c in b"%d" % h:
+                h2 = (h2 ^ c) * 0x01000193 & 0xFFFFFFFF
+            n = h2 % 10000 / 10000
+            i = 0
+            for start, end in d.ranges:
+                if start <= n < end:
+                    break
+                i += 1
+            else:
                 i = pick_last_weighted(d.cumulative)
         else:
             i = pick_weighted(d.cumulative, random.random)
-        body = uuid7() + d.prefixes[i] + encode_user(user_id)
-        aid = "%s.%08x" % (body, zlib.crc32(body.encode("ascii"), d.key))
-        if self._delivery.put(("exposure", experiment, (aid, context), time.time())):
-            self._wake()
+        body = uuid7() + d.prefixes[i] + b64encode(user_bytes).decode()
+        aid = "%s.%08x" % (body, crc32(body.encode(), d.key))
+        q = self._queue
+        if len(q) >= self._max_queue:
+            self._delivery.put(("exposure", experiment, (aid, context), time.time()))
+        else:
+            q.append(("exposure", experiment, (aid, context), time.time()))
+            if len(q) >= self._batch_size:
+                self._wake()
         return Assignment(experiment, user_id, d.keys[i], d.payloads[i], aid, "local")
 
     def _assign_answer(self, experiment: str, user_id: str, default: Any, status: int, data: Any) -> Assignment:

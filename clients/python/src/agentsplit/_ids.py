@@ -19,35 +19,33 @@ from typing import NamedTuple, Optional
 from ._hash import FNV_OFFSET, FNV_PRIME, MASK32
 
 _rand = random.Random()
+_getrandbits = _rand.getrandbits
 _lock = threading.Lock()
-_last_ms = -1
-_seq = 0
+# [last ms, last sequence, the id's first 15 characters for that ms]
+_state = [-1, 0, ""]
 
 
-def uuid7() -> str:
-    """A UUIDv7: 48-bit ms timestamp, version 7, 12-bit sequence (monotonic within a ms), variant, 62 random bits."""
-    global _last_ms, _seq
-    ms = time.time_ns() // 1_000_000
-    with _lock:
-        if ms > _last_ms:
-            _last_ms = ms
-            _seq = _rand.getrandbits(11)  # room to count up within the millisecond
-        else:
-            ms = _last_ms  # the clock went back or we are in the same ms: stay monotonic
-            _seq += 1
-            if _seq > 0xFFF:
-                _last_ms += 1
-                ms = _last_ms
-                _seq = _rand.getrandbits(11)
-        seq = _seq
-    r = _rand.getrandbits(62)
-    return "%08x-%04x-7%03x-%04x-%012x" % (
-        ms >> 16,
-        ms & 0xFFFF,
-        seq,
-        0x8000 | (r >> 48),
-        r & 0xFFFFFFFFFFFF,
-    )
+def uuid7(_time_ns=time.time_ns, _gb=_getrandbits, _lock=_lock, _st=_state) -> str:
+    """A UUIDv7: 48-bit ms timestamp, version 7, a 12-bit sequence (monotonic within a millisecond: it
+    starts at a random 11-bit value and counts up), the variant bits, 62 random bits."""
+    ms = _time_ns() // 1_000_000
+    _lock.acquire()
+    if ms > _st[0]:
+        _st[0] = ms
+        seq = _gb(11)
+        _st[2] = "%08x-%04x-7" % (ms >> 16, ms & 0xFFFF)
+    else:  # the same millisecond (or the clock went back): count up, stay monotonic
+        seq = _st[1] + 1
+        if seq > 0xFFF:  # 2048+ ids in one ms: borrow the next millisecond
+            _st[0] += 1
+            ms = _st[0]
+            seq = _gb(11)
+            _st[2] = "%08x-%04x-7" % (ms >> 16, ms & 0xFFFF)
+    _st[1] = seq
+    prefix = _st[2]
+    _lock.release()
+    r = _gb(62) | 0x8000000000000000
+    return "%s%03x-%04x-%012x" % (prefix, seq, r >> 48, r & 0xFFFFFFFFFFFF)
 
 
 def base36(n: int) -> str:
