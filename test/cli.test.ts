@@ -2,7 +2,17 @@
 // against the real server process on a temporary SQLite file.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -20,8 +30,11 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI with only the AGENTSPLIT_* variables given here (none inherited from the caller). */
-function cli(args: string[], env: Record<string, string> = {}, bin = BIN): Promise<Run> {
+/**
+ * Runs the CLI with only the AGENTSPLIT_* variables given here (none inherited from the caller); `input`,
+ * when given, is its stdin.
+ */
+function cli(args: string[], env: Record<string, string> = {}, bin = BIN, input?: string): Promise<Run> {
   const base = { ...process.env };
   delete base.AGENTSPLIT_URL;
   delete base.AGENTSPLIT_API_KEY;
@@ -29,8 +42,9 @@ function cli(args: string[], env: Record<string, string> = {}, bin = BIN): Promi
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: tmpdir(), // works from anywhere, not only from the checkout
       env: { ...base, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.end(input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -75,9 +89,50 @@ test('--help lists the commands and exits 0', async () => {
   for (const text of ['keys', '--url', '--key', '--json', 'AGENTSPLIT_URL', 'AGENTSPLIT_API_KEY']) {
     assert.ok(top.stdout.includes(text), `--help mentions ${text}:\n${top.stdout}`);
   }
-  for (const command of ['keys create', 'keys list', 'keys revoke']) {
+  for (const command of [
+    'keys create',
+    'keys list',
+    'keys revoke',
+    'experiments create --file',
+    'experiments list',
+    'experiments show',
+    'start|pause|complete|archive',
+    'analyze',
+    'results export',
+  ]) {
     assert.ok(top.stdout.includes(`agentsplit ${command}`), `--help shows ${command}`);
   }
+  for (const command of [
+    'experiments',
+    'start <slug>',
+    'pause <slug>',
+    'complete <slug>',
+    'archive <slug>',
+  ]) {
+    assert.ok(top.stdout.includes(`\n  ${command} `), `--help lists ${command}`);
+  }
+  const experiments = await cli(['experiments', '--help']);
+  assert.equal(experiments.code, 0);
+  assert.match(experiments.stdout, /list \[options\]/);
+  assert.match(experiments.stdout, /show <slug>/);
+  assert.match(experiments.stdout, /create \[options\]/);
+  const analyze = await cli(['analyze', '--help']);
+  assert.equal(analyze.code, 0);
+  for (const option of [
+    '--metric',
+    '--version',
+    '--method',
+    '--correction',
+    '--control',
+    '--alpha',
+    '--sided',
+  ]) {
+    assert.ok(analyze.stdout.includes(option), `analyze --help mentions ${option}`);
+  }
+  const exported = await cli(['results', 'export', '--help']);
+  assert.equal(exported.code, 0);
+  assert.match(exported.stdout, /--format <format>/);
+  assert.match(exported.stdout, /--output <file>/);
   const keys = await cli(['keys', '--help']);
   assert.equal(keys.code, 0);
   assert.match(keys.stdout, /create \[options\]/);
@@ -284,6 +339,619 @@ test('keys create, list and revoke against a real server', async (t) => {
         /^agentsplit: 404 no key with id 'no-such-key'.*\n$/,
       );
     });
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('experiments, status changes, analyze and results export against a real server', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentsplit-cli-'));
+  const server = await startServer({
+    API_KEY: ROOT_KEY,
+    DATA_DIR: dir,
+    DATABASE_URL: `sqlite:${join(dir, 'cli.db')}`,
+    RATE_LIMIT_PER_SECOND: '0',
+  });
+  const base = server.baseUrl;
+  const root = ['--url', base, '--key', ROOT_KEY];
+  const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await call(base, ROOT_KEY, method, path, body);
+    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${await res.clone().text()}`);
+    return (await res.json()) as T;
+  };
+  const apiText = async (path: string) => {
+    const res = await call(base, ROOT_KEY, 'GET', path);
+    assert.equal(res.status, 200);
+    return res.text();
+  };
+  const experiment = {
+    slug: 'checkout-prompt',
+    name: 'Checkout prompt',
+    description: 'Does a concise prompt answer as well?',
+    variants: [
+      { key: 'A', payload: { prompt: 'You are a helpful assistant.' }, trafficPercent: 50 },
+      {
+        key: 'B',
+        payload: { prompt: `You are a concise assistant. ${'Be brief. '.repeat(20)}` },
+        trafficPercent: 50,
+      },
+    ],
+  };
+  const expFile = join(dir, 'checkout-prompt.json');
+  writeFileSync(expFile, JSON.stringify(experiment));
+  try {
+    await t.test('experiments create --file prints the created experiment and its variants', async () => {
+      const run = await cli([...root, 'experiments', 'create', '--file', expFile]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stderr, '');
+      assert.match(run.stdout, /^created experiment checkout-prompt$/m);
+      assert.match(run.stdout, /^slug\s+checkout-prompt$/m);
+      assert.match(run.stdout, /^name\s+Checkout prompt$/m);
+      assert.match(run.stdout, /^status\s+draft$/m);
+      assert.match(run.stdout, /^assignment\s+random$/m);
+      assert.match(run.stdout, /^version\s+1$/m);
+      assert.match(run.stdout, /^VARIANT\s+TRAFFIC\s+PAYLOAD$/m);
+      assert.match(run.stdout, /^A\s+50%\s+\{"prompt":"You are a helpful assistant\."\}$/m);
+      // A long payload is cut to one readable line.
+      assert.match(run.stdout, /^B\s+50%\s+\{"prompt":"You are a concise assistant\. Be brief\.[^\n]*…$/m);
+      const stored = await api<{ slug: string; status: string }>('GET', '/experiment/checkout-prompt');
+      assert.equal(stored.status, 'draft');
+    });
+
+    await t.test('experiments create --file - reads stdin; --json prints the API answer as is', async () => {
+      const body = {
+        slug: 'support-prompt',
+        status: 'running',
+        assignment: 'sticky',
+        variants: [
+          { key: 'A', payload: { prompt: 'You are a helpful assistant.' }, trafficPercent: 50 },
+          { key: 'B', payload: { prompt: 'Answer in two sentences.' }, trafficPercent: 50 },
+        ],
+        metrics: [
+          { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.1 },
+          { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
+        ],
+      };
+      const run = await cli(
+        [...root, '--json', 'experiments', 'create', '--file', '-'],
+        {},
+        BIN,
+        JSON.stringify(body),
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout.trimEnd().split('\n').length, 1, 'one JSON document, nothing else');
+      const created = JSON.parse(run.stdout) as { slug: string; assignment: string; status: string };
+      assert.deepEqual(created, await api('GET', '/experiment/support-prompt'));
+      assert.equal(created.assignment, 'sticky');
+    });
+
+    await t.test('experiments create: a missing file, bad JSON or a non-object is one line', async () => {
+      assertFailsWith(
+        await cli([...root, 'experiments', 'create', '--file', join(dir, 'nope.json')]),
+        `agentsplit: cannot read ${join(dir, 'nope.json')}: no such file`,
+      );
+      assertFailsWith(
+        await cli([...root, 'experiments', 'create', '--file', dir]),
+        `agentsplit: cannot read ${dir}: it is a directory`,
+      );
+      const bad = join(dir, 'bad.json');
+      writeFileSync(bad, '{"slug": "x",\n  "variants": [}\n');
+      assertFailsWith(
+        await cli([...root, 'experiments', 'create', '--file', bad]),
+        new RegExp(`^agentsplit: ${bad.replaceAll('.', '\\.')} is not valid JSON: .+\\n$`),
+      );
+      assertFailsWith(
+        await cli([...root, 'experiments', 'create', '--file', '-'], {}, BIN, ''),
+        'agentsplit: stdin is not valid JSON: it is empty',
+      );
+      assertFailsWith(
+        await cli([...root, 'experiments', 'create', '--file', '-'], {}, BIN, '[{"slug": "x"}]'),
+        'agentsplit: stdin must hold one JSON object (the experiment), not an array',
+      );
+      assertFailsWith(await cli([...root, 'experiments', 'create']), /^agentsplit: .*--file.*\n$/);
+      // The API's own refusals: a duplicate slug, an invalid experiment.
+      assertFailsWith(
+        await cli([...root, 'experiments', 'create', '--file', expFile]),
+        "agentsplit: 409 an experiment with slug 'checkout-prompt' already exists",
+      );
+      assertFailsWith(
+        await cli(
+          [...root, 'experiments', 'create', '--file', '-'],
+          {},
+          BIN,
+          '{"slug": "x", "variants": []}',
+        ),
+        /^agentsplit: 400 .*variants.*\n$/,
+      );
+    });
+
+    await t.test(
+      'experiments list prints every experiment: slug, status, assignment, variants, version',
+      async () => {
+        const run = await cli([...root, 'experiments', 'list']);
+        assert.equal(run.code, 0, run.stderr);
+        const lines = run.stdout.trimEnd().split('\n');
+        assert.equal(lines.length, 3, run.stdout);
+        assert.match(lines[0]!, /^SLUG\s+STATUS\s+ASSIGNMENT\s+VARIANTS\s+VERSION$/);
+        assert.match(lines[1]!, /^checkout-prompt\s+draft\s+random\s+A 50%, B 50%\s+1$/);
+        assert.match(lines[2]!, /^support-prompt\s+running\s+sticky\s+A 50%, B 50%\s+1$/);
+        assert.equal(lines[2]!.indexOf('running'), lines[0]!.indexOf('STATUS'), 'aligned columns');
+
+        const running = await cli([...root, 'experiments', 'list', '--status', 'running']);
+        assert.equal(running.code, 0, running.stderr);
+        assert.equal(running.stdout.trimEnd().split('\n').length, 2);
+        assert.match(running.stdout, /^support-prompt\s/m);
+        const none = await cli([...root, 'experiments', 'list', '--status', 'archived']);
+        assert.deepEqual(none, { code: 0, stdout: 'no archived experiments\n', stderr: '' });
+        assertFailsWith(
+          await cli([...root, 'experiments', 'list', '--status', 'done']),
+          /^agentsplit: option '--status <status>' argument 'done' is invalid\. Allowed choices are draft, running, paused, completed, archived\.\n$/,
+        );
+        assertFailsWith(
+          await cli([...root, 'experiments', 'list', '--limit', '0']),
+          /^agentsplit: .*--limit.*whole number.*\n$/,
+        );
+      },
+    );
+
+    await t.test('experiments list --limit stops early; --json prints GET /experiments as is', async () => {
+      const limited = await cli([...root, 'experiments', 'list', '--limit', '1']);
+      assert.equal(limited.code, 0, limited.stderr);
+      assert.match(limited.stdout, /^checkout-prompt\s/m);
+      assert.ok(!limited.stdout.includes('support-prompt'));
+      assert.match(limited.stdout, /more: the first 1 shown \(--limit 1\)\n$/);
+      const json = await cli([...root, '--json', 'experiments', 'list', '--limit', '1']);
+      assert.equal(json.code, 0, json.stderr);
+      assert.equal(json.stdout, `${await apiText('/experiments?limit=1')}\n`);
+      const all = await cli([...root, 'experiments', 'list', '--json']);
+      assert.equal(all.stdout, `${await apiText('/experiments?limit=100')}\n`);
+    });
+
+    await t.test('experiments show prints the details and the variants; --json as is', async () => {
+      const run = await cli([...root, 'experiments', 'show', 'support-prompt']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /^status\s+running \(assigning\)$/m);
+      assert.match(run.stdout, /^assignment\s+sticky \(seed support-prompt\)$/m);
+      assert.match(run.stdout, /^metrics\s+success ↑ primary \(MDE 10%\), cost_usd ↓ guardrail$/m);
+      assert.match(run.stdout, /^B\s+50%\s+\{"prompt":"Answer in two sentences\."\}$/m);
+      const json = await cli([...root, 'experiments', 'show', 'support-prompt', '--json']);
+      assert.equal(json.stdout, `${await apiText('/experiment/support-prompt')}\n`);
+    });
+
+    await t.test(
+      'start, pause, complete and archive change the status; a wrong one is the 409 line',
+      async () => {
+        const slug = 'checkout-prompt';
+        for (const [command, status] of [
+          ['start', 'running'],
+          ['pause', 'paused'],
+          ['start', 'running'],
+          ['complete', 'completed'],
+        ] as const) {
+          const run = await cli([...root, command, slug]);
+          assert.deepEqual(
+            run,
+            { code: 0, stdout: `experiment ${slug} is now ${status}\n`, stderr: '' },
+            command,
+          );
+          assert.equal((await api<{ status: string }>('GET', `/experiment/${slug}`)).status, status);
+        }
+        assertFailsWith(
+          await cli([...root, 'start', slug]),
+          "agentsplit: 409 cannot change status from 'completed' to 'running'; allowed from 'completed': archived",
+        );
+        assertFailsWith(
+          await cli([...root, 'pause', slug]),
+          /^agentsplit: 409 cannot change status from 'completed' to 'paused'.*\n$/,
+        );
+        const archived = await cli([...root, '--json', 'archive', slug]);
+        assert.equal(archived.code, 0, archived.stderr);
+        const body = JSON.parse(archived.stdout) as { slug: string; status: string; active: boolean };
+        assert.deepEqual(body, await api('GET', `/experiment/${slug}`));
+        assert.equal(body.status, 'archived');
+      },
+    );
+
+    await t.test('an unknown slug is the 404 line for every command that takes one', async () => {
+      const line = "agentsplit: 404 no experiment with slug 'nope'";
+      for (const args of [
+        ['experiments', 'show', 'nope'],
+        ['start', 'nope'],
+        ['pause', 'nope'],
+        ['complete', 'nope'],
+        ['archive', 'nope'],
+        ['analyze', 'nope'],
+        ['results', 'export', 'nope'],
+      ]) {
+        assertFailsWith(await cli([...root, ...args]), line);
+      }
+      // Nothing is written for an export the server refused.
+      const file = join(dir, 'refused.csv');
+      assertFailsWith(await cli([...root, 'results', 'export', 'nope', '--output', file]), line);
+      assert.ok(!existsSync(file));
+    });
+
+    await t.test('no key, or a key without the scope, is one line for the new commands', async () => {
+      const noKey = 'agentsplit: no API key: pass --key or set AGENTSPLIT_API_KEY';
+      for (const args of [
+        ['experiments', 'list'],
+        ['experiments', 'show', 'support-prompt'],
+        ['experiments', 'create', '--file', expFile],
+        ['start', 'support-prompt'],
+        ['analyze', 'support-prompt'],
+        ['results', 'export', 'support-prompt'],
+      ]) {
+        assertFailsWith(await cli(['--url', base, ...args]), noKey);
+      }
+      assertFailsWith(
+        await cli(['--url', base, '--key', 'wrong-key-0123456789', 'analyze', 'support-prompt']),
+        'agentsplit: 401 Unauthorized',
+      );
+      const reader = await api<{ key: string }>('POST', '/keys', { name: 'reader', scopes: ['read'] });
+      assertFailsWith(
+        await cli(['--url', base, '--key', reader.key, 'pause', 'support-prompt']),
+        "agentsplit: 403 this key lacks the 'admin' scope (it has: 'read')",
+      );
+      const listed = await cli(['experiments', 'list'], {
+        AGENTSPLIT_URL: base,
+        AGENTSPLIT_API_KEY: reader.key,
+      });
+      assert.equal(listed.code, 0, listed.stderr);
+    });
+
+    // 300 users through the API: B succeeds far more often (80% against 40%) and costs less.
+    const users = 300;
+    const results: unknown[] = [];
+    for (let i = 1; i <= users; i++) {
+      const assigned = await api<{ variant: string; assignmentId: string }>(
+        'POST',
+        '/experiment/support-prompt/assign',
+        { userId: `user-${i}` },
+      );
+      const b = assigned.variant === 'B';
+      results.push({
+        variantKey: assigned.variant,
+        userId: `user-${i}`,
+        assignmentId: assigned.assignmentId,
+        metrics: {
+          success: i % 10 < (b ? 8 : 4),
+          cost_usd: (b ? 0.0019 : 0.0021) + (i % 3) * 0.0001,
+          rating: i % 5,
+        },
+        input: { question: `question, "quoted" ${i}` },
+      });
+    }
+    await api('POST', '/experiment/support-prompt/logs', { results });
+    const analysis = await api<{ exposures: Record<string, number>; results: Record<string, number> }>(
+      'GET',
+      '/experiment/support-prompt/analysis',
+    );
+
+    await t.test(
+      'analyze prints the verdict first, then a scorecard per metric, the SRM line, warnings',
+      async () => {
+        const run = await cli([...root, 'analyze', 'support-prompt']);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(run.stderr, '');
+        const lines = run.stdout.trimEnd().split('\n');
+        assert.match(
+          lines[0]!,
+          /^verdict: winner — B beats A on success: \+\d+(\.\d)? points \[.+\], p [<=] [\d.]+; cost_usd is .+$/,
+        );
+        assert.match(
+          lines[1]!,
+          /^support-prompt: frequentist, two-sided, 95% confidence intervals; control A; per user; version 1$/,
+        );
+        // Primary first, then the guardrail, then the undeclared metric.
+        const headings = lines.filter((l) => /^\w+ \(/.test(l));
+        assert.deepEqual(headings, [
+          'success (primary, proportion per user, higher is better)',
+          'cost_usd (guardrail, mean per user, lower is better)',
+          'rating (mean per user, no direction declared)',
+        ]);
+        const header = lines[lines.indexOf(headings[0]!) + 1]!;
+        assert.match(header, /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P-VALUE\s+SIGNIFICANCE$/);
+        const a = lines[lines.indexOf(headings[0]!) + 2]!;
+        const b = lines[lines.indexOf(headings[0]!) + 3]!;
+        assert.match(a, new RegExp(`^A\\s+${analysis.results.A}\\s+\\d+(\\.\\d+)?%\\s+control$`));
+        assert.match(
+          b,
+          new RegExp(
+            `^B\\s+${analysis.results.B}\\s+\\d+(\\.\\d+)?%\\s+\\+\\d+(\\.\\d)? points \\[\\+[\\d.]+, \\+[\\d.]+\\]\\s+` +
+              '\\+\\d+(\\.\\d)?% \\[\\+[\\d.]+%, \\+[\\d.]+%\\]\\s+(< 0\\.0001|0\\.0\\d+)\\s+✓ better$',
+          ),
+        );
+        assert.equal(b.indexOf('✓ better'), header.indexOf('SIGNIFICANCE'), 'aligned columns');
+        const costB = lines[lines.indexOf(headings[1]!) + 3]!;
+        assert.match(
+          costB,
+          /^B\s+\d+\s+0\.00\d+\s+-0\.000\d+ \[-0\.000\d+, -0\.000\d+\]\s+-\d+\.\d% \[.+\]\s+< 0\.0001\s+✓ better$/,
+        );
+        const ratingB = lines[lines.indexOf(headings[2]!) + 3]!;
+        assert.match(ratingB, /^B\s+\d+\s+[\d.]+\s+.+\s+not significant$/);
+        const exposures = `A ${analysis.exposures.A}, B ${analysis.exposures.B}`;
+        assert.ok(
+          lines.includes(`sample ratio  ${lines.find((l) => l.startsWith('sample ratio'))!.slice(14)}`),
+        );
+        assert.match(
+          lines.find((l) => l.startsWith('sample ratio'))!,
+          new RegExp(`^sample ratio  ok \\(chi-square [\\d.e-]+, p = [\\d.]+\\): exposures ${exposures}$`),
+        );
+        assert.ok(
+          lines.includes(`results       A ${analysis.results.A}, B ${analysis.results.B}`),
+          run.stdout,
+        );
+        assert.ok(
+          lines.includes(
+            'warning: no direction declared for rating: effects and intervals only, no chance to win',
+          ),
+        );
+      },
+    );
+
+    await t.test('analyze --json prints the API analysis as is, with the options passed on', async () => {
+      const run = await cli([...root, 'analyze', 'support-prompt', '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, `${await apiText('/experiment/support-prompt/analysis')}\n`);
+      const chosen = await cli([
+        ...root,
+        '--json',
+        'analyze',
+        'support-prompt',
+        '--metric',
+        'success',
+        '--metric',
+        'rating,success',
+        '--version',
+        '1',
+        '--method',
+        'sequential',
+        '--alpha',
+        '0.1',
+        '--sided',
+        'better',
+        '--n-star',
+        '1000',
+      ]);
+      assert.equal(chosen.code, 0, chosen.stderr);
+      assert.equal(
+        chosen.stdout,
+        `${await apiText('/experiment/support-prompt/analysis?metrics=success,rating&version=1&method=sequential&alpha=0.1&sided=better&nStar=1000')}\n`,
+      );
+      const body = JSON.parse(chosen.stdout) as {
+        version: number;
+        method: string;
+        metrics: { name: string }[];
+      };
+      assert.equal(body.version, 1);
+      assert.equal(body.method, 'sequential');
+      assert.deepEqual(body.metrics.map((m) => m.name).sort(), ['rating', 'success']);
+    });
+
+    await t.test(
+      'analyze --method bayesian shows the chance to be better; --correction the adjusted p',
+      async () => {
+        const bayes = await cli([
+          ...root,
+          'analyze',
+          'support-prompt',
+          '--method',
+          'bayesian',
+          '--metric',
+          'success,rating',
+        ]);
+        assert.equal(bayes.code, 0, bayes.stderr);
+        assert.match(bayes.stdout, /^verdict: winner — B beats A on success: .*chance to be better/m);
+        assert.match(
+          bayes.stdout,
+          /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+CHANCE BETTER\s+SIGNIFICANCE$/m,
+        );
+        assert.match(bayes.stdout, /^B\s+.+\s+(9\d|100)\.\d%\s+✓ better$/m);
+        assert.match(bayes.stdout, /^B\s+.+\s+— \(no direction\)\s+not significant$/m);
+        assert.ok(!bayes.stdout.includes('cost_usd ('), '--metric limits the metrics');
+        const holm = await cli([...root, 'analyze', 'support-prompt', '--correction', 'holm']);
+        assert.equal(holm.code, 0, holm.stderr);
+        assert.match(holm.stdout, /95% confidence intervals, holm correction;/);
+        assert.match(
+          holm.stdout,
+          /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P \(HOLM\)\s+SIGNIFICANCE$/m,
+        );
+      },
+    );
+
+    await t.test(
+      'analyze --version is the data version; the program --version still prints its own',
+      async () => {
+        const run = await cli([
+          ...root,
+          'analyze',
+          'support-prompt',
+          '--version',
+          '1',
+          '--metric',
+          'success',
+        ]);
+        assert.equal(run.code, 0, run.stderr);
+        assert.match(run.stdout, /^support-prompt: .*; version 1$/m);
+        const own = await cli(['--version']);
+        assert.equal(own.code, 0);
+        assert.match(own.stdout, /^\d+\.\d+\.\d+\n$/);
+        // --url, --key and --json go before or after the command, at any level.
+        const direct = await apiText('/experiment/support-prompt');
+        for (const args of [
+          ['--url', base, '--key', ROOT_KEY, '--json', 'experiments', 'show', 'support-prompt'],
+          ['experiments', 'show', 'support-prompt', '--url', base, '--key', ROOT_KEY, '--json'],
+          ['experiments', '--json', '--url', base, 'show', 'support-prompt', '--key', ROOT_KEY],
+        ]) {
+          const shown = await cli(args);
+          assert.equal(shown.code, 0, `${args.join(' ')}: ${shown.stderr}`);
+          assert.equal(shown.stdout, `${direct}\n`, args.join(' '));
+        }
+      },
+    );
+
+    await t.test('analyze: a bad option or one the API refuses is one line', async () => {
+      assertFailsWith(
+        await cli([...root, 'analyze', 'support-prompt', '--version', '9']),
+        'agentsplit: 400 version must be between 1 and 1 (got 9)',
+      );
+      assertFailsWith(
+        await cli([...root, 'analyze', 'support-prompt', '--metric', 'nope']),
+        /^agentsplit: 400 metric 'nope' has no data in 'support-prompt'.*\n$/,
+      );
+      assertFailsWith(
+        await cli([...root, 'analyze', 'support-prompt', '--control', 'Z']),
+        "agentsplit: 400 control 'Z' is not a variant of 'support-prompt' (variants: A, B)",
+      );
+      assertFailsWith(
+        await cli([...root, 'analyze', 'support-prompt', '--alpha', '2']),
+        /^agentsplit: .*--alpha.*between 0 and 0\.5.*\n$/,
+      );
+      assertFailsWith(
+        await cli([...root, 'analyze', 'support-prompt', '--method', 'magic']),
+        /^agentsplit: .*--method.*'magic' is invalid.*\n$/,
+      );
+      assertFailsWith(await cli([...root, 'analyze']), /^agentsplit: missing required argument 'slug'\n$/);
+    });
+
+    await t.test('analyze on an experiment without results says so', async () => {
+      await api('POST', '/experiments', {
+        slug: 'empty',
+        status: 'running',
+        variants: [
+          { key: 'A', payload: {}, trafficPercent: 50 },
+          { key: 'B', payload: {}, trafficPercent: 50 },
+        ],
+        metrics: [{ name: 'success', direction: 'increase', role: 'primary' }],
+      });
+      const run = await cli([...root, 'analyze', 'empty']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /^verdict: not-enough-data — .+$/m);
+      assert.match(run.stdout, /^no metrics yet: results logged with metrics appear here$/m);
+      assert.match(run.stdout, /^sample ratio {2}not checked: exposures A 0, B 0$/m);
+      assert.match(run.stdout, /^results {7}A 0, B 0$/m);
+    });
+
+    await t.test(
+      'results export streams the API export to stdout, NDJSON by default, byte for byte',
+      async () => {
+        const ndjson = await cli([...root, 'results', 'export', 'support-prompt']);
+        assert.equal(ndjson.code, 0, ndjson.stderr);
+        assert.equal(ndjson.stderr, '');
+        const direct = await apiText('/experiment/support-prompt/results/export?format=ndjson');
+        assert.equal(ndjson.stdout, direct);
+        assert.equal(ndjson.stdout.trimEnd().split('\n').length, users);
+        const csv = await cli([
+          ...root,
+          'results',
+          'export',
+          'support-prompt',
+          '--format',
+          'csv',
+          '--output',
+          '-',
+        ]);
+        assert.equal(csv.code, 0, csv.stderr);
+        assert.equal(csv.stdout, await apiText('/experiment/support-prompt/results/export?format=csv'));
+        assert.match(csv.stdout, /^logId,variantKey,/);
+      },
+    );
+
+    await t.test(
+      'results export --output writes the file and says so; nothing is left on failure',
+      async () => {
+        const file = join(dir, 'results.csv');
+        writeFileSync(file, 'an older export\n');
+        const run = await cli([
+          ...root,
+          'results',
+          'export',
+          'support-prompt',
+          '--format',
+          'csv',
+          '--output',
+          file,
+        ]);
+        assert.equal(run.code, 0, run.stderr);
+        const written = readFileSync(file, 'utf8');
+        assert.equal(written, await apiText('/experiment/support-prompt/results/export?format=csv'));
+        assert.equal(
+          run.stdout,
+          `exported support-prompt results to ${file} (${Buffer.byteLength(written).toLocaleString('en-US')} bytes, csv)\n`,
+        );
+        const quiet = await cli([
+          ...root,
+          '--json',
+          'results',
+          'export',
+          'support-prompt',
+          '--output',
+          join(dir, 'r.ndjson'),
+        ]);
+        assert.deepEqual(quiet, { code: 0, stdout: '', stderr: '' });
+        assert.equal(
+          readFileSync(join(dir, 'r.ndjson'), 'utf8'),
+          await apiText('/experiment/support-prompt/results/export'),
+        );
+        assertFailsWith(
+          await cli([
+            ...root,
+            'results',
+            'export',
+            'support-prompt',
+            '--output',
+            join(dir, 'no-dir', 'r.csv'),
+          ]),
+          `agentsplit: cannot write ${join(dir, 'no-dir', 'r.csv')}: no such directory`,
+        );
+        assertFailsWith(
+          await cli([...root, 'results', 'export', 'support-prompt', '--output', dir]),
+          `agentsplit: cannot write ${dir}: it is a directory`,
+        );
+        assert.deepEqual(
+          readdirSync(dir).filter((f) => f.endsWith('.partial')),
+          [],
+          'no partial file left behind',
+        );
+        assertFailsWith(
+          await cli([...root, 'results', 'export', 'support-prompt', '--format', 'xml']),
+          /^agentsplit: option '--format <format>' argument 'xml' is invalid.*\n$/,
+        );
+      },
+    );
+
+    await t.test(
+      'experiments list follows nextCursor past one page of 100; --limit across pages',
+      async () => {
+        for (let i = 0; i < 101; i++) {
+          await api('POST', '/experiments', {
+            slug: `bulk-${String(i).padStart(3, '0')}`,
+            variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
+          });
+        }
+        const total = 3 + 101;
+        const run = await cli([...root, 'experiments', 'list']);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(run.stdout.trimEnd().split('\n').length, 1 + total);
+        assert.match(run.stdout, /^bulk-100\s+draft\s+random\s+A 100%\s+1\n$/m);
+        const json = await cli([...root, '--json', 'experiments', 'list']);
+        const listed = JSON.parse(json.stdout) as {
+          experiments: { slug: string }[];
+          nextCursor: string | null;
+        };
+        assert.equal(listed.experiments.length, total);
+        assert.equal(listed.nextCursor, null);
+        const firstPage = JSON.parse(await apiText('/experiments?limit=100')) as typeof listed;
+        assert.deepEqual(listed.experiments.slice(0, 100), firstPage.experiments);
+        const limited = JSON.parse(
+          (await cli([...root, '--json', 'experiments', 'list', '--limit', '102'])).stdout,
+        ) as typeof listed;
+        assert.equal(limited.experiments.length, 102);
+        assert.notEqual(limited.nextCursor, null, 'the cursor to go on from');
+      },
+    );
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;

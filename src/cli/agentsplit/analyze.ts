@@ -115,21 +115,24 @@ export function registerAnalyze(program: Command): void {
       positiveInteger,
     )
     .addOption(
-      new Option('--method <method>', 'frequentist (fixed horizon), sequential (look often) or bayesian')
-        .choices(['frequentist', 'sequential', 'bayesian'])
-        .default(undefined, 'frequentist'),
+      new Option(
+        '--method <method>',
+        'frequentist: fixed horizon (the default); sequential: look as often as you like; bayesian: chance to be better',
+      ).choices(['frequentist', 'sequential', 'bayesian']),
     )
     .addOption(
-      new Option('--correction <c>', 'adjust p-values across metrics × treatments (not bayesian)')
-        .choices(['none', 'holm', 'bh'])
-        .default(undefined, 'none'),
+      new Option(
+        '--correction <c>',
+        'adjust the p-values of every metric × treatment together (default: none; not for bayesian)',
+      ).choices(['none', 'holm', 'bh']),
     )
     .option('--control <key>', 'the variant the others are compared with (default: the first variant)')
     .option('--alpha <a>', 'significance level, between 0 and 0.5 (default: 0.05)', alpha)
     .addOption(
-      new Option('--sided <s>', "the alternative: two, greater, less, or better (each metric's direction)")
-        .choices(['two', 'greater', 'less', 'better'])
-        .default(undefined, 'two'),
+      new Option(
+        '--sided <s>',
+        "two-sided (the default), greater, less, or better: toward each metric's declared direction",
+      ).choices(['two', 'greater', 'less', 'better']),
     )
     .option(
       '--n-star <n>',

@@ -111,7 +111,7 @@ export function registerExperiments(program: Command): void {
           ]),
         ),
       );
-      if (cursor !== null) out(`(more: --limit ${options.limit} reached)\n`);
+      if (cursor !== null) out(`… and more: the first ${listed.length} shown (--limit ${options.limit})\n`);
     });
 
   experiments
@@ -140,14 +140,14 @@ export function registerExperiments(program: Command): void {
     });
 
   for (const [name, status, what] of [
-    ['start', 'running', 'start assigning variants (from draft or paused)'],
-    ['pause', 'paused', 'stop assigning until started again; results are still accepted'],
-    ['complete', 'completed', 'end the experiment (from running or paused); results are still accepted'],
-    ['archive', 'archived', 'put the experiment away (from any status)'],
+    ['start', 'running', 'assign variants, from draft or paused'],
+    ['pause', 'paused', 'stop assigning until started again'],
+    ['complete', 'completed', 'end it, from running or paused'],
+    ['archive', 'archived', 'put it away, from any status'],
   ] as const) {
     program
       .command(name)
-      .description(`${what}: PATCH {"status": "${status}"} (needs an admin key)`)
+      .description(`status ${status}: ${what}; needs an admin key`)
       .argument('<slug>', "the experiment's slug")
       .action(async (slug: string, _options: unknown, command: Command) => {
         const { api, json, out } = session(command);

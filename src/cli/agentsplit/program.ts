@@ -23,6 +23,21 @@ export function buildProgram(): Command {
       ),
     )
     .option('--json', "print the API's JSON as is, for scripts (default: tables for people)")
+    // The program's options end at the command's name, so that a command's own option may share a global
+    // one's name (analyze --version <n> is not the program's --version); every command takes the global
+    // options too (acceptGlobalOptions), so they still work before or after the command.
+    .enablePositionalOptions()
+    .configureHelp({
+      // As commander's, but '[options]' only for a command with options of its own (not the hidden globals).
+      subcommandTerm: (command) => {
+        const args = command.registeredArguments.map((arg) => {
+          const name = `${arg.name()}${arg.variadic ? '...' : ''}`;
+          return arg.required ? `<${name}>` : `[${name}]`;
+        });
+        const options = command.options.some((option) => !option.hidden) ? ' [options]' : '';
+        return [`${command.name()}${options}`, ...args].join(' ');
+      },
+    })
     .configureOutput({
       // Commander's own errors (unknown option, missing argument) read like ours: one `agentsplit: ...` line.
       outputError: (text, write) => write(`agentsplit: ${oneLine(text.replace(/^error: /, ''))}\n`),
@@ -44,7 +59,7 @@ export function buildProgram(): Command {
         '  agentsplit keys revoke <id>',
         "  agentsplit --json experiments list   (the API's JSON as is, for scripts)",
         '',
-        "Each command's options: agentsplit analyze --help, agentsplit keys create --help",
+        "--url, --key and --json go before or after the command. Each command's options: agentsplit analyze --help",
         '',
       ].join('\n'),
     );
@@ -52,7 +67,23 @@ export function buildProgram(): Command {
   registerAnalyze(program);
   registerResults(program);
   registerKeys(program);
+  acceptGlobalOptions(program);
   return program;
+}
+
+/**
+ * `agentsplit keys list --json` as well as `agentsplit --json keys list`: every command below the program
+ * takes --url, --key and --json too (hidden from its help; the program's help lists them). session()
+ * reads the one nearest the command, then the program's with its variable and default.
+ */
+function acceptGlobalOptions(parent: Command): void {
+  for (const command of parent.commands) {
+    command
+      .addOption(new Option('--url <url>').hideHelp())
+      .addOption(new Option('--key <key>').hideHelp())
+      .addOption(new Option('--json').hideHelp());
+    acceptGlobalOptions(command);
+  }
 }
 
 /** Runs the command line; answers the exit code (commander exits by itself for --help and bad usage). */
