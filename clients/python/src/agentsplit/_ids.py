@@ -9,6 +9,7 @@ server accepts either.
 from __future__ import annotations
 
 import base64
+import os
 import random
 import re
 import threading
@@ -46,6 +47,16 @@ def uuid7(_time_ns=time.time_ns, _gb=_getrandbits, _lock=_lock, _st=_state) -> s
     _lock.release()
     r = _gb(62) | 0x8000000000000000
     return "%s%03x-%04x-%012x" % (prefix, seq, r >> 48, r & 0xFFFFFFFFFFFF)
+
+
+def _after_fork_in_child() -> None:
+    # another thread may have held the lock at the fork: it is gone in the child
+    if _lock.locked():
+        _lock.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def base36(n: int) -> str:

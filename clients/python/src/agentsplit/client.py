@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
+import weakref
 from typing import Any, Optional
 
 import httpx
@@ -24,6 +26,7 @@ class Client(_ClientBase):
         kw: dict = {"timeout": self.timeout, "headers": self._headers}
         if transport is not None:
             kw["transport"] = transport
+        self._http_options = kw
         # One connection pool for the callers' assigns, one for the worker (a slow batch never holds an assign).
         self._http = httpx.Client(base_url=self.base_url or "http://invalid", **kw)
         self._worker_http = httpx.Client(base_url=self.base_url or "http://invalid", **kw)
@@ -34,9 +37,16 @@ class Client(_ClientBase):
         self._thread: Optional[threading.Thread] = None
         if self.enabled and self.local:
             self._refresh_definitions()  # the first fetch, bounded by timeout; a failure leaves defaults
-        if self.enabled:
-            self._thread = threading.Thread(target=self._run, name="agentsplit-delivery", daemon=True)
-            self._thread.start()
+        self._start_worker()
+        if hasattr(os, "register_at_fork"):
+            ref = weakref.ref(self)
+
+            def after_fork_in_child() -> None:
+                c = ref()
+                if c is not None:
+                    c._after_fork()
+
+            os.register_at_fork(after_in_child=after_fork_in_child)
         self._registered = bool(self.flush_at_exit)
         if self._registered:
             atexit.register(self._at_exit)
@@ -127,6 +137,29 @@ class Client(_ClientBase):
         self.close()
 
     # the worker ------------------------------------------------------------------------------------
+    def _start_worker(self) -> None:
+        if self.enabled and not self._closed:
+            self._thread = threading.Thread(target=self._run, name="agentsplit-delivery", daemon=True)
+            self._thread.start()
+
+    def _after_fork(self) -> None:
+        """In a forked child: the worker thread is gone, connections and locks are the parent's. Start
+        afresh with an empty queue (the parent delivers what it had queued)."""
+        try:
+            base = self.base_url or "http://invalid"
+            self._http = httpx.Client(base_url=base, **self._http_options)
+            self._worker_http = httpx.Client(base_url=base, **self._http_options)
+            d = self._delivery
+            d.lock = threading.Lock()
+            d.queue.clear()
+            d.pending.clear()
+            self._wake_event = threading.Event()
+            self._idle_cond = threading.Condition()
+            self._flush_requested = False
+            self._start_worker()
+        except Exception:
+            logger.warning("agentsplit: could not restart after fork", exc_info=True)
+
     def _wake(self) -> None:
         if not self._wake_event.is_set():
             self._wake_event.set()
