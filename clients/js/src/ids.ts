@@ -15,6 +15,10 @@ const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 // (21 characters: rand_a, the variant nibble, rand_b) written as character codes into one buffer from one
 // getRandomValues call, decoded to one string. A tail is then a slice of it (no copy) and the id's check
 // reads its characters from that flat string.
+// Global in Node 19+; Node 18 has it only as node:crypto's webcrypto.
+const webCrypto: { getRandomValues<T extends Uint8Array>(a: T): T } =
+  globalThis.crypto ?? (await import('node:crypto')).webcrypto;
+
 const TAIL = 21;
 const SEGMENTS = 3072;
 const HEXC = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
@@ -25,7 +29,7 @@ let tailAt = SEGMENTS * TAIL;
 
 function refillTails(): void {
   const rnd = new Uint8Array(SEGMENTS * 10);
-  crypto.getRandomValues(rnd);
+  webCrypto.getRandomValues(rnd);
   const out = new Uint8Array(SEGMENTS * TAIL);
   for (let s = 0; s < SEGMENTS; s++) {
     const r = s * 10;
