@@ -5,7 +5,8 @@
 // figures are wrk's at 64), the same SQLite service started with LOG_LEVEL=warn for assign and log
 // (reported beside the default level), assign's p99 at half its maximum rate against the baseline's at
 // that rate, analysis over 1M results and peak RSS; the targets table of issue 13 last, and JSON in
-// bench/results/. `--full` for the long run (5 × 10 s), `--generator=autocannon` where wrk is missing.
+// bench/results/. `--full` for the long run (5 × 10 s), `--generator=autocannon` where wrk is missing;
+// `--clients` runs the client libraries' benches instead (bench/clients.ts).
 
 import { execFile, execFileSync } from 'node:child_process';
 import {
@@ -707,6 +708,11 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     ),
   );
   process.stdout.write(`results written to ${file}\n`);
+}
+
+if (process.argv.includes('--clients')) {
+  const { benchClients } = await import('./clients.js');
+  process.exit(benchClients());
 }
 
 main().catch((err) => {
