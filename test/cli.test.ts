@@ -13,6 +13,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -968,6 +969,46 @@ test('an unreachable server exits 1 with a cannot-reach line', async () => {
   assertFailsWith(
     await cli(['keys', 'list'], { AGENTSPLIT_URL: 'ftp://example.com', AGENTSPLIT_API_KEY: ROOT_KEY }),
     "agentsplit: invalid server address 'ftp://example.com': expected http:// or https://",
+  );
+});
+
+test('results export cut off midway exits 1 with one line and leaves no file', async () => {
+  // A server that starts the export, sends a few lines, then drops the connection.
+  const server = createHttpServer((req, res) => {
+    if (req.headers['x-api-key'] !== ROOT_KEY) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"Unauthorized"}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.write('{"logId":"1"}\n{"logId":"2"}\n');
+    setTimeout(() => res.socket?.destroy(), 50);
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'agentsplit-cut-'));
+  try {
+    const file = join(dir, 'results.ndjson');
+    assertFailsWith(
+      await cli(['--url', url, '--key', ROOT_KEY, 'results', 'export', 'x', '--output', file]),
+      /^agentsplit: the transfer stopped midway: .+\n$/,
+    );
+    assert.deepEqual(readdirSync(dir), [], 'neither the file nor a partial one');
+    const toStdout = await cli(['--url', url, '--key', ROOT_KEY, 'results', 'export', 'x']);
+    assert.equal(toStdout.code, 1);
+    assert.equal(toStdout.stdout, '{"logId":"1"}\n{"logId":"2"}\n', 'what arrived, then the error');
+    assert.match(toStdout.stderr, /^agentsplit: the transfer stopped midway: .+\n$/);
+    assertFailsWith(
+      await cli(['--url', url, '--key', 'wrong-key-0123456789', 'results', 'export', 'x']),
+      'agentsplit: 401 Unauthorized',
+    );
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const closed = `http://127.0.0.1:${await closedPort()}`;
+  assertFailsWith(
+    await cli(['--url', closed, '--key', ROOT_KEY, 'results', 'export', 'x']),
+    `agentsplit: cannot reach ${closed}: connection refused`,
   );
 });
 

@@ -1,7 +1,9 @@
 // The CLI's HTTP client: one request to the agentsplit API with the key, and every way it can fail
-// turned into a one-line CliError. Node's global fetch only; it never touches the database.
+// turned into a one-line CliError. Node's global fetch (node:http for the streamed export); it never
+// touches the database.
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 
 /** A failure the CLI reports as `agentsplit: <message>` on stderr with exit code 1. */
 export class CliError extends Error {}
@@ -28,74 +30,71 @@ export class Api {
 
   /** Sends the request; answers 2xx, throws a CliError for anything else. */
   async request(method: string, path: string, body?: unknown): Promise<Answer> {
-    const res = await this.send(method, path, AbortSignal.timeout(TIMEOUT_MS), body);
-    const text = await res.text().catch(() => '');
-    if (res.status >= 200 && res.status < 300) return { status: res.status, text };
-    throw failure(res, text);
-  }
-
-  /**
-   * A GET whose body is streamed, never read whole (the results export): answers the 2xx body as a Node
-   * stream that reads from the socket only as fast as it is consumed; throws a CliError for anything
-   * else. The timeout covers the wait for the headers and then each gap between chunks, so a long export
-   * is never cut off while data still arrives. A failure midway errors the stream with a CliError.
-   */
-  async stream(path: string, accept: string): Promise<Readable> {
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => controller.abort(new StalledError()), TIMEOUT_MS);
-    };
-    arm();
-    const res = await this.send('GET', path, controller.signal, undefined, accept).finally(() =>
-      clearTimeout(timer),
-    );
-    if (res.status < 200 || res.status >= 300 || res.body === null) {
-      throw failure(res, await res.text().catch(() => ''));
-    }
-    const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
-    async function* chunks(): AsyncGenerator<Buffer> {
-      arm();
-      try {
-        for await (const chunk of body) {
-          arm();
-          yield chunk as Buffer;
-        }
-      } catch (err) {
-        const stalled =
-          err instanceof StalledError || (err as { cause?: unknown })?.cause instanceof StalledError;
-        throw new CliError(
-          `the transfer stopped midway: ${stalled ? `no data for ${TIMEOUT_MS / 1000} s` : reason(err)}`,
-        );
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-    return Readable.from(chunks(), { objectMode: false });
-  }
-
-  private async send(
-    method: string,
-    path: string,
-    signal: AbortSignal,
-    body?: unknown,
-    accept = 'application/json',
-  ): Promise<Response> {
-    const headers: Record<string, string> = { 'x-api-key': this.key, accept };
+    const headers: Record<string, string> = { 'x-api-key': this.key, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
     try {
-      return await fetch(this.base + path, {
+      res = await fetch(this.base + path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         // The key is in a header, which fetch would carry along a redirect to another host: never follow.
         redirect: 'manual',
-        signal,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (err) {
       throw new CliError(`cannot reach ${this.base}: ${reason(err)}`);
     }
+    const text = await res.text().catch(() => '');
+    if (res.status >= 200 && res.status < 300) return { status: res.status, text };
+    throw failure(res.status, res.statusText, res.headers.get('location'), text);
+  }
+
+  /**
+   * A GET whose body is streamed, never read whole (the results export): answers the 2xx body as a Node
+   * stream that reads from the socket only as fast as it is consumed; throws a CliError for anything
+   * else, and a failure midway errors the stream with a CliError. The timeout is the socket's idle time,
+   * so a long export is never cut off while data still arrives.
+   *
+   * node:http rather than fetch: Node 20's fetch (undici 6) turns backpressure from a slower consumer
+   * (a file, `| gzip`) into repeated copies of its socket buffer — 100k results (82 MB) to a file took
+   * 46 s and 300 MB instead of 2 s and 60 MB (nodejs/undici#2014).
+   */
+  async stream(path: string, accept: string): Promise<Readable> {
+    const url = new URL(this.base + path);
+    let stalled = false;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      // No agent: one connection, closed at the end (a kept-alive socket would hold the process open).
+      const req = send(url, {
+        headers: { 'x-api-key': this.key, accept },
+        agent: false,
+        timeout: TIMEOUT_MS,
+      });
+      req.on('response', resolve);
+      req.on('timeout', () => {
+        stalled = true;
+        req.destroy(new StalledError());
+      });
+      req.on('error', (err) => reject(new CliError(`cannot reach ${this.base}: ${reason(err)}`)));
+      req.end();
+    });
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const location = res.headers.location ?? null;
+      throw failure(status, res.statusMessage ?? '', location, await shortText(res));
+    }
+    async function* chunks(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of res) yield chunk as Buffer;
+      } catch (err) {
+        const why = stalled ? `no data for ${TIMEOUT_MS / 1000} s` : reason(err);
+        throw new CliError(`the transfer stopped midway: ${why}`);
+      }
+      // A chunked answer cut short ends without an error on some versions: a complete one is 'complete'.
+      if (!res.complete) throw new CliError('the transfer stopped midway: the connection closed early');
+    }
+    return Readable.from(chunks(), { objectMode: false });
   }
 
   /** The answer's JSON (the API always answers JSON on success, except 204). */
@@ -110,17 +109,30 @@ export class Api {
 }
 
 /** A non-2xx answer as one line: the status and the API's error text. */
-function failure(res: Response, text: string): CliError {
-  if (res.status >= 300 && res.status < 400) {
-    const to = res.headers.get('location');
+function failure(status: number, statusText: string, location: string | null, text: string): CliError {
+  if (status >= 300 && status < 400) {
     return new CliError(
-      `${res.status} the server redirects${to ? ` to ${oneLine(to)}` : ''}; pass the final address as --url`,
+      `${status} the server redirects${location ? ` to ${oneLine(location)}` : ''}; pass the final address as --url`,
     );
   }
-  return new CliError(`${res.status} ${errorText(text) ?? (res.statusText || 'error')}`);
+  return new CliError(`${status} ${errorText(text) ?? (statusText || 'error')}`);
 }
 
-/** Why a stream was aborted: no data (or no headers) for TIMEOUT_MS. */
+/** The start of an error answer's body (an error is a short JSON object; never read more than 64 KB). */
+async function shortText(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res) {
+      chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      if (size > 65_536) break;
+    }
+  } catch {}
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Why a stream was cut: no data (or no headers) for TIMEOUT_MS. */
 class StalledError extends Error {
   override name = 'TimeoutError';
 }
