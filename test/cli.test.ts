@@ -836,6 +836,39 @@ test('experiments, status changes, analyze and results export against a real ser
     });
 
     await t.test(
+      'analyze says how many more units a metric with an MDE needs; one-sided intervals',
+      async () => {
+        await api('POST', '/experiments', {
+          slug: 'mde',
+          status: 'running',
+          variants: [
+            { key: 'A', payload: {}, trafficPercent: 50 },
+            { key: 'B', payload: {}, trafficPercent: 50 },
+          ],
+          metrics: [
+            { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.05 },
+          ],
+        });
+        await api('POST', '/experiment/mde/logs', {
+          results: Array.from({ length: 200 }, (_, i) => ({
+            variantKey: i % 2 ? 'A' : 'B',
+            metrics: { success: i % 5 < 3 },
+          })),
+        });
+        const run = await cli([...root, 'analyze', 'mde', '--sided', 'greater']);
+        assert.equal(run.code, 0, run.stderr);
+        assert.match(run.stdout, /^verdict: no-winner-yet — .+$/m);
+        assert.match(run.stdout, /^mde: frequentist, one-sided \(greater\), 95% confidence intervals;/m);
+        assert.match(
+          run.stdout,
+          /^B\s+100\s+60%\s+0 points \[-[\d.]+, \+∞\]\s+0\.00% \[-[\d.]+%, \+∞\]\s+0\.5\s+not significant$/m,
+        );
+        assert.match(run.stdout, /^ {2}B needs about [\d,]+ more calls per variant to detect \+5\.0%$/m);
+        assert.match(run.stdout, /^sample ratio {2}not checked: exposures A 0, B 0$/m);
+      },
+    );
+
+    await t.test(
       'results export streams the API export to stdout, NDJSON by default, byte for byte',
       async () => {
         const ndjson = await cli([...root, 'results', 'export', 'support-prompt']);
@@ -926,13 +959,15 @@ test('experiments, status changes, analyze and results export against a real ser
     await t.test(
       'experiments list follows nextCursor past one page of 100; --limit across pages',
       async () => {
+        const before = (await api<{ experiments: unknown[] }>('GET', '/experiments?limit=100')).experiments
+          .length;
         for (let i = 0; i < 101; i++) {
           await api('POST', '/experiments', {
             slug: `bulk-${String(i).padStart(3, '0')}`,
             variants: [{ key: 'A', payload: {}, trafficPercent: 100 }],
           });
         }
-        const total = 3 + 101;
+        const total = before + 101;
         const run = await cli([...root, 'experiments', 'list']);
         assert.equal(run.code, 0, run.stderr);
         assert.equal(run.stdout.trimEnd().split('\n').length, 1 + total);
