@@ -251,6 +251,64 @@ describe('local evaluation', { skip: SKIP_BACKEND }, () => {
     assertError(await exposures([{ experiment: exp.slug, assignmentId: good }], await newKey(['log'])), 403);
   });
 
+  test('an id twice in a batch counts once; ids naming users assign refuses are rejected', async () => {
+    const exp = await api.createExperiment({ slug: uniqueSlug('expo-users') });
+    const d = await definition(exp.slug);
+    const id = localId(d, 1, 'u-1');
+    const long = 'x'.repeat(600);
+    const res = await exposures([
+      { experiment: exp.slug, assignmentId: id },
+      { experiment: exp.slug, assignmentId: id },
+      { experiment: exp.slug, assignmentId: localId(d, 0, '') },
+      { experiment: exp.slug, assignmentId: localId(d, 0, 'a\u0000b') },
+      { experiment: exp.slug, assignmentId: localId(d, 0, long) },
+      { experiment: exp.slug, assignmentId: localId(d, 0, '🙂'.repeat(512)) }, // 512 characters: fine
+    ]);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json() as { accepted: number; rejected: { index: number; error: string }[] };
+    assert.equal(body.accepted, 2);
+    assert.deepEqual(
+      body.rejected.map((r) => r.index),
+      [1, 2, 3, 4],
+    );
+    assert.match(body.rejected[0]!.error, /appears earlier in this batch: counted once/);
+    assert.match(body.rejected[1]!.error, /was not made for experiment/);
+    assert.ok(body.rejected[3]!.error.length < 250, 'a long id is shortened in the message');
+    assert.deepEqual(await exposureCounts(exp.slug), { A: 1, B: 1 });
+    // feedback by an id naming a NUL user is refused like any id the service never issued
+    const fb = await api.post(`/experiment/${exp.slug}/feedback`, {
+      assignmentId: localId(d, 0, 'a\u0000b'),
+      metrics: { thumbs_up: true },
+    });
+    assertError(fb, 404, /issued no assignment/);
+  });
+
+  test('feedback names the assignment by its UUID: either check, any user id length, one value', async () => {
+    const exp = await api.createExperiment({ slug: uniqueSlug('expo-fb'), assignment: 'sticky' });
+    const d = await definition(exp.slug);
+    const user = '🙂'.repeat(512); // the longest user id assign takes: an id of about 2,800 characters
+    const fnvId = localId(d, stickyVariant(d, user), user, 'fnv');
+    const body = fnvId.slice(0, fnvId.lastIndexOf('.'));
+    const sameWithCrc = `${body}.${crc32(body, d.assignmentIdKey).toString(16).padStart(8, '0')}`;
+    assert.notEqual(fnvId, sameWithCrc);
+    for (const [assignmentId, up] of [
+      [fnvId, true],
+      [sameWithCrc, false],
+    ] as const) {
+      const res = await api.post(`/experiment/${exp.slug}/feedback`, {
+        assignmentId,
+        metrics: { thumbs_up: up },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const analysis = (await api.get(`/experiment/${exp.slug}/analysis`)).json() as {
+      metrics: { name: string; variants: { key: string; n: number; mean: number | null }[] }[];
+    };
+    const thumbs = analysis.metrics.find((m) => m.name === 'thumbs_up')!;
+    const arm = thumbs.variants.find((v) => v.n > 0)!;
+    assert.deepEqual([arm.n, arm.mean], [1, 0], 'the second value replaced the first: one assignment');
+  });
+
   test('bad bodies are 400 and store nothing', async () => {
     const exp = await api.createExperiment({ slug: uniqueSlug('expo-bad') });
     const d = await definition(exp.slug);

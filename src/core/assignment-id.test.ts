@@ -32,3 +32,20 @@ test("a client's id with the CRC-32 check (ADR 0019) reads back like the server'
   // zlib's CRC-32 of the body's bytes, started from the key: what Python computes with zlib.crc32(body, 7)
   assert.equal(crcCheck(7, 'abc'), '306b5747');
 });
+
+test('an id naming a user assign would refuse (empty, NUL, over 512 characters, not UTF-8) reads as null', () => {
+  const made = (userId: string) => assignmentIdFor(UUID, 7, { version: 1, variantIndex: 0, userId });
+  for (const userId of ['', 'a\u0000b', 'x'.repeat(513), '🙂'.repeat(513)]) {
+    assert.equal(readAssignmentId(made(userId), 7), null, JSON.stringify(userId.slice(0, 20)));
+  }
+  // 512 characters outside the BMP are 1024 UTF-16 units: still 512 characters, as assign counts them
+  assert.equal(readAssignmentId(made('🙂'.repeat(512)), 7)?.userId, '🙂'.repeat(512));
+  assert.equal(
+    readAssignmentId(made('a\ufffdb'), 7)?.userId,
+    'a\ufffdb',
+    'a real U+FFFD is a character like any',
+  );
+  // bytes that are not UTF-8, with a valid check over them, name no user assign could have been given
+  const body = `${UUID}.1.0.${Buffer.from([0x61, 0xff, 0x62]).toString('base64')}`;
+  assert.equal(readAssignmentId(`${body}.${crcCheck(7, body)}`, 7), null);
+});

@@ -47,6 +47,17 @@ export function assignmentIdFor(uuid: string, experimentId: number, issued: Issu
   return `${body}.${check(experimentId, body)}`;
 }
 
+/**
+ * What assign accepts as a userId (1-512 characters, no NUL, valid UTF-8): an id naming any other user
+ * was never issued by this service, even with a good check (a client's local assign made it wrongly).
+ */
+function acceptableUserId(userId: string, encoded: string): boolean {
+  if (userId.length === 0 || userId.includes('\u0000')) return false;
+  // U+FFFD may be a replacement for bytes that were not UTF-8: then the user does not encode back.
+  if (userId.includes('\ufffd') && Buffer.from(userId, 'utf8').toString('base64') !== encoded) return false;
+  return userId.length <= 512 || [...userId].length <= 512;
+}
+
 const SHAPE = /^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$/;
 
 /** What an id says it was issued for in this experiment, or null when this service did not issue it there. */
@@ -56,5 +67,6 @@ export function readAssignmentId(id: string, experimentId: number): IssuedAssign
   const body = id.slice(0, id.length - 9);
   if (check(experimentId, body) !== m[5] && crcCheck(experimentId, body) !== m[5]) return null;
   const userId = Buffer.from(m[4]!, 'base64').toString('utf8');
+  if (!acceptableUserId(userId, m[4]!)) return null;
   return { version: Number.parseInt(m[2]!, 36), variantIndex: Number.parseInt(m[3]!, 36), userId };
 }

@@ -7,7 +7,7 @@ import { definitionsOf } from '../services/definitions.js';
 import type { ExperimentCache } from '../services/experiment-cache.js';
 import type { ExposureReceipt, ExposureService } from '../services/exposures.js';
 import { type Route, route, Tagged } from './route.js';
-import { errorResponses, JsonObjectSchema, unavailableResponse } from './schemas.js';
+import { errorResponses, JsonObjectSchema, MAX_ASSIGNMENT_ID, unavailableResponse } from './schemas.js';
 
 const tags = ['local evaluation'];
 
@@ -64,7 +64,7 @@ const ExposuresBody = Type.Object(
           experiment: Type.String({ minLength: 1, maxLength: 100, description: "The experiment's slug" }),
           assignmentId: Type.String({
             minLength: 1,
-            maxLength: 1000,
+            maxLength: MAX_ASSIGNMENT_ID,
             description: "Made by the client in the server's form (docs/client-contract.md)",
           }),
           context: Type.Optional(JsonObjectSchema),

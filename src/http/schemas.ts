@@ -221,6 +221,12 @@ export const ListExperimentsQuery = Type.Object({
 
 const UserId = Type.String({ minLength: 1, maxLength: 512 });
 
+/**
+ * An assignment id carries its user in base64: 512 characters of 4 UTF-8 bytes each make 2,732, plus
+ * the UUID, version, variant and check (core/assignment-id.ts).
+ */
+export const MAX_ASSIGNMENT_ID = 2800;
+
 export const AssignBody = Type.Object(
   {
     userId: UserId,
@@ -274,7 +280,7 @@ export const LogBody = Type.Object(
     assignmentId: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: 1000,
+        maxLength: MAX_ASSIGNMENT_ID,
         description: "The assign answer's assignmentId: the variant it names is checked against variantKey",
       }),
     ),
@@ -305,7 +311,11 @@ export const LogResponse = Type.Object(
 export const FeedbackBody = Type.Object(
   {
     assignmentId: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, description: 'The assignment the feedback is about' }),
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_ASSIGNMENT_ID,
+        description: 'The assignment the feedback is about',
+      }),
     ),
     logId: Type.Optional(
       Type.String({

@@ -44,7 +44,7 @@ export interface FeedbackValue {
 export interface NewFeedback {
   feedbackId: string;
   experimentId: number;
-  /** 'a:<assignmentId>' or 'l:<logId>'. */
+  /** 'a:<the assignment id's UUID>' or 'l:<logId>'. */
   target: string;
   version: number;
   variantKey: string;

@@ -5,7 +5,7 @@ import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { normalizeTime } from '../core/time.js';
-import type { ExperimentCache } from './experiment-cache.js';
+import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { IssuedAssignments } from './issued-assignments.js';
 
 export interface ExposureInput {
@@ -40,26 +40,49 @@ export class ExposureService {
     const now = this.deps.now();
     const placed: Exposure[] = [];
     const rejected: ExposureReceipt['rejected'] = [];
+    // One lookup per experiment, not per item: a batch names a few experiments many times.
+    const experiments = new Map<string, Promise<LiveExperiment | undefined>>();
+    const find = (slug: string) => {
+      let found = experiments.get(slug);
+      if (found === undefined) {
+        found = this.deps.experiments.find(slug);
+        experiments.set(slug, found);
+      }
+      return found;
+    };
+    const seen = new Set<string>();
     for (const [index, input] of inputs.entries()) {
-      const placedOne = await this.place(input, allowed, now);
+      const key = `${input.experiment}\n${input.assignmentId}`;
+      const placedOne = seen.has(key)
+        ? `assignmentId '${shown(input.assignmentId)}' appears earlier in this batch: counted once`
+        : await this.place(input, allowed, find, now);
       if (typeof placedOne === 'string') rejected.push({ index, error: placedOne });
-      else placed.push(placedOne);
+      else {
+        seen.add(key);
+        placed.push(placedOne);
+      }
     }
     const receipt = { accepted: placed.length, rejected };
-    // Nothing to store: still one transaction when a retry must find this answer again.
-    await this.deps.ingest.appendExposures(placed, record?.(receipt));
+    const answer = record?.(receipt);
+    // Nothing to store and no answer to keep for a retry: no transaction at all.
+    if (placed.length > 0 || answer !== undefined) await this.deps.ingest.appendExposures(placed, answer);
     return receipt;
   }
 
   /** The exposure, or why it cannot be placed. */
-  private async place(input: ExposureInput, allowed: (slug: string) => boolean, now: string) {
+  private async place(
+    input: ExposureInput,
+    allowed: (slug: string) => boolean,
+    find: (slug: string) => Promise<LiveExperiment | undefined>,
+    now: string,
+  ): Promise<Exposure | string> {
     const slug = input.experiment;
     if (!allowed(slug)) return `this key may not use experiment '${slug}'`;
-    const live = await this.deps.experiments.find(slug);
+    const live = await find(slug);
     if (!live) return `no experiment with slug '${slug}'`;
     const assigned = await this.deps.assignments.resolve(live, input.assignmentId);
     if (assigned === null) {
-      return `assignmentId '${input.assignmentId}' was not made for experiment '${slug}' (its check, version or variant does not match)`;
+      return `assignmentId '${shown(input.assignmentId)}' was not made for experiment '${slug}' (its check, version, variant or user does not match)`;
     }
     let time = now;
     try {
@@ -78,4 +101,9 @@ export class ExposureService {
     };
     return exposure;
   }
+}
+
+/** An id as an error message quotes it: at most 80 characters, so 1000 rejections stay a small answer. */
+function shown(id: string): string {
+  return id.length <= 80 ? id : `${id.slice(0, 77)}...`;
 }

@@ -73,7 +73,9 @@ export class FeedbackService {
       if (assigned === null) {
         throw new NotFoundError(`experiment '${slug}' issued no assignment with id '${id}'`);
       }
-      target = { target: `a:${id}`, ...assigned };
+      // The id's UUID names the assignment (the rest says what it was issued for, and its check may be
+      // either kind): a short key, whatever the user id's length, and one row per assignment.
+      target = { target: `a:${id.slice(0, 36)}`, ...assigned };
     } else {
       const id = input.logId!;
       const result = LOG_ID.test(id) ? await this.deps.store.findResult(live.id, id) : undefined;

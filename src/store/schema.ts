@@ -157,7 +157,7 @@ export interface UnitRollupsTable {
 /** Late feedback, one row per target and metric (migration 006). */
 export interface FeedbackTable {
   experiment_id: number;
-  /** 'a:<assignmentId>' or 'l:<logId>'. */
+  /** 'a:<the assignment id's UUID>' or 'l:<logId>'. */
   target: string;
   metric: string;
   feedback_id: string;
