@@ -24,7 +24,8 @@ import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
+# AGENTSPLIT_SRC: run the tests against another copy of the package (e.g. an older commit's, to see a test fail)
+sys.path.insert(0, os.environ.get("AGENTSPLIT_SRC") or str(ROOT / "clients" / "python" / "src"))
 
 ROOT_KEY = "root-key-python-client-0123456789"
 

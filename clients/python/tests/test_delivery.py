@@ -69,7 +69,7 @@ def test_a_refused_batch_is_split_once_and_auth_errors_drop():
     d.on_response(singles[1], 422, {}, {"error": "bad"}, None)
     calls = []
     d.on_response(singles[2], 403, {}, {"error": "no"}, lambda s, data: calls.append(s))
-    assert d.idle() and d.delivered == 1 and d.refused == 2 and calls == [403]
+    assert d.idle() and d.delivered == 1 and d.failed == 2 and calls == [403]
 
 
 def test_rejected_exposures_are_counted_and_warned(caplog):
@@ -79,7 +79,7 @@ def test_rejected_exposures_are_counted_and_warned(caplog):
     b, _ = d.next_ready(time.monotonic())
     caplog.set_level(logging.WARNING, logger="agentsplit")
     d.on_response(b, 200, {}, {"success": True, "accepted": 1, "rejected": [{"index": 1, "error": "unknown id"}]}, None)
-    assert d.delivered == 1 and d.refused == 1
+    assert d.delivered == 1 and d.failed == 1
     assert any("bad" in r.getMessage() and "unknown id" in r.getMessage() for r in caplog.records)
 
 

@@ -64,7 +64,7 @@ def test_track_reraises_and_logs_the_error(server, clients):
     assert c.flush(10)
     (r,) = server.results(slug)
     assert r["metrics"]["error"] is True and r["metrics"]["cost_usd"] == 0.002
-    assert r["output"] == {"error": "ZeroDivisionError"}
+    assert r["output"] == {"error": "ZeroDivisionError: division by zero"}
 
 
 def test_a_default_assignment_sends_no_result(server, clients, caplog):

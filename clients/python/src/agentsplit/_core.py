@@ -7,6 +7,8 @@ import json
 import logging
 import os
 import random
+import re
+import sys
 import threading
 import time
 import uuid
@@ -16,6 +18,7 @@ from zlib import crc32
 from collections import deque
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from urllib.parse import quote
 from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
 
 from ._hash import (
@@ -43,6 +46,8 @@ DEFAULT_FLUSH_TIMEOUT = 10.0
 DEFAULT_BACKOFF_BASE = 0.5
 DEFAULT_BACKOFF_MAX = 30.0
 WARN_EVERY = 10.0  # seconds between two warnings of the same kind
+MAX_USER_ID = 512  # code points, as the server checks
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Assignment:
@@ -102,25 +107,25 @@ class Run:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        self._finish(exc_type)
+        self._finish(exc_type, exc)
         return False  # never swallow the caller's exception
 
     async def __aenter__(self) -> "Run":
         return self.__enter__()
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        self._finish(exc_type)
+        self._finish(exc_type, exc)
         return False
 
-    def _finish(self, exc_type: Any) -> None:
+    def _finish(self, exc_type: Any, exc: Any = None) -> None:
         try:
             self.latency_ms = round((time.perf_counter() - self._t0) * 1000.0, 3)
             metrics = self.metrics if isinstance(self.metrics, dict) else {}
             metrics.setdefault("latency_ms", self.latency_ms)
             if exc_type is not None:
                 metrics["error"] = True
-                if self.output is None:
-                    self.output = {"error": getattr(exc_type, "__name__", str(exc_type))}
+                if self.output is None:  # "<ExceptionType>: <message>", as the JS client's `${err.name}: ${err.message}`
+                    self.output = {"error": "%s: %s" % (getattr(exc_type, "__name__", str(exc_type)), "" if exc is None else exc)}
             else:
                 metrics.setdefault("error", False)
             a = self.assignment
@@ -204,47 +209,71 @@ def iso(t: float) -> str:
     return "%s%03dZ" % (_iso_second[1], ms - sec * 1000)
 
 
-class Batch:
-    __slots__ = ("kind", "slug", "items", "key", "attempt", "next_at", "single", "forced_wait")
+MAX_HARD_ATTEMPTS = 5  # a batch (then each of its items) answered a 5xx other than 503 this many times is given up
 
-    def __init__(self, kind: str, slug: str, items: List[Item], single: bool = False) -> None:
+
+def encode_item(it: Item) -> bytes:
+    """The JSON of one queued item as it goes into its batch. Raises on what JSON cannot hold (a
+    circular reference, NaN or infinity); ``default=str`` turns other objects into their text."""
+    kind, slug, value, t = it
+    if kind == "exposure":
+        aid, context = value
+        x: JsonObject = {"experiment": slug, "assignmentId": aid}
+        if context is not None:
+            x["context"] = context
+        x["timestamp"] = iso(t)
+    elif kind == "log":
+        x = value
+        if "timestamp" not in x:
+            x = dict(x)
+            x["timestamp"] = iso(t)
+    else:
+        x = value
+    return json.dumps(x, default=str, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def path_of(kind: str, slug: str) -> str:
+    if kind == "exposure":
+        return "/exposures"
+    return "/experiment/%s/%s" % (quote(slug, safe=""), "logs" if kind == "log" else "feedback")
+
+
+class Batch:
+    __slots__ = ("kind", "slug", "items", "frags", "key", "attempt", "hard", "next_at", "single", "forced_wait")
+
+    def __init__(self, kind: str, slug: str, items: List[Item], frags: List[bytes], single: bool = False) -> None:
         self.kind = kind
         self.slug = slug
         self.items = items
+        self.frags = frags  # each item's JSON, made once when the batch is formed
         self.key = str(uuid.uuid4())  # the Idempotency-Key, kept across this batch's retries
         self.attempt = 0
+        self.hard = 0  # answers of a 5xx other than 503 (an error of this batch rather than an outage)
         self.next_at = 0.0
         self.single = single
         self.forced_wait = False  # the wait comes from Retry-After: flush may not cut it short
 
     def path(self) -> str:
-        if self.kind == "exposure":
-            return "/exposures"
-        if self.kind == "log":
-            return "/experiment/%s/logs" % self.slug
-        return "/experiment/%s/feedback" % self.slug
+        return path_of(self.kind, self.slug)
 
     def content(self) -> bytes:
         if self.kind == "exposure":
-            exposures = []
-            for _, slug, (aid, context), t in self.items:
-                x: JsonObject = {"experiment": slug, "assignmentId": aid}
-                if context is not None:
-                    x["context"] = context
-                x["timestamp"] = iso(t)
-                exposures.append(x)
-            body: Any = {"exposures": exposures}
-        elif self.kind == "log":
-            results = []
-            for _, _, r, t in self.items:
-                if "timestamp" not in r:
-                    r = dict(r)
-                    r["timestamp"] = iso(t)
-                results.append(r)
-            body = {"results": results}
-        else:
-            body = self.items[0][2]
-        return json.dumps(body, default=str, separators=(",", ":")).encode("utf-8")
+            return b'{"exposures":[' + b",".join(self.frags) + b"]}"
+        if self.kind == "log":
+            return b'{"results":[' + b",".join(self.frags) + b"]}"
+        return self.frags[0]
+
+
+def assign_path(slug: str) -> str:
+    return "/experiment/%s/assign" % quote(slug, safe="")
+
+
+def assign_body(user_id: str, context: Optional[JsonObject]) -> bytes:
+    """The body of a remote assign. Raises on a context JSON cannot hold (the caller answers the default)."""
+    body: JsonObject = {"userId": user_id}
+    if context is not None:
+        body["context"] = context
+    return json.dumps(body, default=str, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def retry_after_seconds(value: Optional[str]) -> float:
@@ -260,9 +289,18 @@ def retry_after_seconds(value: Optional[str]) -> float:
         return 0.0
 
 
+_KIND_NAME = {"exposure": "an exposure", "log": "a result", "feedback": "feedback"}
+
+
 class Delivery:
     """The bounded queue and the batches made from it. Not thread-safe by itself except ``put``; the
-    worker owns ``pending``; ``lock`` guards forming batches and the idle check."""
+    worker owns ``pending`` and ``deferred``; ``lock`` guards forming batches and the idle check.
+
+    ``pending`` is sent strictly in order: a batch backing off after a network error, a 503, 408, 409
+    or 429 (an outage, or the server asking to slow down) holds the line. A batch answered any other
+    5xx moves to ``deferred``: it is tried again when its backoff ends, without holding up the
+    others, and after ``MAX_HARD_ATTEMPTS`` such answers it is split item by item once; an item that
+    still gets them is dropped (counted in ``failed``)."""
 
     def __init__(self, batch_size: int, max_queue: int, backoff_base: float, backoff_max: float, warn: Any) -> None:
         self.batch_size = max(1, min(int(batch_size), 1000))
@@ -271,10 +309,11 @@ class Delivery:
         self.backoff_max = backoff_max
         self.queue: Deque[Item] = deque()
         self.pending: Deque[Batch] = deque()
+        self.deferred: List[Batch] = []
         self.lock = threading.Lock()
         self._warn = warn
         self.dropped = 0  # oldest items dropped because the queue was full
-        self.refused = 0  # items the server refused (dropped with a warning)
+        self.failed = 0  # items dropped for good: refused by the server, not JSON, given up, after close
         self.delivered = 0  # items the server accepted
         self.auth_failed = False
 
@@ -294,40 +333,83 @@ class Delivery:
 
     def idle(self) -> bool:
         with self.lock:
-            return not self.queue and not self.pending
+            return not self.queue and not self.pending and not self.deferred
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.queue) + sum(len(b.items) for b in self.pending) + sum(len(b.items) for b in self.deferred)
+
+    def discard(self) -> int:
+        """close(): what was not delivered is dropped and counted as failed; returns how many."""
+        with self.lock:
+            n = len(self.queue) + sum(len(b.items) for b in self.pending) + sum(len(b.items) for b in self.deferred)
+            self.queue.clear()
+            self.pending.clear()
+            del self.deferred[:]
+            self.failed += n
+            return n
 
     # worker's side ---------------------------------------------------------------------------------
     def _form(self) -> None:
         """Moves up to 10 batches' worth of items into batches: exposures, then logs per experiment,
-        then feedback one a request (so feedback on a local id follows its exposure)."""
+        then feedback one a request (so feedback on a local id follows its exposure). Each item is
+        made JSON here, on its own: one that cannot be (a circular reference, NaN) is dropped and
+        counted, and its neighbours go."""
         q = self.queue
         items: List[Item] = []
         limit = self.batch_size * 10
         while q and len(items) < limit:
             items.append(q.popleft())
-        groups: Dict[Tuple[str, str], List[Item]] = {}
+        groups: Dict[Tuple[str, str], Tuple[List[Item], List[bytes]]] = {}
         for it in items:
-            k = ("exposure", "") if it[0] == "exposure" else (it[0], it[1])
-            if it[0] == "feedback":
+            try:
+                frag = encode_item(it)
+            except Exception as err:
+                self.failed += 1
+                self._warn(
+                    "encode",
+                    "agentsplit: %s of %r cannot be sent as JSON (%s: %s): dropped",
+                    _KIND_NAME.get(it[0], it[0]),
+                    it[1],
+                    type(err).__name__,
+                    err,
+                )
+                continue
+            if it[0] == "exposure":
+                k = ("exposure", "")
+            elif it[0] == "feedback":
                 k = ("feedback", str(len(groups)))  # each its own batch, in order
-            groups.setdefault(k, []).append(it)
+            else:
+                k = (it[0], it[1])
+            g = groups.get(k)
+            if g is None:
+                g = groups[k] = ([], [])
+            g[0].append(it)
+            g[1].append(frag)
         ordered = sorted(groups.items(), key=lambda kv: _KIND_ORDER[kv[0][0]])  # stable: keeps arrival order
-        for (kind, _), its in ordered:
+        for (kind, _), (its, frags) in ordered:
             for i in range(0, len(its), self.batch_size):
                 chunk = its[i : i + self.batch_size]
-                self.pending.append(Batch(kind, chunk[0][1], chunk, single=(kind == "feedback")))
+                self.pending.append(Batch(kind, chunk[0][1], chunk, frags[i : i + self.batch_size], single=(kind == "feedback")))
 
     def next_ready(self, now: float) -> Tuple[Optional[Batch], Optional[float]]:
-        """The batch to send now, or (None, seconds to wait) while the head backs off, or (None, None) when idle."""
+        """The batch to send now, or (None, seconds to wait) while batches back off, or (None, None) when idle."""
         with self.lock:
+            wait: Optional[float] = None
+            for b in self.deferred:  # their time has come: they go first, they never hold the others up
+                if b.next_at <= now:
+                    return b, 0.0
+                w = b.next_at - now
+                wait = w if wait is None or w < wait else wait
             if not self.pending:
                 self._form()
-            if not self.pending:
-                return None, None
-            b = self.pending[0]
-            if b.next_at > now:
-                return None, b.next_at - now
-            return b, 0.0
+            if self.pending:
+                b = self.pending[0]
+                if b.next_at <= now:
+                    return b, 0.0
+                w = b.next_at - now
+                wait = w if wait is None or w < wait else wait
+            return None, wait
 
     def hurry(self) -> None:
         """flush(): batches backing off after errors try again now (a Retry-After still holds)."""
@@ -335,16 +417,46 @@ class Delivery:
             for b in self.pending:
                 if not b.forced_wait:
                     b.next_at = 0.0
+            for b in self.deferred:
+                if not b.forced_wait:
+                    b.next_at = 0.0
 
-    def _done(self, b: Batch) -> None:
+    def _done(self, b: Batch) -> bool:
+        """Takes ``b`` out; False when it was no longer there (discarded by close)."""
         with self.lock:
             if self.pending and self.pending[0] is b:
                 self.pending.popleft()
+                return True
+            try:
+                self.pending.remove(b)
+                return True
+            except ValueError:
+                pass
+            try:
+                self.deferred.remove(b)
+                return True
+            except ValueError:
+                return False
+
+    def _split(self, b: Batch) -> bool:
+        """Replaces ``b`` by one batch per item, where ``b`` was (each with an Idempotency-Key of its own)."""
+        singles = [Batch(b.kind, b.slug, [it], [fr], single=True) for it, fr in zip(b.items, b.frags)]
+        with self.lock:
+            try:
+                i = self.deferred.index(b)
+            except ValueError:
+                pass
             else:
-                try:
-                    self.pending.remove(b)
-                except ValueError:
-                    pass
+                self.deferred[i : i + 1] = singles
+                return True
+            try:
+                i = self.pending.index(b)
+            except ValueError:
+                return False
+            del self.pending[i]
+            for j, s in enumerate(singles):
+                self.pending.insert(i + j, s)
+            return True
 
     def _retry(self, b: Batch, retry_after: float, why: str) -> None:
         b.attempt += 1
@@ -369,44 +481,79 @@ class Delivery:
 
     def on_response(self, b: Batch, status: int, headers: Mapping[str, str], data: Any, auth_error: Any) -> None:
         if 200 <= status < 300:
-            self._done(b)
+            if not self._done(b):
+                return
             n = len(b.items)
             if b.kind == "exposure" and isinstance(data, dict):
                 for r in data.get("rejected") or []:
                     n -= 1
-                    self.refused += 1
+                    self.failed += 1
                     idx = r.get("index") if isinstance(r, dict) else None
                     aid = b.items[idx][2][0] if isinstance(idx, int) and 0 <= idx < len(b.items) else "?"
                     logger.warning("agentsplit: the server refused exposure %s: %s", aid, r.get("error") if isinstance(r, dict) else r)
             elif isinstance(data, dict) and (data.get("warnings") or data.get("warning")):
-                logger.debug("agentsplit: the server warned on %s to %r: %s", b.kind, b.slug, data.get("warnings") or data.get("warning"))
+                self._warn(
+                    "server-warning:%s:%s" % (b.kind, b.slug),
+                    "agentsplit: the server warned on %s of %r: %s",
+                    b.kind,
+                    b.slug,
+                    data.get("warnings") or data.get("warning"),
+                )
             self.delivered += n
             return
+        error = data.get("error") if isinstance(data, dict) else data
         if status in (401, 403):
-            self._done(b)
-            self.refused += len(b.items)
+            if self._done(b):
+                self.failed += len(b.items)
             auth_error(status, data)
             return
-        if status in (409, 429) or status >= 500:
+        if status in (408, 409, 429, 503):  # transient: retried for as long as it takes
             self._retry(b, retry_after_seconds(headers.get("retry-after")), "HTTP %d" % status)
             return
-        # 400, 404, 413, 422 and the like: one bad item must not lose its neighbours
-        error = data.get("error") if isinstance(data, dict) else data
-        with self.lock:
-            if len(b.items) > 1 and not b.single:
-                try:
-                    i = self.pending.index(b)
-                except ValueError:
-                    i = 0
-                else:
-                    del self.pending[i]
-                for j, it in enumerate(b.items):
-                    self.pending.insert(i + j, Batch(b.kind, b.slug, [it], single=True))
-                logger.warning("agentsplit: HTTP %d for a batch of %d %s items of %r (%s): retrying them one by one", status, len(b.items), b.kind, b.slug, error)
+        if status >= 500:  # an error of this batch, it seems: it must not hold up the others for ever
+            b.hard += 1
+            if b.hard < MAX_HARD_ATTEMPTS:
+                with self.lock:
+                    try:
+                        self.pending.remove(b)
+                    except ValueError:
+                        pass
+                    else:
+                        self.deferred.append(b)
+                self._retry(b, retry_after_seconds(headers.get("retry-after")), "HTTP %d (%s)" % (status, error))
                 return
-        self._done(b)
-        self.refused += len(b.items)
-        logger.warning("agentsplit: the server refused a %s of %r with HTTP %d (%s): dropped", b.kind, b.slug, status, error)
+            if len(b.items) > 1 and not b.single:
+                if self._split(b):
+                    logger.warning(
+                        "agentsplit: HTTP %d (%s) %d times for a batch of %d %s items of %r: trying them one by one",
+                        status,
+                        error,
+                        b.hard,
+                        len(b.items),
+                        b.kind,
+                        b.slug,
+                    )
+                return
+            if self._done(b):
+                self.failed += len(b.items)
+                self._warn(
+                    "gave-up",
+                    "agentsplit: HTTP %d (%s) %d times for %s of %r: dropped",
+                    status,
+                    error,
+                    b.hard,
+                    _KIND_NAME.get(b.kind, b.kind) if len(b.items) == 1 else "%d %s items" % (len(b.items), b.kind),
+                    b.slug,
+                )
+            return
+        # 400, 404, 413, 422 and the like: one bad item must not lose its neighbours
+        if len(b.items) > 1 and not b.single:
+            if self._split(b):
+                logger.warning("agentsplit: HTTP %d for a batch of %d %s items of %r (%s): retrying them one by one", status, len(b.items), b.kind, b.slug, error)
+            return
+        if self._done(b):
+            self.failed += len(b.items)
+            logger.warning("agentsplit: the server refused a %s of %r with HTTP %d (%s): dropped", b.kind, b.slug, status, error)
 
 
 # --- the shared client ---------------------------------------------------------------------------------
@@ -442,6 +589,7 @@ class _ClientBase:
         self._warned: Dict[str, float] = {}
         self._auth_logged = False
         self._closed = False
+        self._closed_logged = False
         self._delivery = Delivery(batch_size, max_queue, backoff_base, backoff_max, self._warn)
         self._batch_size = self._delivery.batch_size
         self._queue = self._delivery.queue
@@ -463,9 +611,16 @@ class _ClientBase:
         return self._delivery.dropped
 
     @property
+    def failed(self) -> int:
+        """Items dropped for good: refused by the server (bad input, unknown experiment, 401/403), not
+        JSON (a circular reference, NaN), given up after repeated 5xx, queued after or still undelivered
+        at close."""
+        return self._delivery.failed
+
+    @property
     def refused(self) -> int:
-        """Items the server refused for good (bad input, unknown experiment, 401/403)."""
-        return self._delivery.refused
+        """The former name of ``failed`` (the same number)."""
+        return self._delivery.failed
 
     @property
     def delivered(self) -> int:
@@ -477,7 +632,7 @@ class _ClientBase:
         """Items waiting (queued or in a batch not yet answered)."""
         d = self._delivery
         with d.lock:
-            return len(d.queue) + sum(len(b.items) for b in d.pending)
+            return len(d.queue) + sum(len(b.items) for b in d.pending) + sum(len(b.items) for b in d.deferred)
 
     # logging helpers ---------------------------------------------------------------------------------
     def _warn(self, kind: str, msg: str, *args: Any) -> None:
@@ -489,6 +644,23 @@ class _ClientBase:
             logger.warning(msg, *args)
         else:
             logger.debug(msg, *args)
+
+    def _unexpected(self, what: str, experiment: str) -> None:
+        """An exception where none was expected (inside an ``except``): a throttled warning naming it,
+        the traceback at debug level only."""
+        err = sys.exc_info()[1]
+        self._warn("unexpected:" + what, "agentsplit: %s %r failed unexpectedly (%s: %s)", what, experiment, type(err).__name__, err)
+        logger.debug("agentsplit: %s %r failed", what, experiment, exc_info=True)
+
+    def _closed_call(self, what: str, experiment: str, count: bool = True) -> None:
+        """A call after close(): a warning once per client (then debug); a queued item counts as failed."""
+        if count:
+            self._delivery.failed += 1
+        if not self._closed_logged:
+            self._closed_logged = True
+            logger.warning("agentsplit: client is closed: %s %r dropped", what, experiment)
+        else:
+            logger.debug("agentsplit: client is closed: %s %r dropped", what, experiment)
 
     def _auth_error(self, status: int, data: Any) -> None:
         error = data.get("error") if isinstance(data, dict) else data
@@ -507,7 +679,32 @@ class _ClientBase:
     def _default(self, experiment: str, user_id: str, default: Any) -> Assignment:
         return Assignment(experiment, user_id, None, {} if default is None else default, None, "default")
 
+    def _bad_user_id(self, experiment: str, user_id: Any) -> Optional[str]:
+        """Why the server would refuse ``user_id`` (400), or None: not a string, empty, over 512 code
+        points, a NUL, a lone surrogate. Checked before a local draw or a request; the caller answers the default."""
+        if type(user_id) is not str and not isinstance(user_id, str):
+            why = "is not a string (%s)" % type(user_id).__name__
+        elif not user_id:
+            why = "is empty"
+        elif len(user_id) > MAX_USER_ID:
+            why = "is longer than %d characters (%d)" % (MAX_USER_ID, len(user_id))
+        elif "\x00" in user_id:
+            why = "contains U+0000"
+        elif not user_id.isascii() and _SURROGATE.search(user_id):
+            why = "contains a lone surrogate"
+        else:
+            return None
+        self._warn("user-id", "agentsplit: assign %r: the user id %s (the server answers 400): default", experiment, why)
+        return why
+
+    def _bad_user_id_remote(self, experiment: str, user_id: Any) -> bool:
+        if type(user_id) is str and 0 < len(user_id) <= MAX_USER_ID and "\x00" not in user_id and (user_id.isascii() or not _SURROGATE.search(user_id)):
+            return False
+        return self._bad_user_id(experiment, user_id) is not None
+
     def _assign_local(self, experiment: str, user_id: str, context: Optional[JsonObject], default: Any) -> Assignment:
+        if (type(user_id) is not str or not 0 < len(user_id) <= MAX_USER_ID or "\x00" in user_id) and self._bad_user_id(experiment, user_id):
+            return self._default(experiment, user_id, default)
         d = self._defs.get(experiment)
         if d is None:
             if self._defs_loaded:
@@ -516,7 +713,14 @@ class _ClientBase:
                 self._warn("nodefs", "agentsplit: no definitions yet (the server could not be reached): default for %r", experiment)
             return self._default(experiment, user_id, default)
         ascii = user_id.isascii()
-        user_bytes = user_id.encode()
+        if ascii:
+            user_bytes = user_id.encode()
+        else:
+            try:
+                user_bytes = user_id.encode()
+            except UnicodeEncodeError:  # a lone surrogate
+                self._bad_user_id(experiment, user_id)
+                return self._default(experiment, user_id, default)
         if d.sticky:
             # hash_v2 inlined (the hot path): FNV-1a 32 from the seed's state over the user id's
             # UTF-16 code units, then over the decimal digits of that
@@ -608,8 +812,11 @@ class _ClientBase:
             if not variant_key:
                 logger.debug("agentsplit: no variant (a default assignment) for a result of %r: not sent", experiment)
                 return
-            if self._closed or not self.enabled:
-                logger.debug("agentsplit: client closed or disabled: result of %r not sent", experiment)
+            if self._closed:
+                self._closed_call("result of", experiment)
+                return
+            if not self.enabled:
+                logger.debug("agentsplit: client disabled (no base_url): result of %r not sent", experiment)
                 return
             r: JsonObject = {"variantKey": variant_key}
             if input is not None:
@@ -629,7 +836,7 @@ class _ClientBase:
             if self._delivery.put(("log", experiment, r, time.time())):
                 self._wake()
         except Exception:
-            logger.warning("agentsplit: could not queue a result of %r", experiment, exc_info=True)
+            self._unexpected("log", experiment)
 
     def track(self, assignment: Assignment, input: Optional[JsonObject] = None, *, context: Optional[JsonObject] = None) -> Run:
         """``with client.track(a, input=...) as run:`` times the block and logs it (``latency_ms``,
@@ -653,8 +860,11 @@ class _ClientBase:
             if not metrics:
                 logger.warning("agentsplit: feedback on %r without metrics: not sent", experiment)
                 return
-            if self._closed or not self.enabled:
-                logger.debug("agentsplit: client closed or disabled: feedback on %r not sent", experiment)
+            if self._closed:
+                self._closed_call("feedback on", experiment)
+                return
+            if not self.enabled:
+                logger.debug("agentsplit: client disabled (no base_url): feedback on %r not sent", experiment)
                 return
             body: JsonObject = {"assignmentId": assignment_id} if assignment_id else {"logId": log_id}
             body["metrics"] = metrics
@@ -663,7 +873,7 @@ class _ClientBase:
             if self._delivery.put(("feedback", experiment, body, time.time())):
                 self._wake()
         except Exception:
-            logger.warning("agentsplit: could not queue feedback on %r", experiment, exc_info=True)
+            self._unexpected("feedback", experiment)
 
 
 def parse_json(content: bytes) -> Any:

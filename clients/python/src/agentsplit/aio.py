@@ -1,6 +1,7 @@
 """The asyncio client: the same calls, ``async def`` for assign/flush/close, delivery in an asyncio task.
 
-One AsyncClient belongs to one event loop (httpx's connections do). ``log``, ``track`` and ``feedback``
+The client follows the event loop it is used in: used from a new loop (a second ``asyncio.run``), it
+makes a new connection pool and worker task there (what was queued is kept). ``log``, ``track`` and ``feedback``
 stay plain calls (they only queue). Use ``async with AsyncClient(...) as client:`` or ``await
 client.close()``; what is still queued when the process exits without a close is sent by a synchronous
 last flush at exit.
@@ -15,7 +16,7 @@ from typing import Any, Optional
 
 import httpx
 
-from ._core import Assignment, Batch, JsonObject, _ClientBase, logger, parse_json
+from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
 
 
 class AsyncClient(_ClientBase):
@@ -25,13 +26,14 @@ class AsyncClient(_ClientBase):
         kw: dict = {"timeout": self.timeout, "headers": self._headers}
         if self._transport is not None:
             kw["transport"] = self._transport
+        self._http_options = kw
         self._http = httpx.AsyncClient(base_url=self.base_url or "http://invalid", **kw)
         self._task: Optional[asyncio.Task] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._wake_event: Optional[asyncio.Event] = None
+        self._first_fetch: Optional[asyncio.Task] = None  # local mode: the first definitions fetch, awaited by every first caller
         self._flush_requested = False
         self._stop = False
-        self._started = False
         self._registered = bool(self.flush_at_exit)
         if self._registered:
             atexit.register(self._at_exit)
@@ -44,16 +46,40 @@ class AsyncClient(_ClientBase):
         await self.close()
 
     async def start(self) -> None:
-        """Starts the worker and, in local mode, fetches the definitions once. Never raises."""
+        """Starts the worker and, in local mode, fetches the definitions once (callers that come while
+        it runs wait for the same fetch). Never raises."""
         try:
-            if self._started or not self.enabled or self._closed:
+            if not self.enabled or self._closed:
                 return
-            self._started = True
             self._ensure_worker()
             if self.local:
-                await self._refresh_definitions()
+                f = self._first_fetch
+                if f is None:
+                    f = self._first_fetch = asyncio.get_running_loop().create_task(self._refresh_definitions())
+                if not f.done():
+                    await asyncio.shield(f)  # a caller cancelled while waiting does not cancel the fetch
+        except asyncio.CancelledError:
+            raise
         except Exception:
-            logger.warning("agentsplit: start failed", exc_info=True)
+            self._unexpected("start", "")
+
+    def _bind(self) -> None:
+        """Follows the running event loop: on a loop other than the one the connections and the worker
+        were made in (a second asyncio.run), makes them afresh in this one. The queue is kept."""
+        loop = asyncio.get_running_loop()
+        old = self._loop
+        if old is loop:
+            return
+        self._loop = loop
+        if old is None:
+            return
+        logger.debug("agentsplit: AsyncClient used from a new event loop: new connections and worker there")
+        self._http = httpx.AsyncClient(base_url=self.base_url or "http://invalid", **self._http_options)
+        self._task = None
+        self._wake_event = None
+        f = self._first_fetch
+        if f is not None and not (f.done() and not f.cancelled()):
+            self._first_fetch = None  # cut off with its loop: fetched again
 
     # assign ----------------------------------------------------------------------------------------
     async def assign(
@@ -65,17 +91,22 @@ class AsyncClient(_ClientBase):
     ) -> Assignment:
         """The variant ``user_id`` gets; the ``default`` payload (source "default") on any failure. Never raises."""
         try:
-            if self._closed or not self.enabled:
+            if self._closed:
+                self._closed_call("assign of", experiment, count=False)
                 return self._default(experiment, user_id, default)
-            if not self._started:
-                await self.start()
+            if not self.enabled:
+                return self._default(experiment, user_id, default)
+            if self._loop is not asyncio.get_running_loop() or self._task is None or self._task.done():
+                self._ensure_worker()
             if self.local:
+                f = self._first_fetch
+                if f is None or not f.done():
+                    await self.start()
                 return self._assign_local(experiment, user_id, context, default)
-            body: JsonObject = {"userId": user_id}
-            if context is not None:
-                body["context"] = context
+            if self._bad_user_id_remote(experiment, user_id):
+                return self._default(experiment, user_id, default)
             try:
-                r = await self._http.post("/experiment/%s/assign" % experiment, json=body)
+                r = await self._http.post(assign_path(experiment), content=assign_body(user_id, context))
             except httpx.TimeoutException:
                 self._warn("assign-timeout", "agentsplit: assign %r timed out after %.1f s: default", experiment, self.timeout)
                 return self._default(experiment, user_id, default)
@@ -84,7 +115,7 @@ class AsyncClient(_ClientBase):
                 return self._default(experiment, user_id, default)
             return self._assign_answer(experiment, user_id, default, r.status_code, parse_json(r.content))
         except Exception:
-            logger.warning("agentsplit: assign %r failed unexpectedly: default", experiment, exc_info=True)
+            self._unexpected("assign", experiment)
             return self._default(experiment, user_id, default)
 
     def log(self, experiment: str, *args: Any, **kwargs: Any) -> None:
@@ -130,8 +161,9 @@ class AsyncClient(_ClientBase):
                     await asyncio.wait_for(self._task, self.timeout + 1.0)
                 except (asyncio.TimeoutError, asyncio.CancelledError):
                     pass
-            if not self._delivery.idle():
-                logger.warning("agentsplit: closed with %d item(s) not delivered", self.queued)
+            n = self._delivery.discard()
+            if n:
+                logger.warning("agentsplit: closed with %d item(s) not delivered (counted in failed)", n)
             await self._http.aclose()
             if self._registered:
                 atexit.unregister(self._at_exit)
@@ -153,13 +185,14 @@ class AsyncClient(_ClientBase):
     def _ensure_worker(self) -> None:
         if self._closed or not self.enabled:
             return
+        try:
+            self._bind()
+        except RuntimeError:
+            return  # no running loop: started at the first call made inside one
         if self._task is not None and not self._task.done():
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # started at the first call made inside a loop
-        self._loop = loop
+        loop = self._loop
+        assert loop is not None
         self._wake_event = asyncio.Event()
         self._task = loop.create_task(self._run())
 
@@ -201,7 +234,7 @@ class AsyncClient(_ClientBase):
             try:
                 ev.clear()
                 now = time.monotonic()
-                if self.local and self._started and now >= next_refresh and not self._stop:
+                if self.local and self._first_fetch is not None and self._first_fetch.done() and now >= next_refresh and not self._stop:
                     await self._refresh_definitions()
                     next_refresh = time.monotonic() + self.refresh_interval
                 wait: Optional[float] = None

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import httpx
 
-from ._core import Assignment, Batch, JsonObject, _ClientBase, logger, parse_json
+from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
 
 
 class Client(_ClientBase):
@@ -68,15 +68,17 @@ class Client(_ClientBase):
     ) -> Assignment:
         """The variant ``user_id`` gets; the ``default`` payload (source "default") on any failure. Never raises."""
         try:
-            if self._closed or not self.enabled:
+            if self._closed:
+                self._closed_call("assign of", experiment, count=False)
+                return self._default(experiment, user_id, default)
+            if not self.enabled:
                 return self._default(experiment, user_id, default)
             if self.local:
                 return self._assign_local(experiment, user_id, context, default)
-            body: JsonObject = {"userId": user_id}
-            if context is not None:
-                body["context"] = context
+            if self._bad_user_id_remote(experiment, user_id):
+                return self._default(experiment, user_id, default)
             try:
-                r = self._http.post("/experiment/%s/assign" % experiment, json=body)
+                r = self._http.post(assign_path(experiment), content=assign_body(user_id, context))
             except httpx.TimeoutException:
                 self._warn("assign-timeout", "agentsplit: assign %r timed out after %.1f s: default", experiment, self.timeout)
                 return self._default(experiment, user_id, default)
@@ -85,7 +87,7 @@ class Client(_ClientBase):
                 return self._default(experiment, user_id, default)
             return self._assign_answer(experiment, user_id, default, r.status_code, parse_json(r.content))
         except Exception:
-            logger.warning("agentsplit: assign %r failed unexpectedly: default", experiment, exc_info=True)
+            self._unexpected("assign", experiment)
             return self._default(experiment, user_id, default)
 
     # flush and close -------------------------------------------------------------------------------
@@ -122,8 +124,9 @@ class Client(_ClientBase):
             self._wake_event.set()
             if self._thread is not None:
                 self._thread.join(timeout=self.timeout + 1.0)
-            if not self._delivery.idle():
-                logger.warning("agentsplit: closed with %d item(s) not delivered", self.queued)
+            n = self._delivery.discard()
+            if n:
+                logger.warning("agentsplit: closed with %d item(s) not delivered (counted in failed)", n)
             self._http.close()
             self._worker_http.close()
             if self._registered:
@@ -153,6 +156,7 @@ class Client(_ClientBase):
             d.lock = threading.Lock()
             d.queue.clear()
             d.pending.clear()
+            del d.deferred[:]
             self._wake_event = threading.Event()
             self._idle_cond = threading.Condition()
             self._flush_requested = False
