@@ -19,6 +19,30 @@ import type {
 } from './types.js';
 
 const MAX_USER_ID = 512;
+/** A NUL or a UTF-16 surrogate (lone or in a pair): the slow check looks closer. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what it looks for
+const SUSPECT_CHAR = /[\u0000\uD800-\uDFFF]/;
+
+/**
+ * Why the server would refuse `userId` (400 on POST /experiment/:slug/assign), or '': it must be a
+ * string of 1-512 code points without U+0000 or a lone surrogate.
+ */
+export function userIdProblem(userId: unknown): string {
+  if (typeof userId !== 'string') return 'is not a string';
+  if (userId.length === 0) return 'is empty';
+  if (userId.length <= MAX_USER_ID && !SUSPECT_CHAR.test(userId)) return ''; // the usual case, at once
+  if (userId.includes('\u0000')) return 'contains U+0000';
+  let codePoints = 0;
+  for (let i = 0; i < userId.length; i++, codePoints++) {
+    const c = userId.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = userId.charCodeAt(i + 1);
+      if (!(d >= 0xdc00 && d <= 0xdfff)) return 'contains a lone surrogate';
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return 'contains a lone surrogate';
+  }
+  return codePoints > MAX_USER_ID ? `is longer than ${MAX_USER_ID} code points` : '';
+}
 
 function env(name: string): string | undefined {
   return typeof process !== 'undefined' ? process.env?.[name] : undefined;
@@ -87,7 +111,16 @@ export class AgentSplit<P = JsonObject> {
         // Once per batch of new items: a flush that could not deliver must not loop the exit forever.
         if (this.delivery.idle() || this.exitFlushedAt === this.enqueued) return;
         this.exitFlushedAt = this.enqueued;
-        void this.delivery.flush(this.flushTimeoutMs);
+        const timeoutMs = this.flushTimeoutMs;
+        void this.delivery.flush(timeoutMs).then((done) => {
+          // Not delivered in time: say how much is lost, and abort what is in flight so the process
+          // can exit now rather than when the request times out.
+          if (!done) {
+            this.shutDown(
+              `exit flush: %n item(s) not delivered within ${timeoutMs} ms (call close() in your shutdown path)`,
+            );
+          }
+        });
       };
       process.on('beforeExit', this.onBeforeExit);
     }
@@ -99,6 +132,7 @@ export class AgentSplit<P = JsonObject> {
    * answers `options.default` with source 'default'.
    */
   async assign(slug: string, userId: string, options?: AssignOptions<P>): Promise<Assignment<P>> {
+    if (this.closed) return this.afterClose(`assign ${slug}`, slug, userId, options);
     if (this.definitions !== undefined) {
       if (!this.definitions.loaded) await this.definitions.ready;
       return this.assignLocal(slug, userId, options);
@@ -149,6 +183,7 @@ export class AgentSplit<P = JsonObject> {
    * while no definitions are loaded or when the experiment is not among them (not running, unknown).
    */
   assignLocal(slug: string, userId: string, options?: AssignOptions<P>): Assignment<P> {
+    if (this.closed) return this.afterClose(`assign ${slug}`, slug, userId, options);
     try {
       const c = this.definitions?.get(slug);
       if (c === undefined) {
@@ -162,10 +197,12 @@ export class AgentSplit<P = JsonObject> {
         );
         return this.fallback(slug, userId, options);
       }
-      if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_USER_ID) {
+      const problem = userIdProblem(userId);
+      if (problem !== '') {
+        // What the server answers 400 for: the same default as a refused remote assign.
         this.warnings.warn(
           'local:user',
-          `assign ${slug}: userId must be 1-${MAX_USER_ID} characters: default used`,
+          `assign ${slug}: the userId ${problem} (the server takes 1-${MAX_USER_ID} code points, no U+0000, no lone surrogate): default used`,
         );
         return this.fallback(slug, userId, options);
       }
@@ -201,6 +238,10 @@ export class AgentSplit<P = JsonObject> {
   log(slug: string, entry: LogEntry): void {
     try {
       if (!entry || typeof entry.variantKey !== 'string' || entry.variantKey === '') return;
+      if (this.closed) {
+        this.dropClosed(`log ${slug}`);
+        return;
+      }
       if (this.unusable !== '') return;
       const copy: LogEntry = { ...entry };
       if (copy.assignmentId === '') delete copy.assignmentId;
@@ -245,7 +286,7 @@ export class AgentSplit<P = JsonObject> {
       else if (metrics.error === undefined) metrics.error = false;
       let output = run.output;
       if (failed && output === undefined) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
         output = { error: message.slice(0, 2000) };
       }
       const entry: LogEntry = { variantKey: a.variant, userId: a.userId, metrics };
@@ -266,6 +307,10 @@ export class AgentSplit<P = JsonObject> {
   feedback(slug: string, entry: FeedbackEntry): void {
     try {
       if (!entry || (!entry.assignmentId && !entry.logId)) return; // a default assignment has no id
+      if (this.closed) {
+        this.dropClosed(`feedback ${slug}`);
+        return;
+      }
       if (this.unusable !== '') return;
       if (!isObject(entry.metrics) || Object.keys(entry.metrics).length === 0) {
         this.warnings.warn('feedback:invalid', `feedback ${slug} needs at least one metric: not sent`);
@@ -294,21 +339,31 @@ export class AgentSplit<P = JsonObject> {
     }
   }
 
-  /** Flushes (at most timeoutMs), then stops the background work. Never rejects; later calls are no-ops. */
+  /**
+   * Flushes what was queued before it (at most timeoutMs), then stops the background work and aborts any
+   * request still in flight: nothing of the client is left running. Calls made after close() answer the
+   * default (assign) or are dropped, counted as failed and said once. Never rejects; later calls are no-ops.
+   */
   close(timeoutMs: number = this.flushTimeoutMs): Promise<void> {
+    this.closed = true;
     this.closing ??= (async () => {
       try {
-        const done = await this.delivery.flush(timeoutMs);
-        if (!done) this.warnings.warn('close', `close: not everything was delivered within ${timeoutMs} ms`);
+        await this.delivery.flush(timeoutMs);
       } catch {
         // never raise
       }
-      this.closed = true;
-      this.delivery.stop();
-      this.definitions?.stop();
-      if (this.onBeforeExit !== undefined) process.removeListener('beforeExit', this.onBeforeExit);
+      this.shutDown(`closed with %n item(s) not delivered within ${timeoutMs} ms`);
     })();
     return this.closing;
+  }
+
+  /** Stops delivery (aborting requests in flight) and the definitions' refresh; says what was lost. */
+  private shutDown(lost: string): void {
+    this.closed = true;
+    const n = this.delivery.stop();
+    this.definitions?.stop();
+    if (this.onBeforeExit !== undefined) process.removeListener('beforeExit', this.onBeforeExit);
+    if (n > 0) this.warnings.warn('closed', lost.replace('%n', String(n)));
   }
 
   /** Re-reads the definitions now (local mode); resolves when done, never rejects. */
@@ -323,6 +378,22 @@ export class AgentSplit<P = JsonObject> {
       closed: this.closed,
       definitionsLoaded: this.definitions?.loaded ?? false,
     };
+  }
+
+  /** A call after close: said once, counted as failed. */
+  private dropClosed(what: string): void {
+    this.delivery.discard();
+    this.warnings.once('closed-call', `client is closed: ${what} dropped`);
+  }
+
+  private afterClose(
+    what: string,
+    slug: string,
+    userId: string,
+    options: AssignOptions<P> | undefined,
+  ): Assignment<P> {
+    this.dropClosed(what);
+    return this.fallback(slug, userId, options);
   }
 
   private fallback(slug: string, userId: string, options: AssignOptions<P> | undefined): Assignment<P> {

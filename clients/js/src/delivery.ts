@@ -32,8 +32,11 @@ export type QueuedItem = QueuedLog | QueuedFeedback | QueuedExposure;
 
 interface Batch {
   kind: QueuedItem['kind'];
-  items: QueuedItem[];
+  /** Each item's own JSON, made when the batch was formed. */
+  json: string[];
   path: string;
+  /** Made of one item of a batch that was refused or kept failing: given up sooner. */
+  split: boolean;
 }
 
 export interface DeliveryConfig {
@@ -84,6 +87,48 @@ function retryable(status: number): boolean {
   return status >= 500 || status === 429 || status === 409 || status === 408;
 }
 
+/**
+ * A 5xx other than 503: maybe this batch's own fault (one experiment, one item), so it is retried at
+ * most MAX_FAILING_ATTEMPTS times, then item by item once, then dropped. 503, 408, 409, 429 and network
+ * errors say the service is busy or away: those are retried until answered.
+ */
+function failing(status: number): boolean {
+  return status >= 500 && status !== 503;
+}
+
+export const MAX_FAILING_ATTEMPTS = 5;
+
+function reason(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+function describeItem(item: QueuedItem): string {
+  return item.kind === 'exposure' ? `an exposure of ${item.experiment}` : `a ${item.kind} of ${item.slug}`;
+}
+
+/** The item as it goes on the wire, or a TypeError when JSON.stringify gives nothing. */
+function itemJson(item: QueuedItem): string {
+  let json: string | undefined;
+  if (item.kind === 'feedback') json = JSON.stringify(item.entry);
+  else if (item.kind === 'log') {
+    const { entry, at } = item;
+    json = JSON.stringify(entry.timestamp === undefined ? { ...entry, timestamp: iso(at) } : entry);
+  } else {
+    json = JSON.stringify(
+      item.context === undefined
+        ? { experiment: item.experiment, assignmentId: item.assignmentId, timestamp: iso(item.at) }
+        : {
+            experiment: item.experiment,
+            assignmentId: item.assignmentId,
+            context: item.context,
+            timestamp: iso(item.at),
+          },
+    );
+  }
+  if (typeof json !== 'string') throw new TypeError('JSON.stringify gave no text');
+  return json;
+}
+
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -102,6 +147,8 @@ export class Delivery {
   private waiters: Array<(idle: boolean) => void> = [];
   private sleeping: { timer: ReturnType<typeof setTimeout>; until: number; resolve: () => void } | null =
     null;
+  /** Aborts the requests in flight when the worker stops. */
+  private readonly aborter = new AbortController();
 
   constructor(
     private readonly cfg: DeliveryConfig,
@@ -118,7 +165,7 @@ export class Delivery {
   enqueue(item: QueuedItem): void {
     if (this.stopped) {
       this.failed++;
-      this.warnings.warn('closed', 'the client is closed: a result, feedback or exposure was not sent');
+      this.warnings.once('closed', `client is closed: ${describeItem(item)} dropped`);
       return;
     }
     if (this.queue.push(item)) {
@@ -177,19 +224,26 @@ export class Delivery {
     });
   }
 
-  /** Stops the worker: an item still queued or retrying is counted as failed. */
-  stop(): void {
-    if (this.stopped) return;
+  /** Counts an item the client refused to queue (a call after close) as failed. */
+  discard(): void {
+    this.failed++;
+  }
+
+  /**
+   * Stops the worker and aborts the request in flight, so nothing of the client is left running: an item
+   * still queued, in flight or retrying is counted as failed. Answers how many that was.
+   */
+  stop(): number {
+    if (this.stopped) return 0;
     this.stopped = true;
     clearInterval(this.timer);
     this.wake(true);
     const n = this.queue.size + this.inFlight;
-    if (n > 0) {
-      this.failed += n;
-      this.inFlight = 0;
-      while (this.queue.shift() !== undefined) {}
-      this.warnings.warn('closed', `closed with ${n} item(s) not delivered`);
-    }
+    this.failed += n;
+    this.inFlight = 0;
+    while (this.queue.shift() !== undefined) {}
+    this.aborter.abort();
+    return n;
   }
 
   private kick(): void {
@@ -206,13 +260,17 @@ export class Delivery {
         for (let i = 0; i < take; i++) items.push(this.queue.shift()!);
         this.inFlight += items.length;
         for (const batch of this.group(items)) {
+          if (this.stopped) break;
           await this.send(batch);
-          if (!this.stopped) this.inFlight -= batch.items.length;
         }
       }
     } catch (err) {
+      // Not expected (send never throws): what this round still held is counted, never lost silently.
       this.warnings.error(`delivery worker failed: ${describeError(err)}`);
-      this.inFlight = 0;
+      if (!this.stopped) {
+        this.failed += this.inFlight;
+        this.inFlight = 0;
+      }
     } finally {
       this.running = false;
       if (this.idle() || this.stopped) {
@@ -225,65 +283,83 @@ export class Delivery {
     }
   }
 
-  /** Batches in the order their first item was queued: logs per experiment, exposures together, feedback alone. */
+  /** `ok` items delivered and `bad` failed, out of those in flight (stop() counted them all as failed). */
+  private settle(ok: number, bad: number): void {
+    if (this.stopped) {
+      this.failed -= ok;
+      this.delivered += ok;
+      return;
+    }
+    this.inFlight -= ok + bad;
+    this.delivered += ok;
+    this.failed += bad;
+  }
+
+  /**
+   * Batches in the order their first item was queued: logs per experiment, exposures together, feedback
+   * alone. Each item is serialised here, on its own: one that cannot be (a BigInt, a circular object) is
+   * dropped and counted as failed, with a warning, and its neighbours go.
+   */
   private group(items: QueuedItem[]): Batch[] {
     const batches: Batch[] = [];
     const open = new Map<string, Batch>();
     for (const item of items) {
+      let json: string;
+      try {
+        json = itemJson(item);
+      } catch (err) {
+        this.settle(0, 1);
+        this.warnings.warn(
+          'unserialisable',
+          `${describeItem(item)} dropped: it cannot be serialised as JSON (${reason(err)})`,
+        );
+        continue;
+      }
       if (item.kind === 'feedback') {
         batches.push({
           kind: 'feedback',
-          items: [item],
+          json: [json],
           path: `/experiment/${encodeURIComponent(item.slug)}/feedback`,
+          split: false,
         });
         continue;
       }
       const key = item.kind === 'log' ? `l:${item.slug}` : 'e';
       let batch = open.get(key);
-      if (batch === undefined || batch.items.length >= this.cfg.batchSize) {
+      if (batch === undefined || batch.json.length >= this.cfg.batchSize) {
         batch = {
           kind: item.kind,
-          items: [],
+          json: [],
           path: item.kind === 'log' ? `/experiment/${encodeURIComponent(item.slug)}/logs` : '/exposures',
+          split: false,
         };
         open.set(key, batch);
         batches.push(batch);
       }
-      batch.items.push(item);
+      batch.json.push(json);
     }
     return batches;
   }
 
   private bodyOf(batch: Batch): string {
-    if (batch.kind === 'feedback') return JSON.stringify((batch.items[0] as QueuedFeedback).entry);
-    if (batch.kind === 'log') {
-      return JSON.stringify({
-        results: batch.items.map((i) => {
-          const { entry, at } = i as QueuedLog;
-          return entry.timestamp === undefined ? { ...entry, timestamp: iso(at) } : entry;
-        }),
-      });
-    }
-    return JSON.stringify({
-      exposures: batch.items.map((i) => {
-        const e = i as QueuedExposure;
-        return e.context === undefined
-          ? { experiment: e.experiment, assignmentId: e.assignmentId, timestamp: iso(e.at) }
-          : {
-              experiment: e.experiment,
-              assignmentId: e.assignmentId,
-              context: e.context,
-              timestamp: iso(e.at),
-            };
-      }),
-    });
+    if (batch.kind === 'feedback') return batch.json[0]!;
+    return `{"${batch.kind === 'log' ? 'results' : 'exposures'}":[${batch.json.join(',')}]}`;
   }
 
-  /** Sends one batch until it is answered for good (or the client stops). Never throws. */
+  /** Sends each item of `batch` alone, once (a refused or failing batch: one bad item must not lose the rest). */
+  private async sendEach(batch: Batch): Promise<void> {
+    for (const json of batch.json) {
+      if (this.stopped) return;
+      await this.send({ kind: batch.kind, json: [json], path: batch.path, split: true });
+    }
+  }
+
+  /** Sends one batch until it is answered for good, given up, or the client stops. Never throws. */
   private async send(batch: Batch): Promise<void> {
     const body = this.bodyOf(batch);
     const idempotencyKey = uuidv7();
-    const n = batch.items.length;
+    const n = batch.json.length;
+    let failures = 0;
     for (let attempt = 0; ; attempt++) {
       if (this.stopped) return; // counted as failed by stop()
       let answer: HttpAnswer | undefined;
@@ -295,16 +371,14 @@ export class Delivery {
           body,
           headers: { 'idempotency-key': idempotencyKey },
           timeoutMs: this.cfg.deliveryTimeoutMs,
+          signal: this.aborter.signal,
         });
       } catch (err) {
         failure = describeError(err);
       }
       if (this.stopped) {
         // stop() counted these as lost; an answer that came in after all moves them back.
-        if (answer !== undefined && answer.status < 300) {
-          this.failed -= n;
-          this.delivered += n;
-        }
+        if (answer !== undefined && answer.status < 300) this.settle(n, 0);
         return;
       }
       if (answer !== undefined && answer.status < 300) {
@@ -312,24 +386,40 @@ export class Delivery {
         return;
       }
       if (answer !== undefined && (answer.status === 401 || answer.status === 403)) {
-        this.failed += n;
+        this.settle(0, n);
         this.warnings.auth(`POST ${batch.path} answered ${errorText(answer)}: ${n} item(s) dropped`);
         return;
       }
       if (answer !== undefined && !retryable(answer.status)) {
-        if (n > 1) {
-          // One bad item must not lose its neighbours: each alone, once.
-          for (const item of batch.items) {
-            await this.send({ kind: batch.kind, items: [item], path: batch.path });
-          }
+        if (n > 1 && !batch.split) {
+          await this.sendEach(batch);
           return;
         }
-        this.failed++;
+        this.settle(0, n);
         this.warnings.warn(
           `refused:${batch.path}`,
           `POST ${batch.path} refused an item: ${errorText(answer)}`,
         );
         return;
+      }
+      if (answer !== undefined && failing(answer.status)) {
+        failures++;
+        if (failures >= (batch.split ? 1 : MAX_FAILING_ATTEMPTS)) {
+          if (n > 1) {
+            this.warnings.warn(
+              `failing:${batch.path}`,
+              `POST ${batch.path} answered ${errorText(answer)} ${failures} times for ${n} item(s): sending them one by one`,
+            );
+            await this.sendEach(batch);
+            return;
+          }
+          this.settle(0, n);
+          this.warnings.warn(
+            `failing-item:${batch.path}`,
+            `POST ${batch.path} answered ${errorText(answer)} ${failures} time(s) for an item: dropped`,
+          );
+          return;
+        }
       }
       this.retries++;
       const why = answer !== undefined ? errorText(answer) : failure;
@@ -345,13 +435,14 @@ export class Delivery {
   }
 
   private accepted(batch: Batch, answer: HttpAnswer): void {
-    const n = batch.items.length;
+    const n = batch.json.length;
+    const b = answer.body as
+      | { rejected?: Array<{ index: number; error: string }>; warnings?: unknown; warning?: unknown }
+      | undefined;
     if (batch.kind === 'exposure') {
-      const rejected = (answer.body as { rejected?: Array<{ index: number; error: string }> } | undefined)
-        ?.rejected;
+      const rejected = b?.rejected;
       if (Array.isArray(rejected) && rejected.length > 0) {
-        this.failed += rejected.length;
-        this.delivered += n - rejected.length;
+        this.settle(n - rejected.length, rejected.length);
         const first = rejected[0]!;
         this.warnings.warn(
           'exposure-rejected',
@@ -360,7 +451,15 @@ export class Delivery {
         return;
       }
     }
-    this.delivered += n;
+    // Stored, with a warning (an unknown variantKey: stored and flagged; a metric not analysed).
+    const said = Array.isArray(b?.warnings) ? b.warnings : typeof b?.warning === 'string' ? [b.warning] : [];
+    if (said.length > 0) {
+      this.warnings.warn(
+        `server-warning:${batch.path}`,
+        `POST ${batch.path}: the server warned: ${said.slice(0, 3).join('; ')}${said.length > 3 ? ` (and ${said.length - 3} more)` : ''}`,
+      );
+    }
+    this.settle(n, 0);
   }
 
   /** Waits `ms`; wake() cuts it short, but never below `minMs` (the server's Retry-After). */

@@ -16,17 +16,32 @@ export async function httpRequest(
     body?: string;
     headers?: Record<string, string>;
     timeoutMs: number;
+    /** Aborts the request (the client closing); its timeout applies as well. */
+    signal?: AbortSignal;
   },
 ): Promise<HttpAnswer> {
   const headers: Record<string, string> = { 'x-api-key': init.apiKey, ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(url, {
-    method: init.method,
-    headers,
-    body: init.body,
-    signal: AbortSignal.timeout(init.timeoutMs),
-  });
-  const text = await res.text();
+  // One controller for both the timeout and the caller's signal (AbortSignal.any is Node 20.3+).
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')),
+    init.timeoutMs,
+  );
+  timer.unref?.();
+  const outer = init.signal;
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  let text: string;
+  let res: Response;
+  try {
+    res = await fetch(url, { method: init.method, headers, body: init.body, signal: controller.signal });
+    text = await res.text();
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  }
   let body: unknown;
   if (text.length > 0) {
     try {
@@ -56,7 +71,8 @@ export function errorText(answer: HttpAnswer): string {
 
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
+    if (err.name === 'TimeoutError') return 'timed out';
+    if (err.name === 'AbortError') return 'aborted';
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     if (cause?.code) return `${err.message} (${cause.code})`;
     return err.message;

@@ -8,6 +8,7 @@ const PREFIX = '[agentsplit] ';
 export class Warnings {
   private readonly last = new Map<string, { at: number; held: number }>();
   private authSaid = false;
+  private readonly onceSaid = new Set<string>();
 
   constructor(
     private readonly logger: Logger,
@@ -24,6 +25,13 @@ export class Warnings {
     const held = seen?.held ?? 0;
     this.last.set(kind, { at: now, held: 0 });
     this.say('warn', held > 0 ? `${message} (${held} more like it held back)` : message);
+  }
+
+  /** A warning said once per client (later ones of the kind are silent). */
+  once(kind: string, message: string): void {
+    if (this.onceSaid.has(kind)) return;
+    this.onceSaid.add(kind);
+    this.say('warn', message);
   }
 
   /** A 401 or 403: loudly, once per client. */

@@ -100,7 +100,7 @@ test('assign, log, track and feedback round trips show in /results and /analysis
       assert.equal(r.output.answer, `answer ${i}`);
     } else {
       assert.equal(r.metrics.error, true);
-      assert.equal(r.output.error, `model down ${i}`);
+      assert.equal(r.output.error, `Error: model down ${i}`);
     }
   }
   const analysis = await server.api('GET', `/experiment/${slug}/analysis`);
