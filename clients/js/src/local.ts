@@ -98,6 +98,8 @@ export class Definitions {
   private etag: string | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private fetching: Promise<void> | undefined;
+  /** Aborts a fetch in flight when the client closes. */
+  private readonly aborter = new AbortController();
   /** True once a set of definitions has been loaded (stale ones stay loaded when fetches fail). */
   loaded = false;
   /** Settles after the first fetch, successful or not. */
@@ -121,6 +123,7 @@ export class Definitions {
 
   /** Fetches the definitions now (one fetch at a time). Never rejects. */
   refresh(): Promise<void> {
+    if (this.aborter.signal.aborted) return Promise.resolve();
     this.fetching ??= this.fetchOnce().finally(() => {
       this.fetching = undefined;
     });
@@ -130,6 +133,7 @@ export class Definitions {
   stop(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    this.aborter.abort();
   }
 
   private async fetchOnce(): Promise<void> {
@@ -139,6 +143,7 @@ export class Definitions {
         apiKey: this.apiKey,
         headers: this.etag !== undefined ? { 'if-none-match': this.etag } : {},
         timeoutMs: this.timeoutMs,
+        signal: this.aborter.signal,
       });
       if (answer.status === 304) return;
       if (answer.status === 401 || answer.status === 403) {
@@ -156,6 +161,7 @@ export class Definitions {
       this.install(list);
       this.etag = answer.headers.get('etag') ?? undefined;
     } catch (err) {
+      if (this.aborter.signal.aborted) return; // the client closed
       this.warnings.warn(
         'definitions',
         `GET /experiments/definitions failed (${describeError(err)}); ${this.loaded ? 'keeping the definitions we have' : 'no definitions yet: assign answers defaults'}`,

@@ -50,7 +50,7 @@ async function silentServer(): Promise<{ url: string; close(): Promise<void> }> 
 /** Runs fixtures/silent-child.ts; resolves with its output and how long it lived. */
 function runSilentChild(
   url: string,
-  mode: 'close' | 'exit',
+  mode: 'close' | 'exit' | 'local',
 ): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
   const child = spawn(
@@ -130,6 +130,18 @@ test('close() aborts a delivery request in flight: the process exits at once, th
     assert.equal(child.code, 0, child.stderr);
     assert.match(child.stdout, /closed in \d+ ms .*"failed":1/);
     // Before: it lived until the 10 s delivery timeout ran out.
+    assert.ok(child.ms < 7000, `the process lived ${Math.round(child.ms)} ms`);
+  } finally {
+    await silent.close();
+  }
+});
+
+test('close() aborts a definitions fetch in flight (local mode): the process exits at once', async () => {
+  const silent = await silentServer();
+  try {
+    const child = await runSilentChild(silent.url, 'local');
+    assert.equal(child.code, 0, child.stderr);
+    assert.match(child.stdout, /closed in \d+ ms/);
     assert.ok(child.ms < 7000, `the process lived ${Math.round(child.ms)} ms`);
   } finally {
     await silent.close();
