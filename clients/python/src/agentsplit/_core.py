@@ -212,9 +212,11 @@ def iso(t: float) -> str:
 MAX_HARD_ATTEMPTS = 5  # a batch (then each of its items) answered a 5xx other than 503 this many times is given up
 
 
-def encode_item(it: Item) -> bytes:
-    """The JSON of one queued item as it goes into its batch. Raises on what JSON cannot hold (a
-    circular reference, NaN or infinity); ``default=str`` turns other objects into their text."""
+_encode = json.JSONEncoder(default=str, separators=(",", ":"), allow_nan=False).encode
+
+
+def item_object(it: Item) -> Any:
+    """What one queued item is in its batch's JSON."""
     kind, slug, value, t = it
     if kind == "exposure":
         aid, context = value
@@ -222,14 +224,32 @@ def encode_item(it: Item) -> bytes:
         if context is not None:
             x["context"] = context
         x["timestamp"] = iso(t)
-    elif kind == "log":
-        x = value
-        if "timestamp" not in x:
-            x = dict(x)
-            x["timestamp"] = iso(t)
-    else:
-        x = value
-    return json.dumps(x, default=str, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return x
+    if kind == "log" and "timestamp" not in value:
+        x = dict(value)
+        x["timestamp"] = iso(t)
+        return x
+    return value
+
+
+def encode_items(items: List[Item], bad: Any) -> Tuple[List[Item], bytes]:
+    """The JSON array of ``items`` (``default=str`` turns unknown objects into their text). When one
+    cannot be JSON (a circular reference, NaN or infinity) each is made on its own: the bad ones go to
+    ``bad(item, error)`` and are left out. Returns the items kept and their array."""
+    try:
+        return items, _encode([item_object(it) for it in items]).encode("utf-8")
+    except Exception:
+        pass
+    kept: List[Item] = []
+    frags: List[str] = []
+    for it in items:
+        try:
+            frags.append(_encode(item_object(it)))
+        except Exception as err:
+            bad(it, err)
+            continue
+        kept.append(it)
+    return kept, ("[" + ",".join(frags) + "]").encode("utf-8")
 
 
 def path_of(kind: str, slug: str) -> str:
@@ -239,13 +259,13 @@ def path_of(kind: str, slug: str) -> str:
 
 
 class Batch:
-    __slots__ = ("kind", "slug", "items", "frags", "key", "attempt", "hard", "next_at", "single", "forced_wait")
+    __slots__ = ("kind", "slug", "items", "array", "key", "attempt", "hard", "next_at", "single", "forced_wait")
 
-    def __init__(self, kind: str, slug: str, items: List[Item], frags: List[bytes], single: bool = False) -> None:
+    def __init__(self, kind: str, slug: str, items: List[Item], array: bytes, single: bool = False) -> None:
         self.kind = kind
         self.slug = slug
         self.items = items
-        self.frags = frags  # each item's JSON, made once when the batch is formed
+        self.array = array  # the items' JSON array, made once when the batch is formed
         self.key = str(uuid.uuid4())  # the Idempotency-Key, kept across this batch's retries
         self.attempt = 0
         self.hard = 0  # answers of a 5xx other than 503 (an error of this batch rather than an outage)
@@ -258,10 +278,10 @@ class Batch:
 
     def content(self) -> bytes:
         if self.kind == "exposure":
-            return b'{"exposures":[' + b",".join(self.frags) + b"]}"
+            return b'{"exposures":' + self.array + b"}"
         if self.kind == "log":
-            return b'{"results":[' + b",".join(self.frags) + b"]}"
-        return self.frags[0]
+            return b'{"results":' + self.array + b"}"
+        return self.array[1:-1]  # feedback: one a request, the object itself
 
 
 def assign_path(slug: str) -> str:
@@ -352,29 +372,16 @@ class Delivery:
     # worker's side ---------------------------------------------------------------------------------
     def _form(self) -> None:
         """Moves up to 10 batches' worth of items into batches: exposures, then logs per experiment,
-        then feedback one a request (so feedback on a local id follows its exposure). Each item is
-        made JSON here, on its own: one that cannot be (a circular reference, NaN) is dropped and
-        counted, and its neighbours go."""
+        then feedback one a request (so feedback on a local id follows its exposure). The items are
+        made JSON here (not in the callers' calls), a batch in one go; when one cannot be (a circular
+        reference, NaN), each on its own: only the bad one is dropped and counted."""
         q = self.queue
         items: List[Item] = []
         limit = self.batch_size * 10
         while q and len(items) < limit:
             items.append(q.popleft())
-        groups: Dict[Tuple[str, str], Tuple[List[Item], List[bytes]]] = {}
+        groups: Dict[Tuple[str, str], List[Item]] = {}
         for it in items:
-            try:
-                frag = encode_item(it)
-            except Exception as err:
-                self.failed += 1
-                self._warn(
-                    "encode",
-                    "agentsplit: %s of %r cannot be sent as JSON (%s: %s): dropped",
-                    _KIND_NAME.get(it[0], it[0]),
-                    it[1],
-                    type(err).__name__,
-                    err,
-                )
-                continue
             if it[0] == "exposure":
                 k = ("exposure", "")
             elif it[0] == "feedback":
@@ -383,14 +390,18 @@ class Delivery:
                 k = (it[0], it[1])
             g = groups.get(k)
             if g is None:
-                g = groups[k] = ([], [])
-            g[0].append(it)
-            g[1].append(frag)
+                g = groups[k] = []
+            g.append(it)
         ordered = sorted(groups.items(), key=lambda kv: _KIND_ORDER[kv[0][0]])  # stable: keeps arrival order
-        for (kind, _), (its, frags) in ordered:
+        for (kind, _), its in ordered:
             for i in range(0, len(its), self.batch_size):
-                chunk = its[i : i + self.batch_size]
-                self.pending.append(Batch(kind, chunk[0][1], chunk, frags[i : i + self.batch_size], single=(kind == "feedback")))
+                chunk, array = encode_items(its[i : i + self.batch_size], self._unencodable)
+                if chunk:
+                    self.pending.append(Batch(kind, chunk[0][1], chunk, array, single=(kind == "feedback")))
+
+    def _unencodable(self, it: Item, err: BaseException) -> None:
+        self.failed += 1
+        self._warn("encode", "agentsplit: %s of %r cannot be sent as JSON (%s: %s): dropped", _KIND_NAME.get(it[0], it[0]), it[1], type(err).__name__, err)
 
     def next_ready(self, now: float) -> Tuple[Optional[Batch], Optional[float]]:
         """The batch to send now, or (None, seconds to wait) while batches back off, or (None, None) when idle."""
@@ -440,7 +451,11 @@ class Delivery:
 
     def _split(self, b: Batch) -> bool:
         """Replaces ``b`` by one batch per item, where ``b`` was (each with an Idempotency-Key of its own)."""
-        singles = [Batch(b.kind, b.slug, [it], [fr], single=True) for it, fr in zip(b.items, b.frags)]
+        singles = []
+        for it in b.items:
+            one, array = encode_items([it], self._unencodable)
+            if one:
+                singles.append(Batch(b.kind, b.slug, one, array, single=True))
         with self.lock:
             try:
                 i = self.deferred.index(b)
