@@ -131,12 +131,21 @@ export class AgentSplit<P = JsonObject> {
    * timeoutMs) or, with `local: true`, in-process from the definitions. Never rejects: on any failure it
    * answers `options.default` with source 'default'.
    */
-  async assign(slug: string, userId: string, options?: AssignOptions<P>): Promise<Assignment<P>> {
-    if (this.closed) return this.afterClose(`assign ${slug}`, slug, userId, options);
+  assign(slug: string, userId: string, options?: AssignOptions<P>): Promise<Assignment<P>> {
+    // Not an async function: local mode's usual answer is a resolved promise without a coroutine.
+    if (this.closed) return Promise.resolve(this.afterClose(`assign ${slug}`, slug, userId, options));
     if (this.definitions !== undefined) {
-      if (!this.definitions.loaded) await this.definitions.ready;
-      return this.assignLocal(slug, userId, options);
+      if (this.definitions.loaded) return Promise.resolve(this.assignLocal(slug, userId, options));
+      return this.definitions.ready.then(() => this.assignLocal(slug, userId, options));
     }
+    return this.assignRemote(slug, userId, options);
+  }
+
+  private async assignRemote(
+    slug: string,
+    userId: string,
+    options?: AssignOptions<P>,
+  ): Promise<Assignment<P>> {
     if (this.unusable !== '') return this.fallback(slug, userId, options);
     try {
       const answer = await httpRequest(`${this.baseUrl}/experiment/${encodeURIComponent(slug)}/assign`, {
