@@ -138,7 +138,7 @@ interface Probe {
   scope: 'assign' | 'log' | 'read' | 'admin';
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: () => string | Promise<string>;
-  body?: () => unknown;
+  body?: () => unknown | Promise<unknown>;
 }
 
 let draftCounter = 0;
@@ -172,6 +172,25 @@ const PROBES: Probe[] = [
     url: () => '/experiment/alpha/logs',
     body: () => ({ results: [{ variantKey: 'A' }] }),
   },
+  {
+    scope: 'log',
+    method: 'POST',
+    url: () => '/experiment/alpha/feedback',
+    body: async () => ({
+      assignmentId: (await rt.api.assign('alpha', { userId: 'u-feedback' })).assignmentId,
+      metrics: { thumbs_up: true },
+    }),
+  },
+  { scope: 'assign', method: 'GET', url: () => '/experiments/definitions' },
+  {
+    scope: 'assign',
+    method: 'POST',
+    url: () => '/exposures',
+    body: () => ({ exposures: [{ experiment: 'alpha', assignmentId: 'not-placeable' }] }),
+  },
+  { scope: 'read', method: 'GET', url: () => '/experiment/alpha/analysis/timeseries?metric=thumbs_up' },
+  { scope: 'read', method: 'GET', url: () => '/experiment/alpha/versions' },
+  { scope: 'read', method: 'GET', url: () => '/keys/me' },
   { scope: 'read', method: 'GET', url: () => '/experiment/alpha/results' },
   { scope: 'read', method: 'GET', url: () => '/experiment/alpha/results/export' },
   { scope: 'read', method: 'GET', url: () => '/experiment/alpha/analysis' },
@@ -191,7 +210,7 @@ describe('every scope × every route', { skip: SKIP_BACKEND }, () => {
       const { key } = await createKey({ name: `only-${held}`, scopes: [held] });
       for (const probe of PROBES) {
         const url = await probe.url();
-        const res = await rt.api.call({ method: probe.method, url, body: probe.body?.(), key });
+        const res = await rt.api.call({ method: probe.method, url, body: await probe.body?.(), key });
         const allowed = held === 'admin' || held === probe.scope;
         const what = `${probe.method} ${url} with '${held}': ${res.statusCode} ${res.body.slice(0, 200)}`;
         if (allowed) {
@@ -211,7 +230,7 @@ describe('every scope × every route', { skip: SKIP_BACKEND }, () => {
   test('the root key (API_KEY) may call every route', async () => {
     for (const probe of PROBES) {
       const url = await probe.url();
-      const res = await rt.api.call({ method: probe.method, url, body: probe.body?.(), key: API_KEY });
+      const res = await rt.api.call({ method: probe.method, url, body: await probe.body?.(), key: API_KEY });
       assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${probe.method} ${url}: ${res.statusCode}`);
     }
   });
