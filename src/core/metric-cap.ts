@@ -21,7 +21,8 @@ export function applyMetricCap(
     if (!r.metrics) continue;
     let known: Set<string> | undefined;
     let over: Set<string> | undefined;
-    for (const [metric, value] of Object.entries(r.metrics)) {
+    for (const metric in r.metrics) {
+      const value = r.metrics[metric];
       if (metricKind(value) === undefined) continue;
       known ??= names(r.experimentId);
       if (known.has(metric)) continue;

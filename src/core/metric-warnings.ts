@@ -24,7 +24,8 @@ export function unanalysedValueWarnings(metrics: Iterable<JsonObject | null | un
   const reasons = new Map<string, string>();
   for (const m of metrics) {
     if (!m) continue;
-    for (const [name, value] of Object.entries(m)) {
+    for (const name in m) {
+      const value = m[name];
       if (metricKind(value) === undefined && !reasons.has(name)) reasons.set(name, whatItIs(value));
     }
   }

