@@ -42,6 +42,8 @@ export type FastTransport = (req: IncomingMessage, res: ServerResponse) => boole
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
 const LENGTH = /^[1-9][0-9]{0,8}$/;
 
+type Match = readonly [CompiledRoute, Readonly<Record<string, string>>] | null;
+
 interface Matcher {
   compiled: CompiledRoute;
   /** The path's segments: a string to match as is, or null for a parameter. */
@@ -62,8 +64,25 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
   const matchers = deps.routes.filter((c) => c.route.method === 'POST').map(matcher);
   const outbox = createOutbox(deps.onWriteError);
 
+  /**
+   * What each URL seen lately matched: a service's clients call a handful of URLs (one per experiment
+   * and route) over and over, so splitting each one again was garbage on every request. Bounded: the
+   * map is emptied when full. The parameters are frozen, as they are shared by every request to the URL.
+   */
+  const matched = new Map<string, Match>();
+  const MATCHES_KEPT = 1024;
+  function match(url: string): Match {
+    let found = matched.get(url);
+    if (found === undefined) {
+      found = matchOnce(url);
+      if (matched.size >= MATCHES_KEPT) matched.clear();
+      matched.set(url, found);
+    }
+    return found;
+  }
+
   /** The route and its parameters; null for anything else, including percent-encoded or over-long values. */
-  function match(url: string): [CompiledRoute, Record<string, string>] | null {
+  function matchOnce(url: string): Match {
     const q = url.indexOf('?');
     const parts = (q === -1 ? url : url.slice(0, q)).split('/');
     for (const m of matchers) {
@@ -83,7 +102,7 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
       m.names.forEach((name, i) => {
         params[name] = values[i]!;
       });
-      return [m.compiled, params];
+      return [m.compiled, Object.freeze(params)];
     }
     return null;
   }
