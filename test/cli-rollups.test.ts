@@ -92,6 +92,82 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
   }
 });
 
+// SQLite plans a batch while the one before it commits (ADR 0020); a batch that reads users' running sums
+// or earlier feedback must first wait for every batch in flight, or its deltas start from stale values.
+test('concurrent logs and feedback corrections of the same users: the live rollups equal a rebuild', async () => {
+  const dir = makeTempDir();
+  const env = { API_KEY: KEY, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
+  let server = await startServer(env);
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field
+  const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await fetch(server.baseUrl + path, {
+      method,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  try {
+    await call('POST', '/experiments', {
+      slug: 'busy',
+      status: 'running',
+      assignment: 'sticky',
+      variants: [
+        { key: 'A', payload: {}, trafficPercent: 50 },
+        { key: 'B', payload: {}, trafficPercent: 50 },
+      ],
+      metrics: [{ name: 'score', direction: 'increase', role: 'primary' }],
+    });
+    const users = 12;
+    const assignments = await Promise.all(
+      Array.from({ length: users }, (_, u) => call('POST', '/experiment/busy/assign', { userId: `u${u}` })),
+    );
+    const random = seededRandom(20);
+    let logs = 0;
+    for (let wave = 0; wave < 40; wave++) {
+      await Promise.all(
+        Array.from({ length: 48 }, (_, i) => {
+          const u = Math.floor(random() * users);
+          const a = assignments[u];
+          if (i % 4 === 0) {
+            return call('POST', '/experiment/busy/feedback', {
+              assignmentId: a.assignmentId,
+              metrics: { rating: 1 + Math.floor(random() * 5), score: Math.round(random() * 40) },
+            });
+          }
+          logs++;
+          return call('POST', '/experiment/busy/log', {
+            variantKey: a.variant,
+            userId: `u${u}`,
+            metrics: { score: Math.round(random() * 100) / 4, ok: random() < 0.5 },
+          });
+        }),
+      );
+    }
+    const live = await call('GET', '/experiment/busy/analysis?method=bayesian');
+    server.child.kill('SIGTERM');
+    await server.exited;
+
+    const rebuilt = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rollups.ts'], {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+    });
+    assert.equal(rebuilt.status, 0, rebuilt.stderr);
+    assert.match(rebuilt.stdout, new RegExp(`from ${logs} results and ${users} exposures`));
+
+    server = await startServer(env);
+    const after = await call('GET', '/experiment/busy/analysis?method=bayesian');
+    assert.equal(live.unit, 'user');
+    assertClose(after, live);
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exited;
+    removeTempDir(dir);
+  }
+});
+
 function assertClose(actual: unknown, expected: unknown, path = '$'): void {
   if (typeof expected === 'number' && typeof actual === 'number') {
     assert.ok(
