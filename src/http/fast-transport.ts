@@ -65,18 +65,23 @@ export function createFastTransport(deps: FastTransportDeps): FastTransport {
   const outbox = createOutbox(deps.onWriteError);
 
   /**
-   * What each URL seen lately matched: a service's clients call a handful of URLs (one per experiment
-   * and route) over and over, so splitting each one again was garbage on every request. Bounded: the
-   * map is emptied when full. The parameters are frozen, as they are shared by every request to the URL.
+   * What each route URL seen lately matched: a service's clients call a handful of URLs (one per
+   * experiment and route) over and over, so splitting each one again was garbage on every request.
+   * Bounded: only short URLs that name a route are kept (anyone may send any URL before the key is
+   * checked), and the map is emptied when full. The parameters are frozen, as every request to the URL
+   * shares them.
    */
   const matched = new Map<string, Match>();
   const MATCHES_KEPT = 1024;
+  const LONGEST_KEPT = 256;
   function match(url: string): Match {
     let found = matched.get(url);
     if (found === undefined) {
       found = matchOnce(url);
-      if (matched.size >= MATCHES_KEPT) matched.clear();
-      matched.set(url, found);
+      if (found !== null && url.length <= LONGEST_KEPT) {
+        if (matched.size >= MATCHES_KEPT) matched.clear();
+        matched.set(url, found);
+      }
     }
     return found;
   }
