@@ -11,7 +11,11 @@ import { startServer } from './helpers/server.js';
 
 const KEY = 'cli-rollups-key-0123456789';
 
-test('npm run rollups:rebuild reproduces the live analysis (per-user units, feedback, time series)', async () => {
+/**
+ * A server on a fresh SQLite file, a JSON caller that asserts a 2xx, and `rebuild`: stop the server, run
+ * `npm run rollups:rebuild` on its file (returns its output), and start it again on the same file.
+ */
+async function onSqliteFile() {
   const dir = makeTempDir();
   const env = { API_KEY: KEY, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
   let server = await startServer(env);
@@ -26,17 +30,41 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
     assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
-  try {
-    await call('POST', '/experiments', {
-      slug: 'rebuild',
-      status: 'running',
-      assignment: 'sticky',
-      variants: [
-        { key: 'A', payload: {}, trafficPercent: 50 },
-        { key: 'B', payload: {}, trafficPercent: 50 },
-      ],
-      metrics: [{ name: 'score', direction: 'increase', role: 'primary' }],
+  const stop = async () => {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  };
+  const rebuild = async (): Promise<string> => {
+    await stop();
+    const rebuilt = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rollups.ts'], {
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
     });
+    assert.equal(rebuilt.status, 0, rebuilt.stderr);
+    server = await startServer(env);
+    return rebuilt.stdout;
+  };
+  const close = async () => {
+    await stop();
+    removeTempDir(dir);
+  };
+  return { call, rebuild, close };
+}
+
+const STICKY = {
+  status: 'running',
+  assignment: 'sticky',
+  variants: [
+    { key: 'A', payload: {}, trafficPercent: 50 },
+    { key: 'B', payload: {}, trafficPercent: 50 },
+  ],
+  metrics: [{ name: 'score', direction: 'increase', role: 'primary' }],
+};
+
+test('npm run rollups:rebuild reproduces the live analysis (per-user units, feedback, time series)', async () => {
+  const { call, rebuild, close } = await onSqliteFile();
+  try {
+    await call('POST', '/experiments', { slug: 'rebuild', ...STICKY });
     const random = seededRandom(15);
     for (let u = 0; u < 60; u++) {
       const a = await call('POST', '/experiment/rebuild/assign', { userId: `u${u}` });
@@ -63,17 +91,10 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
       'GET',
       '/experiment/rebuild/analysis/timeseries?metric=score&interval=hour',
     );
-    server.child.kill('SIGTERM');
-    await server.exited;
-
-    const rebuilt = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rollups.ts'], {
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    assert.equal(rebuilt.status, 0, rebuilt.stderr);
-    assert.match(rebuilt.stdout, /rebuilt the rollups of every experiment from \d+ results and 60 exposures/);
-
-    server = await startServer(env);
+    assert.match(
+      await rebuild(),
+      /rebuilt the rollups of every experiment from \d+ results and 60 exposures/,
+    );
     const after = await call('GET', '/experiment/rebuild/analysis?method=bayesian');
     assert.equal(after.unit, 'user');
     assert.equal(live.unit, 'user');
@@ -86,40 +107,17 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
       liveSeries,
     );
   } finally {
-    server.child.kill('SIGTERM');
-    await server.exited;
-    removeTempDir(dir);
+    await close();
   }
 });
 
-// SQLite plans a batch while the one before it commits (ADR 0020); a batch that reads users' running sums
-// or earlier feedback must first wait for every batch in flight, or its deltas start from stale values.
+// A batch that reads users' running sums or earlier feedback must see every batch committed before it,
+// or its deltas start from stale values: under concurrent load the live rollups would then drift from a
+// rebuild (this fails when a batch's plan reads before the batch in flight has committed).
 test('concurrent logs and feedback corrections of the same users: the live rollups equal a rebuild', async () => {
-  const dir = makeTempDir();
-  const env = { API_KEY: KEY, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
-  let server = await startServer(env);
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers, checked field by field
-  const call = async (method: string, path: string, body?: unknown): Promise<any> => {
-    const res = await fetch(server.baseUrl + path, {
-      method,
-      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const { call, rebuild, close } = await onSqliteFile();
   try {
-    await call('POST', '/experiments', {
-      slug: 'busy',
-      status: 'running',
-      assignment: 'sticky',
-      variants: [
-        { key: 'A', payload: {}, trafficPercent: 50 },
-        { key: 'B', payload: {}, trafficPercent: 50 },
-      ],
-      metrics: [{ name: 'score', direction: 'increase', role: 'primary' }],
-    });
+    await call('POST', '/experiments', { slug: 'busy', ...STICKY });
     const users = 12;
     const assignments = await Promise.all(
       Array.from({ length: users }, (_, u) => call('POST', '/experiment/busy/assign', { userId: `u${u}` })),
@@ -147,24 +145,12 @@ test('concurrent logs and feedback corrections of the same users: the live rollu
       );
     }
     const live = await call('GET', '/experiment/busy/analysis?method=bayesian');
-    server.child.kill('SIGTERM');
-    await server.exited;
-
-    const rebuilt = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rollups.ts'], {
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    assert.equal(rebuilt.status, 0, rebuilt.stderr);
-    assert.match(rebuilt.stdout, new RegExp(`from ${logs} results and ${users} exposures`));
-
-    server = await startServer(env);
+    assert.match(await rebuild(), new RegExp(`from ${logs} results and ${users} exposures`));
     const after = await call('GET', '/experiment/busy/analysis?method=bayesian');
     assert.equal(live.unit, 'user');
     assertClose(after, live);
   } finally {
-    server.child.kill('SIGTERM');
-    await server.exited;
-    removeTempDir(dir);
+    await close();
   }
 });
 
