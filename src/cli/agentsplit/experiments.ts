@@ -2,39 +2,19 @@
 // and the status changes `agentsplit start|pause|complete|archive <slug>` (PATCH /experiment/:slug).
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Experiment as CoreExperiment } from '../../core/experiment.js';
+import type { MetricDefinition } from '../../core/metric-definitions.js';
 import { CliError, oneLine } from './api.js';
 import { formatCount, formatPercent, truncate } from './format.js';
 import { session } from './session.js';
 import { details, table } from './table.js';
 
-export interface Variant {
-  key: string;
-  payload: Record<string, unknown>;
-  trafficPercent: number;
-}
-
-interface MetricDefinition {
-  name: string;
-  direction: 'increase' | 'decrease';
-  role?: string;
-  kind?: string;
-  minimumDetectableEffect?: number;
-}
-
-export interface Experiment {
-  slug: string;
-  name: string;
-  description: string;
-  status: string;
-  active: boolean;
-  assignment: string;
-  seed: string;
-  variants: Variant[];
+/**
+ * An experiment as the API answers it (core's shape, which the API serializes as it is). Metrics may be
+ * absent from an older server's answer; results per variant are shown when a server sends them.
+ */
+export interface Experiment extends Omit<CoreExperiment, 'metrics'> {
   metrics?: MetricDefinition[];
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  /** Results logged (per variant, or in all): not in the API's answer today; shown when a server sends it. */
   results?: number | Record<string, number>;
 }
 
