@@ -8,6 +8,9 @@ export type Direction = (typeof DIRECTIONS)[number];
 export const ROLES = ['primary', 'secondary', 'guardrail'] as const;
 export type Role = (typeof ROLES)[number];
 export const KINDS = ['mean', 'proportion'] as const;
+/** What a numeric metric is compared on: its mean, or a quantile of its values (from write-time sketches). */
+export const STATISTICS = ['mean', 'p50', 'p90', 'p95', 'p99'] as const;
+export type Statistic = (typeof STATISTICS)[number];
 
 export interface MetricDefinition {
   /** The name results log the metric under. */
@@ -19,6 +22,13 @@ export interface MetricDefinition {
   kind?: (typeof KINDS)[number];
   /** The smallest relative change worth detecting (0.05 = 5%): how many units a test needs. */
   minimumDetectableEffect?: number;
+  /**
+   * Guardrails: the change in the worse direction the team tolerates, relative (0.05 = at most 5% worse).
+   * Absent: 0, no tolerated loss.
+   */
+  threshold?: number;
+  /** Numeric metrics: compare the mean (default) or a quantile of the values. */
+  statistic?: Statistic;
 }
 
 /** A definition as sent: the role defaults to 'secondary'. */
@@ -41,7 +51,10 @@ export function validateMetricDefinitions(metrics: unknown): MetricDefinition[] 
   return metrics.map((m: unknown, i): MetricDefinition => {
     const at = `metrics[${i}]`;
     if (!isJsonObject(m)) throw new ValidationError(`${at} must be an object`);
-    const { name, direction, role, kind, minimumDetectableEffect } = m as Record<string, unknown>;
+    const { name, direction, role, kind, minimumDetectableEffect, threshold, statistic } = m as Record<
+      string,
+      unknown
+    >;
     if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
       throw new ValidationError(`${at}.name must be a metric name of 1-200 characters`);
     }
@@ -61,6 +74,22 @@ export function validateMetricDefinitions(metrics: unknown): MetricDefinition[] 
         );
       }
       out.minimumDetectableEffect = mde;
+    }
+    if (threshold !== undefined) {
+      if (typeof threshold !== 'number' || !(threshold >= 0) || !(threshold <= 10)) {
+        throw new ValidationError(
+          `${at}.threshold must be a relative change of at least 0 (0.05 for 5% worse), at most 10`,
+        );
+      }
+      out.threshold = threshold;
+    }
+    if (statistic !== undefined) {
+      out.statistic = oneOf(statistic, STATISTICS, `${at}.statistic`);
+      if (out.statistic !== 'mean' && out.kind === 'proportion') {
+        throw new ValidationError(
+          `${at}.statistic '${out.statistic}' needs numeric values, not a proportion`,
+        );
+      }
     }
     return out;
   });

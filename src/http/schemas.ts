@@ -104,7 +104,7 @@ export const MetricDefinitionSchema = Type.Object(
       Type.Enum(['primary', 'secondary', 'guardrail'], {
         type: 'string',
         description:
-          "primary: decides the verdict (the first one declared); guardrail: tested one-sided for harm, kept out of corrections; default 'secondary'",
+          "primary: decides the verdict (the first one declared); guardrail: must not get worse by more than its threshold, kept out of corrections; default 'secondary'",
       }),
     ),
     kind: Type.Optional(
@@ -119,6 +119,24 @@ export const MetricDefinitionSchema = Type.Object(
         maximum: 10,
         description:
           'The smallest relative change worth detecting (0.05 = 5%): the analysis says how many more units it needs',
+      }),
+    ),
+    threshold: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 10,
+        description:
+          'Guardrails: the relative change in the worse direction tolerated (0.05 = at most 5% worse). ' +
+          'Default 0. The guardrail passes when the whole interval is within it, fails when the whole ' +
+          'interval is beyond it, and is inconclusive otherwise',
+      }),
+    ),
+    statistic: Type.Optional(
+      Type.Enum(['mean', 'p50', 'p90', 'p95', 'p99'], {
+        type: 'string',
+        description:
+          'Numeric metrics: what the comparison, verdict and charts use: the mean (default) or a quantile ' +
+          '(from write-time sketches, 1% relative accuracy)',
       }),
     ),
   },

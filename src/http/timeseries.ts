@@ -2,7 +2,7 @@
 // hourly rollups; GET /experiment/:slug/versions — the variant definitions of every version.
 import { Type } from 'typebox';
 import type { TimeseriesService } from '../services/timeseries.js';
-import { Better, comparisonQuery, Effect, Nullable, Worse } from './analysis-schemas.js';
+import { Better, comparisonQuery, Effect, Nullable, Worse } from '../stats/schema-parts.js';
 import { type Route, route } from './route.js';
 import { errorResponses, SlugParams, VariantSchema } from './schemas.js';
 

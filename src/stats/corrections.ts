@@ -1,7 +1,6 @@
-// Owns multiple-comparison corrections: Holm–Bonferroni and Benjamini–Hochberg adjusted p-values, and
-// significance re-decided from them across every comparison of an analysis.
-import { type AnalysisMethod, directionFlags } from './compare.js';
-import type { AdjustedPValues, CorrectionMethod, Direction, MetricRole } from './types.js';
+// Owns multiple-comparison corrections: Holm–Bonferroni and Benjamini–Hochberg adjusted p-values, and the
+// comparisons of a family recomputed at the level that makes their intervals agree with them.
+import type { AdjustedPValues, CorrectionMethod } from './types.js';
 
 const isPValue = (p: unknown): p is number => typeof p === 'number' && p >= 0 && p <= 1;
 
@@ -43,61 +42,40 @@ export function adjustPValues(pValues: readonly number[], method: CorrectionMeth
 /** 'none' leaves the per-comparison decisions as they are. */
 export type Correction = 'none' | CorrectionMethod;
 
-/**
- * A comparison as the correction reads and rewrites it; one without `absolute` (a control) is not tested.
- * With a `direction` (as compareArms returns), `better` and `worse` are re-decided with `significant`.
- */
-export interface TestedVariant {
-  absolute?: { pValue: number | null; estimate?: number | null };
-  adjustedPValue?: number | null;
-  significant?: boolean;
-  direction?: Direction | null;
-  better?: boolean | null;
-  worse?: boolean | null;
+/** One comparison in the family: its decision p-value, and how to recompute it at another level. */
+export interface Tested<C> {
+  pValue: number | null;
+  /** The comparison at level `alpha` (its intervals at 1 − alpha). */
+  at: (alpha: number) => C;
+}
+
+/** A comparison after the correction: recomputed at its adjusted level, with the adjusted p-value. */
+export interface Corrected<C> {
+  comparison: C | null;
+  adjustedPValue: number | null;
+  significant: boolean;
 }
 
 /**
- * The family is every treatment of every metric (metrics × treatments) except guardrails (`role:
- * 'guardrail'`, GrowthBook's convention: a guardrail is a one-sided check that must not fail, and correcting it
- * would make harm harder to see); guardrail metrics come back unchanged. The absolute-effect p-values are
- * adjusted together, and each one is significant when its adjusted p-value is below alpha. A p-value that
- * could not be computed stays out of the family and is not significant. Bayesian results have no
- * p-values, so the correction is ignored for them, with a warning. Returns new objects; input unchanged.
+ * Adjusts the family's decision p-values together (Holm or BH) and recomputes each comparison at the level
+ * alpha · p / p_adj: an interval and a p-value that are duals (the interval excludes 0 exactly when p is below
+ * the level) then exclude 0 exactly when p_adj < alpha, so the adjusted interval says what the adjusted
+ * p-value says. A p-value that could not be computed stays out of the family and is not significant.
  */
-export function correctSignificance<
-  M extends { role?: MetricRole | null; variants: readonly TestedVariant[] },
->(
-  metrics: readonly M[],
-  o: { correction: Correction; alpha: number; method: AnalysisMethod },
-): { metrics: M[]; warnings: string[] } {
-  if (o.correction === 'none') return { metrics: [...metrics], warnings: [] };
-  if (o.method === 'bayesian') {
-    return {
-      metrics: [...metrics],
-      warnings: ['correction applies to p-values; it is ignored for method=bayesian'],
-    };
-  }
-  const inFamily = (m: M) => m.role !== 'guardrail';
-  const pValues = metrics
-    .filter(inFamily)
-    .flatMap((m) => m.variants.flatMap((v) => (v.absolute ? [v.absolute.pValue ?? Number.NaN] : [])));
-  const { adjusted } = adjustPValues(pValues, o.correction);
-  let i = 0;
-  const corrected = metrics.map((m) => {
-    if (!inFamily(m)) return m;
-    return {
-      ...m,
-      variants: m.variants.map((v) => {
-        if (!v.absolute) return v;
-        const adjustedPValue = adjusted[i++] ?? null;
-        const significant = adjustedPValue !== null && adjustedPValue < o.alpha;
-        const flags =
-          v.direction === undefined
-            ? {}
-            : directionFlags(significant, v.absolute.estimate ?? null, v.direction);
-        return { ...v, adjustedPValue, significant, ...flags };
-      }),
-    };
+export function correctFamily<C>(
+  family: readonly Tested<C>[],
+  o: { method: CorrectionMethod; alpha: number },
+): Corrected<C>[] {
+  const { adjusted } = adjustPValues(
+    family.map((t) => t.pValue ?? Number.NaN),
+    o.method,
+  );
+  return family.map((t, i) => {
+    const adjustedPValue = adjusted[i] ?? null;
+    const p = t.pValue;
+    if (adjustedPValue === null || p === null)
+      return { comparison: null, adjustedPValue: null, significant: false };
+    const level = adjustedPValue > 0 ? (o.alpha * p) / adjustedPValue : o.alpha;
+    return { comparison: t.at(level), adjustedPValue, significant: adjustedPValue < o.alpha };
   });
-  return { metrics: corrected, warnings: [] };
 }

@@ -25,7 +25,7 @@ export {
   resolveSided,
   type SidedOption,
 } from './compare.js';
-export { adjustPValues, type Correction, correctSignificance, type TestedVariant } from './corrections.js';
+export { adjustPValues, type Correction, correctFamily } from './corrections.js';
 export {
   chiSquareCdf,
   chiSquareSf,
@@ -74,3 +74,6 @@ export {
   type VerdictVariant,
 } from './verdict.js';
 export type { UnitWord } from './wording.js';
+export type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
+export { type AnalysisInput, type AnalysisRollups, analyzeRollups } from './analyze.js';
+export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';

@@ -1,7 +1,8 @@
 // Owns the verdict of an experiment: which variant wins on the primary metric, within its guardrails, as one
 // sentence a product manager can act on. Pure: it reads comparisons already computed (and corrected).
 import type { MetricKind } from './arms.js';
-import type { AnalysisMethod, ArmComparison, HarmResult } from './compare.js';
+import type { AnalysisMethod, ArmComparison } from './compare.js';
+import type { GuardrailResult } from './guardrail.js';
 import type { Direction, MetricRole } from './types.js';
 import {
   about,
@@ -33,11 +34,13 @@ export interface VerdictVariant {
   /** Treatments on primary and secondary metrics: compareArms against the control, after any correction. */
   comparison?:
     | (Pick<ArmComparison, 'absolute' | 'relative' | 'chanceToWin' | 'better' | 'worse'> & {
+        /** The decision's p-value (the test that made it significant), when the method has one. */
+        pValue?: number | null;
         adjustedPValue?: number | null;
       })
     | null;
-  /** Treatments on guardrail metrics: harmTest against the control. */
-  harm?: Pick<HarmResult, 'absolute' | 'relative' | 'pValue' | 'chanceOfHarm' | 'harmful'> | null;
+  /** Treatments on guardrail metrics: guardrailCheck against the control. */
+  guardrail?: Pick<GuardrailResult, 'status' | 'threshold' | 'bound' | 'absolute' | 'relative'> | null;
   /** Primary metric: how many more units this variant needs for the metric's mde at 80% power; null: unknown. */
   moreUnits?: number | null;
 }
@@ -74,7 +77,7 @@ export interface Verdict {
 }
 
 type Comparison = NonNullable<VerdictVariant['comparison']>;
-type Harm = NonNullable<VerdictVariant['harm']>;
+type Guardrail = NonNullable<VerdictVariant['guardrail']>;
 interface Treatment {
   variant: VerdictVariant;
   comparison: Comparison;
@@ -84,14 +87,9 @@ interface Treatment {
 function evidence(c: Comparison, method: AnalysisMethod): string {
   if (method === 'bayesian')
     return c.chanceToWin === null ? '' : `${chance(c.chanceToWin)} chance to be better`;
-  const p = c.adjustedPValue ?? c.absolute.pValue;
+  const p = c.adjustedPValue ?? c.pValue ?? c.absolute.pValue;
   if (p === null) return '';
   return c.adjustedPValue != null ? `${pValue(p)} after correction` : pValue(p);
-}
-
-function harmEvidence(h: Harm, method: AnalysisMethod): string {
-  if (method === 'bayesian') return h.chanceOfHarm === null ? '' : `${chance(h.chanceOfHarm)} chance of harm`;
-  return h.pValue === null ? '' : pValue(h.pValue);
 }
 
 const joined = (...parts: Array<string | null>) => parts.filter((p) => p).join(', ');
@@ -110,29 +108,51 @@ function best(treatments: Treatment[], direction: Direction): Treatment {
 
 /** The guardrails `key` fails, in metric order. */
 function failedGuardrails(guardrails: VerdictMetric[], key: string): VerdictMetric[] {
-  return guardrails.filter((g) => g.variants.find((v) => v.key === key)?.harm?.harmful === true);
+  return guardrails.filter((g) => guardrailOf(g, key)?.status === 'failed');
 }
 
-function guardrailFailure(g: VerdictMetric, key: string, method: AnalysisMethod): string {
-  const h = g.variants.find((v) => v.key === key)!.harm!;
-  const moved = change(g.kind, h.absolute, h.relative);
-  return `fails the ${g.name} guardrail: ${joined(
-    moved && `${g.name} is ${moved}${bounds(g.kind, h.absolute, h.relative)}`,
-    harmEvidence(h, method),
-  )}`;
+function guardrailOf(g: VerdictMetric, key: string): Guardrail | null {
+  return g.variants.find((v) => v.key === key)?.guardrail ?? null;
 }
 
-function guardrailsWithin(guardrails: VerdictMetric[], key: string): string[] {
+/** 'threshold 5%'. */
+function limit(threshold: number): string {
+  return `threshold ${percent(threshold)}`;
+}
+
+function guardrailFailure(g: VerdictMetric, key: string): string {
+  const r = guardrailOf(g, key)!;
+  const moved = change(g.kind, r.absolute, r.relative);
+  const shown = moved && `${g.name} is ${moved}${bounds(g.kind, r.absolute, r.relative)}`;
+  const beyond = r.threshold > 0 ? `worse than its ${percent(r.threshold)} threshold` : 'significantly worse';
+  return `fails the ${g.name} guardrail: ${joined(shown, beyond)}`;
+}
+
+/** How each guardrail stands for `key`: "within limit" only when it passed. */
+function guardrailsOf(guardrails: VerdictMetric[], key: string): string[] {
   return guardrails.flatMap((g) => {
-    const h = g.variants.find((v) => v.key === key)?.harm;
-    if (!h) return [];
-    const moved = change(g.kind, h.absolute, h.relative);
+    const r = guardrailOf(g, key);
+    if (!r) return [];
+    const moved = change(g.kind, r.absolute, r.relative);
+    if (r.status === 'passed') {
+      const within = r.threshold > 0 ? `within its ${percent(r.threshold)} limit` : 'within limit';
+      return [`${g.name} is ${moved ?? 'unchanged'} (guardrail, ${within})`];
+    }
+    if (r.bound === null) return [`${g.name} could not be compared (guardrail, inconclusive)`];
+    const worse = worseBy(g, r.bound);
     return [
-      moved === null
-        ? `${g.name} could not be compared (guardrail)`
-        : `${g.name} is ${moved} (guardrail, within limit)`,
+      worse === null
+        ? `${g.name} guardrail inconclusive (${limit(r.threshold)})`
+        : `${g.name} could still be ${worse}; ${limit(r.threshold)}`,
     ];
   });
+}
+
+/** '7.9% lower' for a metric that should increase and whose interval reaches −7.9%; null if no loss is possible. */
+function worseBy(g: VerdictMetric, bound: number): string | null {
+  const loss = g.direction === 'increase' ? -bound : bound;
+  if (!(loss > 0)) return null;
+  return `${percent(loss)} ${g.direction === 'increase' ? 'lower' : 'higher'}`;
 }
 
 function srmVerdict(p: number | null): Verdict {
@@ -223,7 +243,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
   if (safe.length > 0) {
     const w = best(safe, direction);
     const c = w.comparison;
-    const within = guardrailsWithin(guardrails, w.variant.key);
+    const within = guardrailsOf(guardrails, w.variant.key);
     return {
       status: 'winner',
       variant: w.variant.key,
@@ -242,7 +262,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       summary: `${dropped.variant.key} beats ${control.key} on ${name} (${joined(
         effect(kind, c.absolute, c.relative),
         evidence(c, method),
-      )}) but ${guardrailFailure(g, dropped.variant.key, method)}; do not ship it.`,
+      )}) but ${guardrailFailure(g, dropped.variant.key)}; do not ship it.`,
     };
   }
   const failing = others.find((v) => failedGuardrails(guardrails, v.key).length > 0);
@@ -252,7 +272,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       status: 'guardrail-failed',
       variant: failing.key,
       metric: g.name,
-      summary: `${failing.key} ${guardrailFailure(g, failing.key, method)}; no variant beats ${control.key} on ${name} yet.`,
+      summary: `${failing.key} ${guardrailFailure(g, failing.key)}; no variant beats ${control.key} on ${name} yet.`,
     };
   }
   return {

@@ -1,8 +1,11 @@
-// Schema parts the analysis and its time series share: effects, and the comparison's query options.
+// Schema parts the analysis and its time series share (effects, flags) and the comparison's query options:
+// TypeBox declarations, from which both the OpenAPI document and the TypeScript types are derived.
 import { Type } from 'typebox';
 
 export const Num = Type.Number();
 export const Nullable = (description: string) => Type.Union([Num, Type.Null()], { description });
+export const NullableString = (description: string) =>
+  Type.Union([Type.String(), Type.Null()], { description });
 export const Pair = (description: string) =>
   Type.Array(Type.Union([Num, Type.Null()]), { minItems: 2, maxItems: 2, description });
 
@@ -21,8 +24,8 @@ export const Effect = (description: string) =>
           'be computed, 0 when the effect has no variance',
       ),
       pValue: Nullable(
-        'p-value against no effect, for the method and sided asked for; null for bayesian and when it cannot ' +
-          'be computed',
+        "This scale's own p-value against no effect, for the method and sided asked for; null for bayesian and " +
+          "when it cannot be computed. The decision uses the variant's pValue",
       ),
     },
     { description },

@@ -1,0 +1,307 @@
+// The analysis as answered: one TypeBox declaration from which the OpenAPI schema (http/analysis.ts) and the
+// TypeScript type (`Analysis`, what analyzeRollups returns) both come, so a field cannot exist in one only.
+import { type Static, Type } from 'typebox';
+import { Better, Effect, Nullable, NullableString, Pair, Worse } from './schema-parts.js';
+
+export const VariantAnalysisSchema = Type.Object(
+  {
+    key: Type.String({ description: "The variant's key" }),
+    n: Type.Integer({ description: 'How many results logged a value of this metric (of its kind)' }),
+    mean: Nullable('Mean of the values (the share of true, for a proportion); null when n = 0'),
+    stdDev: Nullable(
+      'Sample standard deviation (n − 1); sqrt(p (1 − p)) for a proportion; null when n < 2 (numbers) or ' +
+        'when it cannot be computed',
+    ),
+    absolute: Type.Optional(
+      Effect("Treatment mean minus control mean, in the metric's unit. Absent for the control"),
+    ),
+    relative: Type.Optional(
+      Effect(
+        'The lift: (treatment mean − control mean) / |control mean|, so 0.05 is +5 %; null estimate when ' +
+          'the control mean is 0. Absent for the control',
+      ),
+    ),
+    adjustedPValue: Type.Optional(
+      Nullable(
+        "The absolute effect's p-value after the correction across every metric × treatment; only with " +
+          'correction=holm or bh (not bayesian); null when the p-value could not be computed',
+      ),
+    ),
+    chanceToWin: Type.Optional(
+      Nullable(
+        "bayesian: the probability that this treatment is better than the control in the metric's declared " +
+          'direction (sided=greater/less stand for a direction where none is declared); null for the other ' +
+          'methods and for metrics without a direction. Absent for the control',
+      ),
+    ),
+    risk: Type.Optional(
+      Pair(
+        'bayesian: expected loss [of choosing the control, of choosing this treatment], in the better ' +
+          'direction, on the lift scale; [null, null] for the other methods and without a direction. Absent for the control',
+      ),
+    ),
+    better: Better,
+    worse: Worse,
+    pValue: Type.Optional(
+      Nullable(
+        'The p-value of the decision (frequentist, sequential): the larger of the absolute and relative ' +
+          "scales' p-values (both intervals must exclude 0), or the exact test's for a proportion with few " +
+          'events; bayesian: the posterior probability of the other side. Before any correction. Absent for the control',
+      ),
+    ),
+    guardrail: Type.Optional(
+      Type.Object(
+        {
+          status: Type.Union([Type.Literal('passed'), Type.Literal('failed'), Type.Literal('inconclusive')], {
+            description:
+              'passed: the whole interval is within the threshold on the worse side; failed: the whole ' +
+              'interval is beyond it; inconclusive: neither',
+          }),
+          threshold: Type.Number({
+            description: "The relative loss tolerated (the definition's threshold, default 0)",
+          }),
+          bound: Nullable(
+            "The interval's worse end as a relative change (-0.079: 7.9% lower); null when the lift cannot be computed",
+          ),
+          absolute: Effect(
+            "The effect with the guardrail's interval (two-sided at 1 − 2·alpha: each end a one-sided test at alpha)",
+          ),
+          relative: Effect("The lift with the guardrail's interval"),
+        },
+        {
+          description:
+            'Guardrail metrics: where the interval lies against the tolerated loss (kept out of corrections)',
+        },
+      ),
+    ),
+    quantiles: Type.Optional(
+      Type.Object(
+        {
+          p50: Nullable('Median'),
+          p90: Nullable('90th percentile'),
+          p95: Nullable('95th percentile'),
+          p99: Nullable('99th percentile'),
+        },
+        {
+          description:
+            "Numeric metrics: quantiles of the variant's values (per call), from write-time DDSketch sketches " +
+            '(within 1% relative of a value of that rank)',
+        },
+      ),
+    ),
+    moreUnits: Type.Optional(
+      Nullable(
+        'With a declared minimumDetectableEffect and no significant result yet: about how many more units ' +
+          '(users or calls) each variant needs to detect it at 80% power; null when it cannot be computed',
+      ),
+    ),
+    significant: Type.Optional(
+      Type.Boolean({
+        description:
+          "The absolute effect's p-value (adjusted, with a correction) is below alpha; for bayesian, " +
+          'chanceToWin is above 1 − alpha or below alpha. Absent for the control',
+      }),
+    ),
+  },
+  {
+    title: 'VariantAnalysis',
+    description: 'One variant on one metric; a treatment also has its effects against the control',
+  },
+);
+
+export const MetricAnalysisSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The metric, as named in the logged metrics' }),
+    kind: Type.String({
+      description:
+        'mean: numeric values, analysed as a mean; proportion: true/false values, as the share of true',
+    }),
+    direction: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The declared direction ('increase' or 'decrease' is better); null: undeclared, no win wording",
+    }),
+    role: Type.Union([Type.String(), Type.Null()], {
+      description: 'The declared role: primary, secondary or guardrail; null: undeclared',
+    }),
+    unit: Type.String({
+      description:
+        'user: sticky experiment, each user one unit (a ratio of sums, delta method; n counts users); call: each result one unit',
+    }),
+    sided: Type.String({ description: 'The alternative tested for this metric: two, greater or less' }),
+    minimumDetectableEffect: Nullable('The declared minimum detectable effect (relative), or null'),
+    statistic: Type.String({
+      description:
+        'What is compared: mean (a proportion for true/false values), or p50, p90, p95, p99 (a quantile)',
+    }),
+    threshold: Nullable('Guardrails: the relative loss tolerated (default 0); null for other roles'),
+    label: Type.String({
+      description: "What each variant's number is, in words: e.g. 'mean per call, users as units'",
+    }),
+    noVariation: Type.Boolean({
+      description: 'Every value is the same in every variant: nothing to compare (no effects, no intervals)',
+    }),
+    corrected: Type.Boolean({
+      description: "This metric's comparisons are in the correction's family (see the analysis' correction)",
+    }),
+    variants: Type.Array(VariantAnalysisSchema, {
+      description: "Every variant, in the experiment's order; the control has no effects",
+    }),
+  },
+  { title: 'MetricAnalysis', description: 'One metric across the variants' },
+);
+
+const ANALYSIS_EXAMPLE = {
+  slug: 'checkout-prompt',
+  control: 'A',
+  method: 'frequentist',
+  alpha: 0.05,
+  sided: 'two',
+  correction: 'none',
+  version: null,
+  versions: [1],
+  unit: 'call',
+  verdict: {
+    status: 'winner',
+    variant: 'B',
+    metric: 'latency_ms',
+    summary: 'B beats A on latency_ms: -5.3% [-10.2%, -0.4%], p = 0.03.',
+  },
+  exposures: { A: 214, B: 205 },
+  results: { A: 210, B: 198 },
+  srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false },
+  metrics: [
+    {
+      name: 'latency_ms',
+      kind: 'mean',
+      direction: 'decrease',
+      role: 'primary',
+      unit: 'call',
+      sided: 'two',
+      minimumDetectableEffect: null,
+      variants: [
+        { key: 'A', n: 210, mean: 910, stdDev: 240 },
+        {
+          key: 'B',
+          n: 198,
+          mean: 862,
+          stdDev: 230,
+          absolute: { estimate: -48, ci: [-93.74, -2.257], stdError: 23.27, pValue: 0.03977 },
+          relative: { estimate: -0.05275, ci: [-0.1017, -0.003805], stdError: 0.0249, pValue: 0.03473 },
+          chanceToWin: null,
+          risk: [null, null],
+          significant: true,
+          better: true,
+          worse: false,
+        },
+      ],
+    },
+    {
+      name: 'rating',
+      kind: 'mean',
+      direction: null,
+      role: null,
+      unit: 'call',
+      sided: 'two',
+      minimumDetectableEffect: null,
+      variants: [
+        { key: 'A', n: 210, mean: 4.1, stdDev: 0.9 },
+        {
+          key: 'B',
+          n: 198,
+          mean: 4.2,
+          stdDev: 0.85,
+          absolute: { estimate: 0.1, ci: [-0.07031, 0.2703], stdError: 0.08664, pValue: 0.2491 },
+          relative: { estimate: 0.02439, ci: [-0.01767, 0.06645], stdError: 0.0214, pValue: 0.255 },
+          chanceToWin: null,
+          risk: [null, null],
+          significant: false,
+          better: null,
+          worse: null,
+        },
+      ],
+    },
+  ],
+  warnings: [],
+};
+
+export const AnalysisSchema = Type.Object(
+  {
+    slug: Type.String({ description: "The experiment's slug" }),
+    control: Type.String({ description: 'The variant the others are compared with' }),
+    method: Type.String({ description: 'The method used: frequentist, bayesian or sequential' }),
+    alpha: Type.Number({ description: 'The significance level used' }),
+    sided: Type.String({ description: 'The sided option asked for: two, greater, less or better' }),
+    correction: Type.String({
+      description:
+        'The multiple-comparison correction used: none, holm or bh. By default bh across the secondary and ' +
+        'undeclared metrics; asked for explicitly, across every metric but guardrails; intervals are adjusted with ' +
+        'the p-values',
+    }),
+    version: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The version analysed; null when every version is pooled',
+    }),
+    versions: Type.Array(Type.Integer(), {
+      description:
+        'The versions whose data is analysed: the one asked for, or every version with data, pooled',
+    }),
+    unit: Type.String({
+      description: 'user when every metric is analysed per user (sticky experiments), else call',
+    }),
+    verdict: Type.Object(
+      {
+        status: Type.String({
+          description: 'winner, no-winner-yet, guardrail-failed, sample-ratio-mismatch or not-enough-data',
+        }),
+        variant: Type.Optional(
+          Type.String({ description: 'The winner, or the variant that failed a guardrail' }),
+        ),
+        metric: Type.Optional(
+          Type.String({ description: 'The primary metric, or the guardrail that failed' }),
+        ),
+        summary: Type.String({ description: 'One plain sentence: what to do and how sure to be' }),
+      },
+      { description: 'Which variant to ship, by the rule in docs/statistics.md' },
+    ),
+    results: Type.Record(Type.String(), Type.Integer(), {
+      description: 'Results logged per variant key, in the versions analysed',
+    }),
+    exposures: Type.Record(Type.String(), Type.Integer(), {
+      description: 'Assignments (exposures) per variant key, in the versions analysed',
+    }),
+    srm: Type.Object(
+      {
+        chiSquare: Nullable('The chi-square statistic; null when it cannot be computed (no exposures)'),
+        pValue: Nullable('Its p-value; null when it cannot be computed'),
+        mismatch: Type.Boolean({
+          description:
+            'pValue < 0.001: assignment or logging is broken, and no effect can be trusted until it is explained',
+        }),
+        unit: Type.Union([Type.Literal('user'), Type.Literal('call')], {
+          description:
+            'What was counted: distinct users per variant (sticky experiments: the unit randomized), or assign calls (random)',
+        }),
+        counts: Type.Record(Type.String(), Type.Integer(), {
+          description: 'The counts tested, per variant key (users or calls, in the versions analysed)',
+        }),
+      },
+      {
+        description:
+          'Sample-ratio-mismatch check: a chi-square test of the randomized units (users in sticky experiments, ' +
+          "calls in random ones) against trafficPercent (each version's weights, mixed by its units)",
+      },
+    ),
+    metrics: Type.Array(MetricAnalysisSchema, { description: 'One entry per metric analysed' }),
+    warnings: Type.Array(Type.String(), {
+      description: 'Why a number is null or should not be trusted, each prefixed with its metric and variant',
+    }),
+  },
+  {
+    title: 'Analysis',
+    description: 'Which variant wins: per metric and variant, statistics and effects against the control',
+    examples: [ANALYSIS_EXAMPLE],
+  },
+);
+
+export type Analysis = Static<typeof AnalysisSchema>;
+export type MetricAnalysis = Static<typeof MetricAnalysisSchema>;
+export type VariantAnalysis = Static<typeof VariantAnalysisSchema>;

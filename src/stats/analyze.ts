@@ -1,0 +1,246 @@
+// Owns the analysis of an experiment as a pure function: its rollups (write-time sums) in, the answer of
+// GET /experiment/:slug/analysis out (counts, sample-ratio check, per-metric comparisons, corrections and the
+// verdict). No I/O: the service fetches the rollups and passes them here; test vectors pin the output.
+import type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
+import { countExposures, groupByMetric, type MetricRollupRow, unknownVariantKeys } from './arms.js';
+import { directionFlags } from './compare.js';
+import { type Correction, correctFamily, type Tested } from './corrections.js';
+import {
+  analyseMetric,
+  comparisonFields,
+  compareWith,
+  type MetricDeclaration,
+  type MetricDraft,
+  type MethodOptions,
+} from './metric-analysis.js';
+import { armsOf, type Unit, type UnitRollupRow } from './metric-arms.js';
+import { srmAcrossVersions, type VersionExposure, type VersionWeights } from './srm-versions.js';
+import { decideVerdict, type VerdictMetric } from './verdict.js';
+
+export interface AnalysisRollups {
+  /** Assign calls per version and variant. */
+  exposures: readonly VersionExposure[];
+  /** Distinct users exposed per version and variant (sticky experiments); absent or empty: not counted. */
+  exposureUsers?: readonly VersionExposure[];
+  /** Results per version and variant key (keys that are not variants included). */
+  results: readonly VersionExposure[];
+  metrics: readonly MetricRollupRow[];
+  units: readonly UnitRollupRow[];
+}
+
+export interface AnalysisExperiment {
+  slug: string;
+  assignment: 'sticky' | 'random';
+  /** The variants of the version analysed (the current ones when pooled), in order: keys and weights. */
+  variants: ReadonlyArray<{ key: string; trafficPercent: number }>;
+  metrics: readonly MetricDeclaration[];
+}
+
+export interface AnalysisOptions extends MethodOptions {
+  control: string;
+  /** Absent: 'bh' across the secondary and undeclared metrics. Given: across every metric but guardrails. */
+  correction?: Correction;
+  /** null: every version pooled. */
+  version: number | null;
+  /** Which metrics (default: every metric with data). */
+  metrics?: readonly string[];
+}
+
+export interface AnalysisInput {
+  experiment: AnalysisExperiment;
+  /** Every version's weights, for the sample-ratio check. */
+  versions: readonly VersionWeights[];
+  rollups: AnalysisRollups;
+  options: AnalysisOptions;
+}
+
+const NO_VARIATION = 'no variation';
+
+/** The rollups already filtered to the versions analysed, and every metric name checked to have data. */
+export function analyzeRollups(input: AnalysisInput): Analysis {
+  const { experiment, rollups, options: o } = input;
+  const keys = experiment.variants.map((v) => v.key);
+  const warnings: string[] = [];
+  const sticky = experiment.assignment === 'sticky';
+  const srm = sampleRatio(rollups, input.versions, sticky, keys, warnings);
+
+  const byMetric = groupByMetric(rollups.metrics);
+  const unitsByMetric = groupByMetric(rollups.units);
+  const names = o.metrics ?? [...byMetric.keys()].sort();
+  const unknownVariants = unknownVariantKeys(rollups.metrics, keys);
+  if (unknownVariants.length > 0) {
+    warnings.push(
+      `results for variant keys that are not variants are left out: ${unknownVariants.join(', ')}`,
+    );
+  }
+  const declared = (name: string) => experiment.metrics.find((m) => m.name === name);
+  const undeclared = names.filter((n) => !declared(n));
+  if (undeclared.length > 0 && experiment.metrics.length > 0) {
+    warnings.push(
+      `no direction declared for ${undeclared.join(', ')}: effects and intervals only, no chance to win`,
+    );
+  }
+  const drafts = names.map((name) => {
+    const arms = armsOf(
+      name,
+      byMetric.get(name) ?? [],
+      unitsByMetric.get(name) ?? [],
+      keys,
+      sticky,
+      warnings,
+    );
+    return analyseMetric(name, declared(name), arms, keys, o.control, o, warnings);
+  });
+  const constant = drafts.filter((d) => d.answer.noVariation).map((d) => d.answer.name);
+  if (constant.length > 0) {
+    warnings.push(
+      `${NO_VARIATION}: ${constant.join(', ')} had the same value everywhere; nothing to compare`,
+    );
+  }
+  const correction = correct(drafts, o);
+  const metrics = drafts.map((d) => d.answer);
+  if (srm.mismatch) {
+    warnings.push(
+      `sample-ratio mismatch: ${srm.unit === 'user' ? 'users' : 'exposures'} do not match trafficPercent (p = ${srm.pValue}); check assignment before trusting effects`,
+    );
+  }
+  const verdictMetrics = verdictInput(experiment.metrics, metrics, keys, o.control);
+  const primary = verdictMetrics.find((m) => m.role === 'primary');
+  const unit: Unit = sticky && metrics.every((m) => m.unit === 'user') ? 'user' : 'call';
+  const primaryUnit = metrics.find((m) => m.name === primary?.name)?.unit ?? unit;
+  const verdict = decideVerdict({
+    metrics: verdictMetrics,
+    srm,
+    method: o.method,
+    unit: primaryUnit === 'user' ? { one: 'user', other: 'users' } : { one: 'call', other: 'calls' },
+  });
+  const analysedVersions = [
+    ...new Set([...rollups.exposures, ...rollups.metrics].map((r) => r.version)),
+  ].sort((a, b) => a - b);
+  return {
+    slug: experiment.slug,
+    control: o.control,
+    method: o.method,
+    alpha: o.alpha,
+    sided: o.sided,
+    correction,
+    version: o.version,
+    versions: o.version === null ? analysedVersions : [o.version],
+    unit,
+    exposures: countExposures(rollups.exposures, keys),
+    results: countExposures(rollups.results, keys),
+    srm,
+    verdict,
+    metrics,
+    warnings,
+  };
+}
+
+/**
+ * The randomized unit is what the split applies to: users in a sticky experiment (a user's repeat calls are
+ * one unit), calls in a random one. Sticky experiments whose users were not counted (exposures from before
+ * the counts existed: npm run rollups:rebuild) fall back to calls, with a warning.
+ */
+function sampleRatio(
+  rollups: AnalysisRollups,
+  versions: readonly VersionWeights[],
+  sticky: boolean,
+  keys: readonly string[],
+  warnings: string[],
+): Analysis['srm'] {
+  const users = rollups.exposureUsers ?? [];
+  const calls = rollups.exposures.reduce((a, e) => a + e.n, 0);
+  const byUser = sticky && users.length > 0;
+  if (sticky && !byUser && calls > 0) {
+    warnings.push(
+      'srm: users exposed were not counted for these exposures (run npm run rollups:rebuild); calls tested instead',
+    );
+  }
+  const rows = byUser ? users : rollups.exposures;
+  const { warnings: srmWarnings, ...srm } = srmAcrossVersions(rows, versions);
+  warnings.push(...srmWarnings.map((w) => `srm: ${w}`));
+  return { ...srm, unit: byUser ? 'user' : 'call', counts: countExposures(rows, keys) };
+}
+
+/**
+ * The decision p-value of a treatment: the comparison's own (the test that makes it significant), or the
+ * absolute effect's for a comparison that does not carry one.
+ */
+function decisionP(v: VariantAnalysis): number | null {
+  return v.pValue ?? v.absolute?.pValue ?? null;
+}
+
+/**
+ * Default: Benjamini–Hochberg across secondary and undeclared metrics (the scorecard's many readings), the
+ * primary and guardrails as they are. Asked for (holm or bh): across every metric but guardrails.
+ */
+function correct(drafts: MetricDraft[], o: AnalysisOptions): Correction {
+  const method = o.correction ?? 'bh';
+  if (method === 'none') return 'none';
+  const inFamily = (d: MetricDraft) =>
+    !d.answer.noVariation &&
+    d.answer.role !== 'guardrail' &&
+    (o.correction !== undefined || d.answer.role === 'secondary' || d.answer.role === null);
+  const members: Array<{ draft: MetricDraft; variant: VariantAnalysis }> = [];
+  for (const draft of drafts.filter(inFamily)) {
+    draft.answer.corrected = true;
+    for (const variant of draft.answer.variants) if (variant.absolute) members.push({ draft, variant });
+  }
+  if (members.length === 0) return method;
+  const family: Tested<ReturnType<typeof compareWith>>[] = members.map(({ draft, variant }) => ({
+    pValue: decisionP(variant),
+    at: (alpha) => compareWith(draft, variant.key, alpha),
+  }));
+  const corrected = correctFamily(family, { method, alpha: o.alpha });
+  corrected.forEach((c, i) => {
+    const { draft, variant } = members[i]!;
+    if (c.comparison) Object.assign(variant, comparisonFields(c.comparison));
+    variant.adjustedPValue = c.adjustedPValue;
+    variant.significant = c.significant;
+    const estimate = variant.absolute?.estimate ?? null;
+    if (draft.answer.direction !== null || variant.better !== undefined) {
+      Object.assign(variant, directionFlags(c.significant, estimate, draft.options.direction));
+    }
+  });
+  return method;
+}
+
+/** The declared metrics as the verdict reads them; a declared metric without data has n = 0 everywhere. */
+function verdictInput(
+  definitions: readonly MetricDeclaration[],
+  metrics: readonly MetricAnalysis[],
+  keys: readonly string[],
+  control: string,
+): VerdictMetric[] {
+  return definitions.map((d): VerdictMetric => {
+    const m = metrics.find((x) => x.name === d.name);
+    return {
+      name: d.name,
+      role: d.role,
+      direction: d.direction,
+      kind: m?.kind === 'proportion' ? 'proportion' : m ? 'mean' : (d.kind ?? 'mean'),
+      control,
+      mde: d.minimumDetectableEffect ?? null,
+      variants: m
+        ? m.variants.map((v) => ({
+            key: v.key,
+            n: v.n,
+            comparison:
+              v.absolute && v.relative
+                ? {
+                    absolute: v.absolute as never,
+                    relative: v.relative as never,
+                    pValue: v.pValue ?? null,
+                    chanceToWin: v.chanceToWin ?? null,
+                    better: v.better ?? null,
+                    worse: v.worse ?? null,
+                    adjustedPValue: v.adjustedPValue,
+                  }
+                : null,
+            guardrail: (v.guardrail as never) ?? null,
+            moreUnits: v.moreUnits ?? null,
+          }))
+        : keys.map((key) => ({ key, n: 0 })),
+    };
+  });
+}
