@@ -1,0 +1,160 @@
+// Cross-checks quantiles read from sketch bins against numpy on the exact raw values: seeded data drawn in numpy
+// (lognormal latencies, a normal with negatives, a discrete count with ties and zeros), n from 50 to 200,000.
+// The values travel to this process, are binned by core/sketch.ts as the store bins them, and are read back.
+//
+// Rank convention: DDSketch reads rank q·(n − 1) and answers the value of the bin holding the value of rank
+// ⌊q·(n − 1)⌋, which is numpy.quantile(method='lower'); quantileArm interpolates between the values of ranks
+// ⌊r⌋ and ⌈r⌉, which is numpy's default method='linear'.
+//
+// Tolerances:
+// - quantileSummary: 1% relative of numpy 'lower' (the sketch's guarantee), all n;
+// - quantileArm estimate: 2α/(1 − α) ≈ 2.02% relative of numpy 'linear' (one bin's width: values are read
+//   continuously inside their bin), all n; the largest error seen is printed;
+// - quantileArm stdError: 10% relative of the same rank-interval SE on the raw values (numpy 'linear' at ranks
+//   q ± 1.96·√(q(1 − q)/n)), p50/p90/p95/p99, n >= 1,000, continuous data only: on discrete data the raw SE is
+//   0 or one gap between tied values depending on where the rank interval falls, not a smooth quantity.
+// python3 with numpy and scipy is required (CI has it): the test fails, loudly, without it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { before, describe, it } from 'node:test';
+import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from '../src/core/sketch.js';
+import { quantileArm, quantileSummary } from '../src/stats/quantiles.js';
+
+const QS = [0.5, 0.9, 0.95, 0.99] as const;
+const KEYS = ['p50', 'p90', 'p95', 'p99'] as const;
+const BIN_WIDTH = (2 * SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY);
+const SE_TOLERANCE = 0.1;
+
+const PYTHON = `
+import json, sys
+import numpy as np
+from scipy import stats
+
+rng = np.random.default_rng(20_251_126)
+z = float(stats.norm.ppf(0.975))
+QS = [0.5, 0.9, 0.95, 0.99]
+datasets = []
+for n in [50, 1_000, 20_000, 200_000]:
+    datasets.append(('lognormal', n, rng.lognormal(mean=np.log(800.0), sigma=0.8, size=n)))
+    datasets.append(('normal', n, rng.normal(loc=0.3, scale=1.0, size=n)))
+    datasets.append(('poisson', n, rng.poisson(lam=3.0, size=n).astype(float)))
+
+def rank_se(x, q):
+    h = z * np.sqrt(q * (1 - q) / len(x))
+    if q - h < 0 or q + h > 1:
+        return None
+    return float((np.quantile(x, q + h) - np.quantile(x, q - h)) / (2 * z))
+
+out = []
+for name, n, x in datasets:
+    out.append({
+        'name': name, 'n': n, 'values': x.tolist(),
+        'lower': [float(np.quantile(x, q, method='lower')) for q in QS],
+        'linear': [float(np.quantile(x, q, method='linear')) for q in QS],
+        'se': [rank_se(x, q) for q in QS],
+    })
+print(json.dumps({'numpy': np.__version__, 'datasets': out}))
+`;
+
+interface Dataset {
+  name: string;
+  n: number;
+  values: number[];
+  lower: number[];
+  linear: number[];
+  se: (number | null)[];
+}
+
+/** The store's rows for these values: one per bin, counts summed. */
+function binsOf(values: number[]): SketchBin[] {
+  const rows = new Map<string, SketchBin>();
+  for (const v of values) {
+    const { side, key } = sketchBin(v);
+    const id = `${side}:${key}`;
+    const row = rows.get(id) ?? { side, key, count: 0 };
+    row.count++;
+    rows.set(id, row);
+  }
+  return [...rows.values()];
+}
+
+const relativeError = (actual: number, expected: number) =>
+  expected === 0 ? Math.abs(actual) : Math.abs(actual - expected) / Math.abs(expected);
+
+describe('quantiles from sketch bins agree with numpy on the raw values', () => {
+  let datasets: Array<Dataset & { bins: SketchBin[] }>;
+
+  before(() => {
+    const run = spawnSync('python3', ['-c', PYTHON], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    if (run.error || run.status !== 0) {
+      assert.fail(
+        `python3 with numpy and scipy is required for this test: ${run.error?.message ?? run.stderr}`,
+      );
+    }
+    const parsed = JSON.parse(run.stdout) as { datasets: Dataset[] };
+    datasets = parsed.datasets.map((d) => ({ ...d, bins: binsOf(d.values) }));
+  });
+
+  it("quantileSummary is within 1% of numpy.quantile(method='lower') (rank ⌊q·(n − 1)⌋)", () => {
+    let worst = 0;
+    for (const d of datasets) {
+      const summary = quantileSummary(d.bins);
+      assert.deepEqual(summary.warnings, []);
+      KEYS.forEach((key, i) => {
+        const error = relativeError(summary[key]!, d.lower[i]!);
+        worst = Math.max(worst, error);
+        assert.ok(
+          error <= SKETCH_RELATIVE_ACCURACY + 1e-12,
+          `${d.name} n=${d.n} ${key}: ${summary[key]} vs ${d.lower[i]}`,
+        );
+      });
+    }
+    console.log(`quantileSummary: largest relative error ${worst.toExponential(2)}`);
+  });
+
+  it("quantileArm's estimate is within one bin's width of numpy.quantile(method='linear')", () => {
+    const worst: Record<string, number> = {};
+    for (const d of datasets) {
+      QS.forEach((q, i) => {
+        const arm = quantileArm(d.bins, q, d.n);
+        assert.ok(arm.estimate !== null, `${d.name} n=${d.n} q=${q}: ${arm.warnings}`);
+        const error = relativeError(arm.estimate, d.linear[i]!);
+        worst[d.name] = Math.max(worst[d.name] ?? 0, error);
+        assert.ok(error <= BIN_WIDTH, `${d.name} n=${d.n} q=${q}: ${arm.estimate} vs ${d.linear[i]}`);
+      });
+    }
+    console.log(`quantileArm estimate: largest relative error by data set ${JSON.stringify(worst)}`);
+  });
+
+  it('quantileArm stdError is within 10% of the rank-interval SE on the raw values (n >= 1,000, continuous)', () => {
+    let worst = 0;
+    let compared = 0;
+    for (const d of datasets) {
+      if (d.n < 1_000 || d.name === 'poisson') continue;
+      QS.forEach((q, i) => {
+        const arm = quantileArm(d.bins, q, d.n);
+        const exact = d.se[i]!;
+        assert.ok(arm.stdError !== null && exact > 0, `${d.name} n=${d.n} q=${q}: ${arm.warnings}`);
+        const error = relativeError(arm.stdError, exact);
+        worst = Math.max(worst, error);
+        compared++;
+        assert.ok(error <= SE_TOLERANCE, `${d.name} n=${d.n} q=${q}: SE ${arm.stdError} vs raw ${exact}`);
+      });
+    }
+    assert.equal(compared, 24);
+    console.log(`quantileArm stdError: largest relative error ${worst.toFixed(4)} over ${compared} cases`);
+  });
+
+  it('the discrete data (ties, zeros) still get a positive stdError that shrinks like 1/√n', () => {
+    const poisson = datasets.filter((d) => d.name === 'poisson' && d.n >= 1_000);
+    for (const q of QS) {
+      const ses = poisson.map((d) => quantileArm(d.bins, q, d.n).stdError);
+      assert.ok(
+        ses.every((se) => se !== null && se > 0),
+        `q=${q}: ${ses}`,
+      );
+      // n grows 20× then 10×: the SE falls, as the rank interval narrows inside the tied values' bins.
+      assert.ok(ses[0]! > ses[1]! && ses[1]! > ses[2]!, `q=${q}: ${ses}`);
+    }
+  });
+});
