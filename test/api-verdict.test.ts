@@ -76,8 +76,10 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     body.metrics.find((m) => m.name === name) as any;
 
   test('winner: the primary metric is significantly better and the guardrail is within its limit', async () => {
-    const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, COST_GUARDRAIL] });
-    // B: twice the success rate; cost 1% higher, far from significant.
+    const { slug } = await api.createExperiment({
+      metrics: [SUCCESS_PRIMARY, { ...COST_GUARDRAIL, threshold: 0.1 }],
+    });
+    // B: twice the success rate; cost 1% higher, well within the 10% tolerated.
     await populate(slug, 200, (v, i) => ({ success: success(v, i), cost: cost(v, i, 1.01) }));
     const body = await analysis(slug);
     assert.equal(body.srm.mismatch, false);
@@ -88,10 +90,11 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
       body.verdict.summary,
       /^B beats A on success: \+30 points \[\+\d+(\.\d)?, \+\d+(\.\d)?\], p < 0\.0001/,
     );
-    assert.match(body.verdict.summary, /cost is 1% higher \(guardrail, within limit\)\.$/);
-    const guardrail = byName(body, 'cost').variants[1];
-    assert.equal(guardrail.harm.harmful, false);
-    assert.ok(guardrail.harm.pValue > 0.05, `harm p ${guardrail.harm.pValue}`);
+    assert.match(body.verdict.summary, /cost is 1% higher \(guardrail, within its 10% limit\)\.$/);
+    const guardrail = byName(body, 'cost').variants[1].guardrail;
+    assert.equal(guardrail.status, 'passed');
+    assert.equal(guardrail.threshold, 0.1);
+    assert.ok(guardrail.bound > 0 && guardrail.bound < 0.1, `worse end ${guardrail.bound}`);
     assert.equal(byName(body, 'success').variants[1].better, true);
 
     const bayesian = await analysis(slug, '?method=bayesian');
@@ -99,7 +102,7 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     assert.equal(bayesian.verdict.variant, 'B');
     assert.match(
       bayesian.verdict.summary,
-      /^B beats A on success: .*>99\.9% chance to be better; cost is 1% higher \(guardrail, within limit\)\.$/,
+      /^B beats A on success: .*>99\.9% chance to be better; cost is 1% higher \(guardrail, within its 10% limit\)\.$/,
     );
   });
 
@@ -152,20 +155,39 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     );
     const guardrail = byName(body, 'cost');
     assert.equal(guardrail.role, 'guardrail');
-    assert.equal(guardrail.variants[1].harm.harmful, true);
-    assert.ok(guardrail.variants[1].harm.pValue < 1e-6);
+    assert.equal(guardrail.threshold, 0);
+    assert.equal(guardrail.variants[1].guardrail.status, 'failed');
+    assert.ok(guardrail.variants[1].guardrail.relative.ci[0] > 0);
+    assert.match(
+      body.verdict.summary,
+      /fails the cost guardrail: cost is 50% higher \[\+\d+(\.\d)?%, \+\d+(\.\d)?%\], significantly worse;/,
+    );
   });
 
-  test("a failed guardrail is worded with the harm test's one-sided bound, as its p-value is one-sided", async () => {
-    // docs/statistics.md (Guardrails; The verdict): "cost is 27% higher (at least +12%), p = 0.001".
-    const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, COST_GUARDRAIL] });
-    await populate(slug, 200, (v, i) => ({ success: success(v, i), cost: cost(v, i, 1.5) }));
-    const { verdict } = await analysis(slug);
-    assert.equal(verdict.status, 'guardrail-failed');
-    assert.match(
-      verdict.summary,
-      /fails the cost guardrail: cost is 50% higher \(at least \+\d+(\.\d)?%\), p < 0\.0001;/,
-    );
+  test('guardrail thresholds: "30% cheaper for at most 5% worse" passes, a noisy regression is inconclusive', async () => {
+    const rating = { name: 'rating', direction: 'increase', role: 'guardrail', threshold: 0.05 };
+    const { slug } = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, rating] });
+    // rating 2% lower in B (4.0 → 3.92, small spread): within 5%.
+    await populate(slug, 300, (v, i) => ({
+      success: success(v, i),
+      rating: (v === 'A' ? 4 : 3.92) + ((i % 5) - 2) / 10,
+    }));
+    const body = await analysis(slug);
+    assert.equal(body.verdict.status, 'winner', body.verdict.summary);
+    assert.equal(byName(body, 'rating').variants[1].guardrail.status, 'passed');
+    assert.match(body.verdict.summary, /rating is 2% lower \(guardrail, within its 5% limit\)\.$/);
+
+    const noisy = await api.createExperiment({ metrics: [SUCCESS_PRIMARY, rating] });
+    // rating 20% lower in B but very spread out over 60 calls per variant: the interval crosses -5%.
+    await populate(noisy.slug, 60, (v, i) => ({
+      success: success(v, i),
+      rating: (v === 'A' ? 4 : 3.2) + ((i % 7) - 3) * 1.5,
+    }));
+    const noisyBody = await analysis(noisy.slug);
+    const g = byName(noisyBody, 'rating').variants[1].guardrail;
+    assert.equal(g.status, 'inconclusive', JSON.stringify(g));
+    assert.doesNotMatch(noisyBody.verdict.summary, /within/);
+    assert.match(noisyBody.verdict.summary, /rating could still be \d+(\.\d)?% lower; threshold 5%/);
   });
 
   test('sample-ratio-mismatch: skewed exposures outrank a clear winner', async () => {

@@ -1,8 +1,9 @@
-// Tests Holm and Benjamini–Hochberg adjusted p-values against hand-computed examples, and significance
-// re-decided from them across the comparisons of an analysis.
+// Tests Holm and Benjamini–Hochberg adjusted p-values against hand-computed examples, and a family's
+// comparisons recomputed so that their intervals agree with the adjusted p-values.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { adjustPValues, correctSignificance } from './corrections.js';
+import { adjustPValues, correctFamily } from './corrections.js';
+import { compareMeans } from './frequentist.js';
 
 function assertAdjusted(actual: (number | null)[], expected: (number | null)[]) {
   assert.equal(actual.length, expected.length);
@@ -56,153 +57,56 @@ describe('adjustPValues', () => {
   });
 });
 
-describe('correctSignificance', () => {
-  type Tested = {
-    key: string;
-    absolute?: { pValue: number | null };
-    adjustedPValue?: number | null;
-    significant?: boolean;
-  };
-  const variant = (key: string, pValue: number | null): Tested => ({
-    key,
-    absolute: { pValue },
-    significant: pValue !== null && pValue < 0.05,
+describe('correctFamily', () => {
+  // Welch comparisons whose p-values spread around alpha, so the correction changes some decisions.
+  const arms = (shift: number) => ({
+    control: { n: 200, sum: 200 * 10, sumSquares: 200 * (100 + 4) },
+    treatment: { n: 200, sum: 200 * (10 + shift), sumSquares: 200 * ((10 + shift) ** 2 + 4) },
   });
-  // Two metrics, three treatments in the family (controls have no `absolute` and are not tested).
-  const metrics: Array<{ name: string; variants: Tested[] }> = [
-    { name: 'latency', variants: [{ key: 'A' }, variant('B', 0.01), variant('C', 0.04)] },
-    { name: 'converted', variants: [{ key: 'A' }, variant('B', 0.03)] },
-  ];
-  const o = { alpha: 0.05, method: 'frequentist' } as const;
-
-  it('holm: adjusts across metrics × treatments and marks significance from the adjusted p-values', () => {
-    // Sorted 0.01, 0.03, 0.04 (m = 3): 3(0.01), 2(0.03), 1(0.04) = 0.03, 0.06, 0.04 -> running max 0.03, 0.06, 0.06.
-    const r = correctSignificance(metrics, { ...o, correction: 'holm' });
-    const tested = r.metrics.flatMap((m) => m.variants.filter((v) => 'absolute' in v));
-    assertAdjusted(
-      tested.map((v) => v.adjustedPValue ?? null),
-      [0.03, 0.06, 0.06],
-    );
-    // converted/B is significant on its own (0.03 < 0.05), not once the family is accounted for.
-    assert.deepEqual(
-      tested.map((v) => v.significant),
-      [true, false, false],
-    );
-    // Controls stay as they were.
-    assert.deepEqual(r.metrics[0]!.variants[0], { key: 'A' });
-    assert.deepEqual(r.metrics[1]!.variants[0], { key: 'A' });
-    assert.deepEqual(r.warnings, []);
+  const shifts = [0.6, 0.45, 0.4, 0.3, 0.1, -0.5];
+  const family = shifts.map((shift) => {
+    const { control, treatment } = arms(shift);
+    const at = (alpha: number) => compareMeans(control, treatment, { alpha, effect: 'absolute' });
+    return { pValue: at(0.05).pValue, at };
   });
 
-  it('bh: the false discovery rate keeps all three significant', () => {
-    // 3/1(0.01), 3/2(0.03), 3/3(0.04) = 0.03, 0.045, 0.04 -> running min from the top: 0.03, 0.04, 0.04.
-    const r = correctSignificance(metrics, { ...o, correction: 'bh' });
-    const adjusted = r.metrics.flatMap((m) =>
-      m.variants.slice(1).map((v) => [v.adjustedPValue, v.significant]),
-    );
-    assertAdjusted(
-      adjusted.map(([p]) => p as number),
-      [0.03, 0.04, 0.04],
-    );
-    assert.deepEqual(
-      adjusted.map(([, s]) => s),
-      [true, true, true],
-    );
-  });
+  for (const method of ['holm', 'bh'] as const) {
+    it(`${method}: adjusted p-values as adjustPValues gives them, and intervals that agree with them`, () => {
+      const corrected = correctFamily(family, { method, alpha: 0.05 });
+      const expected = adjustPValues(
+        family.map((f) => f.pValue!),
+        method,
+      ).adjusted;
+      assertAdjusted(
+        corrected.map((c) => c.adjustedPValue),
+        expected,
+      );
+      let changed = 0;
+      corrected.forEach((c, i) => {
+        const [lo, hi] = c.comparison!.ci;
+        const excludesZero = lo! > 0 || hi! < 0;
+        assert.equal(c.significant, c.adjustedPValue! < 0.05, `significance ${i}`);
+        assert.equal(excludesZero, c.significant, `interval ${i} [${lo}, ${hi}] vs adjusted p ${c.adjustedPValue}`);
+        // The adjusted interval contains the unadjusted one.
+        const [lo0, hi0] = family[i]!.at(0.05).ci;
+        assert.ok(lo! <= lo0! + 1e-12 && hi! >= hi0! - 1e-12, `interval ${i} is not narrower`);
+        if (family[i]!.pValue! < 0.05 && !c.significant) changed++;
+      });
+      assert.ok(changed > 0, 'the example should have a comparison the correction makes not significant');
+    });
+  }
 
   it('leaves a p-value that could not be computed out of the family, not significant', () => {
-    // m = 2 (0.01 and 0.03): holm 0.02, 0.03.
-    const r = correctSignificance(
-      [{ variants: [{ key: 'A' } as Tested, variant('B', 0.01), variant('C', null), variant('D', 0.03)] }],
-      { ...o, correction: 'holm' },
-    );
-    const tested = r.metrics[0]!.variants.slice(1);
-    assertAdjusted(
-      tested.map((v) => v.adjustedPValue ?? null),
-      [0.02, null, 0.03],
-    );
-    assert.deepEqual(
-      tested.map((v) => v.significant),
-      [true, false, true],
-    );
-  });
-
-  it('none: leaves every decision as it was', () => {
-    const r = correctSignificance(metrics, { ...o, correction: 'none' });
-    assert.deepEqual(r.metrics, metrics);
-    assert.deepEqual(r.warnings, []);
-  });
-
-  it('bayesian: ignores the correction, with a warning', () => {
-    const r = correctSignificance(metrics, { alpha: 0.05, method: 'bayesian', correction: 'holm' });
-    assert.deepEqual(r.metrics, metrics);
-    assert.deepEqual(r.warnings, ['correction applies to p-values; it is ignored for method=bayesian']);
-  });
-
-  it('leaves guardrails out of the family and unchanged', () => {
-    // Without the guardrail the family is 0.01, 0.04, 0.03 as above (holm 0.03, 0.06, 0.06).
-    const guardrail = {
-      name: 'cost',
-      role: 'guardrail' as const,
-      variants: [{ key: 'A' }, variant('B', 0.001)],
-    };
-    const r = correctSignificance([...metrics, guardrail], { ...o, correction: 'holm' });
-    const tested = r.metrics.slice(0, 2).flatMap((m) => m.variants.filter((v) => 'absolute' in v));
-    assertAdjusted(
-      tested.map((v) => v.adjustedPValue ?? null),
-      [0.03, 0.06, 0.06],
-    );
-    assert.equal(r.metrics[2], guardrail);
-  });
-
-  it('re-decides better and worse with significance, from the sign of the effect', () => {
-    const compared = (pValue: number, estimate: number) => ({
-      absolute: { pValue, estimate },
-      significant: true,
-      direction: 'decrease' as const,
-      better: estimate < 0,
-      worse: estimate > 0,
+    const r = correctFamily([family[0]!, { pValue: null, at: family[1]!.at }, family[2]!], {
+      method: 'holm',
+      alpha: 0.05,
     });
-    const undirected = {
-      absolute: { pValue: 0.001, estimate: 1 },
-      significant: true,
-      direction: null,
-      better: null,
-      worse: null,
-    };
-    // holm over 0.001, 0.001, 0.03, 0.04, 0.001 (m = 5): sorted 5(0.001), 4(0.001), 3(0.001), 2(0.03), 1(0.04)
-    // = 0.005, 0.004, 0.003, 0.06, 0.04 -> running max 0.005 (three times), 0.06, 0.06: the 0.03 and 0.04 ones
-    // are no longer significant.
-    const r = correctSignificance(
-      [
-        {
-          role: 'primary' as const,
-          variants: [
-            compared(0.001, -2),
-            compared(0.001, 3),
-            compared(0.03, 3),
-            compared(0.04, -1),
-            undirected,
-          ],
-        },
-      ],
-      { ...o, correction: 'holm' },
+    const m2 = adjustPValues([family[0]!.pValue!, family[2]!.pValue!], 'holm').adjusted;
+    assertAdjusted(
+      r.map((c) => c.adjustedPValue),
+      [m2[0]!, null, m2[1]!],
     );
-    assert.deepEqual(
-      r.metrics[0]!.variants.map((v) => [v.significant, v.better, v.worse]),
-      [
-        [true, true, false],
-        [true, false, true],
-        [false, false, false],
-        [false, false, false],
-        [true, null, null],
-      ],
-    );
-  });
-
-  it('does not change its input', () => {
-    const before = structuredClone(metrics);
-    correctSignificance(metrics, { ...o, correction: 'bh' });
-    assert.deepEqual(metrics, before);
+    assert.equal(r[1]!.significant, false);
+    assert.equal(r[1]!.comparison, null);
   });
 });

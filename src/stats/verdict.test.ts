@@ -67,8 +67,12 @@ const successRate = (variants: VerdictVariant[], more: Partial<VerdictMetric> = 
   variants,
   ...more,
 });
-/** Cost (a mean that should decrease), B 27% higher: harmful or within the limit. */
-const cost = (harmful: boolean, key = 'B'): VerdictMetric => ({
+/**
+ * Cost (a mean that should decrease), B 27% higher [+12%, +42%]: failed against a 5% threshold, passed against
+ * 50%, inconclusive against 30%.
+ */
+const THRESHOLD = { failed: 0.05, passed: 0.5, inconclusive: 0.3 } as const;
+const cost = (status: keyof typeof THRESHOLD, key = 'B'): VerdictMetric => ({
   name: 'cost',
   role: 'guardrail',
   direction: 'decrease',
@@ -79,12 +83,12 @@ const cost = (harmful: boolean, key = 'B'): VerdictMetric => ({
     {
       key,
       n: 1000,
-      harm: {
-        absolute: est(0.027, [0.012, null], harmful ? 0.001 : 0.2),
-        relative: est(0.27, [0.12, null], harmful ? 0.001 : 0.2),
-        pValue: harmful ? 0.001 : 0.2,
-        chanceOfHarm: null,
-        harmful,
+      guardrail: {
+        status,
+        threshold: THRESHOLD[status],
+        bound: 0.42,
+        absolute: est(0.027, [0.012, 0.042], 0.001),
+        relative: est(0.27, [0.12, 0.42], 0.001),
       },
     },
   ],
@@ -111,7 +115,7 @@ describe('decideVerdict', () => {
 
   it('b. no primary metric: declare one, with a direction', () => {
     const v = decideVerdict(
-      input([successRate([control(1000), bBetter], { role: 'secondary' }), cost(false)]),
+      input([successRate([control(1000), bBetter], { role: 'secondary' }), cost('passed')]),
     );
     assert.equal(v.status, 'no-winner-yet');
     assert.equal(v.metric, undefined);
@@ -169,13 +173,13 @@ describe('decideVerdict', () => {
 
   it('c. winner (bayesian): points for a proportion, chance to be better, guardrails within limit', () => {
     const b: VerdictVariant = { ...bBetter, comparison: { ...bBetter.comparison!, chanceToWin: 0.99 } };
-    const v = decideVerdict(input([successRate([control(1000), b]), cost(false)], { method: 'bayesian' }));
+    const v = decideVerdict(input([successRate([control(1000), b]), cost('passed')], { method: 'bayesian' }));
     assert.deepEqual(v, {
       status: 'winner',
       variant: 'B',
       metric: 'success rate',
       summary:
-        'B beats A on success rate: +8.1 points [+2.3, +13.9], 99% chance to be better; cost is 27% higher (guardrail, within limit).',
+        'B beats A on success rate: +8.1 points [+2.3, +13.9], 99% chance to be better; cost is 27% higher (guardrail, within its 50% limit).',
     });
   });
 
@@ -214,16 +218,27 @@ describe('decideVerdict', () => {
   });
 
   it('c. winner: a guardrail that could not be compared is named, not called within its limit', () => {
-    const unknown = cost(false);
-    unknown.variants[1]!.harm = {
-      ...unknown.variants[1]!.harm!,
+    const unknown = cost('passed');
+    unknown.variants[1]!.guardrail = {
+      ...unknown.variants[1]!.guardrail!,
+      status: 'inconclusive',
+      bound: null,
       absolute: est(null, [null, null]),
       relative: est(null, [null, null]),
     };
     const v = decideVerdict(input([successRate([control(1000), bBetter]), unknown]));
     assert.equal(
       v.summary,
-      'B beats A on success rate: +8.1 points [+2.3, +13.9], p = 0.003; cost could not be compared (guardrail).',
+      'B beats A on success rate: +8.1 points [+2.3, +13.9], p = 0.003; cost could not be compared (guardrail, inconclusive).',
+    );
+  });
+
+  it('c. winner: an inconclusive guardrail says how bad it could still be, never "within limit"', () => {
+    const v = decideVerdict(input([successRate([control(1000), bBetter]), cost('inconclusive')]));
+    assert.equal(v.status, 'winner');
+    assert.equal(
+      v.summary,
+      'B beats A on success rate: +8.1 points [+2.3, +13.9], p = 0.003; cost could still be 42% higher; threshold 30%.',
     );
   });
 
@@ -278,25 +293,24 @@ describe('decideVerdict', () => {
       key: 'C',
       comparison: { ...bBetter.comparison!, relative: est(0.1, [0.01, 0.19]) },
     };
-    const v = decideVerdict(input([successRate([control(1000), bBetter, c]), cost(true, 'B')]));
+    const v = decideVerdict(input([successRate([control(1000), bBetter, c]), cost('failed', 'B')]));
     assert.equal(v.status, 'winner');
     assert.equal(v.variant, 'C');
   });
 
   it('d. guardrail failed: the only candidate is harmful', () => {
-    const v = decideVerdict(input([successRate([control(1000), bBetter]), cost(true)]));
+    const v = decideVerdict(input([successRate([control(1000), bBetter]), cost('failed')]));
     assert.deepEqual(v, {
       status: 'guardrail-failed',
       variant: 'B',
       metric: 'cost',
       summary:
-        'B beats A on success rate (+8.1 points [+2.3, +13.9], p = 0.003) but fails the cost guardrail: cost is 27% higher (at least +12%), p = 0.001; do not ship it.',
+        'B beats A on success rate (+8.1 points [+2.3, +13.9], p = 0.003) but fails the cost guardrail: cost is 27% higher [+12%, +42%], worse than its 5% threshold; do not ship it.',
     });
   });
 
   it('d. guardrail failed: no candidate, and a treatment is harmful (bayesian)', () => {
-    const harmful = cost(true);
-    harmful.variants[1]!.harm = { ...harmful.variants[1]!.harm!, pValue: null, chanceOfHarm: 0.996 };
+    const harmful = cost('failed');
     const b: VerdictVariant = { ...bFlat, comparison: { ...bFlat.comparison!, chanceToWin: 0.8 } };
     const v = decideVerdict(input([successRate([control(1000), b]), harmful], { method: 'bayesian' }));
     assert.deepEqual(v, {
@@ -304,14 +318,14 @@ describe('decideVerdict', () => {
       variant: 'B',
       metric: 'cost',
       summary:
-        'B fails the cost guardrail: cost is 27% higher (at least +12%), 99.6% chance of harm; no variant beats A on success rate yet.',
+        'B fails the cost guardrail: cost is 27% higher [+12%, +42%], worse than its 5% threshold; no variant beats A on success rate yet.',
     });
   });
 
   it('e. no winner yet: how many more units the minimum detectable effect needs', () => {
     const withMore = (v: VerdictVariant, moreUnits: number | null) => ({ ...v, moreUnits });
     const metric = successRate([withMore(control(1000), 1187), withMore(bFlat, 1150)], { mde: 0.05 });
-    const v = decideVerdict(input([metric, cost(false)]));
+    const v = decideVerdict(input([metric, cost('passed')]));
     assert.deepEqual(v, {
       status: 'no-winner-yet',
       metric: 'success rate',
