@@ -76,7 +76,7 @@ function EffectBar({ effect, scale, tone, direction, label }) {
 
 /** Better, worse, harmful or not significant: one word with the colour to match. */
 function significance(metric, v) {
-  if (metric.role === 'guardrail' && v.harm?.harmful) return ['harmful', 'Guardrail failed'];
+  if (metric.role === 'guardrail' && v.guardrail?.status === 'failed') return ['harmful', 'Guardrail failed'];
   if (!v.significant) return ['neutral', 'Not significant'];
   if (v.better) return ['good', 'Better'];
   if (v.worse) return ['bad', 'Worse'];

@@ -132,7 +132,8 @@ const TimeseriesResponse = Type.Object(
     }),
     unit: Type.String({
       description:
-        'Always call: each result is one unit, even in sticky experiments (which the analysis reads per user)',
+        'user: a sticky experiment whose values all belong to users: each user one unit, the same ratio of sums ' +
+          'and delta method as the analysis (its last bucket equals the analysis); call: each result one unit',
     }),
     interval: Type.String({ description: 'day or hour' }),
     control: Type.String({ description: 'The variant the others are compared with' }),

@@ -1,7 +1,6 @@
 // An experiment over time: one metric's cumulative effect per hour or day, read from the hourly rollups
-// (never from raw results), and the variant definitions of every version. The time series is per call,
-// even for sticky experiments: per-user sums are not kept per hour, so it shows the trend, and the
-// analysis (GET analysis) stays the reading to decide on.
+// (never from raw results), and the variant definitions of every version. Sticky experiments are read per
+// user from the hourly moves of the per-user sums, so the last bucket is the analysis' own reading.
 
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
@@ -10,6 +9,7 @@ import { findDefinition } from '../core/metric-definitions.js';
 import { dayOf, hourOf } from '../core/time.js';
 import {
   type AnalysisMethod,
+  type BucketUnitRow,
   cumulativeSeries,
   type Direction,
   groupByMetric,
@@ -39,8 +39,8 @@ export interface Timeseries {
   metric: string;
   kind: MetricKind;
   direction: Direction | null;
-  /** Always 'call': each result is one unit, even in sticky experiments. */
-  unit: 'call';
+  /** user: sticky experiments, each user one unit (as the analysis reads it); call: each result one unit. */
+  unit: 'user' | 'call';
   interval: Interval;
   control: string;
   method: AnalysisMethod;
@@ -88,6 +88,8 @@ export class TimeseriesService {
     const interval = q.interval ?? 'day';
     const method = q.method ?? 'frequentist';
     const alpha = q.alpha ?? 0.05;
+    const sticky = experiment.assignment === 'sticky';
+    const units = (buckets as { units?: BucketUnitRow[] }).units ?? [];
     const series = cumulativeSeries(rows, buckets.exposures, {
       variantKeys: keys,
       control,
@@ -97,6 +99,7 @@ export class TimeseriesService {
       nStar: q.nStar,
       direction,
       bucketOf: interval === 'day' ? dayOf : hourOf,
+      ...(sticky ? { units: units.filter((u) => u.metric === q.metric) } : {}),
     });
     // Worded as the analysis words them, so one reading explains both answers.
     const warnings = [
@@ -114,17 +117,12 @@ export class TimeseriesService {
         `${q.metric}: declared as a ${definition.kind} but its values are analysed as a ${series.kind}`,
       );
     }
-    if (experiment.assignment === 'sticky') {
-      warnings.push(
-        'the time series is per call, even in a sticky experiment; the analysis reads it per user',
-      );
-    }
     return {
       slug: experiment.slug,
       metric: q.metric,
       kind: series.kind,
       direction,
-      unit: 'call',
+      unit: series.unit,
       interval,
       control,
       method,

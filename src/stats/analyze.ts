@@ -7,11 +7,11 @@ import { directionFlags } from './compare.js';
 import { type Correction, correctFamily, type Tested } from './corrections.js';
 import {
   analyseMetric,
-  comparisonFields,
   compareWith,
+  comparisonFields,
+  type MethodOptions,
   type MetricDeclaration,
   type MetricDraft,
-  type MethodOptions,
 } from './metric-analysis.js';
 import { armsOf, type Unit, type UnitRollupRow } from './metric-arms.js';
 import { srmAcrossVersions, type VersionExposure, type VersionWeights } from './srm-versions.js';

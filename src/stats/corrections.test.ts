@@ -86,7 +86,11 @@ describe('correctFamily', () => {
         const [lo, hi] = c.comparison!.ci;
         const excludesZero = lo! > 0 || hi! < 0;
         assert.equal(c.significant, c.adjustedPValue! < 0.05, `significance ${i}`);
-        assert.equal(excludesZero, c.significant, `interval ${i} [${lo}, ${hi}] vs adjusted p ${c.adjustedPValue}`);
+        assert.equal(
+          excludesZero,
+          c.significant,
+          `interval ${i} [${lo}, ${hi}] vs adjusted p ${c.adjustedPValue}`,
+        );
         // The adjusted interval contains the unadjusted one.
         const [lo0, hi0] = family[i]!.at(0.05).ci;
         assert.ok(lo! <= lo0! + 1e-12 && hi! >= hi0! - 1e-12, `interval ${i} is not narrower`);

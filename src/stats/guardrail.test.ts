@@ -33,7 +33,11 @@ describe('guardrailCheck', () => {
   });
 
   it('a noisy 20% regression is inconclusive, not "within limit"', () => {
-    const noisy = guardrailCheck(arm(40, 4, 3), arm(40, 3.2, 3), { ...o, direction: 'increase', threshold: 0.05 });
+    const noisy = guardrailCheck(arm(40, 4, 3), arm(40, 3.2, 3), {
+      ...o,
+      direction: 'increase',
+      threshold: 0.05,
+    });
     assert.equal(noisy.status, 'inconclusive');
     assert.ok(noisy.bound! < -0.2, `the bound shows how bad it could be: ${noisy.bound}`);
   });
@@ -52,7 +56,11 @@ describe('guardrailCheck', () => {
     assert.equal(none.status, 'inconclusive');
     assert.equal(none.bound, null);
     assert.ok(none.warnings.some((w) => w.includes('direction')));
-    const zero = guardrailCheck(arm(100, 0, 1), arm(100, 0.1, 1), { ...o, direction: 'increase', threshold: 0 });
+    const zero = guardrailCheck(arm(100, 0, 1), arm(100, 0.1, 1), {
+      ...o,
+      direction: 'increase',
+      threshold: 0,
+    });
     assert.equal(zero.status, 'inconclusive');
     assert.equal(zero.bound, null);
   });

@@ -1,7 +1,8 @@
 // Owns guardrails: a metric that must not get worse by more than a tolerated relative change (its
 // threshold), judged by where the effect's interval lies against that threshold.
-import { type AnalysisMethod, compareArms } from './compare.js';
+
 import type { MetricKind } from './arms.js';
+import { type AnalysisMethod, compareArms } from './compare.js';
 import type { ArmData, Direction, EffectEstimate } from './types.js';
 
 export type GuardrailStatus = 'passed' | 'failed' | 'inconclusive';

@@ -1,4 +1,7 @@
 // Owns the public surface of the statistics module (pure functions over sufficient statistics, no I/O).
+
+export type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
+export { type AnalysisInput, type AnalysisRollups, analyzeRollups } from './analyze.js';
 export {
   countExposures,
   type FoldedMetric,
@@ -38,6 +41,7 @@ export {
 } from './distributions.js';
 export { type EffectMoments, effectMoments } from './effect.js';
 export { compareMeans } from './frequentist.js';
+export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
 export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
 export {
@@ -57,6 +61,7 @@ export {
 export {
   type BucketCount,
   type BucketRow,
+  type BucketUnitRow,
   cumulativeSeries,
   type Series,
   type SeriesBucket,
@@ -74,6 +79,3 @@ export {
   type VerdictVariant,
 } from './verdict.js';
 export type { UnitWord } from './wording.js';
-export type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
-export { type AnalysisInput, type AnalysisRollups, analyzeRollups } from './analyze.js';
-export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';

@@ -3,11 +3,17 @@
 // Work is linear in the rows and O(buckets × variants) comparisons, however many results there are.
 import { countExposures, foldArms, type MetricKind, type MetricRollupRow, toArmData } from './arms.js';
 import { type AnalysisMethod, compareArms, resolveSided, type SidedOption } from './compare.js';
+import type { UnitRollupRow } from './metric-arms.js';
 import { summarizeArm } from './moments.js';
-import type { Direction, EffectEstimate, Moments, Sided } from './types.js';
+import type { ArmData, Direction, EffectEstimate, Moments, RatioMoments, Sided } from './types.js';
 
 /** One metric's rollup row of one hour (`bucket`: the start of the hour, ISO 8601 UTC). */
 export interface BucketRow extends MetricRollupRow {
+  bucket: string;
+}
+
+/** How much one hour's writes moved a variant's per-user sums (sticky experiments). */
+export interface BucketUnitRow extends UnitRollupRow {
   bucket: string;
 }
 
@@ -30,6 +36,11 @@ export interface SeriesOptions {
   direction: Direction | null;
   /** The bucket an hour is counted in: the hour itself, or its day. Must keep the hours' order. */
   bucketOf: (hour: string) => string;
+  /**
+   * Sticky experiments: the hourly moves of the per-user sums. When every value belongs to a user's unit, the
+   * series is per user (the analysis' unit and estimator); otherwise per call.
+   */
+  units?: readonly BucketUnitRow[];
 }
 
 export interface SeriesVariant {
@@ -55,6 +66,8 @@ export interface SeriesBucket {
 
 export interface Series {
   kind: MetricKind;
+  /** user: each variant's users are its units (a ratio of sums, as the analysis reads it); call: each value. */
+  unit: 'user' | 'call';
   /** The alternative tested ('better' resolved by the direction). */
   sided: Sided;
   buckets: SeriesBucket[];
@@ -86,33 +99,53 @@ export function cumulativeSeries(
 ): Series {
   const keys = o.variantKeys;
   const { kind, warnings } = foldArms(rows, keys);
+  const units = o.units?.filter((u) => u.kind === kind) ?? [];
+  const values = rows.filter((r) => r.kind === kind && keys.includes(r.variantKey)).reduce((a, r) => a + r.n, 0);
+  const withUser = units.filter((u) => keys.includes(u.variantKey)).reduce((a, u) => a + u.sumY, 0);
+  const perUser = o.units !== undefined && values > 0 && withUser === values;
   const rowsByBucket = groupBy(rows, o.bucketOf);
+  const unitsByBucket = groupBy(units, o.bucketOf);
   const exposuresByBucket = groupBy(exposures, o.bucketOf);
   const buckets = [...new Set([...rowsByBucket.keys(), ...exposuresByBucket.keys()])].sort();
-  const running = new Map<string, Moments>(keys.map((k) => [k, { n: 0, sum: 0, sumSquares: 0 }]));
+  const calls = new Map<string, Moments>(keys.map((k) => [k, { n: 0, sum: 0, sumSquares: 0 }]));
+  const users = new Map<string, RatioMoments>(
+    keys.map((k) => [k, { n: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 }]),
+  );
+  const armOf = (key: string): ArmData =>
+    perUser ? { ...users.get(key)! } : toArmData(kind, { ...calls.get(key)! });
   const compare = {
     method: o.method,
     alpha: o.alpha,
     sided: o.sided,
     nStar: o.nStar,
     direction: o.direction,
+    kind,
   };
   const variantWarnings = new Map<string, string[]>();
   const series = buckets.map((bucket): SeriesBucket => {
     for (const r of rowsByBucket.get(bucket) ?? []) {
-      const arm = running.get(r.variantKey);
+      const arm = calls.get(r.variantKey);
       if (!arm || r.kind !== kind) continue;
       arm.n += r.n;
       arm.sum += r.sum;
       arm.sumSquares += r.sumSquares;
     }
-    const control = toArmData(kind, { ...running.get(o.control)! });
+    for (const u of unitsByBucket.get(bucket) ?? []) {
+      const arm = users.get(u.variantKey);
+      if (!arm) continue;
+      arm.n += u.units;
+      arm.sumX += u.sumX;
+      arm.sumX2 += u.sumX2;
+      arm.sumY += u.sumY;
+      arm.sumY2 += u.sumY2;
+      arm.sumXY += u.sumXY;
+    }
+    const control = armOf(o.control);
     const variants = keys.map((key): SeriesVariant => {
-      const arm = running.get(key)!;
-      const data = toArmData(kind, { ...arm });
-      const base = { key, n: arm.n, mean: summarizeArm(data).mean };
+      const data = armOf(key);
+      const base = { key, n: perUser ? users.get(key)!.n : calls.get(key)!.n, mean: summarizeArm(data).mean };
       if (key === o.control) return base;
-      const c = compareArms(control, data, compare);
+      const c = compareArms(control, data, compare as Parameters<typeof compareArms>[2]);
       variantWarnings.set(key, c.warnings);
       return {
         ...base,
@@ -126,8 +159,14 @@ export function cumulativeSeries(
     });
     return { bucket, exposures: countExposures(exposuresByBucket.get(bucket) ?? [], keys), variants };
   });
+  if (o.units !== undefined && !perUser && values > 0) {
+    warnings.push(
+      `${values - withUser} of ${values} values have no user's unit (results without a userId, or written before hourly per-user sums: run npm run rollups:rebuild); the series is per call`,
+    );
+  }
   return {
     kind,
+    unit: perUser ? 'user' : 'call',
     sided: resolveSided(o.sided, o.direction).sided,
     buckets: series,
     warnings,

@@ -36,7 +36,7 @@ interface VariantAnalysis {
   chanceToWin?: Num;
   better?: boolean | null;
   worse?: boolean | null;
-  harm?: { pValue: Num; chanceOfHarm: Num; harmful: boolean };
+  guardrail?: { status: 'passed' | 'failed' | 'inconclusive'; threshold: number; bound: Num };
   moreUnits?: Num;
   significant?: boolean;
 }
@@ -254,7 +254,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
 
 /** Better, worse, harmful or not significant, as the dashboard's chip says it. */
 function mark(metric: MetricAnalysis, v: VariantAnalysis): string {
-  if (metric.role === 'guardrail' && v.harm?.harmful) return '✗ harmful (guardrail failed)';
+  if (metric.role === 'guardrail' && v.guardrail?.status === 'failed') return '✗ harmful (guardrail failed)';
   if (!v.significant) return 'not significant';
   if (v.better) return '✓ better';
   if (v.worse) return '✗ worse';
