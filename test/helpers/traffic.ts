@@ -33,7 +33,7 @@ export function drawUsers(random: () => number, count: number, prefix: string): 
 /** One call's metrics, for the user in the variant with this index. */
 export type Values = (variant: number, user: User) => Record<string, number | boolean>;
 
-/** What was sent, per variant index: distinct users and calls. */
+/** What was sent, per variant index: distinct users (random experiments: by their first call) and calls. */
 export interface Sent {
   users: number[];
   calls: number[];
@@ -49,41 +49,59 @@ export async function definitions(api: Api): Promise<Map<string, Definition>> {
   return new Map(experiments.map((d) => [d.slug, d]));
 }
 
+export interface TrafficOptions {
+  /** Drops the users it refuses (neither exposed nor logged), to make a broken split. */
+  keep?: (variant: number, user: User) => boolean;
+  /** The per-call draw of random experiments (seeded, for repeatable runs). */
+  random?: () => number;
+}
+
+/** One experiment's traffic, ready to send. */
+export interface Traffic {
+  slug: string;
+  exposures: unknown[];
+  results: unknown[];
+  sent: Sent;
+}
+
 /**
- * Every call of every user: drawn in-process, exposed, and logged with its metrics under the user's id.
- * `keep` drops the users it refuses (neither exposed nor logged), to make a broken split.
+ * Every call of every user: drawn in-process, with its metrics under the user's id. Synchronous, so the
+ * seeded draws happen in the same order however the sending interleaves.
  */
-export async function sendTraffic(
-  api: Api,
+export function planTraffic(
   definition: Definition,
   users: User[],
   values: Values,
-  keep: (variant: number, user: User) => boolean = () => true,
-): Promise<Sent> {
+  { keep = () => true, random = Math.random }: TrafficOptions = {},
+): Traffic {
   const compiled = compileDefinition(definition);
   const sent: Sent = { users: compiled.keys.map(() => 0), calls: compiled.keys.map(() => 0) };
   const exposures: unknown[] = [];
   const results: unknown[] = [];
   for (const user of users) {
-    const variant = chooseIndex(compiled, user.id);
+    const variant = chooseIndex(compiled, user.id, random);
     if (!keep(variant, user)) continue;
     sent.users[variant]! += 1;
     for (let c = 0; c < user.calls; c++) {
-      sent.calls[variant]! += 1;
       // Random experiments draw per call, so only sticky ones keep the user's variant for every call.
-      const v = compiled.sticky ? variant : chooseIndex(compiled, user.id);
+      const v = compiled.sticky || c === 0 ? variant : chooseIndex(compiled, user.id, random);
       const assignmentId = assignmentIdWith(compiled.keyState, compiled.middles[v]!, user.id);
+      sent.calls[v]! += 1;
       exposures.push({ experiment: definition.slug, assignmentId });
       results.push({ variantKey: compiled.keys[v], userId: user.id, assignmentId, metrics: values(v, user) });
     }
   }
+  return { slug: definition.slug, exposures, results, sent };
+}
+
+/** Posts the exposures, then the results, in batches of up to 1000. */
+export async function postTraffic(api: Api, { slug, exposures, results, sent }: Traffic): Promise<Sent> {
   for (let i = 0; i < exposures.length; i += BATCH) {
     const res = await api.post('/exposures', { exposures: exposures.slice(i, i + BATCH) });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json().rejected, [], 'every exposure placed');
   }
-  for (let i = 0; i < results.length; i += BATCH)
-    await api.logMany(definition.slug, results.slice(i, i + BATCH));
+  for (let i = 0; i < results.length; i += BATCH) await api.logMany(slug, results.slice(i, i + BATCH));
   return sent;
 }
 
