@@ -109,11 +109,18 @@ describe('verdict calibration (issue 23)', { skip: SKIP_BACKEND }, () => {
     // Significant on the primary metric, whatever the verdict: what would be a winner if an SRM verdict
     // (which comes first) did not hide it.
     const significant = count();
+    const byFamily: Record<string, number> = {};
+    const units = new Set<string>();
     let srm = 0;
     for (const slug of slugs) {
       for (const method of METHODS) {
         const body = await analysis(slug, method);
-        if (body.verdict.status === 'winner') winners[method] += 1;
+        units.add(body.metrics[0].unit);
+        if (body.verdict.status === 'winner') {
+          winners[method] += 1;
+          const key = `${method} ${slug.split('-')[1]}`;
+          byFamily[key] = (byFamily[key] ?? 0) + 1;
+        }
         if (body.metrics[0].variants[1].significant) significant[method] += 1;
         if (method === 'frequentist' && body.verdict.status === 'sample-ratio-mismatch') srm += 1;
       }
@@ -127,6 +134,8 @@ describe('verdict calibration (issue 23)', { skip: SKIP_BACKEND }, () => {
     const srmLimit = binomialUpper(n, 0.001, 0.001);
     const rates = (c: Counts) => METHODS.map((m) => `${m} ${c[m]}/${n} (${pct(c[m] / n)})`).join(', ');
     t.diagnostic(`A/A false winners: ${rates(winners)}; limit ${limit}/${n}`);
+    t.diagnostic(`A/A false winners by family (of ${n / 2} each): ${JSON.stringify(byFamily)}`);
+    t.diagnostic(`A/A primary metric analysed per: ${[...units].join(', ')}`);
     t.diagnostic(`A/A primary significant (winner or hidden by SRM): ${rates(significant)}`);
     t.diagnostic(`A/A sample-ratio-mismatch verdicts: ${srm}/${n} (${pct(srm / n)}); limit ${srmLimit}/${n}`);
     for (const method of METHODS) {
