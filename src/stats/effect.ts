@@ -62,10 +62,7 @@ export function effectMoments(control: ArmData, treatment: ArmData, effect: Effe
   const vc = c.variance / c.n;
   const vt = t.variance / t.n;
   const ratio = t.mean / c.mean;
-  const stdError =
-    effect === 'absolute'
-      ? hypot(vc, vt)
-      : hypot(vt, vc * ratio ** 2) / Math.abs(c.mean);
+  const stdError = effect === 'absolute' ? hypot(vc, vt) : hypot(vt, vc * ratio ** 2) / Math.abs(c.mean);
   result.stdError = finiteOrNull(stdError, 'standard error', warnings);
   if (result.stdError === 0) {
     warnings.push('the effect has zero standard error: no interval or p-value');
@@ -73,7 +70,11 @@ export function effectMoments(control: ArmData, treatment: ArmData, effect: Effe
     // (vc + vt)^2 / (vc^2/(n_C - 1) + vt^2/(n_T - 1)) with the shares wc = vc/(vc + vt), wt = vt/(vc + vt).
     const wc = vc / (vc + vt);
     const wt = vt / (vc + vt);
-    result.dof = finiteOrNull(1 / (wc ** 2 / (c.n - 1) + wt ** 2 / (t.n - 1)), 'degrees of freedom', warnings);
+    result.dof = finiteOrNull(
+      1 / (wc ** 2 / (c.n - 1) + wt ** 2 / (t.n - 1)),
+      'degrees of freedom',
+      warnings,
+    );
   }
   return result;
 }
