@@ -24,6 +24,7 @@ export {
   type ResolvedSided,
   resolveSided,
   type SidedOption,
+  SMALL_COUNTS,
 } from './compare.js';
 export { adjustPValues, type Correction, correctSignificance, type TestedVariant } from './corrections.js';
 export {
@@ -37,6 +38,7 @@ export {
   studentTQuantile,
 } from './distributions.js';
 export { type EffectMoments, effectMoments } from './effect.js';
+export { type Counts, fisherExact, newcombe, newcombeBounds, SMALL_COUNT, wilson } from './exact.js';
 export { compareMeans } from './frequentist.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
 export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
@@ -47,6 +49,7 @@ export {
   sequentialHalfWidth,
   sequentialRho,
 } from './sequential.js';
+export { type ExactCheck, smallCountCheck } from './small-counts.js';
 export { DEFAULT_SRM_THRESHOLD, srmTest } from './srm.js';
 export {
   srmAcrossVersions,
