@@ -122,7 +122,8 @@ def dataset(d):
 def power(c):
     a = c['alpha'] / 2 if c['sided'] == 'two' else c['alpha']
     z = stats.norm.isf(a) + stats.norm.ppf(c['power'])
-    return float(z ** 2 * 2 * c['variance'] / (c['mde'] * abs(c['controlMean'])) ** 2)
+    # The decision also needs the lift's test, whose variance carries the control's times (1 + mde)^2.
+    return float(z ** 2 * (1 + (1 + c['mde']) ** 2) * c['variance'] / (c['mde'] * abs(c['controlMean'])) ** 2)
 
 print(json.dumps({'datasets': [dataset(d) for d in data['datasets']],
                   'power': [power(c) for c in data['power']]}))
@@ -214,7 +215,7 @@ describe('ratio metrics and power agree with numpy/scipy to 1e-9', () => {
     });
   });
 
-  it('unitsForPower: (z_{1-a} + z_power)^2 2 variance / (mde |controlMean|)^2, rounded up', () => {
+  it('unitsForPower: (z_{1-a} + z_power)^2 (1 + (1 + mde)^2) variance / (mde |controlMean|)^2, rounded up', () => {
     powerCases.forEach((c, i) => {
       const exact = ref.power[i]!;
       const ours = unitsForPower({ ...c, effect: 'relative' });

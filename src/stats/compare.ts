@@ -1,10 +1,14 @@
 // Owns the comparison of one treatment arm with the control under the chosen method, both effect scales,
 // read in the metric's direction (which way is better), and the one-sided harm test of guardrails.
+import type { MetricKind } from './arms.js';
 import { bayesianCompare } from './bayesian.js';
-import { normalCdf } from './distributions.js';
+import { bayesianVerdicts, decisionPValue, directionFlags } from './decision.js';
 import { compareMeans } from './frequentist.js';
 import { sequentialCompare } from './sequential.js';
+import { type ExactCheck, hull, smallCountCheck } from './small-counts.js';
 import type { ArmData, Direction, EffectEstimate, EffectType, Interval, Sided } from './types.js';
+
+export { directionFlags } from './decision.js';
 
 /** frequentist: fixed-horizon Welch; sequential: always-valid confidence sequence; bayesian: flat prior. */
 export type AnalysisMethod = 'frequentist' | 'bayesian' | 'sequential';
@@ -13,6 +17,8 @@ export type AnalysisMethod = 'frequentist' | 'bayesian' | 'sequential';
 export type SidedOption = Sided | 'better';
 
 export const BETTER_NEEDS_DIRECTION = 'sided=better needs a declared direction; tested two-sided';
+export const SMALL_COUNTS =
+  'fewer than 10 successes or failures in an arm: significance also needs Fisher’s exact test and Newcombe’s interval';
 
 export interface CompareOptions {
   method: AnalysisMethod;
@@ -22,6 +28,11 @@ export interface CompareOptions {
   direction?: Direction | null;
   /** Sequential only: the total sample size the confidence sequence is tightest at. */
   nStar?: number;
+  /**
+   * 'proportion': the arms hold a boolean metric (needed for RatioMoments and `{ n, sum, sumSquares }` arms;
+   * `{ n, successes }` arms are proportions anyway), so that few events bring in the exact tests.
+   */
+  kind?: MetricKind;
 }
 
 export interface ArmComparison {
@@ -44,7 +55,19 @@ export interface ArmComparison {
    * loss of choosing treatment is E[max(lift, 0)]); [null, null] otherwise.
    */
   risk: Interval;
-  /** The tested alternative is supported (p < alpha; bayesian: posterior probability >= 1 - alpha). */
+  /**
+   * The decision's p-value (null for bayesian, or when it cannot be computed): the largest of the absolute
+   * effect's p (with small counts: and Fisher's and Newcombe's), and the lift's p when the lift is defined.
+   * significant ⟺ pValue < alpha. Multiple-comparison corrections and the sentence should use this one.
+   */
+  pValue: number | null;
+  /** With fewer than 10 successes or failures in a proportion arm: the exact evidence; null otherwise. */
+  exact: ExactCheck | null;
+  /**
+   * The tested alternative is supported on both scales, so neither printed interval contains 0.
+   * p-value methods: pValue < alpha. bayesian: on both scales, the posterior probability of the side is
+   * >= 1 - alpha/2 two-sided (the equal-tailed 1 - alpha interval excludes 0), >= 1 - alpha one-sided.
+   */
   significant: boolean;
   /** significant, and the effect points in the better direction; null without a direction. */
   better: boolean | null;
@@ -90,75 +113,34 @@ export function resolveSided(sided: SidedOption, direction: Direction | null | u
   return { sided, direction: declared ?? implied, warnings };
 }
 
-/** better / worse from a decision and the sign of the effect (treatment − control). */
-export function directionFlags(
-  significant: boolean,
-  estimate: number | null,
-  direction: Direction | null,
-): { better: boolean | null; worse: boolean | null } {
-  if (direction === null) return { better: null, worse: null };
-  const up = estimate !== null && estimate > 0;
-  const down = estimate !== null && estimate < 0;
-  return {
-    better: significant && (direction === 'increase' ? up : down),
-    worse: significant && (direction === 'increase' ? down : up),
-  };
-}
-
 function estimate(r: EffectEstimate): EffectEstimate {
   return { estimate: r.estimate, ci: r.ci, stdError: r.stdError, pValue: r.pValue };
-}
-
-type Verdicts = Omit<ArmComparison, 'absolute' | 'relative' | 'sided' | 'direction' | 'warnings'>;
-
-/**
- * The posterior of the lift (of the absolute effect when the control mean is 0) decides. With
- * up = P(treatment > control) and down = P(treatment < control): two-sided is significant when either is
- * >= 1 - alpha, 'greater' when up is, 'less' when down is.
- */
-function bayesianVerdicts(
-  post: ReturnType<typeof bayesianCompare>,
-  alpha: number,
-  sided: Sided,
-  direction: Direction | null,
-): Verdicts {
-  const none = { chanceToWin: null, risk: [null, null] as Interval, significant: false };
-  if (post.chanceToWin === null || post.expected === null || post.stdDev === null) {
-    return { ...none, ...directionFlags(false, null, direction) };
-  }
-  const up = post.chanceToWin;
-  // Computed, not 1 - up, so that a tiny probability keeps its digits.
-  const down = normalCdf(-post.expected / post.stdDev);
-  const significant =
-    sided === 'greater'
-      ? up >= 1 - alpha
-      : sided === 'less'
-        ? down >= 1 - alpha
-        : Math.max(up, down) >= 1 - alpha;
-  const [lossControl, lossTreatment] = post.risk;
-  return {
-    chanceToWin: direction === null ? null : direction === 'increase' ? up : down,
-    risk:
-      direction === null ? [null, null] : direction === 'increase' ? post.risk : [lossTreatment, lossControl],
-    significant,
-    ...directionFlags(significant, post.expected, direction),
-  };
 }
 
 /** Treatment vs control on both the absolute and the relative scale, read in the metric's direction. */
 export function compareArms(control: ArmData, treatment: ArmData, o: CompareOptions): ArmComparison {
   const { sided, direction, warnings } = resolveSided(o.sided, o.direction);
+  const exact = smallCountCheck(control, treatment, {
+    alpha: o.alpha,
+    sided,
+    proportion: o.kind === 'proportion',
+  });
+  if (exact) warnings.push(SMALL_COUNTS);
   if (o.method === 'bayesian') {
     const abs = bayesianCompare(control, treatment, { alpha: o.alpha, effect: 'absolute' });
     const rel = bayesianCompare(control, treatment, { alpha: o.alpha, effect: 'relative' });
-    // The lift's posterior decides; it is undefined when the control mean is 0.
-    const post = rel.chanceToWin !== null ? rel : abs;
+    const v = bayesianVerdicts(abs, rel, { alpha: o.alpha, sided, direction, exact });
     return {
-      absolute: { estimate: abs.expected, ci: abs.ci, stdError: abs.stdDev, pValue: null },
-      relative: { estimate: rel.expected, ci: rel.ci, stdError: rel.stdDev, pValue: null },
+      absolute: { estimate: abs.expected, ci: v.ci[0], stdError: abs.stdDev, pValue: null },
+      relative: { estimate: rel.expected, ci: v.ci[1], stdError: rel.stdDev, pValue: null },
       sided,
       direction,
-      ...bayesianVerdicts(post, o.alpha, sided, direction),
+      pValue: null,
+      exact,
+      chanceToWin: v.chanceToWin,
+      risk: v.risk,
+      significant: v.significant,
+      ...directionFlags(v.significant, abs.expected, direction),
       warnings: [...new Set([...warnings, ...abs.warnings, ...rel.warnings])],
     };
   }
@@ -169,14 +151,20 @@ export function compareArms(control: ArmData, treatment: ArmData, o: CompareOpti
       : (effect: EffectType) => compareMeans(control, treatment, { ...opts, effect });
   const abs = compare('absolute');
   const rel = compare('relative');
-  // The absolute effect's test is exact Welch (or its confidence sequence); the lift's needs the
-  // delta method and a control mean away from 0, so significance follows the absolute one.
-  const significant = abs.pValue !== null && abs.pValue < o.alpha;
+  const absolute = estimate(abs);
+  if (exact) {
+    absolute.ci = hull(abs.ci, exact.newcombe);
+    absolute.pValue = abs.pValue === null ? null : Math.max(abs.pValue, exact.pValue);
+  }
+  const pValue = decisionPValue(absolute, rel);
+  const significant = pValue !== null && pValue < o.alpha;
   return {
-    absolute: estimate(abs),
+    absolute,
     relative: estimate(rel),
     sided,
     direction,
+    pValue,
+    exact,
     chanceToWin: null,
     risk: [null, null],
     significant,

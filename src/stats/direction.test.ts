@@ -167,6 +167,7 @@ describe('compareArms: direction × method × sided', () => {
             nStar: N_STAR,
           });
           assert.equal(r.sided, row.tested);
+          if (method !== 'bayesian') assert.equal(r.significant, r.pValue !== null && r.pValue < ALPHA);
           assert.equal(r.direction, row.reads);
           assert.deepEqual([r.significant, r.better, r.worse], flags);
           assert.equal(r.warnings.includes(BETTER_NEEDS_DIRECTION), row.warning, r.warnings.join(' | '));
@@ -209,9 +210,10 @@ describe('compareArms: direction × method × sided', () => {
     }
   });
 
-  it('bayesian: P >= 1 - alpha on a side the test looks at (both sides for two-sided, as GrowthBook)', () => {
+  it('bayesian: P >= 1 - alpha/2 on a side two-sided, P >= 1 - alpha on the tested side one-sided', () => {
     // Control mean 0 (so the absolute effect decides), both variances 1, n 100: SE sqrt(0.02). A treatment mean
-    // of z SE gives P(treatment > control) = Φ(z): Φ(1.8) = 0.964 >= 0.95, Φ(1.5) = 0.933 < 0.95.
+    // of z SE gives P(treatment > control) = Φ(z): Φ(2.1) = 0.982 >= 0.975; Φ(1.8) = 0.964 is >= 0.95 but
+    // < 0.975 (GrowthBook's two-sided rule would call it significant); Φ(1.5) = 0.933 < 0.95.
     const c = { n: 100, sum: 0, sumSquares: 99 };
     const at = (z: number) => {
       const sum = 100 * z * Math.sqrt(0.02);
@@ -223,14 +225,21 @@ describe('compareArms: direction × method × sided', () => {
       Math.abs(compareArms(c, at(1.8), { ...o, sided: 'two' }).chanceToWin! - normalCdf(1.8)) < 1e-12,
     );
     for (const [z, expected] of [
-      [1.8, { two: T, greater: T, less: F, better: T }],
-      [-1.8, { two: T, greater: F, less: T, better: F }],
+      [2.1, { two: T, greater: T, less: F, better: T }],
+      [-2.1, { two: T, greater: F, less: T, better: F }],
+      [1.8, { two: F, greater: T, less: F, better: T }],
+      [-1.8, { two: F, greater: F, less: T, better: F }],
       [1.5, { two: F, greater: F, less: F, better: F }],
     ] as const) {
       for (const sided of ['two', 'greater', 'less', 'better'] as const) {
-        assert.equal(significant(z, sided), expected[sided], `z ${z}, ${sided}`);
+        const r = compareArms(c, at(z), { ...o, sided });
+        assert.equal(r.significant, expected[sided], `z ${z}, ${sided}`);
+        // The printed interval agrees: it excludes 0 exactly when the effect is significant.
+        const [lo, hi] = r.absolute.ci;
+        assert.equal((lo !== null && lo > 0) || (hi !== null && hi < 0), r.significant, `z ${z}, ${sided}`);
       }
     }
+    assert.equal(significant(1.8, 'better'), true);
   });
 
   it('ignores an unknown direction, with a warning', () => {

@@ -14,9 +14,17 @@ export interface EffectMoments {
   warnings: string[];
 }
 
+/** sqrt(a + b) of two variances >= 0, computed from their larger one so that neither overflows nor underflows. */
+function hypot(a: number, b: number): number {
+  const m = Math.max(a, b);
+  if (m === 0 || !Number.isFinite(m)) return m === 0 ? 0 : Number.NaN;
+  return Math.sqrt(m) * Math.sqrt(a / m + b / m);
+}
+
 /**
  * absolute: d = m_T - m_C, Var = v_T/n_T + v_C/n_C.
- * relative: d = (m_T - m_C) / |m_C|, Var = v_T / (m_C^2 n_T) + v_C m_T^2 / (m_C^4 n_C) (delta method).
+ * relative: d = (m_T - m_C) / |m_C|, Var = v_T / (m_C^2 n_T) + v_C m_T^2 / (m_C^4 n_C) (delta method),
+ *   computed as (v_T/n_T + (v_C/n_C) (m_T/m_C)^2) / m_C^2.
  * dof = (v_T/n_T + v_C/n_C)^2 / ((v_T/n_T)^2/(n_T - 1) + (v_C/n_C)^2/(n_C - 1)).
  */
 export function effectMoments(control: ArmData, treatment: ArmData, effect: EffectType): EffectMoments {
@@ -49,15 +57,21 @@ export function effectMoments(control: ArmData, treatment: ArmData, effect: Effe
   }
   if (c.variance === 0) warnings.push('control: zero variance');
   if (t.variance === 0) warnings.push('treatment: zero variance');
+  // Scale-safe forms: metric values reach 1e100, so variances reach 1e200 and their squares (or m_C^4)
+  // would overflow; ratios of like quantities do not.
   const vc = c.variance / c.n;
   const vt = t.variance / t.n;
-  const variance = effect === 'absolute' ? vc + vt : vt / c.mean ** 2 + (vc * t.mean ** 2) / c.mean ** 4;
-  result.stdError = finiteOrNull(Math.sqrt(variance), 'standard error', warnings);
+  const ratio = t.mean / c.mean;
+  const stdError = effect === 'absolute' ? hypot(vc, vt) : hypot(vt, vc * ratio ** 2) / Math.abs(c.mean);
+  result.stdError = finiteOrNull(stdError, 'standard error', warnings);
   if (result.stdError === 0) {
     warnings.push('the effect has zero standard error: no interval or p-value');
   } else if (result.stdError !== null) {
+    // (vc + vt)^2 / (vc^2/(n_C - 1) + vt^2/(n_T - 1)) with the shares wc = vc/(vc + vt), wt = vt/(vc + vt).
+    const wc = vc / (vc + vt);
+    const wt = vt / (vc + vt);
     result.dof = finiteOrNull(
-      (vc + vt) ** 2 / (vc ** 2 / (c.n - 1) + vt ** 2 / (t.n - 1)),
+      1 / (wc ** 2 / (c.n - 1) + wt ** 2 / (t.n - 1)),
       'degrees of freedom',
       warnings,
     );

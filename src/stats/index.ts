@@ -27,6 +27,7 @@ export {
   type ResolvedSided,
   resolveSided,
   type SidedOption,
+  SMALL_COUNTS,
 } from './compare.js';
 export { adjustPValues, type Correction, correctFamily } from './corrections.js';
 export {
@@ -40,6 +41,7 @@ export {
   studentTQuantile,
 } from './distributions.js';
 export { type EffectMoments, effectMoments } from './effect.js';
+export { type Counts, fisherExact, newcombe, newcombeBounds, SMALL_COUNT, wilson } from './exact.js';
 export { compareMeans } from './frequentist.js';
 export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
@@ -51,6 +53,7 @@ export {
   sequentialHalfWidth,
   sequentialRho,
 } from './sequential.js';
+export { type ExactCheck, smallCountCheck } from './small-counts.js';
 export { DEFAULT_SRM_THRESHOLD, srmTest } from './srm.js';
 export {
   srmAcrossVersions,

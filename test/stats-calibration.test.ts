@@ -1,0 +1,139 @@
+// Seeded simulations of compareArms' decisions: A/A false-winner rates at most alpha for every method (the
+// sequential test under continuous peeking, 20 looks), and power at unitsForPower's n close to the 80% asked for.
+// Slack: a rate estimated from m experiments has standard error sqrt(a (1 - a) / m); the assertions allow 3 of
+// them (one test in about 700 would fail by chance at the boundary; the observed rates sit well inside).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  type AnalysisMethod,
+  type ArmData,
+  compareArms,
+  type SidedOption,
+  unitsForPower,
+} from '../src/stats/index.js';
+import { seededRandom } from './helpers/random.js';
+
+const ALPHA = 0.05;
+const PAIRS = 4000;
+const slack = (a: number, m: number) => 3 * Math.sqrt((a * (1 - a)) / m);
+
+function normals(seed: number): () => number {
+  const u = seededRandom(seed);
+  let spare: number | null = null;
+  return () => {
+    if (spare !== null) {
+      const s = spare;
+      spare = null;
+      return s;
+    }
+    const r = Math.sqrt(-2 * Math.log(1 - u()));
+    const t = 2 * Math.PI * u();
+    spare = r * Math.sin(t);
+    return r * Math.cos(t);
+  };
+}
+
+interface Kind {
+  name: string;
+  /** Cumulative arm after each look of `step` units. */
+  looks: (draw: () => number, looks: number, step: number) => ArmData[];
+}
+
+const numeric = (mean: number, sd: number): Kind => ({
+  name: `numeric N(${mean}, ${sd}²)`,
+  looks: (draw, looks, step) => {
+    let [n, sum, sumSquares] = [0, 0, 0];
+    return Array.from({ length: looks }, () => {
+      for (let i = 0; i < step; i++) {
+        const x = mean + sd * draw();
+        n++;
+        sum += x;
+        sumSquares += x * x;
+      }
+      return { n, sum, sumSquares };
+    });
+  },
+});
+
+const bernoulli = (p: number, uniform: () => number): Kind => ({
+  name: `proportion p = ${p}`,
+  looks: (_draw, looks, step) => {
+    let [n, successes] = [0, 0];
+    return Array.from({ length: looks }, () => {
+      for (let i = 0; i < step; i++) {
+        n++;
+        if (uniform() < p) successes++;
+      }
+      return { n, successes };
+    });
+  },
+});
+
+const winner = (c: ArmData, t: ArmData, method: AnalysisMethod, sided: SidedOption, nStar?: number) =>
+  compareArms(c, t, { method, alpha: ALPHA, sided, direction: 'increase', nStar }).better === true;
+
+describe('A/A: false-winner rate <= alpha (seeded, 4,000 pairs per kind)', () => {
+  const kinds = [numeric(10, 4), bernoulli(0.1, seededRandom(11)), bernoulli(0.02, seededRandom(12))];
+  const LOOKS = 20;
+  const STEP = 20; // 400 units per arm at the last look
+  for (const [k, kind] of kinds.entries()) {
+    it(kind.name, (t) => {
+      const draw = normals(1000 + k);
+      const counts = new Map<string, number>();
+      const add = (key: string, win: boolean) => counts.set(key, (counts.get(key) ?? 0) + (win ? 1 : 0));
+      for (let pair = 0; pair < PAIRS; pair++) {
+        const c = kind.looks(draw, LOOKS, STEP);
+        const tr = kind.looks(draw, LOOKS, STEP);
+        const [cEnd, tEnd] = [c[LOOKS - 1]!, tr[LOOKS - 1]!];
+        for (const method of ['frequentist', 'bayesian'] as const) {
+          for (const sided of ['better', 'two'] as const)
+            add(`${method} ${sided}`, winner(cEnd, tEnd, method, sided));
+        }
+        // Sequential: a winner at any of the 20 looks counts (peeking after every batch).
+        for (const sided of ['better', 'two'] as const) {
+          add(
+            `sequential ${sided}, any of ${LOOKS} looks`,
+            c.some((arm, i) => winner(arm, tr[i]!, 'sequential', sided, 2 * LOOKS * STEP)),
+          );
+        }
+      }
+      for (const [key, wins] of counts) {
+        const rate = wins / PAIRS;
+        t.diagnostic(`${kind.name}, ${key}: false-winner rate ${rate.toFixed(4)} (alpha ${ALPHA})`);
+        assert.ok(rate <= ALPHA + slack(ALPHA, PAIRS), `${kind.name}, ${key}: ${rate}`);
+      }
+    });
+  }
+});
+
+describe('power at unitsForPower: 0.80 ± 0.035 (seeded, 2,000 experiments per method)', () => {
+  // Control N(10, 4²), treatment +10% (N(11, 4²)); the effect to detect is the 10% lift, two-sided and 'better'.
+  const EXPERIMENTS = 2000;
+  const TOLERANCE = 0.035; // 4 binomial standard errors at 0.8, plus the z approximation (Welch uses t)
+  for (const method of ['frequentist', 'bayesian', 'sequential'] as const) {
+    for (const sided of ['two', 'better'] as const) {
+      it(`${method}, sided ${sided}`, (t) => {
+        const nStar = 5000;
+        const n = unitsForPower({
+          variance: 16,
+          controlMean: 10,
+          mde: 0.1,
+          alpha: ALPHA,
+          sided: sided === 'two' ? 'two' : 'greater',
+          method,
+          nStar,
+        })!;
+        const draw = normals(2000 + n);
+        let wins = 0;
+        for (let e = 0; e < EXPERIMENTS; e++) {
+          const c = numeric(10, 4).looks(draw, 1, n)[0]!;
+          const tr = numeric(11, 4).looks(draw, 1, n)[0]!;
+          if (winner(c, tr, method, sided, nStar)) wins++;
+        }
+        const power = wins / EXPERIMENTS;
+        t.diagnostic(`${method} ${sided}: n = ${n} per variant, simulated power ${power.toFixed(4)}`);
+        assert.ok(Math.abs(power - 0.8) <= TOLERANCE, `${method} ${sided}: n ${n}, power ${power}`);
+      });
+    }
+  }
+});
