@@ -133,7 +133,7 @@ const TimeseriesResponse = Type.Object(
     unit: Type.String({
       description:
         'user: a sticky experiment whose values all belong to users: each user one unit, the same ratio of sums ' +
-          'and delta method as the analysis (its last bucket equals the analysis); call: each result one unit',
+        'and delta method as the analysis (its last bucket equals the analysis); call: each result one unit',
     }),
     interval: Type.String({ description: 'day or hour' }),
     control: Type.String({ description: 'The variant the others are compared with' }),

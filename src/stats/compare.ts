@@ -1,5 +1,5 @@
 // Owns the comparison of one treatment arm with the control under the chosen method, both effect scales,
-// read in the metric's direction (which way is better), and the one-sided harm test of guardrails.
+// read in the metric's direction (which way is better).
 import type { MetricKind } from './arms.js';
 import { bayesianCompare } from './bayesian.js';
 import { bayesianVerdicts, decisionPValue, directionFlags } from './decision.js';
@@ -170,58 +170,5 @@ export function compareArms(control: ArmData, treatment: ArmData, o: CompareOpti
     significant,
     ...directionFlags(significant, abs.estimate, direction),
     warnings: [...new Set([...warnings, ...abs.warnings, ...rel.warnings])],
-  };
-}
-
-export interface HarmOptions {
-  method: AnalysisMethod;
-  alpha: number;
-  /** Which way the guardrail metric is better; without one there is no harm to test. */
-  direction: Direction | null;
-  nStar?: number;
-}
-
-export interface HarmResult {
-  /** One-sided p-value of "treatment is worse"; null for bayesian and when it cannot be computed. */
-  pValue: number | null;
-  /** Bayesian: posterior P(treatment worse than control); null for the p-value methods. */
-  chanceOfHarm: number | null;
-  /** Significantly worse: pValue < alpha, or chanceOfHarm >= 1 - alpha. */
-  harmful: boolean;
-  /** Effect estimates; the interval has only the bound on the harmful side for the p-value methods. */
-  absolute: EffectEstimate;
-  relative: EffectEstimate;
-  warnings: string[];
-}
-
-export const GUARDRAIL_NEEDS_DIRECTION = 'a guardrail needs a declared direction; harm not tested';
-
-/**
- * One-sided test that the treatment is worse than the control in the declared direction: 'less' for a metric
- * that should increase, 'greater' for one that should decrease, at level alpha, with no correction.
- */
-export function harmTest(control: ArmData, treatment: ArmData, o: HarmOptions): HarmResult {
-  if (!isDirection(o.direction)) {
-    const r = compareArms(control, treatment, { ...o, sided: 'two', direction: null });
-    return {
-      pValue: null,
-      chanceOfHarm: null,
-      harmful: false,
-      absolute: r.absolute,
-      relative: r.relative,
-      warnings: [GUARDRAIL_NEEDS_DIRECTION, ...r.warnings],
-    };
-  }
-  // Harm is "better" read in the opposite direction: then chanceToWin is the chance of harm, computed
-  // directly rather than as 1 - P(better), and `better` is significance on the harmful side.
-  const harm: Direction = o.direction === 'increase' ? 'decrease' : 'increase';
-  const r = compareArms(control, treatment, { ...o, sided: 'better', direction: harm });
-  return {
-    pValue: o.method === 'bayesian' ? null : r.absolute.pValue,
-    chanceOfHarm: r.chanceToWin,
-    harmful: r.better === true,
-    absolute: r.absolute,
-    relative: r.relative,
-    warnings: r.warnings,
   };
 }

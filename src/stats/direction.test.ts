@@ -3,13 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bayesianCompare, normalRisk } from './bayesian.js';
-import {
-  type AnalysisMethod,
-  BETTER_NEEDS_DIRECTION,
-  compareArms,
-  harmTest,
-  type SidedOption,
-} from './compare.js';
+import { type AnalysisMethod, BETTER_NEEDS_DIRECTION, compareArms, type SidedOption } from './compare.js';
 import { normalCdf } from './distributions.js';
 import { compareMeans } from './frequentist.js';
 import { sequentialCompare } from './sequential.js';
@@ -251,51 +245,5 @@ describe('compareArms: direction × method × sided', () => {
     });
     assert.equal(r.direction, null);
     assert.match(r.warnings.join(), /direction must be/);
-  });
-});
-
-describe('harmTest', () => {
-  const o = { alpha: ALPHA, nStar: N_STAR };
-
-  it('frequentist and sequential: one-sided p-value toward harm', () => {
-    // For 'increase' harm is a drop: the 'less' test; for 'decrease' a rise: the 'greater' test.
-    for (const [direction, harmed, safe, side] of [
-      ['increase', down, up, 'less'],
-      ['decrease', up, down, 'greater'],
-    ] as const) {
-      const welch = harmTest(control, harmed, { ...o, method: 'frequentist', direction });
-      const expected = compareMeans(control, harmed, { alpha: ALPHA, sided: side, effect: 'absolute' });
-      assert.equal(welch.pValue, expected.pValue);
-      assert.deepEqual(welch.absolute.ci, expected.ci);
-      assert.equal(welch.chanceOfHarm, null);
-      assert.equal(welch.harmful, true);
-      assert.equal(harmTest(control, safe, { ...o, method: 'frequentist', direction }).harmful, false);
-
-      const seq = harmTest(control, harmed, { ...o, method: 'sequential', direction });
-      const seqExpected = sequentialCompare(control, harmed, { ...o, sided: side, effect: 'absolute' });
-      assert.equal(seq.pValue, seqExpected.pValue);
-      assert.equal(seq.harmful, true);
-      assert.equal(harmTest(control, safe, { ...o, method: 'sequential', direction }).harmful, false);
-    }
-  });
-
-  it('bayesian: the chance of harm, harmful at >= 1 - alpha', () => {
-    const post = bayesianCompare(control, down, { alpha: ALPHA, effect: 'relative' });
-    const r = harmTest(control, down, { ...o, method: 'bayesian', direction: 'increase' });
-    assert.equal(r.pValue, null);
-    assert.equal(r.chanceOfHarm, normalCdf(-post.expected! / post.stdDev!));
-    assert.equal(r.harmful, true);
-    assert.equal(r.relative.estimate, post.expected);
-    const safe = harmTest(control, down, { ...o, method: 'bayesian', direction: 'decrease' });
-    assert.ok(safe.chanceOfHarm! < 1e-6, `${safe.chanceOfHarm}`);
-    assert.equal(safe.harmful, false);
-  });
-
-  it('without a direction there is no harm to test', () => {
-    const r = harmTest(control, down, { ...o, method: 'frequentist', direction: null });
-    assert.equal(r.harmful, false);
-    assert.equal(r.pValue, null);
-    assert.ok(r.relative.estimate! < 0);
-    assert.match(r.warnings[0]!, /needs a declared direction/);
   });
 });

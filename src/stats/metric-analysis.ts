@@ -129,7 +129,8 @@ export function analyseMetric(
         mde,
         alpha: o.alpha,
         sided: comparison.sided,
-        ...({ method: o.method, nStar: o.nStar } as object),
+        method: o.method,
+        nStar: o.nStar,
       });
       out.moreUnits = needed === null ? null : Math.max(0, needed - Math.min(base.n, arms.n.get(control)!));
     }

@@ -15,7 +15,10 @@ export interface SketchRowLike {
 export type Quantiles = { p50: number | null; p90: number | null; p95: number | null; p99: number | null };
 
 /** The bins of each variant, in the variants' order (a variant without values has none). */
-export function binsByVariant(rows: readonly SketchRowLike[], keys: readonly string[]): Map<string, SketchBin[]> {
+export function binsByVariant(
+  rows: readonly SketchRowLike[],
+  keys: readonly string[],
+): Map<string, SketchBin[]> {
   const out = new Map<string, SketchBin[]>(keys.map((k) => [k, []]));
   for (const r of rows) out.get(r.variantKey)?.push({ side: r.side, key: r.key, count: r.count });
   return out;
@@ -54,7 +57,7 @@ export function quantileArms(
     warnings.push(...(r?.warnings ?? []).map((w) => `${name}/${key}: ${w}`));
     out.set(
       key,
-      r && r.estimate !== null && r.stdError !== null
+      r && r.n !== null && r.estimate !== null && r.stdError !== null
         ? { n: r.n, estimate: r.estimate, stdError: r.stdError }
         : { n: 0, estimate: 0, stdError: 0 },
     );

@@ -100,7 +100,9 @@ export function cumulativeSeries(
   const keys = o.variantKeys;
   const { kind, warnings } = foldArms(rows, keys);
   const units = o.units?.filter((u) => u.kind === kind) ?? [];
-  const values = rows.filter((r) => r.kind === kind && keys.includes(r.variantKey)).reduce((a, r) => a + r.n, 0);
+  const values = rows
+    .filter((r) => r.kind === kind && keys.includes(r.variantKey))
+    .reduce((a, r) => a + r.n, 0);
   const withUser = units.filter((u) => keys.includes(u.variantKey)).reduce((a, u) => a + u.sumY, 0);
   const perUser = o.units !== undefined && values > 0 && withUser === values;
   const rowsByBucket = groupBy(rows, o.bucketOf);
@@ -145,7 +147,7 @@ export function cumulativeSeries(
       const data = armOf(key);
       const base = { key, n: perUser ? users.get(key)!.n : calls.get(key)!.n, mean: summarizeArm(data).mean };
       if (key === o.control) return base;
-      const c = compareArms(control, data, compare as Parameters<typeof compareArms>[2]);
+      const c = compareArms(control, data, compare);
       variantWarnings.set(key, c.warnings);
       return {
         ...base,

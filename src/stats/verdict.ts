@@ -195,7 +195,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
   };
   const others = primary.variants.filter((v) => v.key !== primary.control);
   const computed = (c: Comparison | null | undefined): c is Comparison =>
-    !!c && (method === 'bayesian' ? c.chanceToWin !== null : c.absolute.pValue !== null);
+    !!c && (method === 'bayesian' ? c.chanceToWin !== null : (c.pValue ?? c.absolute.pValue) !== null);
   const eligible: Treatment[] = others.flatMap((variant) =>
     variant.n >= MIN_UNITS_PER_VARIANT && computed(variant.comparison)
       ? [{ variant, comparison: variant.comparison }]
