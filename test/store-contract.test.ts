@@ -10,7 +10,10 @@ import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
 import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
+import { sketchBin, sketchOf } from '../src/core/sketch.js';
+import type { SketchRow } from '../src/core/sketch-rollups.js';
 import { hourOf } from '../src/core/time.js';
+import type { BucketUnitRollup } from '../src/core/unit-hours.js';
 import type { UnitRollup } from '../src/core/units.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
 import type { FeedbackValue, NewFeedback, NewResult } from '../src/ingest/write-batch.js';
@@ -804,6 +807,13 @@ for (const backend of backends) {
         'hourly rollups',
       );
       assertSameUnits(unitStats(rebuilt.units), nonEmptyUnits(unitStats(live.units)));
+      // Issue 23's sums: the same sketch bins, and hourly unit moves that add up to the same unit rollups
+      // (per hour they may differ where a correction reached back: see rebuild.ts).
+      assert.ok(live.sketches.length > 0 && liveBuckets.units.length > 0);
+      assert.deepEqual(binCounts(rebuilt.sketches), binCounts(live.sketches));
+      assert.deepEqual(binCounts(rebuiltBuckets.sketches), binCounts(liveBuckets.sketches));
+      assertSameUnits(nonEmptyUnits(unitTotals(liveBuckets.units)), nonEmptyUnits(unitStats(live.units)));
+      assertSameUnits(nonEmptyUnits(unitTotals(rebuiltBuckets.units)), nonEmptyUnits(unitStats(live.units)));
       // Appends after a rebuild move the rebuilt sums as they moved the live ones.
       const late = users.map((u) =>
         result(id, {
@@ -1352,3 +1362,288 @@ test('PostgreSQL: two instances admitting new metric names at once roll up exact
     await b.close();
   }
 });
+
+/** Unit rollup rows summed per version, variant, metric and kind (hourly moves summed over their hours). */
+function unitTotals(rows: UnitRollup[]): Record<string, UnitStats> {
+  const out: Record<string, UnitStats> = {};
+  for (const r of rows) {
+    const key = `${r.version}/${r.variantKey}/${r.metric}/${r.kind}`;
+    const t = out[key] ?? { units: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 };
+    out[key] = t;
+    t.units += r.units;
+    t.sumX += r.sumX;
+    t.sumX2 += r.sumX2;
+    t.sumY += r.sumY;
+    t.sumY2 += r.sumY2;
+    t.sumXY += r.sumXY;
+  }
+  return out;
+}
+
+/** Sketch bin counts per key (hour, version, variant, metric, side, bin), rows at 0 left out. */
+function binCounts(rows: Array<SketchRow & { bucket?: string }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) {
+    if (r.count === 0) continue;
+    const key = `${r.bucket ?? ''} ${r.version}/${r.variantKey}/${r.metric} ${r.side}:${r.key}`;
+    assert.equal(out[key], undefined, `one row per key: ${key}`);
+    out[key] = r.count;
+  }
+  return out;
+}
+
+/** Values counted per metric (and hour): what a sketch's bins add up to. */
+function sketchTotals(rows: Array<SketchRow & { bucket?: string }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) {
+    const key = `${r.bucket ?? ''} ${r.version}/${r.variantKey}/${r.metric}`;
+    out[key] = (out[key] ?? 0) + r.count;
+  }
+  return Object.fromEntries(Object.entries(out).filter(([, n]) => n !== 0));
+}
+
+for (const backend of backends) {
+  describe(`store contract, write-time sums of issue 23: ${backend.name}`, { skip: backend.skip }, () => {
+    let store: Store;
+    after(async () => store?.close());
+    const ready = async () => {
+      store ??= await backend.open();
+      return store;
+    };
+    const seen = (
+      experimentId: number,
+      userId: string,
+      variantKey: string,
+      createdAt = HOUR_1,
+      version = 1,
+    ): Exposure => ({ ...assigned(experimentId, variantKey, createdAt), userId, version, unit: true });
+
+    test('distinct users: a repeat user counts once per version, in every batch and after a rebuild; random experiments record none', async () => {
+      await ready();
+      const { id } = await store.insertExperiment(sticky('distinct-users'));
+      // u1 calls assign 50 times, in one batch and in later ones; u2 and u3 once each.
+      const first = [
+        ...Array.from({ length: 30 }, () => seen(id, 'u1', 'A')),
+        seen(id, 'u2', 'B'),
+        seen(id, 'u3', 'A'),
+      ];
+      await store.appendBatch({ results: [], exposures: toExposureBatches(first) });
+      for (let b = 0; b < 4; b++) {
+        const again = [
+          ...Array.from({ length: 5 }, () => seen(id, 'u1', 'A', HOUR_2)),
+          seen(id, `v${b}`, 'B', HOUR_2),
+        ];
+        await store.appendBatch({ results: [], exposures: toExposureBatches(again) });
+      }
+      // Version 2: u1 and u2 are exposed again, under the new version (counted there too).
+      await store.appendBatch({
+        results: [],
+        exposures: toExposureBatches([
+          seen(id, 'u1', 'B', HOUR_2, 2),
+          seen(id, 'u2', 'B', HOUR_2, 2),
+          seen(id, 'u1', 'B', HOUR_2, 2),
+        ]),
+      });
+      const counts = (rows: Array<{ version: number; variantKey: string; n: number }>) =>
+        Object.fromEntries(rows.filter((r) => r.n !== 0).map((r) => [`${r.version}/${r.variantKey}`, r.n]));
+      const live = await store.readRollups(id);
+      assert.deepEqual(counts(live.exposureUsers), { '1/A': 2, '1/B': 5, '2/B': 2 });
+      // The exposures themselves are all counted as before: 32 + 4 × 6 + 3.
+      assert.equal(sum(live.exposures.map((e) => e.n)), 59);
+      await store.rebuildRollups(id);
+      assert.deepEqual(counts((await store.readRollups(id)).exposureUsers), counts(live.exposureUsers));
+      // After the rebuild, known and new users still count right.
+      await store.appendBatch({
+        results: [],
+        exposures: toExposureBatches([seen(id, 'u3', 'A'), seen(id, 'w', 'A')]),
+      });
+      assert.deepEqual(counts((await store.readRollups(id)).exposureUsers), { '1/A': 3, '1/B': 5, '2/B': 2 });
+
+      const random = await store.insertExperiment(experiment('distinct-users-random'));
+      const plain = (u: string) => ({ ...assigned(random.id, 'A', HOUR_1), userId: u });
+      await store.appendBatch({
+        results: [],
+        exposures: toExposureBatches([plain('x'), plain('x'), plain('y')]),
+      });
+      await store.rebuildRollups(random.id);
+      const r = await store.readRollups(random.id);
+      assert.deepEqual(r.exposureUsers, []);
+      assert.equal(sum(r.exposures.map((e) => e.n)), 3);
+    });
+
+    test('hourly unit moves: the first hour equals the unit rollups as of its end, all hours sum to unit_rollups (floats, integers, feedback corrections)', async () => {
+      await ready();
+      const { id } = await store.insertExperiment(sticky('unit-hours'));
+      const random = seededRandom(2323);
+      const users = Array.from({ length: 6 }, (_, i) => ({ id: `uh-${i}`, variant: i % 2 ? 'B' : 'A' }));
+      const HOUR_3 = '2026-03-02T11:05:00.000Z';
+      const logged: NewResult[] = [];
+      const batch = async (times: string[]) => {
+        const results = times.map((at) => {
+          const u = users[Math.floor(random() * users.length)]!;
+          return result(id, {
+            userId: u.id,
+            variantKey: u.variant,
+            unit: true,
+            createdAt: at,
+            metrics: JSON.stringify({
+              cost: random() * 3,
+              tokens: Math.floor(random() * 500),
+              ok: random() < 0.5,
+            }),
+          });
+        });
+        await store.appendBatch({ results, exposures: [] });
+        logged.push(...results);
+      };
+      for (let b = 0; b < 3; b++) await batch(Array.from({ length: 8 }, () => HOUR_1));
+      const asOfHour1 = (await store.readRollups(id)).units;
+      await batch(Array.from({ length: 8 }, () => HOUR_2));
+      // One batch spanning two hours, the same users in both.
+      await batch(Array.from({ length: 12 }, (_, k) => (k % 2 ? HOUR_2 : HOUR_3)));
+      // Feedback in the third hour correcting values of the first hour's results (twice for one of them).
+      const feedback: NewFeedback[] = [];
+      for (const [i, value] of [
+        [0, 4],
+        [1, 7],
+        [0, 9],
+      ] as const) {
+        const target = logged[i]!;
+        const stored = (await store.findResult(id, target.logId))!;
+        feedback.push({
+          feedbackId: `fb-${++counter}`,
+          experimentId: id,
+          target: `l:${target.logId}`,
+          version: stored.version,
+          variantKey: stored.variantKey,
+          userId: stored.userId,
+          unit: true,
+          values: [{ metric: 'stars', kind: 'mean', value }],
+          comment: null,
+          createdAt: HOUR_3,
+        });
+        await store.appendBatch({ results: [], exposures: [], feedback: [feedback.at(-1)!] });
+      }
+      const live = await store.readRollups(id);
+      const { units } = await store.readBuckets(id);
+      assert.deepEqual(
+        [...new Set(units.map((u) => u.bucket))],
+        [hourOf(HOUR_1), hourOf(HOUR_2), hourOf(HOUR_3)],
+        'oldest hour first',
+      );
+      assertSameUnits(unitTotals(units.filter((u) => u.bucket === hourOf(HOUR_1))), unitStats(asOfHour1));
+      const totals = unitTotals(units);
+      assertSameUnits(nonEmptyUnits(totals), nonEmptyUnits(unitStats(live.units)));
+      // Integer-valued metrics (tokens, ok, stars' count) are equal bit for bit.
+      for (const [key, t] of Object.entries(unitStats(live.units))) {
+        if (key.includes('/tokens/') || key.includes('/ok/')) assert.deepEqual(totals[key], t, key);
+      }
+      // The corrected value (9) and the other (7), once each.
+      const stars = live.units.filter((u) => u.metric === 'stars');
+      assert.deepEqual([sum(stars.map((u) => u.sumX)), sum(stars.map((u) => u.sumY))], [16, 2]);
+      // The rebuild replays in the hours written: the same totals, and the first hour unchanged where no
+      // correction reached back into it.
+      await store.rebuildRollups(id);
+      const rebuilt = await store.readBuckets(id);
+      assertSameUnits(nonEmptyUnits(unitTotals(rebuilt.units)), nonEmptyUnits(unitStats(live.units)));
+      const firstHour = (rows: BucketUnitRollup[]) =>
+        unitTotals(rows.filter((u) => u.metric !== 'stars' && u.bucket === hourOf(HOUR_1)));
+      assertSameUnits(firstHour(rebuilt.units), firstHour(units));
+    });
+
+    test('sketch bins: numeric values rolled up are counted once each, per variant and per hour; feedback moves a bin; over-cap and beyond-magnitude values are not', async () => {
+      await ready();
+      const { id } = await store.insertExperiment(experiment('sketch-bins'));
+      const random = seededRandom(77);
+      const results: NewResult[] = [];
+      for (let i = 0; i < 60; i++) {
+        const latency = Math.round(random() * 2000);
+        results.push(
+          result(id, {
+            createdAt: i < 30 ? HOUR_1 : HOUR_2,
+            metrics: JSON.stringify({
+              latency,
+              delta: random() * 10 - 5,
+              zero: 0,
+              ok: random() < 0.5,
+              label: 'text',
+              ...(i === 5 ? { huge: 1e200, latency: -1e150 } : {}),
+            }),
+          }),
+        );
+      }
+      await store.appendBatch({ results: results.slice(0, 40), exposures: [] });
+      await store.appendBatch({ results: results.slice(40), exposures: [] });
+      // A rating, then its correction: the first value's bin goes back to 0, the second's counts 1.
+      const target = results[3]!;
+      const where = (await store.findResult(id, target.logId))!;
+      for (const value of [3, 300]) {
+        await store.appendBatch({
+          results: [],
+          exposures: [],
+          feedback: [
+            {
+              feedbackId: `fb-${++counter}`,
+              experimentId: id,
+              target: `l:${target.logId}`,
+              version: where.version,
+              variantKey: where.variantKey,
+              userId: where.userId,
+              unit: false,
+              values: [{ metric: 'rating', kind: 'mean', value }],
+              comment: null,
+              createdAt: HOUR_2,
+            },
+          ],
+        });
+      }
+      // A result naming more metrics than the cap allows: the names beyond it are not counted.
+      const many: Record<string, number> = {};
+      for (let k = 0; k < MAX_METRICS_PER_EXPERIMENT + 3; k++) many[`m${String(k).padStart(3, '0')}`] = k + 1;
+      const capped = result(id, { createdAt: HOUR_2, metrics: JSON.stringify(many) });
+      await store.appendBatch({ results: [capped], exposures: [] });
+      const live = await store.readRollups(id);
+      const buckets = await store.readBuckets(id);
+      // Every numeric value metric_rollups counts is in exactly one bin; nothing else is.
+      const rolledUp = Object.fromEntries(
+        live.metrics
+          .filter((m) => m.kind === 'mean' && m.n !== 0)
+          .map((m) => [` ${m.version}/${m.variantKey}/${m.metric}`, m.n]),
+      );
+      assert.deepEqual(sketchTotals(live.sketches), rolledUp);
+      const hourly = Object.fromEntries(
+        buckets.metrics
+          .filter((m) => m.kind === 'mean' && m.n !== 0)
+          .map((m) => [`${m.bucket} ${m.version}/${m.variantKey}/${m.metric}`, m.n]),
+      );
+      assert.deepEqual(sketchTotals(buckets.sketches), hourly);
+      const names = new Set(live.sketches.map((s) => s.metric));
+      assert.ok(!names.has('huge') && !names.has('ok') && !names.has('label'), [...names].join());
+      const cappedNames = Object.keys(many).filter((m) => names.has(m));
+      assert.ok(cappedNames.length < Object.keys(many).length, 'names beyond the cap have no bins');
+      assert.ok(live.sketches.some((s) => s.metric === 'zero' && s.side === 0 && s.key === 0));
+      assert.ok(live.sketches.some((s) => s.metric === 'delta' && s.side === -1));
+      const rating = live.sketches.filter((s) => s.metric === 'rating');
+      assert.deepEqual(
+        rating.map((s) => [s.side, s.key, s.count]),
+        [[1, sketchBin(300).key, 1]],
+      );
+      // The sketch answers quantiles within 1% of a value of that rank.
+      const latencies = results
+        .filter((r) => r.variantKey === 'A')
+        .map((r) => (JSON.parse(r.metrics!) as { latency: number }).latency)
+        .filter((x) => Math.abs(x) <= 1e100);
+      const sketch = sketchOf(live.sketches.filter((s) => s.metric === 'latency' && s.variantKey === 'A'));
+      assert.equal(sketch.count, latencies.length);
+      const median = sketch.getValueAtQuantile(0.5)!;
+      assert.ok(
+        latencies.some((x) => Math.abs(x - median) <= 0.01 * Math.abs(x) + 1e-9),
+        `median ${median} is within 1% of a latency`,
+      );
+      // A rebuild from raw rows writes the same bins (the correction's latest value, in its first hour).
+      await store.rebuildRollups(id);
+      assert.deepEqual(binCounts((await store.readRollups(id)).sketches), binCounts(live.sketches));
+      assert.deepEqual(binCounts((await store.readBuckets(id)).sketches), binCounts(buckets.sketches));
+    });
+  });
+}

@@ -10,6 +10,8 @@ export interface Exposure {
   userId: string;
   context: JsonObject | null;
   createdAt: string;
+  /** Its experiment is sticky: its user is counted once per version (core/exposure-users.ts). Not stored. */
+  unit?: boolean;
 }
 
 /**

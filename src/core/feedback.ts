@@ -3,8 +3,9 @@
 // moves by the difference, so retries and corrections never double-count. Pure.
 import type { NewFeedback } from '../ingest/write-batch.js';
 import type { BucketRollup, MetricRollup } from './rollups.js';
+import { SketchMoves } from './sketch-rollups.js';
 import { hourOf } from './time.js';
-import type { UnitDelta } from './units.js';
+import type { HourlyUnitDelta } from './unit-hours.js';
 
 /** A feedback row as stored: the latest value of one metric for one target. */
 export interface FeedbackRow {
@@ -33,7 +34,10 @@ export interface FeedbackPlan {
   rows: FeedbackRow[];
   metrics: MetricRollup[];
   buckets: BucketRollup[];
-  units: UnitDelta[];
+  /** In the hour of the feedback write that moves them (the sticky time series' increments). */
+  units: HourlyUnitDelta[];
+  /** A numeric value's sketch bin, all-time and in the hour its bucket rollup counts it. */
+  sketches: SketchMoves;
 }
 
 /**
@@ -47,9 +51,9 @@ export function planFeedback(
   current: Map<string, FeedbackRow>,
   overCap: (experimentId: number, metric: string) => boolean,
 ): FeedbackPlan {
-  const plan: FeedbackPlan = { rows: [], metrics: [], buckets: [], units: [] };
+  const plan: FeedbackPlan = { rows: [], metrics: [], buckets: [], units: [], sketches: new SketchMoves() };
   const written = new Map<string, FeedbackRow>();
-  const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean) => {
+  const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean, writtenAt: string) => {
     if (row.overCap) return;
     const rollup: MetricRollup = {
       experimentId: row.experimentId,
@@ -63,6 +67,7 @@ export function planFeedback(
     };
     plan.metrics.push(rollup);
     plan.buckets.push({ ...rollup, bucket: hourOf(row.createdAt) });
+    if (row.kind === 'mean') plan.sketches.add(row, row.metric, row.value, sign, hourOf(row.createdAt));
     if (unit && row.userId !== null) {
       plan.units.push({
         experimentId: row.experimentId,
@@ -73,6 +78,7 @@ export function planFeedback(
         kind: row.kind,
         dn: sign,
         dsum: sign * row.value,
+        bucket: hourOf(writtenAt),
       });
     }
   };
@@ -105,8 +111,8 @@ export function planFeedback(
             createdAt: item.createdAt,
             updatedAt: item.createdAt,
           };
-      if (old) contribute(old, -1, unit);
-      contribute(row, 1, unit);
+      if (old) contribute(old, -1, unit, item.createdAt);
+      contribute(row, 1, unit, item.createdAt);
       current.set(key, row);
       written.set(key, row);
     }

@@ -30,6 +30,8 @@ class Segment {
   bytes: Buffer = spare.pop() ?? Buffer.allocUnsafeSlow(FIRST_CAPACITY);
   length = 1;
   count = 0;
+  /** Holds exposures of a sticky experiment (the store counts their distinct users). */
+  unit = false;
   readonly variants = new Map<string, number>();
 
   constructor(
@@ -71,6 +73,7 @@ class Segment {
       bucket: this.bucket,
       variants: [...this.variants].map(([variantKey, n]) => ({ variantKey, n })),
       json: this.bytes.toString('utf8', 0, this.length + 1),
+      ...(this.unit ? { unit: true } : {}),
     };
   }
 
@@ -138,6 +141,7 @@ export class ExposureQueue {
       this.segments.push(segment);
     }
     segment.append(json, e.variantKey, maxBytes);
+    if (e.unit === true) segment.unit = true;
     this.total++;
     return true;
   }

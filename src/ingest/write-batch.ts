@@ -67,6 +67,8 @@ export interface ExposureBatch {
   variants: Array<{ variantKey: string; n: number }>;
   /** A JSON array of the exposures' stored forms (core/exposure.ts), in the order they were assigned. */
   json: string;
+  /** Exposures of a sticky experiment: their distinct users are counted (core/exposure-users.ts). */
+  unit?: boolean;
 }
 
 /** What one group-commit transaction writes. */

@@ -50,6 +50,7 @@ export function createAssign(deps: AssignmentDeps): Assign {
       userId,
       context: context ?? null,
       createdAt: deps.now(),
+      unit: experiment.assignment === 'sticky',
     });
     return {
       variant: variant.key,

@@ -98,6 +98,7 @@ export class ExposureService {
       userId: assigned.userId,
       context: input.context ?? null,
       createdAt: time > now ? now : time,
+      unit: live.experiment.assignment === 'sticky',
     };
     return exposure;
   }

@@ -3,6 +3,13 @@
 // experiments' append locks; SQLite: as the only writer, one batch at a time), planned by the pure core,
 // then written as ordinary statements with the rest of the batch.
 import type { Kysely } from 'kysely';
+import {
+  type CommittedUsers,
+  type ExposureUser,
+  exposureUserKey,
+  exposureUsersOf,
+  newExposureUsers,
+} from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import {
@@ -15,15 +22,10 @@ import {
   rollUpBuckets,
   rollUpResults,
 } from '../core/rollups.js';
+import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
-import {
-  applyUnitDeltas,
-  mergeUnitDeltas,
-  type UnitDelta,
-  type UnitSum,
-  unitDeltasOfResults,
-  unitKey,
-} from '../core/units.js';
+import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
+import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
 import type { NewFeedback, NewResult, WriteBatch } from '../ingest/write-batch.js';
 import type { MetricKind } from '../stats/arms.js';
 import {
@@ -36,6 +38,13 @@ import {
   unitSumStatement,
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
+import {
+  bucketSketchBinStatement,
+  bucketUnitRollupStatement,
+  exposureUserRollupStatement,
+  exposureUsersStatement,
+  sketchBinStatement,
+} from './sum-statements.js';
 
 /** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
 const KEYS_PER_READ = 500;
@@ -139,40 +148,96 @@ async function readUnitSums(db: Kysely<Database>, deltas: UnitDelta[]): Promise<
   return current;
 }
 
+/** The users of sticky experiments' exposures already stored (keys of exposureUserKey), skipping `known` ones. */
+async function readExposureUsers(
+  db: Kysely<Database>,
+  users: ExposureUser[],
+  known: CommittedUsers | undefined,
+): Promise<Set<string>> {
+  const stored = new Set<string>();
+  const byVersion = new Map<string, { experimentId: number; version: number; ids: string[] }>();
+  for (const u of users) {
+    const key = exposureUserKey(u);
+    if (known?.has(key)) {
+      stored.add(key);
+      continue;
+    }
+    const group = `${u.experimentId}\u0000${u.version}`;
+    let g = byVersion.get(group);
+    if (!g) {
+      g = { experimentId: u.experimentId, version: u.version, ids: [] };
+      byVersion.set(group, g);
+    }
+    g.ids.push(u.userId);
+  }
+  for (const g of byVersion.values()) {
+    for (const part of chunks(g.ids)) {
+      const rows = await db
+        .selectFrom('exposure_users')
+        .select('user_id')
+        .where('experiment_id', '=', g.experimentId)
+        .where('experiment_version', '=', g.version)
+        .where('user_id', 'in', part)
+        .execute();
+      for (const r of rows) stored.add(exposureUserKey({ ...g, userId: r.user_id }));
+    }
+  }
+  return stored;
+}
+
+/** A batch's planned rollup statements, and the exposure users it leaves committed (for CommittedUsers). */
+export interface Planned {
+  statements: RowStatement[];
+  userKeys: string[];
+}
+
 /**
- * The rollup statements of a batch (metric, hourly, per-user) and its feedback rows. `rolled` are its
- * results as the rollups see them (the cap decided); `feedbackOverCap` says which feedback names the cap
- * left out. Reads through `db`, which must see everything committed before this batch.
+ * The rollup statements of a batch (metric, hourly, per-user, distinct users, sketch bins) and its
+ * feedback rows. `rolled` are its results as the rollups see them (the cap decided); `feedbackOverCap`
+ * says which feedback names the cap left out. Reads through `db`, which must see everything committed
+ * before this batch; `known` users are committed already and are not read.
  */
 export async function plannedStatements(
   db: Kysely<Database>,
   batch: WriteBatch,
   rolled: RolledResult[],
   feedbackOverCap: (experimentId: number, metric: string) => boolean,
-): Promise<RowStatement[]> {
+  known?: CommittedUsers,
+): Promise<Planned> {
   const feedback = batch.feedback ?? [];
   const metricParts: MetricRollup[] = rollUpResults(rolled);
   const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
-  const unitParts: UnitDelta[] = unitDeltasOfResults(rolled);
+  const unitParts: HourlyUnitDelta[] = unitDeltasByHour(rolled);
+  let sketches = new SketchMoves();
   const statements: RowStatement[] = [];
   if (feedback.length > 0) {
     const plan = planFeedback(feedback, await readFeedback(db, feedback), feedbackOverCap);
     metricParts.push(...plan.metrics);
     bucketParts.push(...plan.buckets);
     unitParts.push(...plan.units);
+    sketches = plan.sketches;
     statements.push(feedbackStatement(plan.rows));
   }
+  addSketchValues(sketches, rolled);
   // The results' own rollups have one row per key already; only feedback's changes need merging in.
   const merged = feedback.length > 0;
   statements.push(
     metricRollupStatement(merged ? mergeRollups(metricParts, metricRollupKey) : metricParts),
     bucketRollupStatement(merged ? mergeRollups(bucketParts, bucketRollupKey) : bucketParts),
   );
+  const bins = sketches.rows();
+  statements.push(sketchBinStatement(bins.all), bucketSketchBinStatement(bins.hourly));
   if (unitParts.length > 0) {
-    const deltas = mergeUnitDeltas(unitParts);
-    const { sums, rollups } = applyUnitDeltas(deltas, await readUnitSums(db, deltas));
-    statements.push(unitSumStatement(sums), unitRollupStatement(rollups));
+    const { sums, rollups, buckets } = applyUnitDeltasByHour(unitParts, await readUnitSums(db, unitParts));
+    statements.push(unitSumStatement(sums), unitRollupStatement(rollups), bucketUnitRollupStatement(buckets));
   }
   statements.push(bucketExposureStatement(batch.exposures));
-  return statements.filter((s) => s.rows.length > 0);
+  let userKeys: string[] = [];
+  const users = exposureUsersOf(batch.exposures);
+  if (users.length > 0) {
+    const added = newExposureUsers(users, await readExposureUsers(db, users, known));
+    statements.push(exposureUsersStatement(added.rows), exposureUserRollupStatement(added.counts));
+    userKeys = users.map(exposureUserKey);
+  }
+  return { statements: statements.filter((s) => s.rows.length > 0), userKeys };
 }

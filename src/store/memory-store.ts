@@ -5,6 +5,12 @@
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Experiment } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import {
+  type ExposureUser,
+  exposureUserKey,
+  exposureUsersOf,
+  newExposureUsers,
+} from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
@@ -21,10 +27,23 @@ import {
   rollUpExposures,
   rollUpResults,
 } from '../core/rollups.js';
+import {
+  addSketchValues,
+  bucketSketchKey,
+  type SketchMove,
+  SketchMoves,
+  sketchKey,
+} from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
 import {
-  applyUnitDeltas,
-  mergeUnitDeltas,
+  addUnitRollup,
+  applyUnitDeltasByHour,
+  type BucketUnitRollup,
+  bucketUnitRollupKey,
+  type HourlyUnitDelta,
+  unitDeltasByHour,
+} from '../core/unit-hours.js';
+import {
   rollUpUnits,
   type UnitDelta,
   type UnitRollup,
@@ -37,6 +56,7 @@ import { rolledFeedback, rolledOf } from './batch-plan.js';
 import { recordOverCap } from './row-statements.js';
 import type {
   BucketExposure,
+  Buckets,
   Result,
   ResultPage,
   ResultQuery,
@@ -91,6 +111,20 @@ const byBucket = (a: { bucket: string }, b: { bucket: string }) =>
   a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0;
 
 /** Removes the rows of one experiment from a Map of rows keyed by anything. */
+function bump(rows: Map<string, SketchMove>, key: string, m: SketchMove): void {
+  const total = rows.get(key);
+  if (total) total.count += m.count;
+  else rows.set(key, { ...m });
+}
+
+function addCounts(rows: Map<string, ExposureRollup>, counts: ExposureRollup[]): void {
+  for (const c of counts) {
+    const total = rows.get(exposureKey(c));
+    if (total) total.n += c.n;
+    else rows.set(exposureKey(c), { ...c });
+  }
+}
+
 function forget<T extends { experimentId: number }>(rows: Map<string, T>, experimentId: number): void {
   for (const [key, r] of rows) if (r.experimentId === experimentId) rows.delete(key);
 }
@@ -115,6 +149,11 @@ export class MemoryStore implements Store {
   private readonly bucketRollups = new Map<string, BucketRollup>();
   private readonly bucketExposures = new Map<string, HourlyExposures>();
   private readonly unitRollups = new Map<string, UnitRollup>();
+  private readonly exposureUsers = new Map<string, ExposureUser>();
+  private readonly exposureUserRollups = new Map<string, ExposureRollup>();
+  private readonly bucketUnitRollups = new Map<string, BucketUnitRollup>();
+  private readonly sketchBins = new Map<string, SketchMove>();
+  private readonly bucketSketchBins = new Map<string, SketchMove>();
   private lastExperimentId = 0;
   private lastSeq = 0;
   private revision = 0;
@@ -160,6 +199,8 @@ export class MemoryStore implements Store {
     // The SQL store's foreign keys refuse this too: results would point at nothing.
     if (hasResults) throw new Error(`experiment '${slug}' has results and cannot be deleted`);
     forget(this.exposureRollups, current.id);
+    forget(this.exposureUsers, current.id);
+    forget(this.exposureUserRollups, current.id);
     this.versions.delete(current.id);
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
@@ -202,17 +243,20 @@ export class MemoryStore implements Store {
 
     const metricParts: MetricRollup[] = rollUpResults(rolled);
     const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
-    const unitParts: UnitDelta[] = unitDeltasOfResults(rolled);
+    const unitParts: HourlyUnitDelta[] = unitDeltasByHour(rolled);
+    let sketches = new SketchMoves();
     let feedbackRows: FeedbackRow[] = [];
     if (feedback.length > 0) {
       const plan = planFeedback(feedback, this.storedFeedback(batch), feedbackOverCap);
       metricParts.push(...plan.metrics);
       bucketParts.push(...plan.buckets);
       unitParts.push(...plan.units);
+      sketches = plan.sketches;
       feedbackRows = plan.rows;
     }
-    const deltas = mergeUnitDeltas(unitParts);
-    const units = applyUnitDeltas(deltas, this.storedSums(deltas));
+    addSketchValues(sketches, rolled);
+    const units = applyUnitDeltasByHour(unitParts, this.storedSums(unitParts));
+    const users = newExposureUsers(exposureUsersOf(batch.exposures), this.exposureUsers);
 
     // Kept: nothing below can fail.
     for (const r of batch.results) {
@@ -230,6 +274,10 @@ export class MemoryStore implements Store {
     this.addMetrics(mergeRollups(metricParts, metricRollupKey));
     this.addBuckets(mergeRollups(bucketParts, bucketRollupKey));
     this.addUnits(units.rollups);
+    for (const r of units.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
+    this.addSketches(sketches);
+    for (const u of users.rows) this.exposureUsers.set(exposureUserKey(u), { ...u });
+    addCounts(this.exposureUserRollups, users.counts);
     this.addExposures(
       rollUpExposures(
         batch.exposures.flatMap((b) =>
@@ -289,6 +337,17 @@ export class MemoryStore implements Store {
       metrics: of(this.metricRollups),
       exposures: of(this.exposureRollups),
       units: of(this.unitRollups),
+      exposureUsers: of(this.exposureUserRollups),
+      sketches: of(this.sketchBins)
+        .filter((b) => b.count !== 0)
+        .map(({ version, variantKey, metric, side, key, count }) => ({
+          version,
+          variantKey,
+          metric,
+          side,
+          key,
+          count,
+        })),
       // Counted from the committed results themselves: the same as counts kept at write time.
       results: rollUpExposures(
         this.results
@@ -302,7 +361,7 @@ export class MemoryStore implements Store {
     return structuredClone(this.versions.get(experimentId) ?? []);
   }
 
-  async readBuckets(experimentId: number): Promise<{ metrics: BucketRollup[]; exposures: BucketExposure[] }> {
+  async readBuckets(experimentId: number): Promise<Buckets> {
     const metrics = [...this.bucketRollups.values()]
       .filter((r) => r.experimentId === experimentId)
       .map((r) => ({ ...r }))
@@ -311,7 +370,23 @@ export class MemoryStore implements Store {
       .filter((r) => r.experimentId === experimentId)
       .map(({ bucket, version, variantKey, n }) => ({ bucket, version, variantKey, n }))
       .sort(byBucket);
-    return { metrics, exposures };
+    const units = [...this.bucketUnitRollups.values()]
+      .filter((r) => r.experimentId === experimentId)
+      .map((r) => ({ ...r }))
+      .sort(byBucket);
+    const sketches = [...this.bucketSketchBins.values()]
+      .filter((b) => b.experimentId === experimentId && b.count !== 0)
+      .map(({ bucket, version, variantKey, metric, side, key, count }) => ({
+        bucket: bucket!,
+        version,
+        variantKey,
+        metric,
+        side,
+        key,
+        count,
+      }))
+      .sort(byBucket);
+    return { metrics, exposures, units, sketches };
   }
 
   async findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
@@ -333,6 +408,11 @@ export class MemoryStore implements Store {
         this.bucketExposures,
         this.unitSums,
         this.unitRollups,
+        this.exposureUsers,
+        this.exposureUserRollups,
+        this.bucketUnitRollups,
+        this.sketchBins,
+        this.bucketSketchBins,
       ] as Array<Map<string, { experimentId: number }>>) {
         forget(rows, id);
       }
@@ -362,9 +442,23 @@ export class MemoryStore implements Store {
       });
       for (const s of sums) this.unitSums.set(unitKey(s), s);
       this.addUnits(rollUpUnits(sums));
+      // Hour by hour, feedback at its first hour (what rebuild.ts can and cannot reproduce).
+      const hours = applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map());
+      for (const r of hours.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
+      const sketches = new SketchMoves();
+      addSketchValues(sketches, rolled);
+      this.addSketches(sketches);
 
       const assigned = this.batchesOf(id).flatMap((b) => decodeExposureBatch(b.json, id, b.version));
       const counted = rollUpExposures(assigned);
+      if (perUser) {
+        const users = newExposureUsers(
+          exposureUsersOf(this.batchesOf(id).map((b) => ({ ...b, unit: true }))),
+          new Set(),
+        );
+        for (const u of users.rows) this.exposureUsers.set(exposureUserKey(u), { ...u });
+        addCounts(this.exposureUserRollups, users.counts);
+      }
       this.addExposures(counted);
       this.addHourlyExposures(
         assigned.map((e) => ({
@@ -491,6 +585,12 @@ export class MemoryStore implements Store {
         total.sumXY += r.sumXY;
       }
     }
+  }
+
+  private addSketches(moves: SketchMoves): void {
+    const { all, hourly } = moves.rows();
+    for (const m of all) bump(this.sketchBins, sketchKey(m), m);
+    for (const m of hourly) bump(this.bucketSketchBins, bucketSketchKey(m), m);
   }
 
   private addExposures(rollups: ExposureRollup[]): void {

@@ -1,7 +1,16 @@
 // Rebuilding one experiment's rollups from raw rows (results, feedback, exposures), exactly as the writes
-// built them: per-call, hourly and per-user sums. Runs inside the caller's transaction, under its locks.
+// built them: per-call, hourly and per-user sums, distinct users, sketch bins. Runs inside the caller's
+// transaction, under its locks.
+//
+// What it cannot reproduce: the hourly unit moves (bucket_unit_rollups) of feedback corrections. Live, a
+// correction moves the users' sums in the hour it is written; the feedback row keeps only its latest value
+// and the hour of its first, so the rebuild counts the latest value in that first hour. Totals over all
+// hours (= unit_rollups) agree; the hours between the first value and its correction differ. Everything
+// else is replayed in the hour it was written in (a result's created_at hour, the hour its bucket rollups
+// use) and comes back the same (float sums up to rounding order; integer-valued metrics exactly).
 import type { Kysely, Transaction } from 'kysely';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
+import { type ExposureUser, exposureUserKey } from '../core/exposure-users.js';
 import {
   type BucketRollup,
   bucketRollupKey,
@@ -13,7 +22,9 @@ import {
   rollUpExposures,
   rollUpResults,
 } from '../core/rollups.js';
+import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
+import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
 import { rollUpUnits, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
 import type { ExposureBatch } from '../ingest/write-batch.js';
 import type { MetricKind } from '../stats/arms.js';
@@ -29,6 +40,13 @@ import {
   unitSumStatement,
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
+import {
+  bucketSketchBinStatement,
+  bucketUnitRollupStatement,
+  exposureUserRollupStatement,
+  exposureUsersStatement,
+  sketchBinStatement,
+} from './sum-statements.js';
 
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
@@ -43,6 +61,11 @@ const ROLLUP_TABLES = [
   'bucket_exposures',
   'unit_sums',
   'unit_rollups',
+  'exposure_users',
+  'exposure_user_rollups',
+  'bucket_unit_rollups',
+  'sketch_bins',
+  'bucket_sketch_bins',
 ] as const;
 
 /** The exposures of each batch row of an experiment, in commit order, read a page of rows at a time. */
@@ -104,13 +127,30 @@ export async function rebuildExperiment(
       }
     }
   };
+  // Users' deltas per hour, summed as they come: the hours are replayed oldest first at the end.
+  const hourly = new Map<string, HourlyUnitDelta>();
+  const addHourly = (rolled: RolledResult[]) => {
+    for (const d of unitDeltasByHour(rolled)) {
+      const key = `${d.bucket}\u0000${unitKey(d)}`;
+      const acc = hourly.get(key);
+      if (acc) {
+        acc.dn += d.dn;
+        acc.dsum += d.dsum;
+      } else hourly.set(key, d);
+    }
+  };
+  const sketches = new SketchMoves();
   let metrics: MetricRollup[] = [];
   let buckets: BucketRollup[] = [];
   const add = (rolled: RolledResult[]) => {
     // Summed as it goes, so memory holds the totals, not every page's parts.
     metrics = mergeRollups([...metrics, ...rollUpResults(rolled)], metricRollupKey);
     buckets = mergeRollups([...buckets, ...rollUpBuckets(rolled)], bucketRollupKey);
-    if (perUser) addUnits(rolled);
+    addSketchValues(sketches, rolled);
+    if (perUser) {
+      addUnits(rolled);
+      addHourly(rolled);
+    }
   };
 
   let results = 0;
@@ -196,21 +236,39 @@ export async function rebuildExperiment(
   const sums = [...users.values()];
   await executeInChunks(trx, unitSumStatement(sums));
   await executeInChunks(trx, unitRollupStatement(rollUpUnits(sums)));
-  return { results, exposures: await rebuildExposures(trx, experimentId) };
+  const hours = applyUnitDeltasByHour([...hourly.values()], new Map());
+  await executeInChunks(trx, bucketUnitRollupStatement(hours.buckets));
+  const bins = sketches.rows();
+  await executeInChunks(trx, sketchBinStatement(bins.all));
+  await executeInChunks(trx, bucketSketchBinStatement(bins.hourly));
+  return { results, exposures: await rebuildExposures(trx, experimentId, perUser) };
 }
 
-async function rebuildExposures(trx: Transaction<Database>, experimentId: number): Promise<number> {
+async function rebuildExposures(
+  trx: Transaction<Database>,
+  experimentId: number,
+  perUser: boolean,
+): Promise<number> {
+  // Sticky: each user's first exposure per version, in commit order (as the live inserts kept it).
+  const users = new Map<string, ExposureUser>();
   // Rows written one by one before migration 003 (counted in SQL), then the batches.
   const legacy = await trx
     .selectFrom('exposures')
-    .select(['experiment_version', 'variant_key', 'created_at'])
+    .select(['experiment_version', 'variant_key', 'user_id', 'created_at'])
     .where('experiment_id', '=', experimentId)
     .execute();
   const counted: Array<{ experimentId: number; version: number; variantKey: string; n?: number }> = [];
   const hourly: ExposureBatch[] = [];
-  const count = (exposures: Array<{ version: number; variantKey: string; createdAt: string }>) => {
+  const count = (
+    exposures: Array<{ version: number; variantKey: string; userId: string; createdAt: string }>,
+  ) => {
     for (const e of exposures) {
       counted.push({ experimentId, version: e.version, variantKey: e.variantKey });
+      if (perUser) {
+        const user = { experimentId, version: e.version, userId: e.userId, variantKey: e.variantKey };
+        const key = exposureUserKey(user);
+        if (!users.has(key)) users.set(key, user);
+      }
       hourly.push({
         experimentId,
         version: e.version,
@@ -228,6 +286,7 @@ async function rebuildExposures(trx: Transaction<Database>, experimentId: number
     legacy.map((r) => ({
       version: Number(r.experiment_version),
       variantKey: r.variant_key,
+      userId: r.user_id,
       createdAt: isoTime(r.created_at),
     })),
   );
@@ -249,5 +308,8 @@ async function rebuildExposures(trx: Transaction<Database>, experimentId: number
   const rollups = rollUpExposures(counted);
   await executeInChunks(trx, exposureRollupStatement(rollups));
   await executeInChunks(trx, bucketExposureStatement([...hours.values()]));
+  const distinct = [...users.values()];
+  await executeInChunks(trx, exposureUsersStatement(distinct));
+  await executeInChunks(trx, exposureUserRollupStatement(rollUpExposures(distinct)));
   return rollups.reduce((a, r) => a + r.n, 0);
 }

@@ -89,7 +89,7 @@ function resultRow(r: NewResult): Insertable<ResultsTable> {
  * Rollup rows are upserted in key order: two instances adding to the same keys then lock the rows in the
  * same order and cannot deadlock (PostgreSQL).
  */
-function sortedBy<T>(items: readonly T[], key: (t: T) => string): T[] {
+export function sortedBy<T>(items: readonly T[], key: (t: T) => string): T[] {
   // Each key built once, not once per comparison (tens of thousands of users' sums per batch).
   const keyed = items.map((item) => ({ key: key(item), item }));
   keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -130,9 +130,9 @@ export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
   };
 }
 
-/** Counts per experiment, version and variant key, added to: exposures, or results (`table`). */
+/** Counts per experiment, version and variant key, added to: exposures, results or distinct users (`table`). */
 export function countStatement(
-  table: 'exposure_rollups' | 'result_rollups',
+  table: 'exposure_rollups' | 'result_rollups' | 'exposure_user_rollups',
   rollups: ExposureRollup[],
 ): RowStatement {
   const sorted = sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`);
@@ -176,8 +176,8 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
 }
 
 /** `SET c = table.c + excluded.c` for each column: a rollup row moved by the batch's (signed) change. */
-// biome-ignore lint/suspicious/noExplicitAny: Kysely types the builder per table; this one serves five tables
-const additive = (table: string, columns: string[]) => (eb: any) =>
+// biome-ignore lint/suspicious/noExplicitAny: Kysely types the builder per table; this one serves many tables
+export const additive = (table: string, columns: string[]) => (eb: any) =>
   Object.fromEntries(columns.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]));
 
 /** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */

@@ -201,7 +201,40 @@ export interface ResultRollupsTable {
   n: number;
 }
 
+/** Sticky experiments: each user once per version, and how many per variant (migration 008). */
+export interface ExposureUsersTable {
+  experiment_id: number;
+  experiment_version: number;
+  user_id: string;
+  variant_key: string;
+}
+
+/** Hourly moves of unit_rollups (migration 008): its columns and the hour. */
+export interface BucketUnitRollupsTable extends UnitRollupsTable {
+  bucket: string;
+}
+
+/** DDSketch bin counts per variant and metric (migration 008); bucket_sketch_bins adds the hour. */
+export interface SketchBinsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  metric: string;
+  side: number;
+  key: number;
+  count: number;
+}
+
+export interface BucketSketchBinsTable extends SketchBinsTable {
+  bucket: string;
+}
+
 export interface Database {
+  exposure_users: ExposureUsersTable;
+  exposure_user_rollups: ResultRollupsTable;
+  bucket_unit_rollups: BucketUnitRollupsTable;
+  sketch_bins: SketchBinsTable;
+  bucket_sketch_bins: BucketSketchBinsTable;
   result_rollups: ResultRollupsTable;
   unit_sums: UnitSumsTable;
   unit_rollups: UnitRollupsTable;

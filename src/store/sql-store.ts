@@ -3,9 +3,13 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
+import { CommittedUsers } from '../core/exposure-users.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
-import type { BucketRollup, MetricRollup } from '../core/rollups.js';
+import type { MetricRollup } from '../core/rollups.js';
+import type { SketchSide } from '../core/sketch.js';
+import type { SketchRow } from '../core/sketch-rollups.js';
+import type { UnitRollup } from '../core/units.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import type { SqlDatabase } from './database.js';
@@ -25,9 +29,16 @@ import {
   recordOverCap,
   rowStatements,
 } from './row-statements.js';
-import { type Database, type ExperimentsTable, isoTime, type ResultsTable } from './schema.js';
+import {
+  type Database,
+  type ExperimentsTable,
+  isoTime,
+  type ResultsTable,
+  type SketchBinsTable,
+  type UnitRollupsTable,
+} from './schema.js';
 import type {
-  BucketExposure,
+  Buckets,
   IdempotencyRow,
   IdempotencyStore,
   KeyStore,
@@ -91,6 +102,33 @@ function toResult(row: Selectable<ResultsTable>): Result {
   };
 }
 
+function toUnitRollup(u: Selectable<UnitRollupsTable>): UnitRollup {
+  return {
+    experimentId: Number(u.experiment_id),
+    version: Number(u.experiment_version),
+    variantKey: u.variant_key,
+    metric: u.metric,
+    kind: u.kind as MetricRollup['kind'],
+    units: Number(u.units),
+    sumX: Number(u.sum_x),
+    sumX2: Number(u.sum_x2),
+    sumY: Number(u.sum_y),
+    sumY2: Number(u.sum_y2),
+    sumXY: Number(u.sum_xy),
+  };
+}
+
+function toSketchRow(b: Selectable<SketchBinsTable>): SketchRow {
+  return {
+    version: Number(b.experiment_version),
+    variantKey: b.variant_key,
+    metric: b.metric,
+    side: Number(b.side) as SketchSide,
+    key: Number(b.key),
+    count: Number(b.count),
+  };
+}
+
 function experimentColumns(e: Experiment) {
   return {
     slug: e.slug,
@@ -111,6 +149,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
   private readonly readWrite: Kysely<Database>;
   private readonly readOnly: Kysely<Database>;
   private readonly metricNames = new MetricNames();
+  /** Sticky experiments' users this process saw committed: repeat users cost no read (core/exposure-users.ts). */
+  private readonly committedUsers = new CommittedUsers();
   /** The end of the last SQLite batch or rebuild in turn (inTurn). */
   private turn: Promise<void> = Promise.resolve();
 
@@ -227,6 +267,9 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
           .executeTakeFirst();
         guard(current.experiment, any !== undefined);
         await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', current.id).execute();
+        await trx.deleteFrom('exposure_users').where('experiment_id', '=', current.id).execute();
+        await trx.deleteFrom('exposure_user_rollups').where('experiment_id', '=', current.id).execute();
+        this.committedUsers.forgetAll();
         await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
         await trx.deleteFrom('experiments').where('id', '=', current.id).execute();
         await this.changed(trx);
@@ -259,32 +302,42 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
             );
           }
           recordOverCap(batch.results, rolled);
-          const statements = [
-            ...rowStatements(batch),
-            ...(await plannedStatements(this.readOnly, batch, rolled, feedbackOverCap)),
-          ];
+          const planned = await plannedStatements(
+            this.readOnly,
+            batch,
+            rolled,
+            feedbackOverCap,
+            this.committedUsers,
+          );
+          const statements = [...rowStatements(batch), ...planned.statements];
           await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
+          this.committedUsers.remember(planned.userKeys);
         }),
       );
     }
+    // Sticky exposures' distinct users are read and inserted under the experiment's lock too: two
+    // instances inserting the same new user must not both count it.
+    const unitExposures = batch.exposures.filter((b) => b.unit === true).map((b) => b.experimentId);
     return this.run(async () => {
-      const decision = await this.readWrite.transaction().execute(async (trx) => {
+      const { decision, userKeys } = await this.readWrite.transaction().execute(async (trx) => {
         let decided: { committed(): void } | undefined;
+        if (capped.length > 0 || unitExposures.length > 0) {
+          await this.db.lockExperimentsForAppend(trx, [
+            ...capped.map((r) => r.experimentId),
+            ...unitExposures,
+          ]);
+        }
         if (capped.length > 0) {
-          await this.db.lockExperimentsForAppend(
-            trx,
-            capped.map((r) => r.experimentId),
-          );
           decided = await this.metricNames.decideUnderLock(capped, (ids) => this.readMetricNames(trx, ids));
           recordOverCap(batch.results, rolled);
         }
         for (const st of rowStatements(batch)) await executeInChunks(trx, st);
-        for (const st of await plannedStatements(trx, batch, rolled, feedbackOverCap)) {
-          await executeInChunks(trx, st);
-        }
-        return decided;
+        const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
+        for (const st of planned.statements) await executeInChunks(trx, st);
+        return { decision: decided, userKeys: planned.userKeys };
       });
       decision?.committed();
+      this.committedUsers.remember(userKeys);
     });
   }
 
@@ -331,26 +384,32 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         .selectAll()
         .where('experiment_id', '=', experimentId)
         .execute();
+      const users = await this.readOnly
+        .selectFrom('exposure_user_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .execute();
+      const bins = await this.readOnly
+        .selectFrom('sketch_bins')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('count', '<>', 0)
+        .execute();
       return {
+        exposureUsers: users.map((r) => ({
+          experimentId: Number(r.experiment_id),
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          n: Number(r.n),
+        })),
+        sketches: bins.map(toSketchRow),
         results: results.map((r) => ({
           experimentId: Number(r.experiment_id),
           version: Number(r.experiment_version),
           variantKey: r.variant_key,
           n: Number(r.n),
         })),
-        units: units.map((u) => ({
-          experimentId: Number(u.experiment_id),
-          version: Number(u.experiment_version),
-          variantKey: u.variant_key,
-          metric: u.metric,
-          kind: u.kind as MetricRollup['kind'],
-          units: Number(u.units),
-          sumX: Number(u.sum_x),
-          sumX2: Number(u.sum_x2),
-          sumY: Number(u.sum_y),
-          sumY2: Number(u.sum_y2),
-          sumXY: Number(u.sum_xy),
-        })),
+        units: units.map(toUnitRollup),
         metrics: metrics.map((m) => ({
           experimentId: Number(m.experiment_id),
           version: Number(m.experiment_version),
@@ -387,8 +446,21 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     });
   }
 
-  readBuckets(experimentId: number): Promise<{ metrics: BucketRollup[]; exposures: BucketExposure[] }> {
+  readBuckets(experimentId: number): Promise<Buckets> {
     return this.run(async () => {
+      const units = await this.readOnly
+        .selectFrom('bucket_unit_rollups')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .orderBy('bucket')
+        .execute();
+      const bins = await this.readOnly
+        .selectFrom('bucket_sketch_bins')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('count', '<>', 0)
+        .orderBy('bucket')
+        .execute();
       const metrics = await this.readOnly
         .selectFrom('bucket_rollups')
         .selectAll()
@@ -419,6 +491,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
           variantKey: e.variant_key,
           n: Number(e.n),
         })),
+        units: units.map((u) => ({ ...toUnitRollup(u), bucket: u.bucket })),
+        sketches: bins.map((b) => ({ ...toSketchRow(b), bucket: b.bucket })),
       };
     });
   }
@@ -449,6 +523,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
           await this.db.lockExperimentsForAppend(trx, ids);
           let results = 0;
           let exposures = 0;
+          // Rebuilt from the stored exposures: the same users, but forgotten rather than trusted.
+          this.committedUsers.forgetAll();
           for (const id of ids) {
             const counts = await rebuildExperiment(trx, id);
             results += counts.results;

@@ -5,6 +5,8 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
 import type { BucketRollup, ExposureRollup, MetricRollup } from '../core/rollups.js';
+import type { SketchRow } from '../core/sketch-rollups.js';
+import type { BucketUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 
@@ -62,6 +64,24 @@ export interface Rollups {
   units: UnitRollup[];
   /** Results per version and variant key (keys that are not variants included). */
   results: ExposureRollup[];
+  /** Distinct users exposed per version and variant (sticky experiments; empty for random ones). */
+  exposureUsers: ExposureRollup[];
+  /** DDSketch bin counts of the numeric values metrics sums (core/sketch.ts sketchOf reads them). */
+  sketches: SketchRow[];
+}
+
+/** Sketch bin counts of one hour. */
+export interface BucketSketch extends SketchRow {
+  bucket: string;
+}
+
+/** The hourly rollups of one experiment (the time series), oldest hour first. */
+export interface Buckets {
+  metrics: BucketRollup[];
+  exposures: BucketExposure[];
+  /** How much each hour's writes moved unit_rollups (sticky experiments; core/unit-hours.ts). */
+  units: BucketUnitRollup[];
+  sketches: BucketSketch[];
 }
 
 /** Exposures of one hour (the time series). */
@@ -117,7 +137,7 @@ export interface Store {
   /** Every variant definition the experiment has had, oldest first. */
   listVersions(experimentId: number): Promise<StoredVersion[]>;
   /** The hourly rollups of one experiment, every version, oldest hour first. */
-  readBuckets(experimentId: number): Promise<{ metrics: BucketRollup[]; exposures: BucketExposure[] }>;
+  readBuckets(experimentId: number): Promise<Buckets>;
   /** The result `logId` of an experiment, for feedback on it; undefined when there is none. */
   findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined>;
   /**
