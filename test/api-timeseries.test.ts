@@ -240,25 +240,42 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     );
   });
 
-  test('a sticky experiment is read per call, and says so', async () => {
+  test('a sticky experiment is read per user: its last bucket is the analysis, n, mean and standard error', async () => {
     const sticky = (await api.createExperiment({ assignment: 'sticky' })).slug;
-    await api.logMany(sticky, [
-      { variantKey: 'A', userId: 'u1', metrics: { score: 1 } },
-      { variantKey: 'B', userId: 'u2', metrics: { score: 3 } },
-    ]);
-    const res = await api.get(`/experiment/${sticky}/analysis/timeseries?metric=score&interval=hour`);
-    assert.equal(res.statusCode, 200, res.body);
-    const body = res.json();
-    assert.equal(body.unit, 'call');
-    assert.ok(body.warnings.some((w: string) => /per call, even in a sticky experiment/.test(w)));
-    // Logged now: the latest bucket holds both (an hour boundary between them would add one before it).
-    assert.deepEqual(
-      body.buckets.at(-1).variants.map((v: SeriesVariant) => [v.n, v.mean]),
-      [
-        [1, 1],
-        [1, 3],
-      ],
-    );
+    // Users calling 1 to 4 times; integer and boolean values (sums exact in any order), and a float metric.
+    const results = [];
+    for (let u = 0; u < 60; u++) {
+      const variantKey = u % 2 === 0 ? 'A' : 'B';
+      for (let c = 0; c <= u % 4; c++) {
+        const score = (u * 7 + c * 3) % 11;
+        results.push({
+          variantKey,
+          userId: `user-${u}`,
+          metrics: { score, ok: (u + c) % 3 === 0, cost: score * 0.013 + c * 0.0007 },
+        });
+      }
+    }
+    await api.logMany(sticky, results.slice(0, 70));
+    await api.logMany(sticky, results.slice(70));
+    const analysis = (await api.get(`/experiment/${sticky}/analysis`)).json();
+    for (const metric of ['score', 'ok', 'cost']) {
+      const res = await api.get(`/experiment/${sticky}/analysis/timeseries?metric=${metric}&interval=hour`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      assert.equal(body.unit, 'user', metric);
+      const last = body.buckets.at(-1).variants;
+      const read = analysis.metrics.find((m: { name: string }) => m.name === metric);
+      assert.equal(read.unit, 'user');
+      const exact = metric !== 'cost';
+      read.variants.forEach((v: Compared, i: number) => {
+        assert.equal(last[i].n, v.n, `${metric}/${v.key}: users`);
+        same(last[i].mean, v.mean, exact, `${metric}/${v.key}: mean`);
+        if (i > 0) {
+          same(last[i].absolute.stdError, v.absolute!.stdError, exact, `${metric}/${v.key}: standard error`);
+          same(last[i].absolute.pValue, v.absolute!.pValue, exact, `${metric}/${v.key}: p-value`);
+        }
+      });
+    }
   });
 
   test('versions: every variant definition, oldest first, a payload change starting version 2', async () => {
@@ -287,3 +304,20 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     });
   });
 });
+
+/** Equal exactly, or (sums of floats added in another grouping) to 1e-12 relative. */
+function same(actual: number | null, expected: number | null, exact: boolean, what: string): void {
+  if (exact || actual === null || expected === null) {
+    assert.equal(actual, expected, what);
+    return;
+  }
+  assert.ok(Math.abs(actual - expected) <= 1e-12 * Math.abs(expected), `${what}: ${actual} vs ${expected}`);
+}
+
+/** A variant of the analysis, as this file reads it. */
+interface Compared {
+  key: string;
+  n: number;
+  mean: number | null;
+  absolute?: { stdError: number | null; pValue: number | null };
+}

@@ -12,6 +12,8 @@ import {
   startTestRuntime,
   type TestRuntime,
 } from './helpers/app.js';
+import { seededRandom } from './helpers/random.js';
+import { definitions, drawUsers, planTraffic, postTraffic } from './helpers/traffic.js';
 
 /** Alternating draws: with A/B 50/50, 2n assignments put exactly n in each variant. */
 function alternating(): () => number {
@@ -192,7 +194,7 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     assert.match(noisyBody.verdict.summary, /rating could still be \d+(\.\d)?% lower; threshold 5%/);
   });
 
-  test('sample-ratio-mismatch: skewed exposures outrank a clear winner', async () => {
+  test('sample-ratio check on users: a bot hammering assign as one user is one unit, not a mismatch', async () => {
     const { slug } = await api.createExperiment({
       slug: 'srm-bot',
       assignment: 'sticky',
@@ -206,23 +208,47 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
       const key = variant as Key;
       results.push({ variantKey: key, userId, metrics: { success: success(key, perVariant[key]++) } });
     }
-    // A script hammering assign as one user inflates that user's variant's exposures (a bot, in
-    // Fabijan et al.'s taxonomy), through the API as any client could.
+    // A script hammering assign as one user inflates that user's variant's calls 300-fold; the split the
+    // sticky hash makes is of users, so the check counts users (each once per version).
     const bot = await api.assign(slug, { userId: 'bot' });
     for (let i = 0; i < 300; i++) await api.assign(slug, { userId: 'bot' });
     await api.logMany(slug, results);
     await runtime.ingest.drain();
     const body = await analysis(slug);
-    const total = perVariant.A + perVariant.B + 301;
-    assert.equal(body.exposures.A + body.exposures.B, total);
-    assert.ok(body.exposures[bot.variant] >= 301, JSON.stringify(body.exposures));
-    assert.equal(body.srm.mismatch, true);
+    assert.equal(body.exposures.A + body.exposures.B, 200 + 301, 'exposures still count every call');
+    assert.equal(body.srm.unit, 'user');
+    const users = { ...perVariant };
+    users[bot.variant as Key] += 1;
+    assert.deepEqual(body.srm.counts, users);
+    assert.equal(body.srm.mismatch, false, JSON.stringify(body.srm));
+    assert.equal(body.verdict.status, 'winner', body.verdict.summary);
+  });
+
+  test('sample-ratio-mismatch: users missing from one variant outrank a clear winner', async () => {
+    await api.createExperiment({ slug: 'srm-lost', assignment: 'sticky', metrics: [SUCCESS_PRIMARY] });
+    const users = drawUsers(seededRandom(15), 400, 'lost');
+    // Every other user of B never reaches assign (as if B's code path crashed before it): neither exposed
+    // nor logged. The client evaluates locally and posts its exposures, as the clients' local mode does.
+    let dropped = 0;
+    const plan = planTraffic(
+      (await definitions(api)).get('srm-lost')!,
+      users,
+      (v, u) => ({ success: v === 1 || u.effect > 0 }),
+      {
+        keep: (v) => v === 0 || dropped++ % 2 === 0,
+      },
+    );
+    const sent = await postTraffic(api, plan);
+    const body = await analysis('srm-lost');
+    assert.equal(body.srm.unit, 'user');
+    assert.deepEqual(body.srm.counts, { A: sent.users[0], B: sent.users[1] });
+    assert.equal(body.srm.mismatch, true, JSON.stringify(body.srm));
     assert.ok(body.srm.pValue < 0.001);
     assert.equal(byName(body, 'success').variants[1].better, true, 'the primary metric alone would name B');
     assert.equal(body.verdict.status, 'sample-ratio-mismatch');
     assert.equal(body.verdict.variant, undefined);
     assert.match(body.verdict.summary, /^Traffic does not match the configured split \(p < 0\.0001\)/);
-    assert.ok(body.warnings.some((w: string) => /sample-ratio mismatch/.test(w)));
+    assert.ok(body.warnings.some((w: string) => /sample-ratio mismatch: users/.test(w)));
   });
 
   test('not-enough-data: fewer than 30 units per variant, however large the effect', async () => {

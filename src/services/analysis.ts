@@ -90,6 +90,7 @@ export class AnalysisService {
         results: rollups.results.filter(inVersion),
         metrics,
         units: rollups.units.filter(inVersion),
+        sketches: rollups.sketches.filter(inVersion),
       },
       options: {
         control,

@@ -89,7 +89,7 @@ export class TimeseriesService {
     const method = q.method ?? 'frequentist';
     const alpha = q.alpha ?? 0.05;
     const sticky = experiment.assignment === 'sticky';
-    const units = (buckets as { units?: BucketUnitRow[] }).units ?? [];
+    const units: readonly BucketUnitRow[] = buckets.units;
     const series = cumulativeSeries(rows, buckets.exposures, {
       variantKeys: keys,
       control,

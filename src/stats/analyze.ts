@@ -14,6 +14,7 @@ import {
   type MetricDraft,
 } from './metric-analysis.js';
 import { armsOf, type Unit, type UnitRollupRow } from './metric-arms.js';
+import type { SketchRowLike } from './metric-quantiles.js';
 import { srmAcrossVersions, type VersionExposure, type VersionWeights } from './srm-versions.js';
 import { decideVerdict, type VerdictMetric } from './verdict.js';
 
@@ -26,6 +27,8 @@ export interface AnalysisRollups {
   results: readonly VersionExposure[];
   metrics: readonly MetricRollupRow[];
   units: readonly UnitRollupRow[];
+  /** DDSketch bin counts of numeric values, per version, variant and metric (quantiles). */
+  sketches?: ReadonlyArray<SketchRowLike & { metric: string; version: number }>;
 }
 
 export interface AnalysisExperiment {
@@ -66,6 +69,7 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
 
   const byMetric = groupByMetric(rollups.metrics);
   const unitsByMetric = groupByMetric(rollups.units);
+  const sketchesByMetric = groupByMetric(rollups.sketches ?? []);
   const names = o.metrics ?? [...byMetric.keys()].sort();
   const unknownVariants = unknownVariantKeys(rollups.metrics, keys);
   if (unknownVariants.length > 0) {
@@ -89,7 +93,8 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
       sticky,
       warnings,
     );
-    return analyseMetric(name, declared(name), arms, keys, o.control, o, warnings);
+    const sketches = sketchesByMetric.get(name) ?? [];
+    return analyseMetric(name, declared(name), arms, keys, o.control, o, warnings, sketches);
   });
   const constant = drafts.filter((d) => d.answer.noVariation).map((d) => d.answer.name);
   if (constant.length > 0) {

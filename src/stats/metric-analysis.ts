@@ -4,6 +4,13 @@ import type { MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
 import { type AnalysisMethod, type ArmComparison, compareArms, type SidedOption } from './compare.js';
 import { guardrailCheck } from './guardrail.js';
 import { type Arms, labelOf } from './metric-arms.js';
+import {
+  binsByVariant,
+  quantileArms,
+  quantileLevel,
+  quantilesOf,
+  type SketchRowLike,
+} from './metric-quantiles.js';
 import { summarizeArm } from './moments.js';
 import { unitsForPower } from './power.js';
 import type { ArmData, Direction, MetricRole, Sided } from './types.js';
@@ -69,16 +76,28 @@ export function analyseMetric(
   control: string,
   o: MethodOptions,
   warnings: string[],
+  sketches: readonly SketchRowLike[] = [],
 ): MetricDraft {
   const direction = definition?.direction ?? null;
   const role = definition?.role ?? null;
   const mde = definition?.minimumDetectableEffect ?? null;
-  const statistic = definition?.statistic ?? 'mean';
   if (definition?.kind !== undefined && definition.kind !== arms.kind) {
     warnings.push(`${name}: declared as a ${definition.kind} but its values are analysed as a ${arms.kind}`);
   }
+  const bins = arms.kind === 'mean' ? binsByVariant(sketches, keys) : null;
+  let statistic = definition?.statistic ?? 'mean';
+  const level = quantileLevel(statistic);
+  if (level !== null && bins === null) {
+    warnings.push(`${name}: ${statistic} needs numeric values; its mean (share of true) is compared`);
+    statistic = 'mean';
+  }
+  // The comparison reads the quantile's arms; the variants still show their means and spread.
+  const compared: Arms =
+    level !== null && bins !== null
+      ? { ...arms, data: new Map(quantileArms(name, bins, level, arms, warnings)) }
+      : arms;
   const draft: MetricDraft = {
-    arms,
+    arms: compared,
     control,
     options: { ...o, direction, kind: arms.kind },
     answer: {
@@ -97,12 +116,13 @@ export function analyseMetric(
       variants: [],
     },
   };
-  const controlData = arms.data.get(control)!;
+  const controlData = compared.data.get(control)!;
   const controlSummary = summarizeArm(controlData);
   draft.answer.variants = keys.map((key): VariantAnalysis => {
-    const data = arms.data.get(key)!;
-    const summary = summarizeArm(data);
+    const data = compared.data.get(key)!;
+    const summary = summarizeArm(arms.data.get(key)!);
     const base: VariantAnalysis = { key, n: arms.n.get(key)!, mean: summary.mean, stdDev: summary.stdDev };
+    if (bins !== null) base.quantiles = quantilesOf(bins.get(key)!);
     if (key === control || draft.answer.noVariation) return base;
     const comparison = compareWith(draft, key, o.alpha);
     draft.answer.sided = comparison.sided as Sided;

@@ -1,9 +1,13 @@
 // Owns per-arm summaries (n, mean, variance, standard deviation) from sufficient statistics, proportions or ratios.
 import { finiteOrNull } from './guards.js';
-import type { ArmData, ArmSummary, Proportion, RatioMoments } from './types.js';
+import type { ArmData, ArmSummary, Proportion, QuantileMoments, RatioMoments } from './types.js';
 
 export function isProportion(arm: ArmData): arm is Proportion {
   return 'successes' in arm;
+}
+
+export function isQuantile(arm: ArmData): arm is QuantileMoments {
+  return 'stdError' in arm && 'estimate' in arm;
 }
 
 export function isRatio(arm: ArmData): arm is RatioMoments {
@@ -73,6 +77,13 @@ export function summarizeArm(arm: ArmData): ArmSummary {
   }
   if (n === 0) return summary(n, null, null, ['no observations (n = 0)']);
   if (isRatio(arm)) return summarizeRatio(n, arm);
+  if (isQuantile(arm)) {
+    const { estimate, stdError } = arm;
+    if (!(Number.isFinite(estimate) && Number.isFinite(stdError) && stdError >= 0)) {
+      return summary(n, null, null, ['estimate and stdError must be finite numbers']);
+    }
+    return summary(n, estimate, stdError * stdError * n, []);
+  }
   if (isProportion(arm)) {
     const { successes } = arm;
     if (!(Number.isFinite(successes) && successes >= 0 && successes <= n)) {

@@ -4,6 +4,7 @@
 import { type SketchBin, sketchOf } from '../core/sketch.js';
 import { normalQuantile } from './distributions.js';
 import { interpolatedQuantile, layOut } from './sketch-layout.js';
+import type { QuantileMoments } from './types.js';
 
 export interface QuantileSummary {
   p50: number | null;
@@ -13,16 +14,8 @@ export interface QuantileSummary {
   warnings: string[];
 }
 
-/**
- * One quantile of one variant, as the comparison code reads an arm: mean = estimate, variance = stdError² · n,
- * so variance / n = stdError² as for the other arm shapes.
- */
-export interface QuantileArm {
-  /** Independent units behind the estimate (calls, or effectiveUnits for sticky assignment). */
-  n: number;
-  estimate: number;
-  stdError: number;
-}
+/** One quantile of one variant as an arm (types.ts QuantileMoments: mean = estimate, variance = stdError² · n). */
+export type QuantileArm = QuantileMoments;
 
 /** quantileArm's answer: every field null that cannot be computed, with a warning saying why. */
 export interface QuantileArmResult {

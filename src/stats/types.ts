@@ -27,7 +27,17 @@ export interface RatioMoments {
   sumXY: number;
 }
 
-export type ArmData = Moments | Proportion | RatioMoments;
+/**
+ * One quantile of a variant (stats/quantiles.ts): the estimate and its standard error over n independent
+ * units. Read as an arm whose mean is the estimate and whose variance is stdError² · n.
+ */
+export interface QuantileMoments {
+  n: number;
+  estimate: number;
+  stdError: number;
+}
+
+export type ArmData = Moments | Proportion | RatioMoments | QuantileMoments;
 
 /** 'greater' tests treatment > control, 'less' tests treatment < control. */
 export type Sided = 'two' | 'greater' | 'less';
