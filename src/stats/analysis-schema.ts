@@ -6,7 +6,9 @@ import { Better, Effect, Nullable, NullableString, Pair, Worse } from './schema-
 export const VariantAnalysisSchema = Type.Object(
   {
     key: Type.String({ description: "The variant's key" }),
-    n: Type.Integer({ description: 'How many results logged a value of this metric (of its kind)' }),
+    n: Type.Integer({
+      description: 'Units with a value of this metric (of its kind): users (unit user) or values (unit call)',
+    }),
     mean: Nullable('Mean of the values (the share of true, for a proportion); null when n = 0'),
     stdDev: Nullable(
       'Sample standard deviation (n − 1); sqrt(p (1 − p)) for a proportion; null when n < 2 (numbers) or ' +
@@ -116,13 +118,10 @@ export const MetricAnalysisSchema = Type.Object(
       description:
         'mean: numeric values, analysed as a mean; proportion: true/false values, as the share of true',
     }),
-    direction: Type.Union([Type.String(), Type.Null()], {
-      description:
-        "The declared direction ('increase' or 'decrease' is better); null: undeclared, no win wording",
-    }),
-    role: Type.Union([Type.String(), Type.Null()], {
-      description: 'The declared role: primary, secondary or guardrail; null: undeclared',
-    }),
+    direction: NullableString(
+      "The declared direction ('increase' or 'decrease' is better); null: undeclared, no win wording",
+    ),
+    role: NullableString('The declared role: primary, secondary or guardrail; null: undeclared'),
     unit: Type.String({
       description:
         'user: sticky experiment, each user one unit (a ratio of sums, delta method; n counts users); call: each result one unit',
@@ -156,7 +155,7 @@ const ANALYSIS_EXAMPLE = {
   method: 'frequentist',
   alpha: 0.05,
   sided: 'two',
-  correction: 'none',
+  correction: 'bh',
   version: null,
   versions: [1],
   unit: 'call',
@@ -168,7 +167,7 @@ const ANALYSIS_EXAMPLE = {
   },
   exposures: { A: 214, B: 205 },
   results: { A: 210, B: 198 },
-  srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false },
+  srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false, unit: 'call', counts: { A: 214, B: 205 } },
   metrics: [
     {
       name: 'latency_ms',
@@ -178,8 +177,19 @@ const ANALYSIS_EXAMPLE = {
       unit: 'call',
       sided: 'two',
       minimumDetectableEffect: null,
+      statistic: 'mean',
+      threshold: null,
+      label: 'mean per call',
+      noVariation: false,
+      corrected: false,
       variants: [
-        { key: 'A', n: 210, mean: 910, stdDev: 240 },
+        {
+          key: 'A',
+          n: 210,
+          mean: 910,
+          stdDev: 240,
+          quantiles: { p50: 880, p90: 1240, p95: 1390, p99: 1710 },
+        },
         {
           key: 'B',
           n: 198,
@@ -187,6 +197,8 @@ const ANALYSIS_EXAMPLE = {
           stdDev: 230,
           absolute: { estimate: -48, ci: [-93.74, -2.257], stdError: 23.27, pValue: 0.03977 },
           relative: { estimate: -0.05275, ci: [-0.1017, -0.003805], stdError: 0.0249, pValue: 0.03473 },
+          pValue: 0.03977,
+          quantiles: { p50: 835, p90: 1170, p95: 1320, p99: 1650 },
           chanceToWin: null,
           risk: [null, null],
           significant: true,
@@ -203,6 +215,11 @@ const ANALYSIS_EXAMPLE = {
       unit: 'call',
       sided: 'two',
       minimumDetectableEffect: null,
+      statistic: 'mean',
+      threshold: null,
+      label: 'mean per call',
+      noVariation: false,
+      corrected: true,
       variants: [
         { key: 'A', n: 210, mean: 4.1, stdDev: 0.9 },
         {
@@ -212,6 +229,8 @@ const ANALYSIS_EXAMPLE = {
           stdDev: 0.85,
           absolute: { estimate: 0.1, ci: [-0.07031, 0.2703], stdError: 0.08664, pValue: 0.2491 },
           relative: { estimate: 0.02439, ci: [-0.01767, 0.06645], stdError: 0.0214, pValue: 0.255 },
+          pValue: 0.255,
+          adjustedPValue: 0.255,
           chanceToWin: null,
           risk: [null, null],
           significant: false,
