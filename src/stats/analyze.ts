@@ -57,8 +57,6 @@ export interface AnalysisInput {
   options: AnalysisOptions;
 }
 
-const NO_VARIATION = 'no variation';
-
 /** The rollups already filtered to the versions analysed, and every metric name checked to have data. */
 export function analyzeRollups(input: AnalysisInput): Analysis {
   const { experiment, rollups, options: o } = input;
@@ -78,12 +76,6 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
     );
   }
   const declared = (name: string) => experiment.metrics.find((m) => m.name === name);
-  const undeclared = names.filter((n) => !declared(n));
-  if (undeclared.length > 0 && experiment.metrics.length > 0) {
-    warnings.push(
-      `no direction declared for ${undeclared.join(', ')}: effects and intervals only, no chance to win`,
-    );
-  }
   const drafts = names.map((name) => {
     const arms = armsOf(
       name,
@@ -96,10 +88,12 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
     const sketches = sketchesByMetric.get(name) ?? [];
     return analyseMetric(name, declared(name), arms, keys, o.control, o, warnings, sketches);
   });
-  const constant = drafts.filter((d) => d.answer.noVariation).map((d) => d.answer.name);
-  if (constant.length > 0) {
-    warnings.push(
-      `${NO_VARIATION}: ${constant.join(', ')} had the same value everywhere; nothing to compare`,
+  // A metric without variation (a client's error flag while nothing fails) says so in its own entry
+  // (noVariation), once, and adds nothing to the warnings.
+  const undeclared = drafts.filter((d) => !declared(d.answer.name) && !d.answer.noVariation);
+  if (undeclared.length > 0 && experiment.metrics.length > 0) {
+    warnings.unshift(
+      `no direction declared for ${undeclared.map((d) => d.answer.name).join(', ')}: effects and intervals only, no chance to win`,
     );
   }
   const correction = correct(drafts, o);
