@@ -17,12 +17,18 @@ export const exposureUserKey = (u: Omit<ExposureUser, 'variantKey'>) =>
 
 /** The users of the batches of sticky experiments (`unit`), each (experiment, version, user) once, first exposure first. */
 export function exposureUsersOf(
-  batches: ReadonlyArray<{ experimentId: number; version: number; json: string; unit?: boolean }>,
+  batches: ReadonlyArray<{
+    experimentId: number;
+    version: number;
+    json: string;
+    unit?: boolean;
+    users?: ReadonlyArray<{ userId: string; variantKey: string }>;
+  }>,
 ): ExposureUser[] {
   const users = new Map<string, ExposureUser>();
   for (const b of batches) {
     if (b.unit !== true) continue;
-    for (const e of decodeExposureBatch(b.json, b.experimentId, b.version)) {
+    for (const e of b.users ?? decodeExposureBatch(b.json, b.experimentId, b.version)) {
       const user = {
         experimentId: b.experimentId,
         version: b.version,

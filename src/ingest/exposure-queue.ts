@@ -30,8 +30,11 @@ class Segment {
   bytes: Buffer = spare.pop() ?? Buffer.allocUnsafeSlow(FIRST_CAPACITY);
   length = 1;
   count = 0;
-  /** Holds exposures of a sticky experiment (the store counts their distinct users). */
-  unit = false;
+  /**
+   * A sticky experiment's exposures: each user once, with the variant it was first exposed to (the store
+   * counts distinct users). Kept beside the bytes so that counting them never parses the JSON again.
+   */
+  users: Map<string, string> | null = null;
   readonly variants = new Map<string, number>();
 
   constructor(
@@ -73,7 +76,9 @@ class Segment {
       bucket: this.bucket,
       variants: [...this.variants].map(([variantKey, n]) => ({ variantKey, n })),
       json: this.bytes.toString('utf8', 0, this.length + 1),
-      ...(this.unit ? { unit: true } : {}),
+      ...(this.users
+        ? { unit: true, users: [...this.users].map(([userId, variantKey]) => ({ userId, variantKey })) }
+        : {}),
     };
   }
 
@@ -141,7 +146,10 @@ export class ExposureQueue {
       this.segments.push(segment);
     }
     segment.append(json, e.variantKey, maxBytes);
-    if (e.unit === true) segment.unit = true;
+    if (e.unit === true) {
+      segment.users ??= new Map();
+      if (!segment.users.has(e.userId)) segment.users.set(e.userId, e.variantKey);
+    }
     this.total++;
     return true;
   }

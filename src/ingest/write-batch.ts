@@ -69,6 +69,8 @@ export interface ExposureBatch {
   json: string;
   /** Exposures of a sticky experiment: their distinct users are counted (core/exposure-users.ts). */
   unit?: boolean;
+  /** With `unit`: each user once, with the variant first exposed to (absent: read from `json`). */
+  users?: Array<{ userId: string; variantKey: string }>;
 }
 
 /** What one group-commit transaction writes. */
