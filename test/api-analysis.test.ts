@@ -78,7 +78,8 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
   };
 
   test('means, standard deviations and the Welch test match scipy', async () => {
-    const body = await analysis();
+    // Uncorrected: by default the undeclared metrics are corrected together (next test).
+    const body = await analysis('?correction=none');
     assert.equal(body.control, 'A');
     assert.equal(body.method, 'frequentist');
     assert.equal(body.alpha, 0.05);
@@ -100,6 +101,21 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
     close(b.relative.estimate, SCIPY.diff / SCIPY.meanA, 'lift');
     assert.equal(b.significant, true);
     assert.equal(b.chanceToWin, null);
+  });
+
+  test('by default undeclared metrics are corrected together (BH): the p-value and the interval', async () => {
+    const body = await analysis();
+    assert.equal(body.correction, 'bh');
+    const latency = body.metrics.find((m: { name: string }) => m.name === 'latency');
+    assert.equal(latency.corrected, true);
+    const b = latency.variants[1];
+    const raw = (await analysis('?correction=none')).metrics.find((m: { name: string }) => m.name === 'latency');
+    const converted = body.metrics.find((m: { name: string }) => m.name === 'converted').variants[1];
+    // BH over two: the smaller p doubled, unless the larger one is smaller than that.
+    const ps = [raw.variants[1].pValue, converted.pValue].sort((x: number, y: number) => x - y);
+    close(b.adjustedPValue, Math.min(ps[1], 2 * ps[0]), 'BH-adjusted p');
+    assert.ok(b.absolute.ci[0] <= raw.variants[1].absolute.ci[0], 'the adjusted interval is wider');
+    assert.equal(b.significant, b.adjustedPValue < 0.05);
   });
 
   test('true/false metrics are proportions and text values are ignored', async () => {

@@ -29,10 +29,10 @@ const AnalysisQuery = Type.Object({
   correction: Type.Optional(
     Type.Enum(['none', 'holm', 'bh'], {
       type: 'string',
-      default: 'none',
       description:
-        'Adjusts the p-values of every metric × treatment together: holm controls the family-wise error ' +
-        'rate, bh (Benjamini–Hochberg) the false discovery rate. Ignored for bayesian',
+        'Multiple-comparison correction (p-values and intervals together): holm controls the family-wise ' +
+        'error rate, bh (Benjamini–Hochberg) the false discovery rate. Asked for, it covers every metric × ' +
+        'treatment but guardrails. Absent: bh across the secondary and undeclared metrics only',
     }),
   ),
   version: Type.Optional(

@@ -105,6 +105,18 @@ describe('analyzeRollups: corrections', () => {
     assert.equal(a.verdict.status, 'no-winner-yet');
   });
 
+  it('bayesian: the posterior tail (a z-test p under the flat prior) is what is corrected', () => {
+    const alone = analyzeRollups(input({ method: 'bayesian', correction: 'none' }));
+    assert.equal(byName(alone, 'tokens').variants[1]!.significant, true, 'each significant on its own');
+    const a = analyzeRollups(input({ method: 'bayesian', correction: 'holm' }));
+    for (const m of a.metrics) {
+      const v = m.variants[1]!;
+      assert.ok(v.adjustedPValue! > 0.05, `${m.name}: ${v.adjustedPValue}`);
+      assert.equal(v.significant, false, m.name);
+      assert.ok(v.relative!.ci[0]! < 0, `${m.name}: the credible interval widens to agree`);
+    }
+  });
+
   it('none: nothing corrected', () => {
     const a = analyzeRollups(input({ correction: 'none' }));
     assert.equal(a.correction, 'none');

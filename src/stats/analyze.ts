@@ -5,6 +5,7 @@ import type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schem
 import { countExposures, groupByMetric, type MetricRollupRow, unknownVariantKeys } from './arms.js';
 import { directionFlags } from './compare.js';
 import { type Correction, correctFamily, type Tested } from './corrections.js';
+import { normalCdf } from './distributions.js';
 import {
   analyseMetric,
   compareWith,
@@ -165,8 +166,24 @@ function sampleRatio(
  * The decision p-value of a treatment: the comparison's own (the test that makes it significant), or the
  * absolute effect's for a comparison that does not carry one.
  */
-function decisionP(v: VariantAnalysis): number | null {
-  return v.pValue ?? v.absolute?.pValue ?? null;
+function decisionP(v: VariantAnalysis, method: AnalysisOptions['method'], sided: string): number | null {
+  if (method !== 'bayesian') return v.pValue ?? v.absolute?.pValue ?? null;
+  const tails = [v.absolute, v.relative].flatMap((e) =>
+    e && e.estimate !== null && e.stdError !== null && e.stdError > 0
+      ? [posteriorTail(e.estimate / e.stdError, sided)]
+      : [],
+  );
+  return tails.length === 0 ? null : Math.max(...tails);
+}
+
+/**
+ * Bayesian (flat prior, normal posterior): the posterior probability of the side not tested for (doubled,
+ * two-sided), the calibrated rule's p-value analogue: significant exactly when it is below alpha.
+ */
+function posteriorTail(z: number, sided: string): number {
+  if (sided === 'greater') return normalCdf(-z);
+  if (sided === 'less') return normalCdf(z);
+  return Math.min(1, 2 * normalCdf(-Math.abs(z)));
 }
 
 /**
@@ -187,7 +204,7 @@ function correct(drafts: MetricDraft[], o: AnalysisOptions): Correction {
   }
   if (members.length === 0) return method;
   const family: Tested<ReturnType<typeof compareWith>>[] = members.map(({ draft, variant }) => ({
-    pValue: decisionP(variant),
+    pValue: decisionP(variant, o.method, draft.answer.sided),
     at: (alpha) => compareWith(draft, variant.key, alpha),
   }));
   const corrected = correctFamily(family, { method, alpha: o.alpha });
