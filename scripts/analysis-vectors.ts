@@ -1,4 +1,4 @@
-// Writes test/fixtures/vectors/analysis.json: rollups in, the expected analysis out (verdict sentence included),
+// Writes test/fixtures/analysis-vectors.json: rollups in, the expected analysis out (verdict sentence included),
 // for the pure analyzeRollups. Run it (node --import tsx scripts/analysis-vectors.ts) only when a change to the
 // analysis is intended, and review the diff: the vectors exist so that no change goes unnoticed.
 // The rollups are made from seeded raw data through the same write-time code the store runs.
@@ -154,7 +154,7 @@ const vectors = cases.map((c, i) => {
   return { name: c.name, input, expected: analyzeRollups(input) };
 });
 writeFileSync(
-  new URL('../test/fixtures/vectors/analysis.json', import.meta.url),
+  new URL('../test/fixtures/analysis-vectors.json', import.meta.url),
   `${JSON.stringify({ description: 'analyzeRollups: rollups in, the analysis out (scripts/analysis-vectors.ts)', vectors }, null, 1)}\n`,
 );
 for (const v of vectors) process.stdout.write(`${v.name}: ${v.expected.verdict.summary}\n`);

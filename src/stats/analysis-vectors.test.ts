@@ -1,4 +1,4 @@
-// The analysis vectors (test/fixtures/vectors/analysis.json): rollups in, the whole analysis out, verdict
+// The analysis vectors (test/fixtures/analysis-vectors.json): rollups in, the whole analysis out, verdict
 // sentence included. A change to any rule shows here as a diff to review; scripts/analysis-vectors.ts
 // regenerates the file when the change is intended.
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { type AnalysisInput, analyzeRollups } from './index.js';
 
-const file = new URL('../../test/fixtures/vectors/analysis.json', import.meta.url);
+const file = new URL('../../test/fixtures/analysis-vectors.json', import.meta.url);
 const { vectors } = JSON.parse(readFileSync(file, 'utf8')) as {
   vectors: Array<{ name: string; input: AnalysisInput; expected: unknown }>;
 };
