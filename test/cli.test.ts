@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { Analysis } from '../src/stats/analysis-schema.js';
 import { startServer } from './helpers/server.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -620,15 +621,14 @@ test('experiments, status changes, analyze and results export against a real ser
           success: i % 10 < (b ? 8 : 4),
           cost_usd: (b ? 0.0019 : 0.0021) + (i % 3) * 0.0001,
           rating: i % 5,
+          // The same everywhere: one plain line, nothing to compare.
+          retries: 0,
         },
         input: { question: `question, "quoted" ${i}` },
       });
     }
     await api('POST', '/experiment/support-prompt/logs', { results });
-    const analysis = await api<{ exposures: Record<string, number>; results: Record<string, number> }>(
-      'GET',
-      '/experiment/support-prompt/analysis',
-    );
+    const analysis = await api<Analysis>('GET', '/experiment/support-prompt/analysis');
 
     await t.test(
       'analyze prints the verdict first, then a scorecard per metric, the SRM line, warnings',
@@ -643,14 +643,18 @@ test('experiments, status changes, analyze and results export against a real ser
         );
         assert.match(
           lines[1]!,
-          /^support-prompt: frequentist, two-sided, 95% confidence intervals; control A; per user; version 1$/,
+          /^support-prompt: frequentist, two-sided, 95% confidence intervals; control A; users as units; version 1$/,
         );
-        // Primary first, then the guardrail, then the undeclared metric.
+        // Primary first, then the guardrail (with its threshold), then the undeclared metrics; each with
+        // what its numbers are (the analysis' label).
         const headings = lines.filter((l) => /^\w+ \(/.test(l));
+        const label = (name: string) => analysis.metrics.find((m) => m.name === name)!.label;
+        assert.equal(label('cost_usd'), 'mean per call, users as units');
         assert.deepEqual(headings, [
-          'success (primary, proportion per user, higher is better)',
-          'cost_usd (guardrail, mean per user, lower is better)',
-          'rating (mean per user, no direction declared)',
+          `success (primary; ${label('success')}; higher is better)`,
+          `cost_usd (guardrail; ${label('cost_usd')}; lower is better; threshold 0%)`,
+          `rating (${label('rating')}; no direction declared)`,
+          `retries (${label('retries')}; no direction declared)`,
         ]);
         const header = lines[lines.indexOf(headings[0]!) + 1]!;
         assert.match(header, /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P-VALUE\s+SIGNIFICANCE$/);
@@ -670,23 +674,56 @@ test('experiments, status changes, analyze and results export against a real ser
           costB,
           /^B\s+\d+\s+0\.00\d+\s+-0\.000\d+ \[-0\.000\d+, -0\.000\d+\]\s+-\d+\.\d% \[.+\]\s+< 0\.0001\s+✓ better$/,
         );
+        // The guardrail's status against its threshold, from the guardrail interval's worse end.
+        const guardrail = analysis.metrics.find((m) => m.name === 'cost_usd')!.variants[1]!.guardrail!;
+        const worse = guardrail.bound!;
+        const size = `${Math.abs(worse * 100).toFixed(1)}%`;
+        assert.equal(
+          lines[lines.indexOf(headings[1]!) + 4],
+          `  B guardrail ${guardrail.status}: ${worse > 0 ? `could be ${size} worse` : `at worst ${size} better`}; threshold 0%`,
+        );
         const ratingB = lines[lines.indexOf(headings[2]!) + 3]!;
         assert.match(ratingB, /^B\s+\d+\s+[\d.]+\s+.+\s+not significant$/);
-        const exposures = `A ${analysis.exposures.A}, B ${analysis.exposures.B}`;
-        assert.ok(
-          lines.includes(`sample ratio  ${lines.find((l) => l.startsWith('sample ratio'))!.slice(14)}`),
+        // A metric without variation is one plain line: no table, no effect.
+        const retries = analysis.metrics.find((m) => m.name === 'retries')!;
+        assert.equal(retries.noVariation, true);
+        assert.equal(
+          lines[lines.indexOf(headings[3]!) + 1],
+          `  no variation: every value is 0 in every variant (n = ${retries.variants.reduce((a, v) => a + v.n, 0)}); nothing to compare`,
         );
+        // Quantiles where the analysis has them (numeric metrics), none otherwise.
+        const withQuantiles = analysis.metrics.filter(
+          (m) => !m.noVariation && m.variants.some((v) => v.quantiles),
+        );
+        assert.equal(
+          lines.filter((l) => /^ {2}\w+ quantiles: /.test(l)).length,
+          withQuantiles.reduce((a, m) => a + m.variants.filter((v) => v.quantiles).length, 0),
+        );
+        // The sample ratio names what it counted (users or calls) with the counts tested.
+        const { srm } = analysis;
+        const tested = `${srm.unit}s A ${srm.counts.A}, B ${srm.counts.B}`;
         assert.match(
           lines.find((l) => l.startsWith('sample ratio'))!,
-          new RegExp(`^sample ratio  ok \\(chi-square [\\d.e-]+, p = [\\d.]+\\): exposures ${exposures}$`),
+          new RegExp(`^sample ratio  ok \\(chi-square [\\d.e-]+, p = [\\d.]+\\): ${tested}$`),
         );
+        // No correction asked for and none applied: no correction line (else it names its metrics).
+        const family = analysis.metrics.filter((m) => m.corrected && !m.noVariation).map((m) => m.name);
+        if (analysis.correction === 'none') assert.ok(!lines.some((l) => l.startsWith('correction')));
+        else {
+          const name = analysis.correction === 'bh' ? 'BH' : 'Holm';
+          assert.ok(
+            lines.some((l) => l.startsWith(`correction    ${name}`)),
+            run.stdout,
+          );
+          if (family.length > 0) assert.ok(run.stdout.includes(`${name} on ${family.join(', ')}:`));
+        }
         assert.ok(
           lines.includes(`results       A ${analysis.results.A}, B ${analysis.results.B}`),
           run.stdout,
         );
         assert.ok(
           lines.includes(
-            'warning: no direction declared for rating: effects and intervals only, no chance to win',
+            'warning: no direction declared for rating, retries: effects and intervals only, no chance to win',
           ),
         );
       },
@@ -759,6 +796,16 @@ test('experiments, status changes, analyze and results export against a real ser
           holm.stdout,
           /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P \(HOLM\)\s+SIGNIFICANCE$/m,
         );
+        // Which metrics the correction covers: every metric but guardrails (and constant ones).
+        const holmed = await api<Analysis>('GET', '/experiment/support-prompt/analysis?correction=holm');
+        const family = holmed.metrics.filter((m) => m.corrected && !m.noVariation).map((m) => m.name);
+        assert.deepEqual(family.sort(), ['rating', 'success']);
+        assert.match(
+          holm.stdout,
+          /^correction {4}Holm on (success, rating|rating, success): p-values and intervals adjusted$/m,
+        );
+        assert.match(holm.stdout, /^success \(primary; .+; Holm-adjusted\)$/m);
+        assert.match(holm.stdout, /^cost_usd \(guardrail; .+; threshold 0%\)$/m);
       },
     );
 
@@ -831,7 +878,7 @@ test('experiments, status changes, analyze and results export against a real ser
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /^verdict: not-enough-data — .+$/m);
       assert.match(run.stdout, /^no metrics yet: results logged with metrics appear here$/m);
-      assert.match(run.stdout, /^sample ratio {2}not checked: exposures A 0, B 0$/m);
+      assert.match(run.stdout, /^sample ratio {2}not checked: calls A 0, B 0$/m);
       assert.match(run.stdout, /^results {7}A 0, B 0$/m);
     });
 
@@ -864,7 +911,7 @@ test('experiments, status changes, analyze and results export against a real ser
           /^B\s+100\s+60%\s+0 points \[-[\d.]+, \+∞\]\s+0\.00% \[-[\d.]+%, \+∞\]\s+0\.5\s+not significant$/m,
         );
         assert.match(run.stdout, /^ {2}B needs about [\d,]+ more calls per variant to detect \+5\.0%$/m);
-        assert.match(run.stdout, /^sample ratio {2}not checked: exposures A 0, B 0$/m);
+        assert.match(run.stdout, /^sample ratio {2}not checked: calls A 0, B 0$/m);
       },
     );
 

@@ -254,7 +254,7 @@ function MetricEditor({ rows, errors, onChange }) {
           r,
           'statistic',
           'Compared on',
-          STATISTICS.map((x) => [x, x === 'mean' ? 'mean (proportion: share true)' : `${x} (numbers only)`]),
+          STATISTICS.map((x) => [x, x === 'p50' ? 'p50 (median)' : x]),
         )}
         <${Field} id=${mdeId} label="Smallest effect worth detecting (%)" error=${mdeError}>
           <input id=${mdeId} type="number" min="0" step="any" inputmode="decimal" placeholder="optional" value=${r.mde}
