@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { report } from '../src/cli/agentsplit/analyze.js';
 import type { Analysis } from '../src/stats/analysis-schema.js';
 import { startServer } from './helpers/server.js';
 
@@ -84,6 +85,109 @@ async function closedPort(): Promise<number> {
   await new Promise((res) => server.close(res));
   return port;
 }
+
+test('analyze report: failed and inconclusive guardrails, quantiles, users counted (fields the store sends later)', () => {
+  // The current server sends no quantiles and counts calls for the sample ratio; this answer has both, as
+  // src/stats/analysis-schema.ts declares them, so the report's reading of them is pinned here.
+  const effect = (estimate: number, lo: number, hi: number) => ({
+    estimate,
+    ci: [lo, hi] as [number, number],
+    stdError: 0.01,
+    pValue: 0.01,
+  });
+  const arm = (key: string, mean: number, extra: object = {}) => ({ key, n: 500, mean, stdDev: 1, ...extra });
+  const metric = (name: string, extra: object, variants: object[]) => ({
+    name,
+    kind: 'mean',
+    direction: 'decrease',
+    role: 'guardrail',
+    unit: 'user',
+    sided: 'two',
+    minimumDetectableEffect: null,
+    statistic: 'mean',
+    threshold: 0.05,
+    label: 'mean per call, users as units',
+    noVariation: false,
+    corrected: false,
+    ...extra,
+    variants,
+  });
+  const quantiles = { p50: 812, p90: 1040, p95: 1110.4, p99: null };
+  const analysis = {
+    slug: 's',
+    control: 'A',
+    method: 'frequentist',
+    alpha: 0.05,
+    sided: 'two',
+    correction: 'none',
+    version: null,
+    versions: [1],
+    unit: 'user',
+    verdict: { status: 'guardrail-failed', variant: 'B', metric: 'latency_ms', summary: 'Do not ship B.' },
+    exposures: { A: 510, B: 490 },
+    srm: { chiSquare: 0.4, pValue: 0.53, mismatch: false, unit: 'user', counts: { A: 500, B: 500 } },
+    metrics: [
+      metric('latency_ms', { statistic: 'p95', label: 'p95 of calls, users as units' }, [
+        arm('A', 900, { quantiles }),
+        arm('B', 990, {
+          quantiles,
+          absolute: effect(90, 60, 120),
+          relative: effect(0.1, 0.07, 0.13),
+          pValue: 0.002,
+          significant: true,
+          better: false,
+          worse: true,
+          guardrail: {
+            status: 'failed',
+            threshold: 0.05,
+            bound: 0.13,
+            absolute: effect(90, 60, 120),
+            relative: effect(0.1, 0.07, 0.13),
+          },
+        }),
+      ]),
+      metric('cost_usd', { threshold: 0 }, [
+        arm('A', 2),
+        arm('B', 2.02, {
+          absolute: effect(0.02, -0.02, 0.06),
+          relative: effect(0.01, -0.01, 0.031),
+          pValue: 0.4,
+          significant: false,
+          better: false,
+          worse: false,
+          guardrail: {
+            status: 'inconclusive',
+            threshold: 0,
+            bound: 0.031,
+            absolute: effect(0.02, -0.02, 0.06),
+            relative: effect(0.01, -0.01, 0.031),
+          },
+        }),
+      ]),
+    ],
+    warnings: [],
+  };
+  const out = report(analysis as unknown as Parameters<typeof report>[0]);
+  const lines = out.split('\n');
+  assert.ok(
+    lines.includes('latency_ms (guardrail; p95 of calls, users as units; lower is better; threshold 5%)'),
+    out,
+  );
+  assert.match(
+    out,
+    /^B\s+500\s+990\s+\+90 \[\+60, \+120\]\s+\+10\.0% \[\+7\.0%, \+13\.0%\]\s+0\.002\s+✗ guardrail failed$/m,
+  );
+  assert.ok(lines.includes('  B guardrail failed: could be 13.0% worse; threshold 5%'), out);
+  assert.ok(lines.includes('  A quantiles: p50 812, p90 1,040, p95 1,110'), out);
+  assert.ok(lines.includes('  B quantiles: p50 812, p90 1,040, p95 1,110'), out);
+  assert.ok(
+    lines.includes('cost_usd (guardrail; mean per call, users as units; lower is better; threshold 0%)'),
+    out,
+  );
+  assert.ok(lines.includes('  B guardrail inconclusive: could be 3.1% worse; threshold 0%'), out);
+  assert.ok(lines.includes('sample ratio  ok (chi-square 0.4, p = 0.53): users A 500, B 500'), out);
+  assert.ok(!out.includes('correction '), 'no correction, no correction line');
+});
 
 test('--help lists the commands and exits 0', async () => {
   const top = await cli(['--help']);
