@@ -155,7 +155,9 @@ describe('creating and running an experiment from the dashboard', () => {
       // The statistic: a quantile needs numbers, so not with a proportion declared.
       const statistic = latency!.getByTestId('metric-statistic');
       assert.deepEqual(
-        await statistic.locator('option').evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+        await statistic
+          .locator('option')
+          .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
         ['mean', 'p50', 'p90', 'p95', 'p99'],
       );
       await statistic.selectOption('p95');
