@@ -69,6 +69,12 @@ export function formatInterval(ci) {
   return `[${lo === null ? '−∞' : formatLift(lo)}, ${hi === null ? '+∞' : formatLift(hi)}]`;
 }
 
+/** A relative size without a sign: 0.079 -> '7.9%', 0.05 -> '5%' (up to 4 significant digits, as set). */
+export function formatShare(x) {
+  if (x === null || x === undefined) return '—';
+  return `${Number((Math.abs(x) * 100).toPrecision(4))}%`;
+}
+
 /** 96.3% */
 export function formatChance(p) {
   if (p === null || p === undefined) return '—';

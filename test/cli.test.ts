@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { report } from '../src/cli/agentsplit/analyze.js';
+import type { Analysis } from '../src/stats/analysis-schema.js';
 import { startServer } from './helpers/server.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -83,6 +85,109 @@ async function closedPort(): Promise<number> {
   await new Promise((res) => server.close(res));
   return port;
 }
+
+test('analyze report: failed and inconclusive guardrails, quantiles, users counted (fields the store sends later)', () => {
+  // The current server sends no quantiles and counts calls for the sample ratio; this answer has both, as
+  // src/stats/analysis-schema.ts declares them, so the report's reading of them is pinned here.
+  const effect = (estimate: number, lo: number, hi: number) => ({
+    estimate,
+    ci: [lo, hi] as [number, number],
+    stdError: 0.01,
+    pValue: 0.01,
+  });
+  const arm = (key: string, mean: number, extra: object = {}) => ({ key, n: 500, mean, stdDev: 1, ...extra });
+  const metric = (name: string, extra: object, variants: object[]) => ({
+    name,
+    kind: 'mean',
+    direction: 'decrease',
+    role: 'guardrail',
+    unit: 'user',
+    sided: 'two',
+    minimumDetectableEffect: null,
+    statistic: 'mean',
+    threshold: 0.05,
+    label: 'mean per call, users as units',
+    noVariation: false,
+    corrected: false,
+    ...extra,
+    variants,
+  });
+  const quantiles = { p50: 812, p90: 1040, p95: 1110.4, p99: null };
+  const analysis = {
+    slug: 's',
+    control: 'A',
+    method: 'frequentist',
+    alpha: 0.05,
+    sided: 'two',
+    correction: 'none',
+    version: null,
+    versions: [1],
+    unit: 'user',
+    verdict: { status: 'guardrail-failed', variant: 'B', metric: 'latency_ms', summary: 'Do not ship B.' },
+    exposures: { A: 510, B: 490 },
+    srm: { chiSquare: 0.4, pValue: 0.53, mismatch: false, unit: 'user', counts: { A: 500, B: 500 } },
+    metrics: [
+      metric('latency_ms', { statistic: 'p95', label: 'p95 of calls, users as units' }, [
+        arm('A', 900, { quantiles }),
+        arm('B', 990, {
+          quantiles,
+          absolute: effect(90, 60, 120),
+          relative: effect(0.1, 0.07, 0.13),
+          pValue: 0.002,
+          significant: true,
+          better: false,
+          worse: true,
+          guardrail: {
+            status: 'failed',
+            threshold: 0.05,
+            bound: 0.13,
+            absolute: effect(90, 60, 120),
+            relative: effect(0.1, 0.07, 0.13),
+          },
+        }),
+      ]),
+      metric('cost_usd', { threshold: 0 }, [
+        arm('A', 2),
+        arm('B', 2.02, {
+          absolute: effect(0.02, -0.02, 0.06),
+          relative: effect(0.01, -0.01, 0.031),
+          pValue: 0.4,
+          significant: false,
+          better: false,
+          worse: false,
+          guardrail: {
+            status: 'inconclusive',
+            threshold: 0,
+            bound: 0.031,
+            absolute: effect(0.02, -0.02, 0.06),
+            relative: effect(0.01, -0.01, 0.031),
+          },
+        }),
+      ]),
+    ],
+    warnings: [],
+  };
+  const out = report(analysis as unknown as Parameters<typeof report>[0]);
+  const lines = out.split('\n');
+  assert.ok(
+    lines.includes('latency_ms (guardrail; p95 of calls, users as units; lower is better; threshold 5%)'),
+    out,
+  );
+  assert.match(
+    out,
+    /^B\s+500\s+990\s+\+90 \[\+60, \+120\]\s+\+10\.0% \[\+7\.0%, \+13\.0%\]\s+0\.002\s+✗ guardrail failed$/m,
+  );
+  assert.ok(lines.includes('  B guardrail failed: could be 13.0% worse; threshold 5%'), out);
+  assert.ok(lines.includes('  A quantiles: p50 812, p90 1,040, p95 1,110'), out);
+  assert.ok(lines.includes('  B quantiles: p50 812, p90 1,040, p95 1,110'), out);
+  assert.ok(
+    lines.includes('cost_usd (guardrail; mean per call, users as units; lower is better; threshold 0%)'),
+    out,
+  );
+  assert.ok(lines.includes('  B guardrail inconclusive: could be 3.1% worse; threshold 0%'), out);
+  assert.ok(lines.includes('sample ratio  ok (chi-square 0.4, p = 0.53): users A 500, B 500'), out);
+  assert.ok(!out.includes('correction '), 'no correction, no correction line');
+});
 
 test('--help lists the commands and exits 0', async () => {
   const top = await cli(['--help']);
@@ -620,15 +725,14 @@ test('experiments, status changes, analyze and results export against a real ser
           success: i % 10 < (b ? 8 : 4),
           cost_usd: (b ? 0.0019 : 0.0021) + (i % 3) * 0.0001,
           rating: i % 5,
+          // The same everywhere: one plain line, nothing to compare.
+          retries: 0,
         },
         input: { question: `question, "quoted" ${i}` },
       });
     }
     await api('POST', '/experiment/support-prompt/logs', { results });
-    const analysis = await api<{ exposures: Record<string, number>; results: Record<string, number> }>(
-      'GET',
-      '/experiment/support-prompt/analysis',
-    );
+    const analysis = await api<Analysis>('GET', '/experiment/support-prompt/analysis');
 
     await t.test(
       'analyze prints the verdict first, then a scorecard per metric, the SRM line, warnings',
@@ -643,14 +747,18 @@ test('experiments, status changes, analyze and results export against a real ser
         );
         assert.match(
           lines[1]!,
-          /^support-prompt: frequentist, two-sided, 95% confidence intervals; control A; per user; version 1$/,
+          /^support-prompt: frequentist, two-sided, 95% confidence intervals; control A; users as units; version 1$/,
         );
-        // Primary first, then the guardrail, then the undeclared metric.
+        // Primary first, then the guardrail (with its threshold), then the undeclared metrics; each with
+        // what its numbers are (the analysis' label).
         const headings = lines.filter((l) => /^\w+ \(/.test(l));
+        const label = (name: string) => analysis.metrics.find((m) => m.name === name)!.label;
+        assert.equal(label('cost_usd'), 'mean per call, users as units');
         assert.deepEqual(headings, [
-          'success (primary, proportion per user, higher is better)',
-          'cost_usd (guardrail, mean per user, lower is better)',
-          'rating (mean per user, no direction declared)',
+          `success (primary; ${label('success')}; higher is better)`,
+          `cost_usd (guardrail; ${label('cost_usd')}; lower is better; threshold 0%)`,
+          `rating (${label('rating')}; no direction declared)`,
+          `retries (${label('retries')}; no direction declared)`,
         ]);
         const header = lines[lines.indexOf(headings[0]!) + 1]!;
         assert.match(header, /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P-VALUE\s+SIGNIFICANCE$/);
@@ -670,23 +778,56 @@ test('experiments, status changes, analyze and results export against a real ser
           costB,
           /^B\s+\d+\s+0\.00\d+\s+-0\.000\d+ \[-0\.000\d+, -0\.000\d+\]\s+-\d+\.\d% \[.+\]\s+< 0\.0001\s+✓ better$/,
         );
+        // The guardrail's status against its threshold, from the guardrail interval's worse end.
+        const guardrail = analysis.metrics.find((m) => m.name === 'cost_usd')!.variants[1]!.guardrail!;
+        const worse = guardrail.bound!;
+        const size = `${Math.abs(worse * 100).toFixed(1)}%`;
+        assert.equal(
+          lines[lines.indexOf(headings[1]!) + 4],
+          `  B guardrail ${guardrail.status}: ${worse > 0 ? `could be ${size} worse` : `at worst ${size} better`}; threshold 0%`,
+        );
         const ratingB = lines[lines.indexOf(headings[2]!) + 3]!;
         assert.match(ratingB, /^B\s+\d+\s+[\d.]+\s+.+\s+not significant$/);
-        const exposures = `A ${analysis.exposures.A}, B ${analysis.exposures.B}`;
-        assert.ok(
-          lines.includes(`sample ratio  ${lines.find((l) => l.startsWith('sample ratio'))!.slice(14)}`),
+        // A metric without variation is one plain line: no table, no effect.
+        const retries = analysis.metrics.find((m) => m.name === 'retries')!;
+        assert.equal(retries.noVariation, true);
+        assert.equal(
+          lines[lines.indexOf(headings[3]!) + 1],
+          `  no variation: every value is 0 in every variant (n = ${retries.variants.reduce((a, v) => a + v.n, 0)}); nothing to compare`,
         );
+        // Quantiles where the analysis has them (numeric metrics), none otherwise.
+        const withQuantiles = analysis.metrics.filter(
+          (m) => !m.noVariation && m.variants.some((v) => v.quantiles),
+        );
+        assert.equal(
+          lines.filter((l) => /^ {2}\w+ quantiles: /.test(l)).length,
+          withQuantiles.reduce((a, m) => a + m.variants.filter((v) => v.quantiles).length, 0),
+        );
+        // The sample ratio names what it counted (users or calls) with the counts tested.
+        const { srm } = analysis;
+        const tested = `${srm.unit}s A ${srm.counts.A}, B ${srm.counts.B}`;
         assert.match(
           lines.find((l) => l.startsWith('sample ratio'))!,
-          new RegExp(`^sample ratio  ok \\(chi-square [\\d.e-]+, p = [\\d.]+\\): exposures ${exposures}$`),
+          new RegExp(`^sample ratio  ok \\(chi-square [\\d.e-]+, p = [\\d.]+\\): ${tested}$`),
         );
+        // No correction asked for and none applied: no correction line (else it names its metrics).
+        const family = analysis.metrics.filter((m) => m.corrected && !m.noVariation).map((m) => m.name);
+        if (analysis.correction === 'none') assert.ok(!lines.some((l) => l.startsWith('correction')));
+        else {
+          const name = analysis.correction === 'bh' ? 'BH' : 'Holm';
+          assert.ok(
+            lines.some((l) => l.startsWith(`correction    ${name}`)),
+            run.stdout,
+          );
+          if (family.length > 0) assert.ok(run.stdout.includes(`${name} on ${family.join(', ')}:`));
+        }
         assert.ok(
           lines.includes(`results       A ${analysis.results.A}, B ${analysis.results.B}`),
           run.stdout,
         );
         assert.ok(
           lines.includes(
-            'warning: no direction declared for rating: effects and intervals only, no chance to win',
+            'warning: no direction declared for rating, retries: effects and intervals only, no chance to win',
           ),
         );
       },
@@ -759,6 +900,16 @@ test('experiments, status changes, analyze and results export against a real ser
           holm.stdout,
           /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P \(HOLM\)\s+SIGNIFICANCE$/m,
         );
+        // Which metrics the correction covers: every metric but guardrails (and constant ones).
+        const holmed = await api<Analysis>('GET', '/experiment/support-prompt/analysis?correction=holm');
+        const family = holmed.metrics.filter((m) => m.corrected && !m.noVariation).map((m) => m.name);
+        assert.deepEqual(family.sort(), ['rating', 'success']);
+        assert.match(
+          holm.stdout,
+          /^correction {4}Holm on (success, rating|rating, success): p-values and intervals adjusted$/m,
+        );
+        assert.match(holm.stdout, /^success \(primary; .+; Holm-adjusted\)$/m);
+        assert.match(holm.stdout, /^cost_usd \(guardrail; .+; threshold 0%\)$/m);
       },
     );
 
@@ -831,7 +982,7 @@ test('experiments, status changes, analyze and results export against a real ser
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /^verdict: not-enough-data — .+$/m);
       assert.match(run.stdout, /^no metrics yet: results logged with metrics appear here$/m);
-      assert.match(run.stdout, /^sample ratio {2}not checked: exposures A 0, B 0$/m);
+      assert.match(run.stdout, /^sample ratio {2}not checked: calls A 0, B 0$/m);
       assert.match(run.stdout, /^results {7}A 0, B 0$/m);
     });
 
@@ -864,7 +1015,7 @@ test('experiments, status changes, analyze and results export against a real ser
           /^B\s+100\s+60%\s+0 points \[-[\d.]+, \+∞\]\s+0\.00% \[-[\d.]+%, \+∞\]\s+0\.5\s+not significant$/m,
         );
         assert.match(run.stdout, /^ {2}B needs about [\d,]+ more calls per variant to detect \+5\.0%$/m);
-        assert.match(run.stdout, /^sample ratio {2}not checked: exposures A 0, B 0$/m);
+        assert.match(run.stdout, /^sample ratio {2}not checked: calls A 0, B 0$/m);
       },
     );
 

@@ -140,6 +140,38 @@ describe('creating and running an experiment from the dashboard', () => {
         await row.getByTestId('metric-role').selectOption(role);
       }
       await page.getByTestId('metric-row-0').getByTestId('metric-mde').fill('10');
+
+      // A guardrail's tolerated loss, in percent, checked as the server checks it; only guardrails have one.
+      const [success, cost, latency] = [0, 1, 2].map((i) => page.getByTestId(`metric-row-${i}`));
+      assert.equal(await success!.getByTestId('metric-threshold').count(), 0, 'a primary has no threshold');
+      assert.equal(await latency!.getByTestId('metric-threshold').count(), 0, 'a secondary has no threshold');
+      const threshold = cost!.getByTestId('metric-threshold');
+      await threshold.fill('-1');
+      assert.equal(await threshold.getAttribute('aria-invalid'), 'true');
+      assert.match(await cost!.locator('.field-error').innerText(), /percentage from 0 to 1000/);
+      await threshold.fill('5');
+      assert.equal(await threshold.getAttribute('aria-invalid'), 'false');
+
+      // The statistic: a quantile needs numbers, so not with a proportion declared.
+      const statistic = latency!.getByTestId('metric-statistic');
+      assert.deepEqual(
+        await statistic
+          .locator('option')
+          .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
+        ['mean', 'p50', 'p90', 'p95', 'p99'],
+      );
+      await statistic.selectOption('p95');
+      await latency!.getByTestId('metric-kind').selectOption('proportion');
+      assert.equal(await statistic.getAttribute('aria-invalid'), 'true');
+      assert.match(await latency!.locator('.field-error').innerText(), /needs numeric values/);
+      await page.getByTestId('save').click();
+      assert.equal(
+        (await fetch(`${base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
+        404,
+        'nothing is sent while a field is wrong',
+      );
+      await latency!.getByTestId('metric-kind').selectOption('');
+      assert.equal(await latency!.locator('.field-error').count(), 0);
       await screenshot(page, 'experiment-create-1280');
       await page.getByTestId('save').click();
 
@@ -157,8 +189,8 @@ describe('creating and running an experiment from the dashboard', () => {
       ]);
       assert.deepEqual(created.metrics, [
         { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.1 },
-        { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
-        { name: 'latency_ms', direction: 'decrease', role: 'secondary' },
+        { name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.05 },
+        { name: 'latency_ms', direction: 'decrease', role: 'secondary', statistic: 'p95' },
       ]);
       await expectStatus(page, 'draft');
 
@@ -176,11 +208,35 @@ describe('creating and running an experiment from the dashboard', () => {
       assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), analysis.verdict.status);
       assert.notEqual(analysis.verdict.status, 'not-enough-data');
       await page.getByTestId('metric-row-success').waitFor();
+      // What the form declared reaches the scorecard: the guardrail's threshold and status, the statistic's label.
+      const costRow = page.getByTestId('metric-row-cost_usd');
+      assert.match(await costRow.getByTestId('threshold').innerText(), /threshold 5%/);
+      const guardrail = costRow.getByTestId('cell-cost_usd-B').getByTestId('guardrail');
+      const status = analysis.metrics.find((m: { name: string }) => m.name === 'cost_usd').variants[1]
+        .guardrail.status;
+      assert.equal(await guardrail.getAttribute('data-status'), status);
+      assert.match(await guardrail.innerText(), new RegExp(`^Guardrail ${status}: .+; threshold 5%$`));
+      assert.equal(
+        await page.getByTestId('metric-row-latency_ms').getByTestId('metric-label').innerText(),
+        analysis.metrics.find((m: { name: string }) => m.name === 'latency_ms').label,
+      );
+      assert.match(
+        await page.getByTestId('metric-row-latency_ms').getByTestId('metric-label').innerText(),
+        /^p95 /,
+      );
       await screenshot(page, 'experiment-running-1280');
 
       // Edit the weights: a new version, and the diff says what changed.
       await page.getByTestId('tab-edit').click();
       await form.waitFor();
+      // The stored threshold (a fraction) shows in percent, the statistic as chosen.
+      assert.equal(await page.getByTestId('metric-row-1').getByTestId('metric-threshold').inputValue(), '5');
+      assert.equal(
+        await page.getByTestId('metric-row-2').getByTestId('metric-statistic').inputValue(),
+        'p95',
+      );
+      await page.getByTestId('save').click();
+      await page.getByText('Nothing changed.').waitFor();
       await page.getByTestId('variant-row-0').getByTestId('variant-weight').fill('30');
       await page.getByTestId('variant-row-1').getByTestId('variant-weight').fill('70');
       assert.match(await page.getByTestId('version-note').innerText(), /version 2/);
@@ -304,6 +360,24 @@ describe('creating and running an experiment from the dashboard', () => {
           metrics: [{ name: 'm', direction: 'increase', minimumDetectableEffect: 20 }],
         },
         'metrics.0.minimumDetectableEffect',
+      ],
+      [
+        'POST',
+        {
+          slug: 'x8',
+          variants: [variant('A', 100)],
+          metrics: [{ name: 'm', direction: 'decrease', role: 'guardrail', threshold: -0.1 }],
+        },
+        'metrics.0.threshold',
+      ],
+      [
+        'POST',
+        {
+          slug: 'x9',
+          variants: [variant('A', 100)],
+          metrics: [{ name: 'm', direction: 'decrease', kind: 'proportion', statistic: 'p95' }],
+        },
+        'metrics.0.statistic',
       ],
       ['POST', { slug: 'x7', name: 'n'.repeat(201), variants: [variant('A', 100)] }, 'name'],
       ['PATCH', { status: 'draft' }, null],

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
+import type { Analysis, MetricAnalysis, VariantAnalysis } from '../src/stats/analysis-schema.js';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
 import { jsonCall } from './helpers/call.js';
@@ -60,8 +61,8 @@ async function seedExperiment(): Promise<void> {
     ],
     metrics: [
       { name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.05 },
-      { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
-      { name: 'latency_ms', direction: 'decrease', role: 'secondary' },
+      { name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.02 },
+      { name: 'latency_ms', direction: 'decrease', role: 'secondary', statistic: 'p90' },
       { name: 'judge_score', direction: 'increase', role: 'secondary' },
     ],
   });
@@ -90,6 +91,8 @@ async function seedExperiment(): Promise<void> {
           latency_ms: Math.round((b ? 820 : 910) + 180 * normal()),
           cost_usd: Math.round(tokens * 12.5) / 1e6,
           judge_score: Math.max(0, Math.min(1, (b ? 0.8 : 0.78) + 0.12 * normal())),
+          // The same everywhere: one plain line, nothing to compare.
+          retries: 0,
         },
       });
     });
@@ -154,31 +157,116 @@ async function text(scope: Locator, testid: string): Promise<string> {
   return (await scope.getByTestId(testid).innerText()).trim();
 }
 
+const QUANTILES = ['p50', 'p90', 'p95', 'p99'] as const;
+const CORRECTION_SHORT: Record<string, string> = { holm: 'Holm', bh: 'BH' };
+
+/** A metric's heading: its label, the threshold of a guardrail, the corrected chip. */
+async function compareMetricHead(row: Locator, metric: MetricAnalysis, correction: string): Promise<void> {
+  const what = `${metric.name} heading`;
+  assert.equal(await text(row, 'metric-label'), metric.label, `${what}: the label`);
+  assert.doesNotMatch(await row.locator('th').innerText(), /mean per user/, what);
+  const threshold = row.getByTestId('threshold');
+  if (metric.role === 'guardrail') {
+    const shown = await text(row, 'threshold');
+    assertShows(/threshold ([\d.]+%)/.exec(shown)![1]!, metric.threshold!, `${what}: threshold`);
+  } else assert.equal(await threshold.count(), 0, what);
+  const chip = row.getByTestId('corrected');
+  if (metric.corrected && correction !== 'none') {
+    assert.equal(await text(row, 'corrected'), `${CORRECTION_SHORT[correction]}-adjusted`, what);
+  } else assert.equal(await chip.count(), 0, what);
+}
+
+/** Quantiles are shown exactly where the analysis has them (numeric metrics, once the store sends them). */
+async function compareQuantiles(
+  cell: Locator,
+  metric: MetricAnalysis,
+  v: VariantAnalysis,
+  what: string,
+): Promise<void> {
+  const shown = cell.getByTestId('quantiles');
+  const q = metric.kind === 'proportion' ? undefined : v.quantiles;
+  const present = q ? QUANTILES.filter((k) => q[k] !== null && q[k] !== undefined) : [];
+  if (present.length === 0) {
+    assert.equal(await shown.count(), 0, `${what}: no quantiles`);
+    return;
+  }
+  for (const k of present) {
+    const t = await text(cell, `quantile-${k}`);
+    assert.ok(t.startsWith(`${k} `), `${what}: ${t}`);
+    assertShows(t.slice(k.length + 1), q![k]!, `${what} ${k}`);
+  }
+}
+
+/** The guardrail's status against its threshold: 'Guardrail passed: could be 1.2% worse; threshold 2%'. */
+async function compareGuardrail(
+  cell: Locator,
+  metric: MetricAnalysis,
+  v: VariantAnalysis,
+  what: string,
+): Promise<void> {
+  const line = cell.getByTestId('guardrail');
+  if (!v.guardrail) {
+    assert.equal(await line.count(), 0, what);
+    return;
+  }
+  const g = v.guardrail;
+  assert.equal(await line.getAttribute('data-status'), g.status, `${what}: guardrail status`);
+  const shown = await line.innerText();
+  const m = new RegExp(
+    `^Guardrail ${g.status}: (could be|at worst) ([\\d.]+%) (worse|better); threshold ([\\d.]+%)$`,
+  ).exec(shown.trim());
+  assert.ok(m, `${what}: ${shown}`);
+  // The worse end, on the worse side (positive) or the better side (negative), as the metric's direction reads.
+  assert.notEqual(g.bound, null, `${what}: a bound`);
+  const bound = g.bound as number;
+  const worse = metric.direction === 'increase' ? -bound : bound;
+  assert.equal(m[1], worse > 0 ? 'could be' : 'at worst', `${what}: ${shown}`);
+  assert.equal(m[3], worse > 0 ? 'worse' : 'better', `${what}: ${shown}`);
+  assertShows(m[2]!, Math.abs(bound), `${what}: guardrail bound`);
+  assertShows(m[4]!, g.threshold, `${what}: guardrail threshold`);
+}
+
 /** Every scorecard number against the API's analysis with the same options. */
 async function compareScorecard(page: Page, query: string): Promise<void> {
   const analysis = await call('GET', `/experiment/${SLUG}/analysis?${query}`);
   // The page keeps the last numbers while the next load runs: wait for the ones with these options.
   const { method, alpha, control } = analysis;
+  const correction = method === 'bayesian' ? 'none' : analysis.correction;
   await page
     .locator(
-      `[data-testid="scorecard"][data-method="${method}"][data-alpha="${alpha}"][data-control="${control}"]`,
+      `[data-testid="scorecard"][data-method="${method}"][data-alpha="${alpha}"][data-control="${control}"][data-correction="${correction}"]`,
     )
     .waitFor();
   assert.equal(await text(page.locator('body'), 'verdict-summary'), analysis.verdict.summary);
   assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), analysis.verdict.status);
   const total = Object.values(analysis.exposures as Record<string, number>).reduce((a, b) => a + b, 0);
   assertShows(await text(page.locator('body'), 'exposures-total'), total, 'exposures');
+  await compareSrmLine(page, analysis);
+  await compareCorrectionNote(page, analysis);
   const rows = page.getByTestId('scorecard').locator('tbody > tr');
   assert.equal(await rows.count(), analysis.metrics.length);
   // Primary first.
   assert.equal(await rows.first().getAttribute('data-testid'), 'metric-row-success');
   for (const metric of analysis.metrics) {
     const row = page.getByTestId(`metric-row-${metric.name}`);
+    await compareMetricHead(row, metric, correction);
+    if (metric.noVariation) {
+      // One plain line: no effect, no interval, no p-value.
+      const line = await text(row, 'no-variation');
+      assert.match(line, /^No variation: every value is /, metric.name);
+      assertShows(/every value is (\S+)/.exec(line)![1]!, metric.variants[0].mean, `${metric.name} value`);
+      for (const id of ['lift', 'ci', 'pvalue', 'chance', 'significance']) {
+        assert.equal(await row.getByTestId(id).count(), 0, `${metric.name}: no ${id}`);
+      }
+      continue;
+    }
+    assert.equal(await row.getByTestId('no-variation').count(), 0, metric.name);
     for (const v of metric.variants) {
       const cell = row.getByTestId(`cell-${metric.name}-${v.key}`);
       const what = `${metric.name}/${v.key} (${query})`;
       assert.equal(readNumber(await text(cell, 'n')).value, v.n, `${what} n`);
       assertShows(await text(cell, 'mean'), v.mean, `${what} mean`);
+      await compareQuantiles(cell, metric, v, what);
       if (v.key === analysis.control) continue;
       assertShows(await text(cell, 'lift'), v.relative.estimate, `${what} lift`);
       const [lo, hi] = (await text(cell, 'ci')).replace(/^\[|\]$/g, '').split(', ');
@@ -188,26 +276,88 @@ async function compareScorecard(page: Page, query: string): Promise<void> {
         if (v.chanceToWin === null) assert.match(await text(cell, 'chance'), /needs a direction/);
         else assertShows(await text(cell, 'chance'), v.chanceToWin, `${what} chance to win`);
       } else {
-        const p = await text(cell, 'pvalue');
-        if (v.absolute.pValue < 0.0001) assert.match(p, /p < 0\.0001/, what);
-        else assertShows(p, v.absolute.pValue, `${what} p-value`);
+        // The adjusted p-value where a correction applies, else the decision's (older servers: the absolute's).
+        const shown = cell.getByTestId('pvalue');
+        const adjusted = v.adjustedPValue !== undefined;
+        assert.equal(await shown.getAttribute('data-adjusted'), String(adjusted), what);
+        const expected = adjusted ? v.adjustedPValue : (v.pValue ?? v.absolute.pValue);
+        const p = (await shown.innerText()).trim();
+        if (adjusted) assert.match(p, new RegExp(`\\(${CORRECTION_SHORT[correction]}-adjusted\\)$`), what);
+        else assert.doesNotMatch(p, /adjusted/, what);
+        if (expected < 0.0001) assert.match(p, /p < 0\.0001/, what);
+        else assertShows(p, expected, `${what} p-value`);
       }
       const word = await text(cell, 'significance');
-      const expected = v.harm?.harmful
-        ? 'Guardrail failed'
-        : !v.significant
-          ? 'Not significant'
-          : v.better
-            ? 'Better'
-            : v.worse
-              ? 'Worse'
-              : 'Significant';
+      const expected =
+        metric.role === 'guardrail' && v.guardrail?.status === 'failed'
+          ? 'Guardrail failed'
+          : !v.significant
+            ? 'Not significant'
+            : v.better
+              ? 'Better'
+              : v.worse
+                ? 'Worse'
+                : 'Significant';
       assert.equal(word, expected, `${what} significance`);
+      await compareGuardrail(cell, metric, v, what);
+      if (metric.role === 'guardrail') assert.ok(v.guardrail, `${what}: the API sends a guardrail status`);
       const hint = cell.getByTestId('more-units');
       if (v.moreUnits === null || v.moreUnits === undefined) assert.equal(await hint.count(), 0, what);
       else assertShows(await hint.innerText(), v.moreUnits, `${what} more units`);
     }
   }
+}
+
+/** The sample-ratio line: what was counted (users or calls) and the counts per variant. */
+async function compareSrmLine(page: Page, analysis: Analysis): Promise<void> {
+  const line = page.getByTestId('srm-line');
+  const unit = analysis.srm.unit ?? 'call';
+  assert.equal(await line.getAttribute('data-unit'), unit);
+  const shown = await line.innerText();
+  if (analysis.srm.pValue === null) {
+    assert.match(shown, new RegExp(`not checked yet: no ${unit}s`));
+    return;
+  }
+  assert.match(shown, new RegExp(`^Sample ratio, ${unit}s per variant: `), shown);
+  const counts = (analysis.srm.counts ?? analysis.exposures) as Record<string, number>;
+  for (const [key, n] of Object.entries(counts)) {
+    assertShows(new RegExp(`\\b${key} ([\\d,]+)`).exec(shown)![1]!, n, `srm count of ${key}`);
+  }
+  assert.match(shown, analysis.srm.mismatch ? /MISMATCH/ : /as the weights ask/);
+  if (analysis.srm.pValue >= 0.0001)
+    assertShows(/p = ([\d.]+)/.exec(shown)![1]!, analysis.srm.pValue, 'srm p');
+}
+
+/** Which correction is in use, and on which metrics. */
+async function compareCorrectionNote(page: Page, analysis: Analysis): Promise<void> {
+  const note = page.getByTestId('correction-note');
+  const shown = await note.innerText();
+  if (analysis.method === 'bayesian') {
+    assert.match(shown, /no p-values to correct/);
+    return;
+  }
+  assert.equal(await note.getAttribute('data-correction'), analysis.correction);
+  if (analysis.correction === 'none') {
+    assert.match(shown, /^No multiple-comparison correction/);
+    return;
+  }
+  const compared = analysis.metrics.filter((m) => !m.noVariation);
+  const family = compared.filter((m) => m.corrected).map((m) => m.name);
+  const alone = compared.filter((m) => !m.corrected).map((m) => m.name);
+  const words = analysis.correction === 'bh' ? 'Benjamini–Hochberg \\(BH\\)' : 'Holm';
+  if (family.length === 0) {
+    assert.match(shown, new RegExp(`^${words} correction: no metric shown is in its family`));
+    return;
+  }
+  const list = (names: string[]) => new Intl.ListFormat('en-US', { type: 'conjunction' }).format(names);
+  assert.ok(
+    shown.startsWith(
+      `${analysis.correction === 'bh' ? 'Benjamini–Hochberg (BH)' : 'Holm'} correction across ${list(family)}: `,
+    ),
+    shown,
+  );
+  assert.match(shown, new RegExp(words));
+  if (alone.length) assert.ok(shown.includes(`; ${list(alone)} `), shown);
 }
 
 before(async () => {
@@ -241,6 +391,20 @@ describe('the experiment page in headless Chromium', () => {
       await page.getByTestId('method').selectOption('sequential');
       await page.getByTestId('alpha').selectOption('0.01');
       await compareScorecard(page, 'method=sequential&control=B&alpha=0.01');
+      // Corrections asked for: BH and Holm across every metric but guardrails, the adjusted p-values shown.
+      await page.getByTestId('correction').selectOption('bh');
+      await compareScorecard(page, 'method=sequential&control=B&alpha=0.01&correction=bh');
+      await page.getByTestId('method').selectOption('frequentist');
+      await page.getByTestId('control').selectOption('A');
+      await page.getByTestId('correction').selectOption('holm');
+      await compareScorecard(page, 'method=frequentist&control=A&alpha=0.01&correction=holm');
+      const holm = await call('GET', `/experiment/${SLUG}/analysis?alpha=0.01&correction=holm`);
+      assert.ok(
+        (holm as Analysis).metrics.some((m) => m.corrected),
+        'a correction asked for has metrics in its family',
+      );
+      await page.getByTestId('correction').selectOption('none');
+      await compareScorecard(page, 'method=frequentist&control=A&alpha=0.01&correction=none');
       assertNoConsoleErrors(page);
     } finally {
       await page.context().close();
@@ -281,6 +445,11 @@ describe('the experiment page in headless Chromium', () => {
             `exposures of ${key} in the chart's text`,
           );
         }
+        // The series says its unit (users in a sticky experiment whose values all have a user, else calls).
+        const unit = page.getByTestId('series-unit');
+        assert.equal(await unit.getAttribute('data-unit'), series.unit);
+        assert.match(await unit.innerText(), new RegExp(`^Unit: ${series.unit}s as units`));
+        assert.match(label, new RegExp(`${series.unit}s as units`));
         assert.match(
           (await page.getByTestId('chart-tradeoff').getAttribute('aria-label')) ?? '',
           /success against cost_usd/,
@@ -322,7 +491,15 @@ describe('the experiment page in headless Chromium', () => {
     try {
       await page.getByTestId('srm-banner').waitFor();
       assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), 'sample-ratio-mismatch');
-      assert.match(await page.getByTestId('srm-banner').innerText(), /Sample ratio mismatch/);
+      const banner = await page.getByTestId('srm-banner').innerText();
+      assert.match(banner, /Sample ratio mismatch/);
+      // What was counted, with the counts tested.
+      const analysis = (await call('GET', '/experiment/skewed/analysis')) as Analysis;
+      const units = analysis.srm.unit === 'user' ? 'Users' : 'Calls';
+      const counts = `${units} per variant: A ${analysis.srm.counts.A!.toLocaleString('en-US')}, B ${analysis.srm.counts.B!.toLocaleString('en-US')};`;
+      assert.ok(banner.includes(counts), `${banner} names ${counts}`);
+      assert.match(await page.getByTestId('srm-line').innerText(), /MISMATCH/);
+      assert.equal(await page.getByTestId('srm-line').getAttribute('data-unit'), analysis.srm.unit);
       await screenshot(page, 'experiment-srm-1280');
       assertNoConsoleErrors(page);
     } finally {

@@ -103,8 +103,14 @@ function ExposuresChart({ series, keys }) {
 }
 
 function EffectChart({ series, keys, control, unit }) {
-  // The series is per call; a sticky experiment's scorecard reads per user, so its numbers differ.
-  const where = unit === series.unit ? 'as in the scorecard' : `per call (the scorecard reads per ${unit})`;
+  // The series names its unit: users (a sticky experiment's per-user sums, as the analysis reads them) or
+  // calls; a server that does not say counted calls. Where the scorecard's unit differs, so do its numbers.
+  const seriesUnit = series.unit === 'user' ? 'user' : 'call';
+  const unitText = seriesUnit === 'user' ? 'users as units' : 'calls as units';
+  const where =
+    unit === seriesUnit
+      ? `${unitText}, as in the scorecard`
+      : `${unitText} (the scorecard has ${unit === 'user' ? 'users' : 'calls'} as units, so its numbers differ)`;
   const treatments = keys.filter((k) => k !== control);
   // The relative effect in %; where the control mean is 0 there is none, and the line breaks.
   const pct = (x) => (x === null || x === undefined ? null : x * 100);
@@ -188,7 +194,8 @@ function EffectChart({ series, keys, control, unit }) {
     />
     <figcaption>
       Cumulative relative effect of <strong>${series.metric}</strong>
-      ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}, ${where}.`}
+      ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}. `}
+      <span data-testid="series-unit" data-unit=${seriesUnit}>Unit: ${where}.</span>
       ${one && ` One ${series.interval} bucket so far: a point with its interval; the line and band start with the second.`}
       ${series.method !== 'sequential' && ' Reading a fixed-horizon interval over and over inflates false positives: the sequential method stays valid at every look.'}
     </figcaption>
@@ -311,7 +318,13 @@ function Charts({ experiment, query }) {
     () =>
       metric
         ? api.get(
-            withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), { metric, interval, ...o }),
+            withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), {
+              metric,
+              interval,
+              method: o.method,
+              alpha: o.alpha,
+              control: o.control,
+            }),
           )
         : Promise.resolve(null),
     [experiment.slug, metric, interval, o.method, o.alpha, o.control],

@@ -6,7 +6,14 @@ import { navigate, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, errorText } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
-import { fieldOf, variantsFrom, weightSum } from '../parts/form-rules.js';
+import {
+  fieldOf,
+  metricsFrom,
+  percentText,
+  STATISTICS,
+  variantsFrom,
+  weightSum,
+} from '../parts/form-rules.js';
 
 let nextRow = 0;
 const row = (fields) => ({ id: ++nextRow, ...fields });
@@ -21,10 +28,11 @@ function metricRow(m) {
     direction: m.direction,
     role: m.role ?? 'secondary',
     kind: m.kind ?? '',
-    mde:
-      m.minimumDetectableEffect === undefined
-        ? ''
-        : String(Math.round(m.minimumDetectableEffect * 10000) / 100),
+    mde: percentText(m.minimumDetectableEffect),
+    threshold: percentText(m.threshold),
+    statistic: m.statistic ?? 'mean',
+    // Sent back as stored: an explicit 'mean' stays explicit, so an untouched form changes nothing.
+    statisticSet: m.statistic !== undefined,
   });
 }
 
@@ -53,28 +61,6 @@ function initial(experiment) {
     ],
     metrics: [],
   };
-}
-
-/** What the form would send for metrics, or the errors that keep it from being sent. */
-function metricsFrom(rows) {
-  const errors = {};
-  const seen = new Set();
-  const metrics = rows.map((m, i) => {
-    const name = m.name.trim();
-    if (!name) errors[`metrics.${i}.name`] = 'A metric needs the name results log it under';
-    else if (seen.has(name)) errors[`metrics.${i}.name`] = `'${name}' is defined twice`;
-    seen.add(name);
-    const out = { name, direction: m.direction, role: m.role };
-    if (m.kind) out.kind = m.kind;
-    if (m.mde.trim() !== '') {
-      const pct = Number(m.mde);
-      if (!(pct > 0 && pct <= 1000))
-        errors[`metrics.${i}.minimumDetectableEffect`] = 'A percentage above 0 (5 for 5%)';
-      else out.minimumDetectableEffect = pct / 100;
-    }
-    return out;
-  });
-  return { metrics, errors };
 }
 
 /** A label, the control, and the error the API or the form has for it. */
@@ -213,6 +199,9 @@ function MetricEditor({ rows, errors, onChange }) {
         role: rows.length === 0 ? 'primary' : 'secondary',
         kind: '',
         mde: '',
+        threshold: '',
+        statistic: 'mean',
+        statisticSet: false,
       }),
     ]);
   const primaries = rows.filter((r) => r.role === 'primary').length;
@@ -221,7 +210,7 @@ function MetricEditor({ rows, errors, onChange }) {
     const error = errors[`metrics.${i}.${name}`];
     return html`<${Field} id=${id} label=${label} error=${error}>
       <select id=${id} value=${r[name]} onChange=${(e) => set(i, name, e.currentTarget.value)} data-testid=${`metric-${name}`}
-        aria-describedby=${described(id, error)}>
+        aria-invalid=${String(Boolean(error))} aria-describedby=${described(id, error)}>
         ${options.map(([value, text]) => html`<option value=${value}>${text}</option>`)}
       </select>
     </${Field}>`;
@@ -230,13 +219,17 @@ function MetricEditor({ rows, errors, onChange }) {
     <legend>Metrics</legend>
     <p class="hint small">
       Declare which way is better so the analysis can name a winner. The primary metric decides the verdict;
-      guardrails are tested for harm. Metrics you do not declare are still analysed, without a direction.
+      a guardrail fails when its interval lies wholly beyond its threshold, the loss you tolerate in its worse
+      direction (0%: none). Numeric metrics compare their mean, or a quantile (p95: the slowest 5% of calls).
+      Metrics you do not declare are still analysed, without a direction.
     </p>
     ${rows.map((r, i) => {
       const nameId = `m${r.id}-name`;
       const mdeId = `m${r.id}-mde`;
       const nameError = errors[`metrics.${i}.name`];
       const mdeError = errors[`metrics.${i}.minimumDetectableEffect`];
+      const thresholdId = `m${r.id}-threshold`;
+      const thresholdError = errors[`metrics.${i}.threshold`];
       return html`<div class="metric-row" key=${r.id} data-testid=${`metric-row-${i}`}>
         <${Field} id=${nameId} label="Name" error=${nameError}>
           <input id=${nameId} value=${r.name} onInput=${(e) => set(i, 'name', e.currentTarget.value)} data-testid="metric-name"
@@ -256,11 +249,27 @@ function MetricEditor({ rows, errors, onChange }) {
           ['mean', 'mean'],
           ['proportion', 'proportion'],
         ])}
+        ${select(
+          i,
+          r,
+          'statistic',
+          'Compared on',
+          STATISTICS.map((x) => [x, x === 'p50' ? 'p50 (median)' : x]),
+        )}
         <${Field} id=${mdeId} label="Smallest effect worth detecting (%)" error=${mdeError}>
           <input id=${mdeId} type="number" min="0" step="any" inputmode="decimal" placeholder="optional" value=${r.mde}
             onInput=${(e) => set(i, 'mde', e.currentTarget.value)} data-testid="metric-mde"
             aria-invalid=${String(Boolean(mdeError))} aria-describedby=${described(mdeId, mdeError)} />
         </${Field}>
+        ${
+          r.role === 'guardrail' &&
+          html`<${Field} id=${thresholdId} label="Loss tolerated (%)" error=${thresholdError}>
+            <input id=${thresholdId} type="number" min="0" max="1000" step="any" inputmode="decimal" placeholder="0"
+              value=${r.threshold} onInput=${(e) => set(i, 'threshold', e.currentTarget.value)} data-testid="metric-threshold"
+              title="How much worse, relative, the guardrail may get and still pass: 5 for at most 5% worse"
+              aria-invalid=${String(Boolean(thresholdError))} aria-describedby=${described(thresholdId, thresholdError)} />
+          </${Field}>`
+        }
         <button type="button" class="link danger remove" onClick=${() => onChange(rows.filter((_, j) => j !== i))}
           aria-label=${`Remove metric ${r.name || i + 1}`}>Remove</button>
         ${errors[`metrics.${i}`] && html`<p class="field-error" role="alert">${errors[`metrics.${i}`]}</p>`}

@@ -12,6 +12,9 @@ import { VariantCards, Versions } from '../parts/variants.js';
 export const REFRESH_MS = 5000;
 export const ALPHAS = ['0.01', '0.05', '0.1'];
 export const METHODS = ['frequentist', 'sequential', 'bayesian'];
+/** '' asks for the server's default (BH across secondary and undeclared metrics). */
+export const CORRECTIONS = ['', 'none', 'holm', 'bh'];
+const CORRECTION_OPTIONS = { '': 'default', none: 'none', holm: 'Holm', bh: 'BH' };
 
 /** The analysis options a page was opened with, as the API's query parameters. */
 export function analysisOptions(query) {
@@ -19,6 +22,7 @@ export function analysisOptions(query) {
     method: METHODS.includes(query.method) ? query.method : 'frequentist',
     alpha: query.alpha && Number(query.alpha) > 0 && Number(query.alpha) < 0.5 ? query.alpha : '0.05',
     control: query.control || undefined,
+    correction: CORRECTIONS.includes(query.correction) ? query.correction || undefined : undefined,
   };
 }
 
@@ -46,6 +50,13 @@ export function AnalysisOptions({ experiment, query, path, extra = null }) {
         ${experiment.variants.map((v) => html`<option value=${v.key}>${v.key}</option>`)}
       </select>
     </label>
+    <label class="field inline">
+      <span>Correction</span>
+      <select value=${o.correction ?? ''} onChange=${set('correction')} data-testid="correction"
+        disabled=${o.method === 'bayesian'} title=${o.method === 'bayesian' ? 'Bayesian readings have no p-values to correct' : undefined}>
+        ${CORRECTIONS.map((c) => html`<option value=${c}>${CORRECTION_OPTIONS[c]}</option>`)}
+      </select>
+    </label>
     ${extra}
   </div>`;
 }
@@ -56,7 +67,7 @@ export function useAnalysis(experiment, query) {
   const o = analysisOptions(query);
   const state = useLoad(
     () => api.get(withQuery(experimentPath(experiment.slug, '/analysis'), o)),
-    [experiment.slug, experiment.version, experiment.status, o.method, o.alpha, o.control],
+    [experiment.slug, experiment.version, experiment.status, o.method, o.alpha, o.control, o.correction],
   );
   usePoll(state.reload, REFRESH_MS, experiment.status === 'running');
   return state;
@@ -75,22 +86,49 @@ function Verdict({ analysis }) {
     <${VerdictBadge} verdict=${verdict} />
     <p class="sentence" data-testid="verdict-summary">${verdict.summary}</p>
     <p class="muted small">
-      ${`${analysis.method}, alpha ${analysis.alpha}, control ${analysis.control}, per ${analysis.unit} · `}<span data-testid="exposures-total">${formatCount(total)}</span> exposures
+      ${`${analysis.method}, alpha ${analysis.alpha}, control ${analysis.control}, ${analysis.unit === 'user' ? 'users' : 'calls'} as units · `}<span data-testid="exposures-total">${formatCount(total)}</span> exposures
     </p>
+    <${SrmLine} analysis=${analysis} />
   </section>`;
+}
+
+/**
+ * What the sample-ratio check counted: users (sticky experiments) or assign calls, per variant. A server
+ * without srm.unit counted calls, the exposures.
+ */
+export function srmCounts(analysis) {
+  const unit = analysis.srm.unit === 'user' ? 'user' : 'call';
+  const counts = analysis.srm.counts ?? analysis.exposures;
+  return { unit, units: unit === 'user' ? 'users' : 'calls', counts };
+}
+
+function countsText(experiment, counts) {
+  return experiment.variants.map((v) => `${v.key} ${formatCount(counts[v.key] ?? 0)}`).join(', ');
+}
+
+function SrmLine({ analysis }) {
+  const { units, counts } = srmCounts(analysis);
+  const keys = Object.keys(counts);
+  const seen = keys.map((k) => `${k} ${formatCount(counts[k])}`).join(', ');
+  const { pValue, mismatch } = analysis.srm;
+  const text =
+    pValue === null
+      ? `Sample ratio not checked yet: no ${units} to count.`
+      : `Sample ratio, ${units} per variant: ${seen || 'none'}; ${mismatch ? 'MISMATCH' : 'as the weights ask'} (chi-square ${formatP(pValue)}).`;
+  return html`<p class="muted small" data-testid="srm-line" data-unit=${analysis.srm.unit ?? 'call'}>${text}</p>`;
 }
 
 function SrmBanner({ analysis, experiment }) {
   if (!analysis.srm.mismatch) return null;
-  const seen = experiment.variants
-    .map((v) => `${v.key} ${formatCount(analysis.exposures[v.key] ?? 0)}`)
-    .join(', ');
+  const { units, counts } = srmCounts(analysis);
+  const seen = countsText(experiment, counts);
   const wanted = experiment.variants.map((v) => `${v.key} ${v.trafficPercent}%`).join(', ');
-  // The test mixes each version's weights by its exposures; the current weights are what a reader knows.
+  // The test mixes each version's weights by its units; the current weights are what a reader knows.
   const versions = analysis.versions.length > 1 ? ' (each version with its own weights)' : '';
+  const Units = units[0].toUpperCase() + units.slice(1);
   return html`<div class="banner danger" role="alert" data-testid="srm-banner">
     <strong>Sample ratio mismatch.</strong>
-    ${` Exposures ${seen}; the weights ask for ${wanted}${versions}: a chi-square test says this split is no accident (${formatP(analysis.srm.pValue)}). `}
+    ${` ${Units} per variant: ${seen}; the weights ask for ${wanted}${versions}: a chi-square test says this split is no accident (${formatP(analysis.srm.pValue)}). `}
     Assignment or logging is broken somewhere: no effect below can be trusted until that is explained.
   </div>`;
 }

@@ -35,6 +35,55 @@ export function variantsFrom(rows) {
   return { variants, errors };
 }
 
+/** What a numeric metric can be compared on (src/core/metric-definitions.ts STATISTICS). */
+export const STATISTICS = ['mean', 'p50', 'p90', 'p95', 'p99'];
+
+/** A fraction as the form shows it in percent: 0.05 -> '5' (two decimals at most); absent -> ''. */
+export function percentText(fraction) {
+  return fraction === undefined || fraction === null ? '' : String(Math.round(fraction * 10000) / 100);
+}
+
+/**
+ * What the form would send for metrics, or the errors that keep it from being sent: the server's rules
+ * (src/core/metric-definitions.ts). Percent fields are sent as fractions; a guardrail's threshold only for a
+ * guardrail; the statistic when it is not the default mean (or was stored explicitly).
+ */
+export function metricsFrom(rows) {
+  const errors = {};
+  const seen = new Set();
+  const metrics = rows.map((m, i) => {
+    const name = m.name.trim();
+    if (!name) errors[`metrics.${i}.name`] = 'A metric needs the name results log it under';
+    else if (name.length > 200) errors[`metrics.${i}.name`] = 'At most 200 characters';
+    else if (seen.has(name)) errors[`metrics.${i}.name`] = `'${name}' is defined twice`;
+    seen.add(name);
+    const out = { name, direction: m.direction, role: m.role };
+    if (m.kind) out.kind = m.kind;
+    if (m.mde.trim() !== '') {
+      const pct = Number(m.mde);
+      if (!(pct > 0 && pct <= 1000))
+        errors[`metrics.${i}.minimumDetectableEffect`] = 'A percentage above 0 (5 for 5%), at most 1000';
+      else out.minimumDetectableEffect = pct / 100;
+    }
+    const threshold = (m.threshold ?? '').trim();
+    if (m.role === 'guardrail' && threshold !== '') {
+      const pct = Number(threshold);
+      if (!(pct >= 0 && pct <= 1000))
+        errors[`metrics.${i}.threshold`] = 'A percentage from 0 to 1000 (5 for at most 5% worse)';
+      else out.threshold = pct / 100;
+    }
+    const statistic = m.statistic || 'mean';
+    if (!STATISTICS.includes(statistic)) {
+      errors[`metrics.${i}.statistic`] = `One of ${STATISTICS.join(', ')}`;
+    } else if (statistic !== 'mean' && m.kind === 'proportion') {
+      errors[`metrics.${i}.statistic`] = `A quantile (${statistic}) needs numeric values, not a proportion`;
+    }
+    if (statistic !== 'mean' || m.statisticSet) out.statistic = statistic;
+    return out;
+  });
+  return { metrics, errors };
+}
+
 /** The form field an API error message is about ('variants.1.key', 'slug', …), or null for the form. */
 export function fieldOf(message) {
   const schema = /^body\/(\w+)(?:\/(\d+)(?:\/(\w+))?)?/.exec(message);

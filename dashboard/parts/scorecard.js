@@ -1,5 +1,7 @@
 // The scorecard: one row per metric, primary first; per treatment the lift with its interval drawn as a
-// bar against zero, the chance to be better (bayesian) or the p-value, significance and the sample-size hint.
+// bar against zero, the chance to be better (bayesian) or the p-value (adjusted where a correction applies),
+// significance, a guardrail's status against its threshold, quantiles and the sample-size hint. A metric
+// whose values never vary is one plain line. Fields a server may not send yet (quantiles) are optional.
 import {
   formatChance,
   formatCount,
@@ -7,6 +9,7 @@ import {
   formatLift,
   formatP,
   formatPoints,
+  formatShare,
   formatValue,
 } from '../format.js';
 import { html } from '../html.js';
@@ -83,7 +86,52 @@ function significance(metric, v) {
   return ['info', 'Significant'];
 }
 
-function Evidence({ v, method }) {
+/** The corrections by name, as a sentence says them. */
+export const CORRECTION_WORDS = {
+  holm: 'Holm',
+  bh: 'Benjamini–Hochberg (BH)',
+};
+const CORRECTION_SHORT = { holm: 'Holm', bh: 'BH' };
+
+const GUARDRAIL_WORDS = {
+  passed: 'Guardrail passed',
+  failed: 'Guardrail failed',
+  inconclusive: 'Guardrail inconclusive',
+};
+
+/** 'could be 3.7% worse' / 'at worst 1.2% better': the guardrail interval's worse end, in the metric's terms. */
+export function guardrailReach(direction, bound) {
+  if (bound === null || bound === undefined) return 'its lift cannot be computed';
+  const size = (x) => formatLift(Math.abs(x)).replace('+', '');
+  if (!direction) return `could be ${size(bound)} ${bound > 0 ? 'higher' : 'lower'}`;
+  const worse = direction === 'increase' ? -bound : bound;
+  return worse > 0 ? `could be ${size(worse)} worse` : `at worst ${size(worse)} better`;
+}
+
+/** 'Guardrail inconclusive: could be 3.7% worse; threshold 5%'. */
+export function guardrailText(direction, g) {
+  return `${GUARDRAIL_WORDS[g.status] ?? `Guardrail ${g.status}`}: ${guardrailReach(direction, g.bound)}; threshold ${formatShare(g.threshold)}`;
+}
+
+const QUANTILES = ['p50', 'p90', 'p95', 'p99'];
+
+/** 'p50 812 · p90 1,040 · p95 1,110 · p99 1,250' for numeric metrics whose analysis has quantiles. */
+function Quantiles({ metric, v }) {
+  const q = v?.quantiles;
+  if (!q || metric.kind === 'proportion') return null;
+  const shown = QUANTILES.filter((k) => q[k] !== null && q[k] !== undefined);
+  if (shown.length === 0) return null;
+  return html`<div class="quantiles small" data-testid="quantiles">
+    ${shown.map(
+      (k, i) =>
+        html`${i > 0 ? ' · ' : ''}<span class=${k === metric.statistic ? 'compared' : 'muted'} data-testid=${`quantile-${k}`}
+          >${k} ${formatValue(q[k], metric.kind)}</span
+        >`,
+    )}
+  </div>`;
+}
+
+function Evidence({ v, method, correction }) {
   if (method === 'bayesian') {
     if (v.chanceToWin === null || v.chanceToWin === undefined) {
       return html`<span class="muted small" data-testid="chance" title="A chance to be better needs a declared direction"
@@ -92,11 +140,15 @@ function Evidence({ v, method }) {
     }
     return html`<span data-testid="chance"><strong>${formatChance(v.chanceToWin)}</strong> chance to be better</span>`;
   }
-  const p = v.adjustedPValue ?? v.absolute?.pValue ?? null;
-  return html`<span data-testid="pvalue">${formatP(p)}${v.adjustedPValue !== undefined ? ' (adjusted)' : ''}</span>`;
+  // The decision's p-value (older servers: the absolute effect's); a correction's adjusted one where it applies.
+  const adjusted = v.adjustedPValue !== undefined;
+  const p = adjusted ? v.adjustedPValue : (v.pValue ?? v.absolute?.pValue ?? null);
+  return html`<span data-testid="pvalue" data-adjusted=${String(adjusted)}
+    >${formatP(p)}${adjusted ? ` (${CORRECTION_SHORT[correction] ?? correction}-adjusted)` : ''}</span
+  >`;
 }
 
-function TreatmentCell({ metric, v, scale, method, control }) {
+function TreatmentCell({ metric, v, scale, method, control, correction }) {
   const effect = effectOf(v, scale);
   const [tone, word] = significance(metric, v);
   const [estimate, interval] = effectText(effect, scale, metric.kind);
@@ -122,9 +174,16 @@ function TreatmentCell({ metric, v, scale, method, control }) {
     }
     <${EffectBar} effect=${effect} scale=${scale} tone=${tone} direction=${metric.direction} label=${label} />
     <div class="evidence-line">
-      <${Evidence} v=${v} method=${method} />
+      <${Evidence} v=${v} method=${method} correction=${correction} />
       <span class=${`chip ${tone}`} data-testid="significance">${word}</span>
     </div>
+    ${
+      v.guardrail &&
+      html`<p class=${`guardrail-line small ${v.guardrail.status}`} data-testid="guardrail" data-status=${v.guardrail.status}>
+        ${guardrailText(metric.direction, v.guardrail)}
+      </p>`
+    }
+    <${Quantiles} metric=${metric} v=${v} />
     ${
       v.moreUnits !== undefined &&
       v.moreUnits !== null &&
@@ -138,33 +197,107 @@ function TreatmentCell({ metric, v, scale, method, control }) {
 const INTERVAL_WORDS = { bayesian: 'credible', sequential: 'always-valid', frequentist: 'confidence' };
 const DIRECTION_WORDS = { increase: '↑ higher is better', decrease: '↓ lower is better' };
 
-function MetricRow({ metric, control, treatments, method }) {
+/**
+ * What each number is, in words: the analysis' label ('mean per call, users as units'); a server without
+ * labels gets the kind and, for a per-user reading, no claim about what is averaged.
+ */
+export function labelOf(metric) {
+  if (metric.label) return metric.label;
+  const what = metric.kind === 'proportion' ? 'share true' : 'mean';
+  return metric.unit === 'user' ? `${what}, users as units` : `${what} per call`;
+}
+
+function MetricHead({ metric, scale, correction }) {
+  const threshold =
+    metric.role === 'guardrail' && metric.threshold !== undefined && metric.threshold !== null;
+  return html`<th scope="row" data-label="Metric">
+    <span class="metric-name">${metric.name}</span>
+    ${metric.role && html`<span class=${`chip role-${metric.role}`} data-testid="role">${metric.role}</span>`}
+    ${
+      metric.corrected &&
+      correction !== 'none' &&
+      html`<span class="chip info" data-testid="corrected" title="Its p-values are adjusted for multiple comparisons"
+        >${CORRECTION_SHORT[correction] ?? correction}-adjusted</span
+      >`
+    }
+    <div class="muted small">
+      ${DIRECTION_WORDS[metric.direction] ?? 'no direction declared'} · <span data-testid="metric-label">${labelOf(metric)}</span>
+      ${scale && !scale.relative ? ' · absolute effect' : ''}
+    </div>
+    ${
+      threshold &&
+      html`<div class="muted small" data-testid="threshold">
+        ${metric.threshold > 0 ? `tolerates up to ${formatShare(metric.threshold)} worse` : 'no loss tolerated'} (threshold ${formatShare(metric.threshold)})
+      </div>`
+    }
+  </th>`;
+}
+
+/** Every value the same in every variant: one plain line, no effects or intervals. */
+function NoVariationRow({ metric, columns }) {
+  const arms = metric.variants.filter((v) => v.n > 0);
+  const n = arms.reduce((a, v) => a + v.n, 0);
+  const value = arms[0]?.mean ?? null;
+  return html`<tr data-testid=${`metric-row-${metric.name}`} data-no-variation="true">
+    <${MetricHead} metric=${metric} scale=${null} correction="none" />
+    <td colspan=${columns} data-label="Every variant" class="no-variation" data-testid="no-variation">
+      No variation: every value is ${formatValue(value, metric.kind)} in every variant (n = ${formatCount(n)}), so there is
+      nothing to compare.
+    </td>
+  </tr>`;
+}
+
+function MetricRow({ metric, control, treatments, method, correction }) {
+  if (metric.noVariation) {
+    return html`<${NoVariationRow} metric=${metric} columns=${treatments.length + 1} />`;
+  }
   const scale = scaleOf(metric);
   const controlArm = metric.variants.find((v) => v.key === control);
   return html`<tr data-testid=${`metric-row-${metric.name}`} class=${metric.role === 'primary' ? 'primary-row' : ''}>
-    <th scope="row" data-label="Metric">
-      <span class="metric-name">${metric.name}</span>
-      ${metric.role && html`<span class=${`chip role-${metric.role}`} data-testid="role">${metric.role}</span>`}
-      <div class="muted small">
-        ${DIRECTION_WORDS[metric.direction] ?? 'no direction declared'} · ${metric.kind} per ${metric.unit}
-        ${scale.relative ? '' : ' · absolute effect'}
-      </div>
-    </th>
+    <${MetricHead} metric=${metric} scale=${scale} correction=${correction} />
     <td data-label=${`${control} (control)`} data-testid=${`cell-${metric.name}-${control}`} class="control-cell">
       <span data-testid="mean">${formatValue(controlArm?.mean ?? null, metric.kind)}</span>
       <div class="muted small">n = <span data-testid="n">${formatCount(controlArm?.n ?? 0)}</span></div>
+      <${Quantiles} metric=${metric} v=${controlArm} />
     </td>
     ${treatments.map((key) => {
       const v = metric.variants.find((x) => x.key === key);
       return v
-        ? html`<${TreatmentCell} metric=${metric} v=${v} scale=${scale} method=${method} control=${control} />`
+        ? html`<${TreatmentCell} metric=${metric} v=${v} scale=${scale} method=${method} control=${control} correction=${correction} />`
         : html`<td class="muted">—</td>`;
     })}
   </tr>`;
 }
 
+/**
+ * Which correction is in use and on which metrics: 'P-values of latency_ms and judge_score are adjusted
+ * (Benjamini–Hochberg (BH), …); success and cost_usd are read on their own.' Bayesian readings have none.
+ */
+export function correctionText(analysis) {
+  const correction = analysis.correction ?? 'none';
+  if (analysis.method === 'bayesian')
+    return 'Bayesian reading: chances to be better, no p-values to correct.';
+  const list = (names) => new Intl.ListFormat('en-US', { type: 'conjunction' }).format(names);
+  const compared = analysis.metrics.filter((m) => !m.noVariation);
+  if (correction === 'none') {
+    return 'No multiple-comparison correction: each p-value stands alone (with many metrics, some look significant by chance).';
+  }
+  const family = compared.filter((m) => m.corrected).map((m) => m.name);
+  const alone = compared.filter((m) => !m.corrected).map((m) => m.name);
+  const name = CORRECTION_WORDS[correction] ?? correction;
+  if (family.length === 0)
+    return `${name} correction: no metric shown is in its family; p-values are unadjusted.`;
+  return (
+    `${name} correction across ${list(family)}: ${family.length === 1 ? 'its' : 'their'} p-values are adjusted and intervals widened to match` +
+    (alone.length
+      ? `; ${list(alone)} ${alone.length === 1 ? 'is' : 'are'} read on ${alone.length === 1 ? 'its' : 'their'} own.`
+      : '.')
+  );
+}
+
 export function Scorecard({ analysis, declared }) {
   const { control, method, alpha } = analysis;
+  const correction = method === 'bayesian' ? 'none' : (analysis.correction ?? 'none');
   const metrics = orderMetrics(analysis.metrics, declared);
   if (metrics.length === 0) {
     return html`<p class="empty" data-testid="scorecard-empty">
@@ -180,6 +313,7 @@ export function Scorecard({ analysis, declared }) {
       data-method=${method}
       data-alpha=${alpha}
       data-control=${control}
+      data-correction=${correction}
     >
       <caption>
         Each treatment against ${control}: mean, relative effect with its ${`${level} ${INTERVAL_WORDS[method] ?? ''} `}
@@ -195,9 +329,12 @@ export function Scorecard({ analysis, declared }) {
       <tbody>
         ${metrics.map(
           (m) =>
-            html`<${MetricRow} key=${m.name} metric=${m} control=${control} treatments=${treatments} method=${method} />`,
+            html`<${MetricRow} key=${m.name} metric=${m} control=${control} treatments=${treatments} method=${method} correction=${correction} />`,
         )}
       </tbody>
     </table>
+    <p class="muted small correction-note" data-testid="correction-note" data-correction=${correction}>
+      ${correctionText(analysis)}
+    </p>
   </div>`;
 }

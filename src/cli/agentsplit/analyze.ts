@@ -1,6 +1,8 @@
 // `agentsplit analyze <slug>`: GET /experiment/:slug/analysis, read for people: the verdict first, then a
-// scorecard per metric (primary first, then guardrails, secondary and undeclared metrics), the
-// sample-ratio check and the warnings. --json prints the API's answer as is.
+// scorecard per metric (primary first, then guardrails, secondary and undeclared metrics) with its label,
+// guardrail status against the threshold and quantiles where the answer has them, the correction, the
+// sample-ratio check (users or calls) and the warnings. --json prints the API's answer as is. The types
+// below follow src/stats/analysis-schema.ts; fields a server may not send yet (quantiles) are optional.
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { experimentPath, positiveInteger } from './experiments.js';
 import {
@@ -25,6 +27,16 @@ interface Effect {
   pValue: Num;
 }
 
+interface Guardrail {
+  status: 'passed' | 'failed' | 'inconclusive';
+  /** The relative loss tolerated. */
+  threshold: number;
+  /** The interval's worse end as a relative change (-0.079: 7.9% lower). */
+  bound: Num;
+  absolute: Effect;
+  relative: Effect;
+}
+
 interface VariantAnalysis {
   key: string;
   n: number;
@@ -32,11 +44,15 @@ interface VariantAnalysis {
   stdDev: Num;
   absolute?: Effect;
   relative?: Effect;
+  /** The decision's p-value, before any correction. */
+  pValue?: Num;
   adjustedPValue?: Num;
   chanceToWin?: Num;
+  risk?: [Num, Num];
   better?: boolean | null;
   worse?: boolean | null;
-  guardrail?: { status: 'passed' | 'failed' | 'inconclusive'; threshold: number; bound: Num };
+  guardrail?: Guardrail;
+  quantiles?: { p50: Num; p90: Num; p95: Num; p99: Num };
   moreUnits?: Num;
   significant?: boolean;
 }
@@ -49,6 +65,16 @@ interface MetricAnalysis {
   unit: string;
   sided: string;
   minimumDetectableEffect: Num;
+  /** mean, or p50/p90/p95/p99: what is compared. */
+  statistic?: string;
+  /** Guardrails: the relative loss tolerated; null otherwise. */
+  threshold?: Num;
+  /** What each variant's number is, in words: 'mean per call, users as units'. */
+  label?: string;
+  /** Every value the same everywhere: nothing to compare. */
+  noVariation?: boolean;
+  /** In the correction's family. */
+  corrected?: boolean;
   variants: VariantAnalysis[];
 }
 
@@ -65,7 +91,14 @@ export interface Analysis {
   verdict: { status: string; variant?: string; metric?: string; summary: string };
   results?: Record<string, number>;
   exposures: Record<string, number>;
-  srm: { chiSquare: Num; pValue: Num; mismatch: boolean };
+  srm: {
+    chiSquare: Num;
+    pValue: Num;
+    mismatch: boolean;
+    /** What was counted: users (sticky experiments) or assign calls; absent from older servers (calls). */
+    unit?: 'user' | 'call';
+    counts?: Record<string, number>;
+  };
   metrics: MetricAnalysis[];
   warnings: string[];
 }
@@ -98,6 +131,8 @@ const DIRECTION_WORDS: Record<string, string> = {
   increase: 'higher is better',
   decrease: 'lower is better',
 };
+const CORRECTION_WORDS: Record<string, string> = { holm: 'Holm', bh: 'BH' };
+const QUANTILES = ['p50', 'p90', 'p95', 'p99'] as const;
 
 export function registerAnalyze(program: Command): void {
   program
@@ -123,7 +158,8 @@ export function registerAnalyze(program: Command): void {
     .addOption(
       new Option(
         '--correction <c>',
-        'adjust the p-values of every metric × treatment together (default: none; not for bayesian)',
+        "adjust p-values for multiple comparisons across every metric but guardrails (default: the server's, " +
+          'BH across secondary and undeclared metrics; not for bayesian)',
       ).choices(['none', 'holm', 'bh']),
     )
     .option('--control <key>', 'the variant the others are compared with (default: the first variant)')
@@ -173,15 +209,15 @@ export function report(a: Analysis): string {
       : a.versions.length === 0
         ? 'no data yet'
         : `version${a.versions.length > 1 ? 's' : ''} ${a.versions.join(', ')}${a.versions.length > 1 ? ' pooled' : ''}`;
-  const correction = a.correction !== 'none' && a.method !== 'bayesian' ? `, ${a.correction} correction` : '';
+  const correction = corrected(a) ? `, ${a.correction} correction` : '';
   parts.push(
     `${a.slug}: ${a.method}, ${SIDED_WORDS[a.sided] ?? a.sided}, ${level} ${INTERVAL_WORDS[a.method] ?? ''} ` +
-      `intervals${correction}; control ${a.control}; per ${a.unit}; ${versions}\n`,
+      `intervals${correction}; control ${a.control}; ${a.unit === 'user' ? 'users' : 'calls'} as units; ${versions}\n`,
   );
   const metrics = orderMetrics(a.metrics);
   if (metrics.length === 0) parts.push('\nno metrics yet: results logged with metrics appear here\n');
   for (const metric of metrics) parts.push(`\n${scorecard(metric, a)}`);
-  parts.push(`\n${srmLine(a)}`);
+  parts.push(`\n${correctionLine(a)}${srmLine(a)}`);
   if (a.results) parts.push(`results       ${counts(a.results)}\n`);
   for (const warning of a.warnings) parts.push(`warning: ${warning}\n`);
   return parts.join('');
@@ -195,13 +231,56 @@ function orderMetrics(metrics: MetricAnalysis[]): MetricAnalysis[] {
     .map(({ m }) => m);
 }
 
-/** One metric: a heading line, then one row per variant, then how many more units it needs, if known. */
+/** A correction is in use (frequentist or sequential), so some p-values are adjusted. */
+function corrected(a: Analysis): boolean {
+  return a.correction !== 'none' && a.method !== 'bayesian';
+}
+
+/**
+ * What each number is: the analysis' label ('mean per call, users as units'); an older server's answer
+ * without one gets the kind and the unit, without claiming what is averaged.
+ */
+function labelOf(metric: MetricAnalysis): string {
+  if (metric.label) return metric.label;
+  const what = metric.kind === 'proportion' ? 'share true' : 'mean';
+  return metric.unit === 'user' ? `${what}, users as units` : `${what} per call`;
+}
+
+/** A relative size without a sign, as a threshold is set: 0.05 -> 5%. */
+function share(x: number): string {
+  return `${Number((Math.abs(x) * 100).toPrecision(4))}%`;
+}
+
+/** 'could be 3.7% worse' / 'at worst 1.2% better': the guardrail interval's worse end, in the metric's terms. */
+function reach(direction: string | null, bound: Num): string {
+  if (bound === null) return 'its lift cannot be computed';
+  const size = (x: number) => formatLift(Math.abs(x)).replace('+', '');
+  if (!direction) return `could be ${size(bound)} ${bound > 0 ? 'higher' : 'lower'}`;
+  const worse = direction === 'increase' ? -bound : bound;
+  return worse > 0 ? `could be ${size(worse)} worse` : `at worst ${size(worse)} better`;
+}
+
+/** One metric: a heading line, then one row per variant, then guardrails, quantiles and units still needed. */
 function scorecard(metric: MetricAnalysis, a: Analysis): string {
   const about = [
     metric.role,
-    `${metric.kind} per ${metric.unit}`,
+    labelOf(metric),
     metric.direction ? DIRECTION_WORDS[metric.direction] : 'no direction declared',
+    metric.role === 'guardrail' && typeof metric.threshold === 'number'
+      ? `threshold ${share(metric.threshold)}`
+      : null,
+    metric.corrected && corrected(a) ? `${CORRECTION_WORDS[a.correction] ?? a.correction}-adjusted` : null,
   ].filter(Boolean);
+  const heading = `${metric.name} (${about.join('; ')})\n`;
+  if (metric.noVariation) {
+    const arms = metric.variants.filter((v) => v.n > 0);
+    const n = arms.reduce((x, v) => x + v.n, 0);
+    return (
+      heading +
+      `  no variation: every value is ${formatValue(arms[0]?.mean ?? null, metric.kind)} in every variant ` +
+      `(n = ${formatCount(n)}); nothing to compare\n`
+    );
+  }
   const bayesian = a.method === 'bayesian';
   const adjusted = metric.variants.some((v) => v.adjustedPValue !== undefined);
   const evidence = bayesian ? 'chance better' : adjusted ? `p (${a.correction})` : 'p-value';
@@ -215,7 +294,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
       ? metric.direction
         ? formatChance(v.chanceToWin)
         : '— (no direction)'
-      : formatP(v.adjustedPValue !== undefined ? v.adjustedPValue : v.absolute.pValue);
+      : formatP(v.adjustedPValue !== undefined ? v.adjustedPValue : (v.pValue ?? v.absolute.pValue));
     return [
       v.key,
       formatCount(v.n),
@@ -227,7 +306,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     ];
   });
   const lines = [
-    `${metric.name} (${about.join(', ')})\n`,
+    heading,
     table(
       [
         'variant',
@@ -242,6 +321,23 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     ),
   ];
   for (const v of metric.variants) {
+    if (v.guardrail) {
+      const g = v.guardrail;
+      lines.push(
+        `  ${v.key} guardrail ${g.status}: ${reach(metric.direction, g.bound)}; threshold ${share(g.threshold)}\n`,
+      );
+    }
+  }
+  for (const v of metric.variants) {
+    const q = v.quantiles;
+    const shown = q && metric.kind !== 'proportion' ? QUANTILES.filter((k) => q[k] !== null) : [];
+    if (q && shown.length > 0) {
+      lines.push(
+        `  ${v.key} quantiles: ${shown.map((k) => `${k} ${formatValue(q[k], metric.kind)}`).join(', ')}\n`,
+      );
+    }
+  }
+  for (const v of metric.variants) {
     if (v.moreUnits !== undefined && v.moreUnits !== null && metric.minimumDetectableEffect !== null) {
       lines.push(
         `  ${v.key} needs about ${formatCount(v.moreUnits)} more ${metric.unit === 'user' ? 'users' : 'calls'} ` +
@@ -252,27 +348,37 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
   return lines.join('');
 }
 
-/** Better, worse, harmful or not significant, as the dashboard's chip says it. */
+/** Better, worse, guardrail failed or not significant, as the dashboard's chip says it. */
 function mark(metric: MetricAnalysis, v: VariantAnalysis): string {
-  if (metric.role === 'guardrail' && v.guardrail?.status === 'failed') return '✗ harmful (guardrail failed)';
+  if (metric.role === 'guardrail' && v.guardrail?.status === 'failed') return '✗ guardrail failed';
   if (!v.significant) return 'not significant';
   if (v.better) return '✓ better';
   if (v.worse) return '✗ worse';
   return '• significant (no direction)';
 }
 
+/** 'correction   BH on latency_ms, rating: p-values and intervals adjusted', when one is in use. */
+function correctionLine(a: Analysis): string {
+  if (!corrected(a)) return '';
+  const family = a.metrics.filter((m) => m.corrected && !m.noVariation).map((m) => m.name);
+  const name = CORRECTION_WORDS[a.correction] ?? a.correction;
+  if (family.length === 0) return `correction    ${name}: no metric shown is in its family\n`;
+  return `correction    ${name} on ${family.join(', ')}: p-values and intervals adjusted\n`;
+}
+
+/** The check on what was randomized: users in sticky experiments, calls otherwise (older servers: calls). */
 function srmLine(a: Analysis): string {
-  const exposures = `exposures ${counts(a.exposures)}`;
+  const tested = `${a.srm.unit === 'user' ? 'users' : 'calls'} ${counts(a.srm.counts ?? a.exposures)}`;
   const { chiSquare, pValue, mismatch } = a.srm;
-  if (pValue === null) return `sample ratio  not checked: ${exposures}\n`;
+  if (pValue === null) return `sample ratio  not checked: ${tested}\n`;
   const test = `chi-square ${Number((chiSquare ?? 0).toPrecision(3))}, p ${pValue < 1e-4 ? '' : '= '}${formatP(pValue)}`;
   if (mismatch) {
     return (
-      `sample ratio  MISMATCH (${test}): ${exposures} do not match the traffic split; assignment or logging ` +
+      `sample ratio  MISMATCH (${test}): ${tested} do not match the traffic split; assignment or logging ` +
       'is broken, and no effect can be trusted until it is explained\n'
     );
   }
-  return `sample ratio  ok (${test}): ${exposures}\n`;
+  return `sample ratio  ok (${test}): ${tested}\n`;
 }
 
 function counts(byVariant: Record<string, number>): string {
