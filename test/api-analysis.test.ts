@@ -109,7 +109,9 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
     const latency = body.metrics.find((m: { name: string }) => m.name === 'latency');
     assert.equal(latency.corrected, true);
     const b = latency.variants[1];
-    const raw = (await analysis('?correction=none')).metrics.find((m: { name: string }) => m.name === 'latency');
+    const raw = (await analysis('?correction=none')).metrics.find(
+      (m: { name: string }) => m.name === 'latency',
+    );
     const converted = body.metrics.find((m: { name: string }) => m.name === 'converted').variants[1];
     // BH over two: the smaller p doubled, unless the larger one is smaller than that.
     const ps = [raw.variants[1].pValue, converted.pValue].sort((x: number, y: number) => x - y);

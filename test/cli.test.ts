@@ -747,7 +747,7 @@ test('experiments, status changes, analyze and results export against a real ser
         );
         assert.match(
           lines[1]!,
-          /^support-prompt: frequentist, two-sided, 95% confidence intervals; control A; users as units; version 1$/,
+          /^support-prompt: frequentist, two-sided, 95% confidence intervals, bh correction; control A; users as units; version 1$/,
         );
         // Primary first, then the guardrail (with its threshold), then the undeclared metrics; each with
         // what its numbers are (the analysis' label).
@@ -757,7 +757,7 @@ test('experiments, status changes, analyze and results export against a real ser
         assert.deepEqual(headings, [
           `success (primary; ${label('success')}; higher is better)`,
           `cost_usd (guardrail; ${label('cost_usd')}; lower is better; threshold 0%)`,
-          `rating (${label('rating')}; no direction declared)`,
+          `rating (${label('rating')}; no direction declared; BH-adjusted)`,
           `retries (${label('retries')}; no direction declared)`,
         ]);
         const header = lines[lines.indexOf(headings[0]!) + 1]!;
@@ -827,7 +827,7 @@ test('experiments, status changes, analyze and results export against a real ser
         );
         assert.ok(
           lines.includes(
-            'warning: no direction declared for rating, retries: effects and intervals only, no chance to win',
+            'warning: no direction declared for rating: effects and intervals only, no chance to win',
           ),
         );
       },
@@ -1009,7 +1009,7 @@ test('experiments, status changes, analyze and results export against a real ser
         const run = await cli([...root, 'analyze', 'mde', '--sided', 'greater']);
         assert.equal(run.code, 0, run.stderr);
         assert.match(run.stdout, /^verdict: no-winner-yet — .+$/m);
-        assert.match(run.stdout, /^mde: frequentist, one-sided \(greater\), 95% confidence intervals;/m);
+        assert.match(run.stdout, /^mde: frequentist, one-sided \(greater\), 95% confidence intervals, bh correction;/m);
         assert.match(
           run.stdout,
           /^B\s+100\s+60%\s+0 points \[-[\d.]+, \+∞\]\s+0\.00% \[-[\d.]+%, \+∞\]\s+0\.5\s+not significant$/m,

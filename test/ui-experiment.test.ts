@@ -12,7 +12,9 @@ import type { Analysis, MetricAnalysis, VariantAnalysis } from '../src/stats/ana
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
 import { jsonCall } from './helpers/call.js';
+import { seededRandom } from './helpers/random.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
+import { type Definition, drawUsers, planTraffic } from './helpers/traffic.js';
 
 const API_KEY = 'ui-experiment-root-key-0123456789';
 const SLUG = 'support-prompt';
@@ -478,15 +480,20 @@ describe('the experiment page in headless Chromium', () => {
         { key: 'B', payload: {}, trafficPercent: 50 },
       ],
     });
-    // One user asked 200 times: 200 exposures of one variant against a 50/50 split.
-    for (let i = 0; i < 300; i += 50) {
-      await Promise.all(
-        Array.from({ length: 50 }, (_, j) =>
-          call('POST', '/experiment/skewed/assign', { userId: i + j < 200 ? 'same-user' : `u${i + j}` }),
-        ),
-      );
+    // Two in three of B's users never reach assign (as if B's code path crashed before it). The exposures
+    // come as a locally evaluating client posts them; a user asking 200 times would be one unit.
+    const { experiments } = (await call('GET', '/experiments/definitions')) as { experiments: Definition[] };
+    let dropped = 0;
+    const plan = planTraffic(
+      experiments.find((d) => d.slug === 'skewed')!,
+      drawUsers(seededRandom(7), 300, 'skew'),
+      () => ({}),
+      { keep: (v) => v === 0 || dropped++ % 3 === 0 },
+    );
+    for (let i = 0; i < plan.exposures.length; i += 1000) {
+      await call('POST', '/exposures', { exposures: plan.exposures.slice(i, i + 1000) });
     }
-    await settled('skewed', 300);
+    await settled('skewed', plan.exposures.length);
     const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/experiment/skewed' });
     try {
       await page.getByTestId('srm-banner').waitFor();
