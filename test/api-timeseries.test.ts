@@ -278,6 +278,37 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     }
   });
 
+  test('a quantile statistic: the series compares the p95, and its last bucket is the analysis', async () => {
+    for (const assignment of ['random', 'sticky'] as const) {
+      const { slug } = await api.createExperiment({
+        assignment,
+        metrics: [{ name: 'latency_ms', direction: 'decrease', role: 'primary', statistic: 'p95' }],
+      });
+      const results = [];
+      for (let u = 0; u < 300; u++) {
+        const variantKey = u % 2 === 0 ? 'A' : 'B';
+        for (let c = 0; c <= u % 3; c++) {
+          const latency = 400 + ((u * 37 + c * 101) % 500) * (variantKey === 'B' ? 0.8 : 1);
+          results.push({ variantKey, userId: `user-${u}`, metrics: { latency_ms: Math.round(latency) } });
+        }
+      }
+      await api.logMany(slug, results);
+      const analysis = (await api.get(`/experiment/${slug}/analysis`)).json();
+      const res = await api.get(`/experiment/${slug}/analysis/timeseries?metric=latency_ms&interval=hour`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      assert.equal(body.statistic, 'p95');
+      const read = analysis.metrics.find((m: { name: string }) => m.name === 'latency_ms');
+      assert.equal(read.statistic, 'p95');
+      const last = body.buckets.at(-1).variants;
+      assert.ok(last[0].quantile > last[1].quantile, `${assignment}: B's p95 is lower`);
+      const b = read.variants[1];
+      same(last[1].absolute.estimate, b.absolute.estimate, false, `${assignment}: p95 difference`);
+      same(last[1].absolute.stdError, b.absolute.stdError, false, `${assignment}: its standard error`);
+      same(last[1].absolute.pValue, b.absolute.pValue, false, `${assignment}: its p-value`);
+    }
+  });
+
   test('versions: every variant definition, oldest first, a payload change starting version 2', async () => {
     const created = await api.createExperiment();
     const v1 = await api.get(`/experiment/${created.slug}/versions`);

@@ -1009,7 +1009,10 @@ test('experiments, status changes, analyze and results export against a real ser
         const run = await cli([...root, 'analyze', 'mde', '--sided', 'greater']);
         assert.equal(run.code, 0, run.stderr);
         assert.match(run.stdout, /^verdict: no-winner-yet — .+$/m);
-        assert.match(run.stdout, /^mde: frequentist, one-sided \(greater\), 95% confidence intervals, bh correction;/m);
+        assert.match(
+          run.stdout,
+          /^mde: frequentist, one-sided \(greater\), 95% confidence intervals, bh correction;/m,
+        );
         assert.match(
           run.stdout,
           /^B\s+100\s+60%\s+0 points \[-[\d.]+, \+∞\]\s+0\.00% \[-[\d.]+%, \+∞\]\s+0\.5\s+not significant$/m,

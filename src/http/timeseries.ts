@@ -37,6 +37,9 @@ const SeriesVariant = Type.Object(
     key: Type.String({ description: "The variant's key" }),
     n: Type.Integer({ description: 'Values of the metric from the start up to the end of this bucket' }),
     mean: Nullable('Their mean (the share of true, for a proportion); null when n = 0'),
+    quantile: Type.Optional(
+      Nullable("A quantile statistic: the variant's quantile as of the bucket, what the effects compare"),
+    ),
     absolute: Type.Optional(
       Effect('Cumulative treatment mean minus control mean, in the metric’s unit. Absent for the control'),
     ),
@@ -76,6 +79,7 @@ const TIMESERIES_EXAMPLE = {
   kind: 'mean',
   direction: 'decrease',
   unit: 'call',
+  statistic: 'mean',
   interval: 'day',
   control: 'A',
   method: 'frequentist',
@@ -134,6 +138,9 @@ const TimeseriesResponse = Type.Object(
       description:
         'user: a sticky experiment whose values all belong to users: each user one unit, the same ratio of sums ' +
         'and delta method as the analysis (its last bucket equals the analysis); call: each result one unit',
+    }),
+    statistic: Type.String({
+      description: "What the effects compare: mean, or the metric definition's quantile (p50, p90, p95, p99)",
     }),
     interval: Type.String({ description: 'day or hour' }),
     control: Type.String({ description: 'The variant the others are compared with' }),

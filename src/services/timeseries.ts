@@ -14,6 +14,7 @@ import {
   type Direction,
   groupByMetric,
   type MetricKind,
+  quantileLevel,
   type SeriesBucket,
   type Sided,
   type SidedOption,
@@ -41,6 +42,8 @@ export interface Timeseries {
   direction: Direction | null;
   /** user: sticky experiments, each user one unit (as the analysis reads it); call: each result one unit. */
   unit: 'user' | 'call';
+  /** What the effects compare: the mean, or the quantile the metric's definition names (p95). */
+  statistic: string;
   interval: Interval;
   control: string;
   method: AnalysisMethod;
@@ -89,6 +92,8 @@ export class TimeseriesService {
     const method = q.method ?? 'frequentist';
     const alpha = q.alpha ?? 0.05;
     const sticky = experiment.assignment === 'sticky';
+    const statistic = definition?.statistic ?? 'mean';
+    const level = quantileLevel(statistic);
     const units: readonly BucketUnitRow[] = buckets.units;
     const series = cumulativeSeries(rows, buckets.exposures, {
       variantKeys: keys,
@@ -100,6 +105,9 @@ export class TimeseriesService {
       direction,
       bucketOf: interval === 'day' ? dayOf : hourOf,
       ...(sticky ? { units: units.filter((u) => u.metric === q.metric) } : {}),
+      ...(level !== null
+        ? { quantile: { level, sketches: buckets.sketches.filter((b) => b.metric === q.metric) } }
+        : {}),
     });
     // Worded as the analysis words them, so one reading explains both answers.
     const warnings = [
@@ -123,6 +131,7 @@ export class TimeseriesService {
       kind: series.kind,
       direction,
       unit: series.unit,
+      statistic: level !== null && series.kind === 'mean' ? statistic : 'mean',
       interval,
       control,
       method,

@@ -40,6 +40,7 @@ export { type EffectMoments, effectMoments } from './effect.js';
 export { type Counts, fisherExact, newcombe, newcombeBounds, SMALL_COUNT, wilson } from './exact.js';
 export { compareMeans } from './frequentist.js';
 export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';
+export { quantileLevel } from './metric-quantiles.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
 export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
 export {
@@ -60,6 +61,7 @@ export {
 export {
   type BucketCount,
   type BucketRow,
+  type BucketSketchRow,
   type BucketUnitRow,
   cumulativeSeries,
   type Series,

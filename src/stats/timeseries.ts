@@ -1,10 +1,14 @@
 // Owns the cumulative time series of one metric: its hourly rollup rows summed, bucket by bucket (oldest
 // first), into running arms per variant, each treatment compared with the control as of every bucket.
 // Work is linear in the rows and O(buckets × variants) comparisons, however many results there are.
+
+import type { SketchBin } from '../core/sketch.js';
 import { countExposures, foldArms, type MetricKind, type MetricRollupRow, toArmData } from './arms.js';
 import { type AnalysisMethod, compareArms, resolveSided, type SidedOption } from './compare.js';
 import type { UnitRollupRow } from './metric-arms.js';
+import type { SketchRowLike } from './metric-quantiles.js';
 import { summarizeArm } from './moments.js';
+import { effectiveUnits, quantileArm } from './quantiles.js';
 import type { ArmData, Direction, EffectEstimate, Moments, RatioMoments, Sided } from './types.js';
 
 /** One metric's rollup row of one hour (`bucket`: the start of the hour, ISO 8601 UTC). */
@@ -41,10 +45,22 @@ export interface SeriesOptions {
    * series is per user (the analysis' unit and estimator); otherwise per call.
    */
   units?: readonly BucketUnitRow[];
+  /**
+   * A quantile statistic (`statistic: pNN`): the quantile (0.95) and the metric's hourly sketch bins; the
+   * series then compares that quantile, as the analysis does.
+   */
+  quantile?: { level: number; sketches: readonly BucketSketchRow[] };
+}
+
+/** One hour's count in one bin of one variant's sketch. */
+export interface BucketSketchRow extends SketchRowLike {
+  bucket: string;
 }
 
 export interface SeriesVariant {
   key: string;
+  /** A quantile statistic: the variant's quantile as of the bucket (what the effects compare). */
+  quantile?: number | null;
   /** Values up to and including the bucket. */
   n: number;
   mean: number | null;
@@ -108,13 +124,27 @@ export function cumulativeSeries(
   const rowsByBucket = groupBy(rows, o.bucketOf);
   const unitsByBucket = groupBy(units, o.bucketOf);
   const exposuresByBucket = groupBy(exposures, o.bucketOf);
+  const sketchesByBucket = groupBy(o.quantile?.sketches ?? [], o.bucketOf);
+  const bins = new Map<string, Map<string, SketchBin>>(keys.map((k) => [k, new Map()]));
   const buckets = [...new Set([...rowsByBucket.keys(), ...exposuresByBucket.keys()])].sort();
   const calls = new Map<string, Moments>(keys.map((k) => [k, { n: 0, sum: 0, sumSquares: 0 }]));
   const users = new Map<string, RatioMoments>(
     keys.map((k) => [k, { n: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 }]),
   );
-  const armOf = (key: string): ArmData =>
+  const momentsOf = (key: string): ArmData =>
     perUser ? { ...users.get(key)! } : toArmData(kind, { ...calls.get(key)! });
+  const quantile = kind === 'mean' ? o.quantile : undefined;
+  // A quantile's arm: its units are the values, or the users' effective number (as the analysis counts them).
+  const armOf = (key: string): ArmData => {
+    if (!quantile) return momentsOf(key);
+    const variantBins = [...bins.get(key)!.values()];
+    const u = users.get(key)!;
+    const units = perUser ? effectiveUnits(u.sumY, u.sumY2) : calls.get(key)!.n;
+    const r = units === null ? null : quantileArm(variantBins, quantile.level, units);
+    return r && r.n !== null && r.estimate !== null && r.stdError !== null
+      ? { n: r.n, estimate: r.estimate, stdError: r.stdError }
+      : { n: 0, estimate: 0, stdError: 0 };
+  };
   const compare = {
     method: o.method,
     alpha: o.alpha,
@@ -132,6 +162,14 @@ export function cumulativeSeries(
       arm.sum += r.sum;
       arm.sumSquares += r.sumSquares;
     }
+    for (const b of sketchesByBucket.get(bucket) ?? []) {
+      const variant = bins.get(b.variantKey);
+      if (!variant) continue;
+      const id = `${b.side}:${b.key}`;
+      const bin = variant.get(id);
+      if (bin) bin.count += b.count;
+      else variant.set(id, { side: b.side, key: b.key, count: b.count });
+    }
     for (const u of unitsByBucket.get(bucket) ?? []) {
       const arm = users.get(u.variantKey);
       if (!arm) continue;
@@ -145,7 +183,12 @@ export function cumulativeSeries(
     const control = armOf(o.control);
     const variants = keys.map((key): SeriesVariant => {
       const data = armOf(key);
-      const base = { key, n: perUser ? users.get(key)!.n : calls.get(key)!.n, mean: summarizeArm(data).mean };
+      const base = {
+        key,
+        n: perUser ? users.get(key)!.n : calls.get(key)!.n,
+        mean: summarizeArm(quantile ? momentsOf(key) : data).mean,
+        ...(quantile ? { quantile: summarizeArm(data).mean } : {}),
+      };
       if (key === o.control) return base;
       const c = compareArms(control, data, compare);
       variantWarnings.set(key, c.warnings);
