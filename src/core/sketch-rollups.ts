@@ -24,10 +24,65 @@ export const sketchKey = (m: Omit<SketchMove, 'count'>) =>
   `${m.experimentId}\u0000${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.side}\u0000${m.key}`;
 export const bucketSketchKey = (m: Omit<SketchMove, 'count'>) => `${m.bucket}\u0000${sketchKey(m)}`;
 
-/** Signed bin moves summed per bin, all-time and per hour (moves without a bucket count all-time only). */
+/** A bin as one number: 0 for zero, ±(OFFSET + key) for a positive or negative value's bin (|key| < 40,000). */
+const OFFSET = 100_000;
+const binId = (side: SketchSide, key: number) => (side === 0 ? 0 : side * (OFFSET + key));
+const sideOf = (id: number): SketchSide => (id === 0 ? 0 : id > 0 ? 1 : -1);
+const keyOf = (id: number) => (id === 0 ? 0 : Math.abs(id) - OFFSET);
+
+/** The moves of one experiment, version, variant and hour (or none): per metric, per bin id, a signed count. */
+interface Group {
+  experimentId: number;
+  version: number;
+  variantKey: string;
+  bucket: string | undefined;
+  metrics: Map<string, Map<number, number>>;
+}
+
+/**
+ * Signed bin moves summed per bin, all-time and per hour (moves without a bucket count all-time only).
+ * A log batch's rollups are planned on the event loop, so the work per value is one logarithm and two
+ * lookups by number; key strings and row objects are made once per distinct bin, in rows().
+ */
 export class SketchMoves {
-  readonly all = new Map<string, SketchMove>();
-  readonly hourly = new Map<string, SketchMove>();
+  private readonly groups = new Map<string, Group>();
+  private lastKey: string | undefined;
+  private last: Group | undefined;
+
+  /** The group of `at` in `bucket`, made on first use; consecutive values of one result reuse it. */
+  group(
+    at: { experimentId: number; version: number; variantKey: string },
+    bucket: string | undefined,
+  ): Group {
+    const k = `${at.experimentId}\u0000${at.version}\u0000${at.variantKey}\u0000${bucket ?? ''}`;
+    if (k === this.lastKey) return this.last!;
+    let g = this.groups.get(k);
+    if (g === undefined) {
+      g = {
+        experimentId: at.experimentId,
+        version: at.version,
+        variantKey: at.variantKey,
+        bucket,
+        metrics: new Map(),
+      };
+      this.groups.set(k, g);
+    }
+    this.lastKey = k;
+    this.last = g;
+    return g;
+  }
+
+  /** Counts `value` (`sign` −1 takes it out) in its bin of `g`'s metric. */
+  static bump(g: Group, metric: string, value: number, sign: 1 | -1): void {
+    const { side, key } = sketchBin(value);
+    const id = binId(side, key);
+    let bins = g.metrics.get(metric);
+    if (bins === undefined) {
+      bins = new Map();
+      g.metrics.set(metric, bins);
+    }
+    bins.set(id, (bins.get(id) ?? 0) + sign);
+  }
 
   /** Counts `value` (`sign` −1 takes it out) in its bin, all-time and in `bucket` when given. */
   add(
@@ -37,31 +92,36 @@ export class SketchMoves {
     sign: 1 | -1,
     bucket: string | undefined,
   ): void {
-    const { side, key } = sketchBin(value);
-    const move = {
-      experimentId: at.experimentId,
-      version: at.version,
-      variantKey: at.variantKey,
-      metric,
-      side,
-      key,
-    };
-    bump(this.all, sketchKey(move), move, sign);
-    if (bucket !== undefined)
-      bump(this.hourly, bucketSketchKey({ ...move, bucket }), { ...move, bucket }, sign);
+    SketchMoves.bump(this.group(at, bucket), metric, value, sign);
   }
 
   /** The moves that change something (a value taken out and put back in the same bin cancels). */
   rows(): { all: SketchMove[]; hourly: SketchMove[] } {
-    const nonzero = (m: Map<string, SketchMove>) => [...m.values()].filter((r) => r.count !== 0);
-    return { all: nonzero(this.all), hourly: nonzero(this.hourly) };
+    const all = new Map<string, SketchMove>();
+    const hourly: SketchMove[] = [];
+    for (const g of this.groups.values()) {
+      for (const [metric, bins] of g.metrics) {
+        for (const [id, count] of bins) {
+          if (count === 0) continue;
+          const move: SketchMove = {
+            experimentId: g.experimentId,
+            version: g.version,
+            variantKey: g.variantKey,
+            metric,
+            side: sideOf(id),
+            key: keyOf(id),
+            count,
+          };
+          if (g.bucket !== undefined) hourly.push({ ...move, bucket: g.bucket });
+          const k = sketchKey(move);
+          const total = all.get(k);
+          if (total) total.count += count;
+          else all.set(k, move);
+        }
+      }
+    }
+    return { all: [...all.values()].filter((r) => r.count !== 0), hourly };
   }
-}
-
-function bump(map: Map<string, SketchMove>, k: string, move: Omit<SketchMove, 'count'>, by: number): void {
-  const acc = map.get(k);
-  if (acc) acc.count += by;
-  else map.set(k, { ...move, count: by });
 }
 
 /**
@@ -72,10 +132,12 @@ export function addSketchValues(moves: SketchMoves, results: Iterable<RolledResu
   for (const r of results) {
     const metrics = r.metrics;
     if (!metrics) continue;
+    let g: Group | undefined;
     for (const metric in metrics) {
       const value = metrics[metric];
       if (metricKind(value) !== 'mean' || r.overCap?.has(metric)) continue;
-      moves.add(r, metric, value as number, 1, r.bucket);
+      g ??= moves.group(r, r.bucket);
+      SketchMoves.bump(g, metric, value as number, 1);
     }
   }
 }
