@@ -4,7 +4,7 @@
 // The rollups are made from seeded raw data through the same write-time code the store runs.
 import { writeFileSync } from 'node:fs';
 import { type RolledResult, rollUpResults } from '../src/core/rollups.js';
-import { sketchBin } from '../src/core/sketch.js';
+import { sketchBin } from '../src/stats/sketch.js';
 import { applyUnitDeltas, unitDeltasOfResults } from '../src/core/units.js';
 import { type AnalysisInput, analyzeRollups } from '../src/stats/index.js';
 

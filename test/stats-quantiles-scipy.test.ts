@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { before, describe, it } from 'node:test';
-import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from '../src/core/sketch.js';
+import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from '../src/stats/sketch.js';
 import { quantileArm, quantileSummary } from '../src/stats/quantiles.js';
 
 const QS = [0.5, 0.9, 0.95, 0.99] as const;

@@ -10,7 +10,7 @@ import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
 import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
-import { sketchBin, sketchOf } from '../src/core/sketch.js';
+import { sketchBin, sketchOf } from '../src/stats/sketch.js';
 import type { SketchRow } from '../src/core/sketch-rollups.js';
 import { hourOf } from '../src/core/time.js';
 import type { BucketUnitRollup } from '../src/core/unit-hours.js';

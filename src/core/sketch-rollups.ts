@@ -1,8 +1,9 @@
 // Quantile sketch bins kept at write time (issue 23): every numeric value the metric rollups sum is also
-// counted in its DDSketch bin (core/sketch.ts), per variant and metric, all-time and per hour. Counts are
+// counted in its DDSketch bin (stats/sketch.ts), per variant and metric, all-time and per hour. Counts are
 // signed moves that add, so the store upserts `count = count + k` and any number of writers is safe. Pure.
+
+import { type SketchSide, sketchBin } from '../stats/sketch.js';
 import { metricKind, type RolledResult } from './rollups.js';
-import { type SketchSide, sketchBin } from './sketch.js';
 
 /** One bin of a variant's sketch of a metric (what readRollups returns; experiment implied). */
 export interface SketchRow {

@@ -1,8 +1,9 @@
 // Owns a metric's quantiles in the analysis: each variant's p50/p90/p95/p99 from its write-time sketch bins,
 // and, for a metric declared with `statistic: pNN`, the arms that compare that quantile (quantiles.ts).
-import type { SketchBin, SketchSide } from '../core/sketch.js';
+
 import type { Arms } from './metric-arms.js';
 import { effectiveUnits, type QuantileArm, quantileArm, quantileSummary } from './quantiles.js';
+import type { SketchBin, SketchSide } from './sketch.js';
 
 /** One bin of one variant's sketch of a metric (versions already chosen). */
 export interface SketchRowLike {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from '../core/sketch.js';
 import { effectiveUnits, quantileArm, quantileSummary } from './quantiles.js';
+import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from './sketch.js';
 import { interpolatedQuantile, layOut } from './sketch-layout.js';
 import { assertAllFinite } from './test-helpers.js';
 

@@ -1,8 +1,9 @@
 // Owns quantile statistics read from DDSketch bin counts: the p50/p90/p95/p99 summary, one quantile as an arm
 // (estimate and standard error) for comparing variants, and the effective number of units when users call
 // several times. Rules and references: docs/statistics.md, "Quantiles".
-import { type SketchBin, sketchOf } from '../core/sketch.js';
+
 import { normalQuantile } from './distributions.js';
+import { type SketchBin, sketchOf } from './sketch.js';
 import { interpolatedQuantile, layOut } from './sketch-layout.js';
 import type { QuantileMoments } from './types.js';
 

@@ -3,7 +3,7 @@
 // falls inside one bin; reading every bin as one value would then give a zero-width interval. Instead the c
 // values of a bin are read as spread evenly across its range, which is exact for a density that is flat
 // across 2% of its values (any smooth one, at the bins' scale).
-import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchOf } from '../core/sketch.js';
+import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchOf } from './sketch.js';
 
 const ALPHA = SKETCH_RELATIVE_ACCURACY;
 const mapping = sketchOf([]).mapping;

@@ -2,13 +2,13 @@
 // first), into running arms per variant, each treatment compared with the control as of every bucket.
 // Work is linear in the rows and O(buckets × variants) comparisons, however many results there are.
 
-import type { SketchBin } from '../core/sketch.js';
 import { countExposures, foldArms, type MetricKind, type MetricRollupRow, toArmData } from './arms.js';
 import { type AnalysisMethod, compareArms, resolveSided, type SidedOption } from './compare.js';
 import type { UnitRollupRow } from './metric-arms.js';
 import type { SketchRowLike } from './metric-quantiles.js';
 import { summarizeArm } from './moments.js';
 import { effectiveUnits, quantileArm } from './quantiles.js';
+import type { SketchBin } from './sketch.js';
 import type { ArmData, Direction, EffectEstimate, Moments, RatioMoments, Sided } from './types.js';
 
 /** One metric's rollup row of one hour (`bucket`: the start of the hour, ISO 8601 UTC). */

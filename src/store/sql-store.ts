@@ -7,10 +7,10 @@ import { CommittedUsers } from '../core/exposure-users.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { MetricRollup } from '../core/rollups.js';
-import type { SketchSide } from '../core/sketch.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { UnitRollup } from '../core/units.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
+import type { SketchSide } from '../stats/sketch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import type { SqlDatabase } from './database.js';
 import {

@@ -66,7 +66,7 @@ export interface Rollups {
   results: ExposureRollup[];
   /** Distinct users exposed per version and variant (sticky experiments; empty for random ones). */
   exposureUsers: ExposureRollup[];
-  /** DDSketch bin counts of the numeric values metrics sums (core/sketch.ts sketchOf reads them). */
+  /** DDSketch bin counts of the numeric values metrics sums (stats/sketch.ts sketchOf reads them). */
   sketches: SketchRow[];
 }
 
