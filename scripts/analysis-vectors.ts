@@ -4,21 +4,10 @@
 // The rollups are made from seeded raw data through the same write-time code the store runs.
 import { writeFileSync } from 'node:fs';
 import { type RolledResult, rollUpResults } from '../src/core/rollups.js';
-import { sketchBin } from '../src/stats/sketch.js';
 import { applyUnitDeltas, unitDeltasOfResults } from '../src/core/units.js';
 import { type AnalysisInput, analyzeRollups } from '../src/stats/index.js';
-
-/** mulberry32: a small seeded generator, so the vectors are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { sketchBin } from '../src/stats/sketch.js';
+import { seededRandom } from '../test/helpers/random.js';
 
 interface Case {
   name: string;
@@ -33,7 +22,7 @@ interface Case {
 }
 
 function build(c: Case, seed: number): AnalysisInput {
-  const r = seeded(seed);
+  const r = seededRandom(seed);
   const keys = ['A', 'B'];
   const results: RolledResult[] = [];
   const calls = [0, 0];

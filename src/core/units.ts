@@ -3,6 +3,7 @@
 // The variant keeps Σx, Σx², Σy, Σy², Σxy over its users, moved at write time by the difference each
 // write makes to one user's (x, y): analysis stays O(1) in the number of results. Pure.
 import type { MetricKind } from '../stats/arms.js';
+import type { UnitRollupRow } from '../stats/metric-arms.js';
 import { metricKind, type RolledResult } from './rollups.js';
 
 export interface UnitKey {
@@ -26,19 +27,9 @@ export interface UnitDelta extends UnitKey {
   dsum: number;
 }
 
-/** What the analysis reads per variant and metric: sums over the variant's users. */
-export interface UnitRollup {
+/** What the analysis reads per variant and metric (stats' UnitRollupRow), of one experiment. */
+export interface UnitRollup extends UnitRollupRow {
   experimentId: number;
-  version: number;
-  variantKey: string;
-  metric: string;
-  kind: MetricKind;
-  units: number;
-  sumX: number;
-  sumX2: number;
-  sumY: number;
-  sumY2: number;
-  sumXY: number;
 }
 
 export function unitKey(k: UnitKey): string {
