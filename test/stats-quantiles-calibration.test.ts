@@ -7,8 +7,8 @@
 // effectiveUnits; with units = calls it must exceed that bound, which is why n_eff exists.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type SketchBin, sketchBin } from '../src/stats/sketch.js';
 import { effectiveUnits, quantileArm } from '../src/stats/quantiles.js';
+import { type SketchBin, sketchBin } from '../src/stats/sketch.js';
 import { seededRandom } from './helpers/random.js';
 
 const Z = 1.959963984540054;

@@ -17,8 +17,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { before, describe, it } from 'node:test';
-import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from '../src/stats/sketch.js';
 import { quantileArm, quantileSummary } from '../src/stats/quantiles.js';
+import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchBin } from '../src/stats/sketch.js';
 
 const QS = [0.5, 0.9, 0.95, 0.99] as const;
 const KEYS = ['p50', 'p90', 'p95', 'p99'] as const;
