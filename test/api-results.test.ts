@@ -439,6 +439,36 @@ describe('GET /experiment/:slug/results/export', { skip: SKIP_BACKEND }, () => {
     });
   });
 
+  test('?format=csv: text a spreadsheet would run as a formula gets a leading quote; numbers stay numbers', async () => {
+    const formulaSlug = (await api.createExperiment()).slug;
+    const formulas = ['=HYPERLINK("http://x","y")', '+1+1', '-2+3', '@SUM(A1)', '\tTAB', '\rCR'];
+    await api.logMany(
+      formulaSlug,
+      formulas.map((userId, i) => ({ variantKey: 'A', userId, metrics: { delta: -3 - i } })),
+    );
+    const res = await api.get(`/experiment/${formulaSlug}/results/export?format=csv`);
+    const [header, ...records] = parseCsv(res.body) as [string[], ...string[][]];
+    assert.deepEqual(
+      records.map((r) => r[header.indexOf('userId')]),
+      formulas.map((f) => `'${f}`),
+    );
+    // Negative numbers are numbers, in the metric columns and in the JSON text alike.
+    assert.deepEqual(
+      records.map((r) => r[header.indexOf('metric:delta')]),
+      formulas.map((_, i) => String(-3 - i)),
+    );
+    assert.deepEqual(JSON.parse(records[0]![header.indexOf('metrics')]!), { delta: -3 });
+    // The JSON export is unchanged: the values exactly as sent.
+    const ndjson = await api.get(`/experiment/${formulaSlug}/results/export?format=ndjson`);
+    assert.deepEqual(
+      ndjson.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).userId),
+      formulas,
+    );
+  });
+
   test('an experiment without results exports nothing but the CSV header', async () => {
     const empty = (await api.createExperiment()).slug;
     const ndjson = await api.get(`/experiment/${empty}/results/export?format=ndjson`);

@@ -35,9 +35,18 @@ const CSV_COLUMNS = [
   'context',
 ] as const;
 
+/** Text a spreadsheet would run as a formula: it begins with = + - @, a tab or a carriage return. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV cell. Text that a spreadsheet would read as a formula gets a leading `'` (OWASP's rule for CSV
+ * injection): a userId or an answer such as `=HYPERLINK(…)` opens as text. Numbers and true/false stay
+ * as they are (-3 is a number, not a formula); JSON objects start with `{` or `[`.
+ */
 function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  let text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
