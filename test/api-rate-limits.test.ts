@@ -56,10 +56,17 @@ interface Answer {
 /** One request on a connection of its own, from `localAddress` (another loopback address is another client). */
 function call(
   port: number,
-  c: { method: string; url: string; key?: string | null; body?: unknown; localAddress?: string },
+  c: {
+    method: string;
+    url: string;
+    key?: string | null;
+    body?: unknown;
+    localAddress?: string;
+    headers?: Record<string, string>;
+  },
 ): Promise<Answer> {
   const payload = c.body === undefined ? undefined : JSON.stringify(c.body);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...c.headers };
   if (c.key !== null) headers['x-api-key'] = c.key ?? API_KEY;
   if (payload !== undefined) {
     headers['content-type'] = 'application/json';
@@ -299,6 +306,27 @@ describe('failed authentication is throttled per client address', { skip: SKIP_B
     slug = (await rt.api.createExperiment()).slug;
   });
   after(() => rt?.close());
+
+  test('CORS preflights (OPTIONS without a key) never count as failed authentications; an OPTIONS with a wrong key does', async () => {
+    const port = rt.api.port;
+    const preflight = {
+      method: 'OPTIONS',
+      url: '/experiments',
+      key: null,
+      headers: { origin: 'https://not-listed.example', 'access-control-request-method': 'POST' },
+    };
+    // Three times the limit, from a page on an origin CORS_ORIGINS does not list (CORS is off here).
+    for (let i = 0; i < 18; i++) {
+      const answer = await call(port, { ...preflight, localAddress: '127.0.0.3' });
+      assert.equal(answer.statusCode, 401, answer.body);
+    }
+    const right = await call(port, { method: 'GET', url: '/experiments', localAddress: '127.0.0.3' });
+    assert.equal(right.statusCode, 200, `the address was locked out by preflights: ${right.body}`);
+    // A key sent with OPTIONS is an authentication like any other: guessing keys that way is throttled.
+    for (let i = 0; i < 6; i++) await call(port, { ...preflight, key: 'wrong', localAddress: '127.0.0.4' });
+    const locked = await call(port, { method: 'GET', url: '/experiments', localAddress: '127.0.0.4' });
+    assertTooMany(locked, 'failed-auth', 6, 2);
+  });
 
   test('after AUTH_FAILURE_LIMIT failures (wrong or missing key, either transport) the address gets 429, even with the right key, until the window passes; other addresses are unaffected', async () => {
     const from = '127.0.0.2';

@@ -111,7 +111,7 @@ export function createFailedAuthHook(limits: RateLimits) {
     payload: unknown,
     done: (err: null, payload: unknown) => void,
   ): void => {
-    if (reply.statusCode !== 401) {
+    if (reply.statusCode !== 401 || isPreflight(request)) {
       done(null, payload);
       return;
     }
@@ -120,4 +120,14 @@ export function createFailedAuthHook(limits: RateLimits) {
       () => done(null, payload),
     );
   };
+}
+
+/**
+ * A browser's CORS preflight: an OPTIONS that carries no key (browsers never send one with it). Its 401
+ * is no guess at a key, so it never counts toward the lockout: otherwise any page on an unlisted origin,
+ * opened behind the same address, could lock everyone there out. An OPTIONS with a key counts as usual.
+ */
+export function isPreflight(request: FastifyRequest): boolean {
+  const h = request.headers;
+  return request.method === 'OPTIONS' && h['x-api-key'] === undefined && h.authorization === undefined;
 }
