@@ -352,6 +352,26 @@ describe('feedback', { skip: SKIP_BACKEND }, () => {
     assert.equal(batch.statusCode, 200, batch.body);
     assert.match(batch.json().warnings.join('\n'), /assignmentId was issued for variant 'A', not 'B'/);
 
+    // Another experiment's id (this service's form, made for another experiment): stored and flagged, where
+    // /exposures and /feedback refuse it; the same in a batch.
+    const other = (await api.createExperiment()).slug;
+    const elsewhere = await assignTo(other, 'A');
+    const foreign = await api.log(slug, { variantKey: 'A', assignmentId: elsewhere });
+    assert.match(
+      foreign.warning ?? '',
+      new RegExp(`assignmentId '.+' was not made for experiment '${slug}' .*: stored and flagged`),
+    );
+    const foreignBatch = await api.post(`/experiment/${slug}/logs`, {
+      results: [{ variantKey: 'A', assignmentId: elsewhere }],
+    });
+    assert.equal(foreignBatch.statusCode, 200, foreignBatch.body);
+    assert.match(foreignBatch.json().warnings.join('\n'), /was not made for experiment/);
+    const refused = await api.post(`/experiment/${slug}/feedback`, {
+      assignmentId: elsewhere,
+      metrics: { rating: 1 },
+    });
+    assert.ok(refused.statusCode >= 400 && refused.statusCode < 500, refused.body);
+
     const results = await api.allResults(slug);
     const byId = new Map(results.map((r) => [r.logId, r as typeof r & { assignedVariant: string | null }]));
     const flagged = byId.get(mismatched.logId)!;
@@ -360,5 +380,6 @@ describe('feedback', { skip: SKIP_BACKEND }, () => {
     assert.equal(byId.get(batch.json().logIds[0])!.assignedVariant, 'A');
     assert.equal(byId.get(matched.logId)!.assignedVariant, null);
     assert.equal(byId.get(own.logId)!.assignedVariant, null);
+    assert.equal(byId.get(foreign.logId)!.assignmentId, elsewhere, 'kept as sent');
   });
 });

@@ -60,6 +60,11 @@ function acceptableUserId(userId: string, encoded: string): boolean {
 
 const SHAPE = /^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$/;
 
+/** The id has the form this service (or a client in local mode) makes ids in, whatever it was made for. */
+export function hasAssignmentIdForm(id: string): boolean {
+  return SHAPE.test(id);
+}
+
 /** What an id says it was issued for in this experiment, or null when this service did not issue it there. */
 export function readAssignmentId(id: string, experimentId: number): IssuedAssignment | null {
   const m = SHAPE.exec(id);

@@ -10,3 +10,8 @@ export function someOf(items: readonly string[], max = NAMES_IN_A_MESSAGE, quote
   const rest = items.length - shown.length;
   return rest > 0 ? `${shown.join(', ')} and ${rest} more` : shown.join(', ');
 }
+
+/** An id as a message quotes it: at most 80 characters, so 1000 rejections stay a small answer. */
+export function shownId(id: string): string {
+  return id.length <= 80 ? id : `${id.slice(0, 77)}...`;
+}

@@ -4,6 +4,7 @@
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
+import { shownId } from '../core/messages.js';
 import { normalizeTime } from '../core/time.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { IssuedAssignments } from './issued-assignments.js';
@@ -54,7 +55,7 @@ export class ExposureService {
     for (const [index, input] of inputs.entries()) {
       const key = `${input.experiment}\n${input.assignmentId}`;
       const placedOne = seen.has(key)
-        ? `assignmentId '${shown(input.assignmentId)}' appears earlier in this batch: counted once`
+        ? `assignmentId '${shownId(input.assignmentId)}' appears earlier in this batch: counted once`
         : await this.place(input, allowed, find, now);
       if (typeof placedOne === 'string') rejected.push({ index, error: placedOne });
       else {
@@ -82,7 +83,7 @@ export class ExposureService {
     if (!live) return `no experiment with slug '${slug}'`;
     const assigned = await this.deps.assignments.resolve(live, input.assignmentId);
     if (assigned === null) {
-      return `assignmentId '${shown(input.assignmentId)}' was not made for experiment '${slug}' (its check, version, variant or user does not match)`;
+      return `assignmentId '${shownId(input.assignmentId)}' was not made for experiment '${slug}' (its check, version, variant or user does not match)`;
     }
     let time = now;
     try {
@@ -102,9 +103,4 @@ export class ExposureService {
     };
     return exposure;
   }
-}
-
-/** An id as an error message quotes it: at most 80 characters, so 1000 rejections stay a small answer. */
-function shown(id: string): string {
-  return id.length <= 80 ? id : `${id.slice(0, 77)}...`;
 }

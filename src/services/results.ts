@@ -1,8 +1,10 @@
 // Logging results (acknowledged only once committed) and reading them back page by page.
+
+import { hasAssignmentIdForm } from '../core/assignment-id.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
-import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
+import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
 import { normalizeTime } from '../core/time.js';
@@ -293,14 +295,19 @@ export class ResultService {
 }
 
 /**
- * Says when the assignmentId names another variant than variantKey (stored and flagged). An id this
- * service did not issue (a client's own id) is stored as it is, unchecked.
+ * Says when the assignmentId names another variant than variantKey, or has this service's form but was
+ * not made for this experiment (another experiment's id, or a damaged one): stored and flagged either way,
+ * where /exposures and /feedback refuse it, since a result is data to keep. An id in any other form (a
+ * client's own id) is stored as it is, unchecked.
  */
 function assignmentWarning(
-  _live: LiveExperiment,
+  live: LiveExperiment,
   input: LogInput,
   assigned: AssignmentTarget | null | undefined,
 ): string | undefined {
+  if (assigned === null && input.assignmentId !== undefined && hasAssignmentIdForm(input.assignmentId)) {
+    return `assignmentId '${shownId(input.assignmentId)}' was not made for experiment '${live.experiment.slug}' (its check, version, variant or user does not match): stored and flagged`;
+  }
   if (!assigned || assigned.variantKey === input.variantKey) return undefined;
   return `assignmentId was issued for variant '${assigned.variantKey}', not '${input.variantKey}': stored and flagged`;
 }
