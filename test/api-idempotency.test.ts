@@ -97,7 +97,7 @@ describe('Idempotency-Key', { skip: SKIP_BACKEND }, () => {
     assert.equal(await resultCount('exp'), before);
   });
 
-  test('a retry while the first request is still running is 409, and exactly one result is stored', async () => {
+  test('a retry while the first request is still running is 409 with Retry-After, and exactly one result is stored', async () => {
     const body = { results: Array.from({ length: 1000 }, (_, i) => ({ variantKey: 'A', metrics: { i } })) };
     // Eight at once usually catch the first in flight; when the machine runs them one after the other
     // (the first committed before the next was read), every one is a replay: try again with a new key.
@@ -117,6 +117,7 @@ describe('Idempotency-Key', { skip: SKIP_BACKEND }, () => {
       if (conflict) {
         conflicts++;
         assert.match(conflict.json().error, /still being processed/);
+        assert.equal(conflict.headers['retry-after'], '1', 'the in-flight 409 says when to retry');
       }
       const ids = new Set(answers.filter((a) => a.statusCode === 200).map((a) => a.json().logIds.join()));
       assert.equal(ids.size, 1, 'every 200 is the same answer');

@@ -26,7 +26,11 @@ export class NotFoundError extends AppError {
 
 /** The request is valid but clashes with the current state (duplicate slug, forbidden transition). */
 export class ConflictError extends AppError {
-  constructor(message: string) {
+  /** `retryAfterSeconds`: the conflict is passing (a request still in flight); when to try again. */
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super(message, 409);
   }
 }

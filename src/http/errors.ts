@@ -1,6 +1,6 @@
 // The one place where errors become HTTP answers: {"error": "<what is wrong>"}, never internals. Both
 // transports call `errorAnswer`; Fastify's own error kinds are mapped here too.
-import { AppError, UnavailableError, ValidationError } from '../core/errors.js';
+import { AppError, ConflictError, UnavailableError, ValidationError } from '../core/errors.js';
 
 export interface ValidationIssue {
   instancePath: string;
@@ -9,7 +9,7 @@ export interface ValidationIssue {
   params: Record<string, unknown>;
 }
 
-/** An error answer: status, the JSON body, and Retry-After seconds for 503s. */
+/** An error answer: status, the JSON body, and Retry-After seconds (503s, and a 409 that is passing). */
 export interface ErrorAnswer {
   status: number;
   body: string;
@@ -61,7 +61,8 @@ export function errorAnswer(err: unknown, bodyLimit: number): ErrorAnswer {
     return {
       status: err.status,
       body: errorBody(err.message),
-      retryAfter: err instanceof UnavailableError ? err.retryAfterSeconds : undefined,
+      retryAfter:
+        err instanceof UnavailableError || err instanceof ConflictError ? err.retryAfterSeconds : undefined,
     };
   }
   const e = (err ?? {}) as FrameworkError;

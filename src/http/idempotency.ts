@@ -65,6 +65,7 @@ export async function runIdempotently(
   if (arrival.kind === 'in-flight') {
     throw new ConflictError(
       `a request with Idempotency-Key '${key}' is still being processed; retry once it has been answered`,
+      1,
     );
   }
   let succeeded = false;
