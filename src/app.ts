@@ -144,6 +144,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             requestLog.answered(req, undefined, 400, 0);
             return;
           }
+          // A compressed body would be read as JSON text and refused as malformed, or worse, accepted:
+          // say what is wrong instead (this API takes bodies uncompressed).
+          const encoding = req.headers['content-encoding'];
+          if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+            answerAndClose(
+              res,
+              415,
+              `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the body uncompressed`,
+            );
+            requestLog.answered(req, undefined, 415, 0);
+            return;
+          }
           // An address refused after too many failed authentications: 429 before any key work.
           const refused = deps.rateLimits && refusedAddressAnswer(deps.rateLimits, req);
           if (refused) {
@@ -154,6 +166,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           if (fast === null || !fast(req, res)) handler(req, res);
         },
       );
+      // An Expect other than 100-continue: Node answers 417 with an empty body; this API's 4xx are JSON.
+      server.on('checkExpectation', (req, res) => {
+        const expect = String(req.headers.expect ?? '').slice(0, 40);
+        answerAndClose(res, 417, `Expect '${expect}' is not supported (only 100-continue)`);
+        requestLog.answered(req, undefined, 417, 0);
+      });
       server.keepAliveTimeout = options.keepAliveTimeout;
       server.requestTimeout = options.requestTimeout;
       server.setTimeout(options.connectionTimeout);

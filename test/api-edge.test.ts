@@ -94,6 +94,39 @@ describe('the edge', { skip: SKIP_BACKEND }, () => {
       ['headers too large', `GET /healthz HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
     ];
     for (const [name, raw, status] of cases) {
+      test('an Expect other than 100-continue is 417, and a compressed body 415, each with a JSON error', async () => {
+        const expect = statusAndBody(
+          await rawExchange(
+            api.port,
+            post(`/experiment/${slug}/log`, '{"variantKey":"A"}', 'expect: 200-ok\r\n'),
+          ),
+        );
+        assert.equal(expect.status, 417);
+        assert.deepEqual(expect.body, { error: "Expect '200-ok' is not supported (only 100-continue)" });
+        const gzipped = statusAndBody(
+          await rawExchange(
+            api.port,
+            post(`/experiment/${slug}/log`, '{"variantKey":"A"}', 'content-encoding: gzip\r\n'),
+          ),
+        );
+        assert.equal(gzipped.status, 415);
+        assert.deepEqual(gzipped.body, {
+          error: "Content-Encoding 'gzip' is not supported: send the body uncompressed",
+        });
+        // identity is no encoding at all.
+        const plain = statusAndBody(
+          await rawExchange(
+            api.port,
+            post(
+              `/experiment/${slug}/log`,
+              '{"variantKey":"A"}',
+              'content-encoding: identity\r\nconnection: close\r\n',
+            ),
+          ),
+        );
+        assert.equal(plain.status, 200, JSON.stringify(plain.body));
+      });
+
       test(name, async () => {
         const answer = statusAndBody(await rawExchange(api.port, raw));
         assert.equal(answer.status, status);
