@@ -180,6 +180,18 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
 export const additive = (table: string, columns: string[]) => (eb: any) =>
   Object.fromEntries(columns.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]));
 
+/**
+ * `build` of a multi-row upsert that adds `added` columns to the row with the same `keys`: the shape every
+ * rollup statement shares.
+ */
+export function addingUpsert(table: keyof Database, keys: string[], added: string[]): RowStatement['build'] {
+  return (db, rows) =>
+    db
+      .insertInto(table)
+      .values(rows as never)
+      .onConflict((oc) => oc.columns(keys as never).doUpdateSet(additive(table, added)));
+}
+
 /** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */
 export function bucketRollupStatement(rollups: BucketRollup[]): RowStatement {
   const sorted = sortedBy(rollups, bucketRollupKey);
@@ -282,6 +294,25 @@ export function unitSumStatement(sums: UnitSum[]): RowStatement {
 }
 
 /** Per-variant sums over users, moved by the difference each user's new sums make (core/units.ts). */
+export const UNIT_ROLLUP_SUMS = ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy'];
+
+/** A unit rollup's columns (the per-variant sums over users the delta method reads). */
+export function unitRollupRow(r: UnitRollup) {
+  return {
+    experiment_id: r.experimentId,
+    experiment_version: r.version,
+    variant_key: r.variantKey,
+    metric: r.metric,
+    kind: r.kind,
+    units: r.units,
+    sum_x: r.sumX,
+    sum_x2: r.sumX2,
+    sum_y: r.sumY,
+    sum_y2: r.sumY2,
+    sum_xy: r.sumXY,
+  };
+}
+
 export function unitRollupStatement(rollups: UnitRollup[]): RowStatement {
   const sorted = sortedBy(
     rollups,
@@ -289,29 +320,13 @@ export function unitRollupStatement(rollups: UnitRollup[]): RowStatement {
   );
   return {
     name: 'unit_rollups',
-    rows: sorted.map((r) => ({
-      experiment_id: r.experimentId,
-      experiment_version: r.version,
-      variant_key: r.variantKey,
-      metric: r.metric,
-      kind: r.kind,
-      units: r.units,
-      sum_x: r.sumX,
-      sum_x2: r.sumX2,
-      sum_y: r.sumY,
-      sum_y2: r.sumY2,
-      sum_xy: r.sumXY,
-    })),
+    rows: sorted.map(unitRollupRow),
     chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('unit_rollups')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
-            .doUpdateSet(additive('unit_rollups', ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy'])),
-        ),
+    build: addingUpsert(
+      'unit_rollups',
+      ['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'],
+      UNIT_ROLLUP_SUMS,
+    ),
   };
 }
 

@@ -4,7 +4,14 @@ import type { ExposureUser } from '../core/exposure-users.js';
 import type { ExposureRollup } from '../core/rollups.js';
 import { bucketSketchKey, type SketchMove, sketchKey } from '../core/sketch-rollups.js';
 import { type BucketUnitRollup, bucketUnitRollupKey } from '../core/unit-hours.js';
-import { additive, countStatement, type RowStatement, sortedBy } from './row-statements.js';
+import {
+  addingUpsert,
+  countStatement,
+  type RowStatement,
+  sortedBy,
+  UNIT_ROLLUP_SUMS,
+  unitRollupRow,
+} from './row-statements.js';
 
 /** Users not stored yet (planned so); DO NOTHING all the same, so a row is never written twice. */
 export function exposureUsersStatement(users: ExposureUser[]): RowStatement {
@@ -32,97 +39,49 @@ export const exposureUserRollupStatement = (counts: ExposureRollup[]) =>
 
 /** Hourly moves of the unit rollups (core/unit-hours.ts), added to. */
 export function bucketUnitRollupStatement(rollups: BucketUnitRollup[]): RowStatement {
-  const sorted = sortedBy(rollups, bucketUnitRollupKey);
   return {
     name: 'bucket_unit_rollups',
-    rows: sorted.map((r) => ({
-      experiment_id: r.experimentId,
-      bucket: r.bucket,
-      experiment_version: r.version,
-      variant_key: r.variantKey,
-      metric: r.metric,
-      kind: r.kind,
-      units: r.units,
-      sum_x: r.sumX,
-      sum_x2: r.sumX2,
-      sum_y: r.sumY,
-      sum_y2: r.sumY2,
-      sum_xy: r.sumXY,
-    })),
+    rows: sortedBy(rollups, bucketUnitRollupKey).map((r) => ({ ...unitRollupRow(r), bucket: r.bucket })),
     chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('bucket_unit_rollups')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'])
-            .doUpdateSet(
-              additive('bucket_unit_rollups', ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy']),
-            ),
-        ),
+    build: addingUpsert(
+      'bucket_unit_rollups',
+      ['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'],
+      UNIT_ROLLUP_SUMS,
+    ),
   };
 }
 
+/** A sketch bin's columns (with its hour, for the hourly table). */
+function sketchRow(m: SketchMove) {
+  return {
+    experiment_id: m.experimentId,
+    experiment_version: m.version,
+    variant_key: m.variantKey,
+    metric: m.metric,
+    side: m.side,
+    key: m.key,
+    count: m.count,
+  };
+}
+
+const BIN = ['experiment_version', 'variant_key', 'metric', 'side', 'key'];
+
 /** Sketch bin counts moved by the batch's values (`count = count + k`, k signed), all-time. */
 export function sketchBinStatement(moves: SketchMove[]): RowStatement {
-  const sorted = sortedBy(moves, sketchKey);
   return {
     name: 'sketch_bins',
-    rows: sorted.map((m) => ({
-      experiment_id: m.experimentId,
-      experiment_version: m.version,
-      variant_key: m.variantKey,
-      metric: m.metric,
-      side: m.side,
-      key: m.key,
-      count: m.count,
-    })),
+    rows: sortedBy(moves, sketchKey).map(sketchRow),
     chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('sketch_bins')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'experiment_version', 'variant_key', 'metric', 'side', 'key'])
-            .doUpdateSet(additive('sketch_bins', ['count'])),
-        ),
+    build: addingUpsert('sketch_bins', ['experiment_id', ...BIN], ['count']),
   };
 }
 
 /** Sketch bin counts of one hour, moved as sketchBinStatement's. */
 export function bucketSketchBinStatement(moves: SketchMove[]): RowStatement {
-  const sorted = sortedBy(moves, bucketSketchKey);
   return {
     name: 'bucket_sketch_bins',
-    rows: sorted.map((m) => ({
-      experiment_id: m.experimentId,
-      bucket: m.bucket,
-      experiment_version: m.version,
-      variant_key: m.variantKey,
-      metric: m.metric,
-      side: m.side,
-      key: m.key,
-      count: m.count,
-    })),
+    rows: sortedBy(moves, bucketSketchKey).map((m) => ({ ...sketchRow(m), bucket: m.bucket })),
     chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('bucket_sketch_bins')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns([
-              'experiment_id',
-              'bucket',
-              'experiment_version',
-              'variant_key',
-              'metric',
-              'side',
-              'key',
-            ])
-            .doUpdateSet(additive('bucket_sketch_bins', ['count'])),
-        ),
+    build: addingUpsert('bucket_sketch_bins', ['experiment_id', 'bucket', ...BIN], ['count']),
   };
 }
