@@ -17,6 +17,8 @@ export interface Config {
   bodyTimeoutMs: number;
   /** Requests slower than this are logged at warn. */
   slowRequestMs: number;
+  /** Exposures held in memory while the database cannot take them; beyond it they are dropped and counted. */
+  exposureBuffer: number;
   /** HMAC key for managed API keys' hashes (undefined: the built-in default; ADR 0015). */
   keyHashSecret: string | undefined;
   /** How long an unfinished Idempotency-Key claim holds off other instances (ms). */
@@ -167,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     slowRequestMs: integer(env, 'SLOW_REQUEST_MS', 1000, 1, 3_600_000),
+    exposureBuffer: integer(env, 'EXPOSURE_BUFFER', 200_000, 1000, 100_000_000),
     keyHashSecret: env.KEY_HASH_SECRET || undefined,
     idempotencyClaimTimeoutMs: integer(env, 'IDEMPOTENCY_CLAIM_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     production: env.NODE_ENV === 'production',

@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     bodyLimit: config.bodyLimit,
     bodyTimeoutMs: config.bodyTimeoutMs,
     slowRequestMs: config.slowRequestMs,
+    exposureBuffer: config.exposureBuffer,
     keyHashSecret: config.keyHashSecret,
     idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
     corsOrigins: config.corsOrigins,

@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   bodyTimeoutMs?: number;
   /** Requests slower than this are logged at warn whatever the level. */
   slowRequestMs?: number;
+  /** Most exposures waiting in memory for the database (default 200,000); past it they are dropped and counted. */
+  exposureBuffer?: number;
   /** Origins browsers may call from (`*`: any); absent or empty: CORS off. */
   corsOrigins?: string[];
   /** Default: silent. */
@@ -116,6 +118,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       )
     : undefined;
   const ingest = new GroupCommit((batch) => store.appendBatch(batch), {
+    maxBufferedExposures: options.exposureBuffer,
     onExposureError: (err, lost) => {
       metrics.databaseError('exposure_write');
       app?.log.error({ err, lost }, 'exposures could not be written');

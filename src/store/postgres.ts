@@ -19,28 +19,46 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
 }
 
-const UNAVAILABLE_CODES = new Set([
+/** Network errors of the driver: the server cannot be reached or dropped the connection. */
+const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
   'EPIPE',
   'ENOTFOUND',
   'EHOSTUNREACH',
+  'ENETUNREACH',
   'EAI_AGAIN',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
+]);
+
+/**
+ * SQLSTATEs that mean "the database cannot take this now" (a retry may succeed): every one answers 503
+ * with Retry-After, never 500. Whole classes: 08 connection exception, 53 insufficient resources (disk
+ * full, out of memory, too many connections), 57P operator intervention (shutdown, restart, database
+ * dropped or refusing), 58 system errors (I/O). Single codes of other classes are listed.
+ */
+const UNAVAILABLE_CLASSES = ['08', '53', '57P', '58'];
+const UNAVAILABLE_SQLSTATES = new Set([
+  '55000', // object_not_in_prerequisite_state: "database … is not currently accepting connections"
+  '55006', // object_in_use
+  '55P03', // lock_not_available
+  '57014', // query_canceled (statement_timeout)
+  '3D000', // invalid_catalog_name: the database is gone or not yet restored
+  '28000', // invalid_authorization_specification (pg_hba changed under us)
+  '28P01', // invalid_password (credentials being rotated)
+  '25006', // read_only_sql_transaction: a standby after failover
   '40001', // serialization_failure
   '40P01', // deadlock_detected
 ]);
 
-function isUnavailable(err: unknown): boolean {
+/** Is this driver error one the client may retry (503), as opposed to a bug or a bad request? */
+export function isUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
-  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08')) return true;
+  if (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
+  if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_CLASSES.some((c) => code.startsWith(c))) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|not queryable/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|not queryable|Client has encountered a connection error/i.test(
     message,
   );
 }
