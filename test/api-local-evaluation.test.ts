@@ -339,6 +339,38 @@ describe('local evaluation', { skip: SKIP_BACKEND }, () => {
     assert.deepEqual(await exposureCounts(exp.slug), { A: 2, B: 1 });
   });
 
+  test('one exposure per assignment id: sent again and again, in either check, or issued by assign', async () => {
+    const exp = await api.createExperiment({ slug: uniqueSlug('expo-once') });
+    const d = await definition(exp.slug);
+    const id = localId(d, 1, 'u-once');
+    const body = id.slice(0, id.lastIndexOf('.'));
+    const crc = `${body}.${crc32(body, d.assignmentIdKey).toString(16).padStart(8, '0')}`;
+    for (const sent of [id, id, crc, id, id]) {
+      const res = await exposures([{ experiment: exp.slug, assignmentId: sent }]);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), { success: true, accepted: 1, rejected: [] }, 'accepted every time');
+    }
+    // Five sends at once (no Idempotency-Key): still one.
+    const other = localId(d, 0, 'u-at-once');
+    const sends = await Promise.all(
+      Array.from({ length: 5 }, () => exposures([{ experiment: exp.slug, assignmentId: other }])),
+    );
+    for (const res of sends) assert.equal(res.statusCode, 200, res.body);
+    // An id assign issued had its exposure recorded then: sending it adds nothing.
+    const assigned = await api.post(`/experiment/${exp.slug}/assign`, { userId: 'u-server' });
+    assert.equal(assigned.statusCode, 200, assigned.body);
+    const { assignmentId, variant } = assigned.json() as { assignmentId: string; variant: string };
+    for (let i = 0; i < 5; i++) {
+      const res = await exposures([{ experiment: exp.slug, assignmentId }]);
+      assert.deepEqual(res.json(), { success: true, accepted: 1, rejected: [] });
+    }
+    await runtime.ingest.drain();
+    const counts = await exposureCounts(exp.slug);
+    const expected: Record<string, number> = { A: 1, B: 1 };
+    expected[variant] = (expected[variant] ?? 0) + 1;
+    assert.deepEqual(counts, expected);
+  });
+
   test('a timestamp after the server clock is taken as now', async () => {
     const exp = await api.createExperiment({ slug: uniqueSlug('expo-future') });
     const d = await definition(exp.slug);

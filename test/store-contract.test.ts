@@ -321,6 +321,44 @@ for (const backend of backends) {
       assert.equal(page.results[0]!.logId, rows[0]!.logId);
     });
 
+    test('client exposures are stored once per assignment id, however often and concurrently sent', async () => {
+      const { id } = await store.insertExperiment(experiment('client-once'));
+      const other = await store.insertExperiment(experiment('client-once-other'));
+      const sent = (i: number, check = 'aaaaaaaa', experimentId = id) => ({
+        ...exposure(experimentId),
+        assignmentId: `01972ff0-f582-7a3c-9e41-${String(i).padStart(12, '0')}.1.0.dQ==.${check}`,
+      });
+      const exposed = async (experimentId = id) =>
+        (await store.readRollups(experimentId)).exposures.reduce((n, e) => n + e.n, 0);
+      // The same id twice in a batch, and its other check (the CRC-32 form): one assignment.
+      await store.appendBatch({
+        results: [],
+        exposures: [],
+        clientExposures: [sent(1), sent(2), sent(1, 'bbbbbbbb')],
+      });
+      assert.equal(await store.countExposures(id), 2);
+      await store.appendBatch({ results: [], exposures: [], clientExposures: [sent(2), sent(3)] });
+      assert.equal(await store.countExposures(id), 3);
+      await Promise.all(
+        Array.from({ length: 5 }, () =>
+          store.appendBatch({ results: [], exposures: [], clientExposures: [sent(5), sent(4)] }),
+        ),
+      );
+      assert.equal(await store.countExposures(id), 5);
+      assert.equal(await exposed(), 5, 'the exposure rollups count each once too');
+      assert.deepEqual(
+        (await store.listExposures(id)).map((e) => e.assignmentId.slice(33, 36)),
+        ['001', '002', '003', '005', '004'],
+      );
+      // Another experiment's id space is its own.
+      await store.appendBatch({
+        results: [],
+        exposures: [],
+        clientExposures: [sent(1, 'cccccccc', other.id)],
+      });
+      assert.equal(await store.countExposures(other.id), 1);
+    });
+
     test('listExposures gives every exposure back in assignment order, across batches and versions', async () => {
       const { id } = await store.insertExperiment(experiment('listed'));
       const first = Array.from({ length: 5 }, (_, i) => exposure(id, i % 2 ? 'B' : 'A'));

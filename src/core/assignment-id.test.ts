@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assignmentIdFor, crcCheck, readAssignmentId } from './assignment-id.js';
+import { assignmentIdFor, clientAssignmentIdFor, crcCheck, readAssignmentId } from './assignment-id.js';
 
 const UUID = '01972ff0-f582-7a3c-9e41-52b8c6d0e7f3';
 
@@ -8,8 +8,20 @@ test('an assignment id reads back the version, variant and user it was issued fo
   for (const userId of ['user-42', 'ü ñ 🙂 / + =', 'x'.repeat(512)]) {
     const id = assignmentIdFor(UUID, 7, { version: 12, variantIndex: 3, userId });
     assert.ok(id.startsWith(`${UUID}.`));
-    assert.deepEqual(readAssignmentId(id, 7), { version: 12, variantIndex: 3, userId });
+    assert.deepEqual(readAssignmentId(id, 7), { byServer: true, version: 12, variantIndex: 3, userId });
   }
+});
+
+test("the server's own ids are told apart from ids a client made with either check", () => {
+  const issued = { version: 2, variantIndex: 1, userId: 'u-1' };
+  const server = assignmentIdFor(UUID, 7, issued);
+  const client = clientAssignmentIdFor(UUID, 7, issued);
+  assert.notEqual(server, client);
+  assert.equal(readAssignmentId(server, 7)?.byServer, true);
+  assert.deepEqual(readAssignmentId(client, 7), issued);
+  const body = client.slice(0, client.lastIndexOf('.'));
+  assert.deepEqual(readAssignmentId(`${body}.${crcCheck(7, body)}`, 7), issued);
+  assert.equal(readAssignmentId(server, 8), null, 'keyed by the experiment');
 });
 
 test('ids this service did not issue in this experiment read as null', () => {
@@ -23,7 +35,7 @@ test('ids this service did not issue in this experiment read as null', () => {
 
 test("a client's id with the CRC-32 check (ADR 0019) reads back like the server's own", () => {
   const issued = { version: 3, variantIndex: 1, userId: 'u-42' };
-  const id = assignmentIdFor(UUID, 7, issued);
+  const id = clientAssignmentIdFor(UUID, 7, issued);
   const body = id.slice(0, id.lastIndexOf('.'));
   const withCrc = `${body}.${crcCheck(7, body)}`;
   assert.notEqual(withCrc, id);

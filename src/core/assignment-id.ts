@@ -10,6 +10,8 @@
 import { crc32 } from 'node:zlib';
 
 export interface IssuedAssignment {
+  /** True when assign issued it (its exposure is already recorded); absent or false when a client made it. */
+  byServer?: boolean;
   /** The experiment version the assignment was made under. */
   version: number;
   /** Index of the assigned variant in that version's variants. */
@@ -17,14 +19,25 @@ export interface IssuedAssignment {
   userId: string;
 }
 
-/** FNV-1a 32-bit over the experiment id and the id's body, without building the joined string. */
-function check(experimentId: number, body: string): string {
+/**
+ * FNV-1a 32-bit over the experiment id and the id's body, without building the joined string. `mark`
+ * (a byte hashed after the experiment id) tells the server's own ids from ids a client made: 0 for the
+ * clients' check, SERVER_MARK for ids assign issued.
+ */
+function check(experimentId: number, body: string, mark = 0): string {
   let h = Math.imul(0x811c9dc5 ^ (experimentId & 0xffff), 0x01000193);
   h = Math.imul(h ^ (experimentId >>> 16), 0x01000193);
+  if (mark !== 0) h = Math.imul(h ^ mark, 0x01000193);
   for (let i = 0; i < body.length; i++) h = Math.imul(h ^ body.charCodeAt(i), 0x01000193);
   // Four table lookups: Number#toString(16) with padStart cost half a microsecond (measured).
   return HEX[(h >>> 24) & 0xff]! + HEX[(h >>> 16) & 0xff]! + HEX[(h >>> 8) & 0xff]! + HEX[h & 0xff]!;
 }
+
+/**
+ * The byte that keys the check of ids the server issues (assign): an id with this check had its exposure
+ * recorded when it was issued, so sending it to POST /exposures again adds nothing. Clients never use it.
+ */
+const SERVER_MARK = 0x5a;
 
 /** The clients' alternative check: CRC-32 of the body's bytes (ASCII), started from the experiment id. */
 export function crcCheck(experimentId: number, body: string): string {
@@ -43,6 +56,12 @@ function encodeUser(userId: string): string {
 
 /** The id of an assignment: `uuid` (a fresh UUIDv7) followed by what it was issued for. */
 export function assignmentIdFor(uuid: string, experimentId: number, issued: IssuedAssignment): string {
+  const body = `${uuid}.${issued.version.toString(36)}.${issued.variantIndex.toString(36)}.${encodeUser(issued.userId)}`;
+  return `${body}.${check(experimentId, body, SERVER_MARK)}`;
+}
+
+/** An id in the clients' form with the clients' FNV check (tests and tools; the clients make their own). */
+export function clientAssignmentIdFor(uuid: string, experimentId: number, issued: IssuedAssignment): string {
   const body = `${uuid}.${issued.version.toString(36)}.${issued.variantIndex.toString(36)}.${encodeUser(issued.userId)}`;
   return `${body}.${check(experimentId, body)}`;
 }
@@ -70,8 +89,10 @@ export function readAssignmentId(id: string, experimentId: number): IssuedAssign
   const m = SHAPE.exec(id);
   if (m === null) return null;
   const body = id.slice(0, id.length - 9);
-  if (check(experimentId, body) !== m[5] && crcCheck(experimentId, body) !== m[5]) return null;
+  const byServer = check(experimentId, body, SERVER_MARK) === m[5];
+  if (!byServer && check(experimentId, body) !== m[5] && crcCheck(experimentId, body) !== m[5]) return null;
   const userId = Buffer.from(m[4]!, 'base64').toString('utf8');
   if (!acceptableUserId(userId, m[4]!)) return null;
-  return { version: Number.parseInt(m[2]!, 36), variantIndex: Number.parseInt(m[3]!, 36), userId };
+  const issued = { version: Number.parseInt(m[2]!, 36), variantIndex: Number.parseInt(m[3]!, 36), userId };
+  return byServer ? { byServer, ...issued } : issued;
 }

@@ -2,15 +2,18 @@
 import { UnavailableError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import { ExposureQueue, toExposureBatches } from './exposure-queue.js';
+import { ExposureQueue } from './exposure-queue.js';
 import type { ExposureBatch, NewFeedback, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
   results: NewResult[];
   /** Late feedback, committed like results (ADR 0018). */
   feedback?: NewFeedback[];
-  /** Exposures a client assigned locally (POST /exposures), committed before their answer (ADR 0019). */
-  exposures?: ExposureBatch[];
+  /**
+   * Exposures a client assigned locally (POST /exposures), committed before their answer (ADR 0019),
+   * each once per assignment id (the store leaves out ids it stored before).
+   */
+  clientExposures?: Exposure[];
   /** The request's Idempotency-Key answer, committed with its results. */
   answer?: IdempotencyRecord;
   /** performance.now() when the results were handed in. */
@@ -96,11 +99,10 @@ export class GroupCommit {
    * 200 promises they are stored, unlike assign's own exposures which nobody waits for.
    */
   appendExposures(exposures: Exposure[], answer?: IdempotencyRecord): Promise<void> {
-    const batches = toExposureBatches(exposures);
     return new Promise((resolve, reject) => {
       this.waiting.push({
         results: [],
-        exposures: batches,
+        clientExposures: exposures,
         answer,
         enqueuedAt: performance.now(),
         resolve,
@@ -201,7 +203,8 @@ export class GroupCommit {
     try {
       await this.write({
         results: groups.flatMap((g) => g.results),
-        exposures: exposures.concat(groups.flatMap((g) => g.exposures ?? [])),
+        exposures,
+        clientExposures: groups.flatMap((g) => g.clientExposures ?? []),
         feedback: groups.flatMap((g) => g.feedback ?? []),
         answers: answersOf(groups),
       });
@@ -209,7 +212,7 @@ export class GroupCommit {
       if (this.options.onCommit) {
         const enqueuedAt = groups.map((g) => g.enqueuedAt);
         const results = groups.reduce((n, g) => n + g.results.length, 0);
-        const waited = groups.reduce((n, g) => n + count(g.exposures ?? []), 0);
+        const waited = groups.reduce((n, g) => n + (g.clientExposures?.length ?? 0), 0);
         this.options.onCommit({ results, exposures: count(exposures) + waited, enqueuedAt });
       }
       return true;
@@ -235,7 +238,8 @@ export class GroupCommit {
     for (const g of groups) {
       await this.write({
         results: g.results,
-        exposures: g.exposures ?? [],
+        exposures: [],
+        clientExposures: g.clientExposures,
         feedback: g.feedback,
         answers: answersOf([g]),
       }).then(g.resolve, g.reject);

@@ -1,4 +1,5 @@
 // What the ingest pipeline hands the store: the results and exposure batches of one transaction.
+import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
@@ -77,6 +78,11 @@ export interface ExposureBatch {
 export interface WriteBatch {
   results: NewResult[];
   exposures: ExposureBatch[];
+  /**
+   * Exposures clients made (POST /exposures): each is stored only if its assignment id never was
+   * (store/client-exposures.ts), so a retried or repeated send counts once.
+   */
+  clientExposures?: Exposure[];
   /** Late feedback, committed with the batch (resolved like results: only once committed). */
   feedback?: NewFeedback[];
   /** Idempotency-Key answers of the requests whose results these are (committed with them). */

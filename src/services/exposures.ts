@@ -30,6 +30,9 @@ export interface ExposureDeps {
   now: () => string;
 }
 
+/** An item naming an id assign issued: its exposure is already recorded. */
+const ISSUED_BY_ASSIGN = Symbol('issued by assign');
+
 export class ExposureService {
   constructor(private readonly deps: ExposureDeps) {}
 
@@ -52,6 +55,7 @@ export class ExposureService {
       return found;
     };
     const seen = new Set<string>();
+    let accepted = 0;
     for (const [index, input] of inputs.entries()) {
       const key = `${input.experiment}\n${input.assignmentId}`;
       const placedOne = seen.has(key)
@@ -60,10 +64,12 @@ export class ExposureService {
       if (typeof placedOne === 'string') rejected.push({ index, error: placedOne });
       else {
         seen.add(key);
-        placed.push(placedOne);
+        accepted++;
+        // An id assign issued had its exposure recorded then: accepted, and nothing more to store.
+        if (placedOne !== ISSUED_BY_ASSIGN) placed.push(placedOne);
       }
     }
-    const receipt = { accepted: placed.length, rejected };
+    const receipt = { accepted, rejected };
     const answer = record?.(receipt);
     // Nothing to store and no answer to keep for a retry: no transaction at all.
     if (placed.length > 0 || answer !== undefined) await this.deps.ingest.appendExposures(placed, answer);
@@ -76,7 +82,7 @@ export class ExposureService {
     allowed: (slug: string) => boolean,
     find: (slug: string) => Promise<LiveExperiment | undefined>,
     now: string,
-  ): Promise<Exposure | string> {
+  ): Promise<Exposure | typeof ISSUED_BY_ASSIGN | string> {
     const slug = input.experiment;
     if (!allowed(slug)) return `this key may not use experiment '${slug}'`;
     const live = await find(slug);
@@ -86,6 +92,7 @@ export class ExposureService {
       return `assignmentId '${shownId(input.assignmentId)}' was not made for experiment '${slug}' (its check, version, variant or user does not match)`;
     }
     let time = now;
+    if (assigned.byServer) return ISSUED_BY_ASSIGN;
     try {
       if (input.timestamp !== undefined) time = normalizeTime(input.timestamp, 'timestamp');
     } catch (err) {

@@ -7,6 +7,8 @@ import type { Store } from '../store/store.js';
 import type { LiveExperiment } from './experiment-cache.js';
 
 export interface AssignmentTarget {
+  /** Assign issued it: its exposure was recorded then. */
+  byServer?: boolean;
   version: number;
   variantKey: string;
   userId: string;
@@ -26,7 +28,9 @@ export class IssuedAssignments {
         ? live.experiment.variants
         : await this.variantsOf(live.id, issued.version);
     const variant = variants?.[issued.variantIndex];
-    return variant ? { version: issued.version, variantKey: variant.key, userId: issued.userId } : null;
+    if (!variant) return null;
+    const target = { version: issued.version, variantKey: variant.key, userId: issued.userId };
+    return issued.byServer ? { byServer: true, ...target } : target;
   }
 
   /** Synchronous when the id is of the current version (log's hot path); undefined: ask `resolve`. */

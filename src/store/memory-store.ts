@@ -53,6 +53,7 @@ import {
 } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
 import { rolledFeedback, rolledOf } from './batch-plan.js';
+import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { recordOverCap } from './row-statements.js';
 import type {
   BucketExposure,
@@ -150,6 +151,8 @@ export class MemoryStore implements Store {
   private readonly bucketExposures = new Map<string, HourlyExposures>();
   private readonly unitRollups = new Map<string, UnitRollup>();
   private readonly exposureUsers = new Map<string, ExposureUser>();
+  /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
+  private readonly exposureIds = new Set<string>();
   private readonly exposureUserRollups = new Map<string, ExposureRollup>();
   private readonly bucketUnitRollups = new Map<string, BucketUnitRollup>();
   private readonly sketchBins = new Map<string, SketchMove>();
@@ -201,6 +204,7 @@ export class MemoryStore implements Store {
     forget(this.exposureRollups, current.id);
     forget(this.exposureUsers, current.id);
     forget(this.exposureUserRollups, current.id);
+    for (const key of this.exposureIds) if (key.startsWith(`${current.id}\n`)) this.exposureIds.delete(key);
     this.versions.delete(current.id);
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
@@ -208,7 +212,10 @@ export class MemoryStore implements Store {
   }
 
   /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */
-  async appendBatch(batch: WriteBatch): Promise<void> {
+  async appendBatch(sent: WriteBatch): Promise<void> {
+    // Client exposures whose assignment id was stored before add nothing (client-exposures.ts).
+    const client = exposureIdRows(sent.clientExposures ?? []);
+    const batch = withClientExposures(sent, client.firsts, (key) => !this.exposureIds.has(key));
     const feedback = batch.feedback ?? [];
     const logIds = new Set<string>();
     for (const r of batch.results) {
@@ -269,6 +276,7 @@ export class MemoryStore implements Store {
       this.byLogId.set(r.logId, committed);
     }
     for (const b of batch.exposures) this.exposureBatches.push({ ...b, variants: [...b.variants] });
+    for (const row of client.rows) this.exposureIds.add(exposureIdKey(row));
     for (const row of feedbackRows) this.feedback.set(feedbackKey(row), { ...row });
     for (const s of units.sums) this.unitSums.set(unitKey(s), { ...s });
     this.addMetrics(mergeRollups(metricParts, metricRollupKey));

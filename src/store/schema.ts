@@ -209,6 +209,12 @@ export interface ExposureUsersTable {
   variant_key: string;
 }
 
+/** The assignment ids (UUIDs) of exposures clients sent, each stored once (migration 009). */
+export interface ExposureIdsTable {
+  experiment_id: number;
+  assignment_uuid: string;
+}
+
 /** Hourly moves of unit_rollups (migration 008): its columns and the hour. */
 export interface BucketUnitRollupsTable extends UnitRollupsTable {
   bucket: string;
@@ -231,6 +237,7 @@ export interface BucketSketchBinsTable extends SketchBinsTable {
 
 export interface Database {
   exposure_users: ExposureUsersTable;
+  exposure_ids: ExposureIdsTable;
   exposure_user_rollups: ResultRollupsTable;
   bucket_unit_rollups: BucketUnitRollupsTable;
   sketch_bins: SketchBinsTable;

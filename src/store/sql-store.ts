@@ -12,6 +12,7 @@ import type { UnitRollup } from '../core/units.js';
 import type { WriteBatch } from '../ingest/write-batch.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
+import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import type { SqlDatabase } from './database.js';
 import {
   claimIdempotencyRow,
@@ -268,6 +269,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         guard(current.experiment, any !== undefined);
         await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', current.id).execute();
         await trx.deleteFrom('exposure_users').where('experiment_id', '=', current.id).execute();
+        await trx.deleteFrom('exposure_ids').where('experiment_id', '=', current.id).execute();
         await trx.deleteFrom('exposure_user_rollups').where('experiment_id', '=', current.id).execute();
         this.committedUsers.forgetAll();
         await trx.deleteFrom('experiment_versions').where('experiment_id', '=', current.id).execute();
@@ -283,9 +285,9 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
    * on the result; rollups that depend on stored values (feedback, users' sums) are planned from reads
    * made where no other batch can write in between (batch-plan.ts).
    */
-  appendBatch(batch: WriteBatch): Promise<void> {
-    const rolled = batch.results.map(rolledOf);
-    const feedback = (batch.feedback ?? []).map(rolledFeedback);
+  appendBatch(sent: WriteBatch): Promise<void> {
+    const rolled = sent.results.map(rolledOf);
+    const feedback = (sent.feedback ?? []).map(rolledFeedback);
     const capped = feedback.length > 0 ? [...rolled, ...feedback] : rolled;
     const feedbackOverCap = (experimentId: number, metric: string) =>
       feedback.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
@@ -296,6 +298,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
       // so what the read connection sees is current when the batch is planned.
       return this.inTurn(() =>
         this.run(async () => {
+          const client = await newClientExposures(this.readOnly, sent);
+          const batch = client.batch;
           if (capped.length > 0) {
             await this.metricNames.decideAsOnlyWriter(capped, (ids) =>
               this.readMetricNames(this.readOnly, ids),
@@ -309,7 +313,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
             feedbackOverCap,
             this.committedUsers,
           );
-          const statements = [...rowStatements(batch), ...planned.statements];
+          const statements = [...rowStatements(batch), ...client.statements, ...planned.statements];
           await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
           this.committedUsers.remember(planned.userKeys);
         }),
@@ -317,9 +321,13 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     }
     // Sticky exposures' distinct users are read and inserted under the experiment's lock too: two
     // instances inserting the same new user must not both count it.
-    const unitExposures = batch.exposures.filter((b) => b.unit === true).map((b) => b.experimentId);
+    const unitExposures = [
+      ...sent.exposures.filter((b) => b.unit === true).map((b) => b.experimentId),
+      ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
+    ];
     return this.run(async () => {
       const { decision, userKeys } = await this.readWrite.transaction().execute(async (trx) => {
+        const batch = await claimClientExposures(trx, sent);
         let decided: { committed(): void } | undefined;
         if (capped.length > 0 || unitExposures.length > 0) {
           await this.db.lockExperimentsForAppend(trx, [
