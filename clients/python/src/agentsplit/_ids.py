@@ -78,9 +78,15 @@ def crc_check(key: int, body: str) -> str:
     return "%08x" % zlib.crc32(body.encode("ascii"), key & MASK32)
 
 
-def fnv_check(key: int, body: str) -> str:
+# The byte the server hashes after the key in the check of ids its own assign issues.
+SERVER_MARK = 0x5A
+
+
+def fnv_check(key: int, body: str, mark: int = 0) -> str:
     h = ((FNV_OFFSET ^ (key & 0xFFFF)) * FNV_PRIME) & MASK32
     h = ((h ^ ((key & MASK32) >> 16)) * FNV_PRIME) & MASK32
+    if mark:
+        h = ((h ^ mark) * FNV_PRIME) & MASK32
     for c in body.encode("ascii"):
         h = ((h ^ c) * FNV_PRIME) & MASK32
     return "%08x" % h
@@ -102,11 +108,11 @@ _SHAPE = re.compile(r"^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.([0-9a-z]{1,3})\.([A-Za
 
 
 def read_assignment_id(aid: str, key: int) -> Optional[IssuedAssignment]:
-    """What an id says it was issued for under ``key`` (either check), or None."""
+    """What an id says it was issued for under ``key`` (either check, or the server's own), or None."""
     m = _SHAPE.match(aid)
     if m is None:
         return None
     body = aid[: len(aid) - 9]
-    if m.group(5) not in (crc_check(key, body), fnv_check(key, body)):
+    if m.group(5) not in (crc_check(key, body), fnv_check(key, body), fnv_check(key, body, SERVER_MARK)):
         return None
     return IssuedAssignment(int(m.group(2), 36), int(m.group(3), 36), base64.b64decode(m.group(4)).decode("utf-8"))
