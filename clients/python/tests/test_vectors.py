@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from agentsplit import bucket_ranges, choose_variation, fnv1a32, hash_v2, pick_weighted
 from agentsplit._hash import cumulative_weights, hash_v2_from_state
-from agentsplit._ids import assignment_id, crc_check, fnv_check, read_assignment_id, uuid7
+from agentsplit._ids import SERVER_MARK, assignment_id, crc_check, fnv_check, read_assignment_id, uuid7
 
 VECTORS = json.loads((ROOT / "test" / "fixtures" / "vectors" / "assignment-hash.json").read_text())
 
@@ -80,14 +80,15 @@ def test_assignment_ids_read_back_with_either_check():
 
 
 def test_the_check_equals_the_servers(server):
-    """The server's FNV check, recomputed here, on ids the server issued; and the CRC form's formula."""
+    """The server's own check (FNV with its mark), recomputed here, on ids the server issued; and the CRC form's formula."""
     slug = server.create_experiment()
     defs = server.call("GET", "/experiments/definitions").json()["experiments"]
     key = next(d["assignmentIdKey"] for d in defs if d["slug"] == slug)
     for i in range(20):
         aid = server.call("POST", "/experiment/%s/assign" % slug, {"userId": "ü-%d" % i}).json()["assignmentId"]
         body, check = aid.rsplit(".", 1)
-        assert fnv_check(key, body) == check
+        assert fnv_check(key, body, SERVER_MARK) == check
+        assert fnv_check(key, body) != check, "a client's FNV check is not the server's"
         assert read_assignment_id(aid, key).user_id == "ü-%d" % i
     import zlib
 
