@@ -1,6 +1,7 @@
 // buildApp(deps): the route declarations, both transports registered from them, auth, error mapping,
 // request logs and the OpenAPI document; no env, no port.
 import { createServer, type ServerOptions, type ServerResponse } from 'node:http';
+import { PassThrough } from 'node:stream';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -9,6 +10,7 @@ import pino, { type Logger } from 'pino';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
 import { createAuthHook } from './http/auth.js';
+import { bodyTooLarge, chunkWatch, watchChunkedBody } from './http/chunked-limit.js';
 import { compileRoute } from './http/compile.js';
 import { corsOptions } from './http/cors.js';
 import { registerDashboard } from './http/dashboard.js';
@@ -163,6 +165,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             requestLog.answered(req, undefined, 429, 0);
             return;
           }
+          // A chunked body's declared sizes are followed from here (the rest of this read is still in
+          // the parser's buffer); the preParsing hook below answers 413 once they pass the limit.
+          if (req.headers['transfer-encoding'] !== undefined) watchChunkedBody(req, bodyLimit);
           if (fast === null || !fast(req, res)) handler(req, res);
         },
       );
@@ -193,7 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       deps.rateLimits &&
         ((request) => deps.rateLimits!.failedAuthentication(request.raw.socket.remoteAddress)),
     ),
-    clientErrorHandler: createClientErrorHandler(bodyTimeoutMs),
+    clientErrorHandler: createClientErrorHandler(bodyTimeoutMs, bodyLimit),
   });
   app.setValidatorCompiler(validatorCompiler);
   registerJsonBodies(app);
@@ -201,6 +206,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before auth: every answer carries the security headers, and a CORS preflight (which never carries
   // a key) is answered.
   app.addHook('onRequest', securityHeadersHook);
+  // A chunked body declared larger than the limit is 413 (after the key check, as for a Content-Length
+  // over it), as soon as the sizes say so: before reading, or through a stream that fails then, whatever
+  // has arrived (the parser would otherwise wait for every declared byte).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const watch = chunkWatch(request.raw);
+    if (watch === undefined) return done(null, payload);
+    if (watch.over) return done(bodyTooLarge(), payload);
+    const body = new PassThrough();
+    // Failed once the body is being read (the request may still wait for an admission slot).
+    const fail = () => body.destroy(bodyTooLarge());
+    watch.onOver = () => (body.readableFlowing === true ? fail() : body.once('resume', fail));
+    body.on('error', () => undefined);
+    payload.on('error', (err) => body.destroy(err));
+    payload.pipe(body);
+    done(null, body);
+  });
   const corsOn = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0;
   if (corsOn) await app.register(cors, corsOptions(deps.corsOrigins!));
   app.addHook('onRequest', createAuthHook(authenticate));
