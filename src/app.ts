@@ -1,7 +1,13 @@
 // buildApp(deps): the route declarations, both transports registered from them, auth, error mapping,
 // request logs and the OpenAPI document; no env, no port.
-import { createServer, type ServerOptions, type ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerOptions,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import { type Duplex, PassThrough } from 'node:stream';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -176,6 +182,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         const expect = String(req.headers.expect ?? '').slice(0, 40);
         answerAndClose(res, 417, `Expect '${expect}' is not supported (only 100-continue)`);
         requestLog.answered(req, undefined, 417, 0);
+      });
+      // CONNECT (a proxy tunnel): Node hands the socket over, or without a listener drops it unanswered.
+      server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+        const body = errorBody('CONNECT is not supported');
+        const headers = { ...SECURITY_HEADERS, allow: 'GET, HEAD, POST, PATCH, DELETE, OPTIONS' };
+        socket.on('error', () => undefined);
+        // Whatever the client sends after it is read and dropped; the socket closes once answered.
+        socket.resume();
+        socket.end(
+          `HTTP/1.1 405 ${STATUS_CODES[405]}\r\nConnection: close\r\n` +
+            'Content-Type: application/json; charset=utf-8\r\n' +
+            Object.entries(headers)
+              .map(([name, value]) => `${name}: ${value}\r\n`)
+              .join('') +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          () => socket.destroy(),
+        );
+        requestLog.answered(req, undefined, 405, 0);
       });
       server.keepAliveTimeout = options.keepAliveTimeout;
       server.requestTimeout = options.requestTimeout;

@@ -184,4 +184,19 @@ describe('chunked bodies and CONNECT at the edge', { skip: SKIP_BACKEND }, () =>
       );
     }
   });
+
+  test('CONNECT → 405 {"error"} with Connection: close, and the connection closes', async () => {
+    for (const target of ['example.com:443', '127.0.0.1:22']) {
+      const got = await exchange(api.port, [`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`]);
+      const all = answers(got.received);
+      assert.equal(all.length, 1, got.received);
+      assert.equal(all[0]!.status, 405, got.received);
+      assert.deepEqual(JSON.parse(all[0]!.body), { error: 'CONNECT is not supported' });
+      assert.match(all[0]!.headers, /\r\nconnection: close/i);
+      assert.match(all[0]!.headers, /\r\ncontent-type: application\/json/i);
+      assert.ok(got.closedByServer, got.received);
+    }
+    // The server still answers afterwards.
+    assert.equal((await api.get('/healthz')).statusCode, 200);
+  });
 });
