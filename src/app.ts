@@ -79,6 +79,8 @@ export interface AppDeps {
   corsOrigins?: string[];
   /** Default: silent. */
   logger?: Logger;
+  /** The root key (API_KEY): never written to a log, wherever a request carries it (ADR 0013). */
+  rootKey?: string;
   /** This runtime's Prometheus metrics: every answer is counted, GET /metrics serves them. */
   metrics: Metrics;
   /** Per-key limits and failed-authentication throttling (ADR 0017); absent: none (unit tests). */
@@ -119,7 +121,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 30_000;
   const logger = deps.logger ?? pino({ level: 'silent' });
-  const requestLog = createRequestLog(logger, { slowMs: deps.slowRequestMs ?? 1000, metrics: deps.metrics });
+  const requestLog = createRequestLog(logger, {
+    slowMs: deps.slowRequestMs ?? 1000,
+    metrics: deps.metrics,
+    secrets: deps.rootKey === undefined ? [] : [deps.rootKey],
+  });
   const validatorCompiler = createValidatorCompiler();
   // Set once the routes exist, and unset when closing (Fastify then answers 503 so clients retry elsewhere).
   let fast: FastTransport | null = null;

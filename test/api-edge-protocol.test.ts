@@ -1,7 +1,10 @@
 // The edge against requests from an outside security campaign (issue 24), over raw sockets: chunk
 // sizes declared past the body limit, CONNECT, and keys in URLs and request ids kept out of the logs.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   API_KEY,
@@ -12,6 +15,7 @@ import {
   startTestRuntime,
   type TestRuntime,
 } from './helpers/app.js';
+import { startServer } from './helpers/server.js';
 
 interface Exchange {
   received: string;
@@ -198,5 +202,146 @@ describe('chunked bodies and CONNECT at the edge', { skip: SKIP_BACKEND }, () =>
     }
     // The server still answers afterwards.
     assert.equal((await api.get('/healthz')).statusCode, 200);
+  });
+});
+
+describe('keys in request logs (the real process at LOG_LEVEL=debug)', () => {
+  test('a managed key or the root key in the query, the path or x-request-id never reaches the output', async () => {
+    const dir = makeTempDir();
+    const root = `root-${randomBytes(12).toString('hex')}-key`;
+    const server = await startServer({
+      API_KEY: root,
+      LOG_LEVEL: 'debug',
+      DATA_DIR: dir,
+      DATABASE_URL: `sqlite:${join(dir, 'redaction.db')}`,
+    });
+    try {
+      const call = async (
+        method: string,
+        path: string,
+        body?: unknown,
+        headers: Record<string, string> = {},
+      ) => {
+        const res = await fetch(server.baseUrl + path, {
+          method,
+          headers: { 'x-api-key': root, 'content-type': 'application/json', ...headers },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return {
+          status: res.status,
+          headers: res.headers,
+          json: (await res.json()) as Record<string, unknown>,
+        };
+      };
+      const slug = `redaction-${Date.now()}`;
+      const created = await call('POST', '/experiments', {
+        slug,
+        status: 'running',
+        variants: [
+          { key: 'A', payload: {}, trafficPercent: 50 },
+          { key: 'B', payload: {}, trafficPercent: 50 },
+        ],
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const made = await call('POST', '/keys', { name: 'leaky', scopes: ['admin'] });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+      const managed = String(made.json.key);
+      assert.match(managed, /^ask_[A-Za-z0-9_-]{43}$/);
+
+      // Each spot, on a route of each transport (assign: the fast one; GET an experiment: Fastify).
+      const marked: string[] = [];
+      for (const secret of [managed, root]) {
+        const encoded = secret.replace(
+          /^(.)(.)/,
+          (_, a: string, b: string) => `%${a.charCodeAt(0).toString(16)}${b}`,
+        );
+        for (const [n, query] of [`k=${secret}`, `auth=${secret}`, secret, `k=${encoded}`].entries()) {
+          const mark = `m${marked.length}n${n}`;
+          marked.push(mark);
+          const assigned = await call('POST', `/experiment/${slug}/assign?${query}&${mark}=1`, {
+            userId: 'u',
+          });
+          assert.equal(assigned.status, 200, JSON.stringify(assigned.json));
+          const read = await call('GET', `/experiment/${slug}?${query}&${mark}=2`);
+          assert.equal(read.status, 200, JSON.stringify(read.json));
+        }
+        for (const method of ['POST', 'GET']) {
+          const path = method === 'POST' ? `/experiment/${secret}/assign` : `/experiment/${secret}`;
+          const answer = await call(method, path, method === 'POST' ? { userId: 'u' } : undefined);
+          assert.equal(answer.status, 404, `${method} ${path.replace(secret, '<secret>')}`);
+        }
+        const withId = await call(
+          'POST',
+          `/experiment/${slug}/assign`,
+          { userId: 'u' },
+          { 'x-request-id': secret },
+        );
+        assert.equal(withId.status, 200);
+        const withIdToo = await call('GET', `/experiment/${slug}`, undefined, { 'x-request-id': secret });
+        assert.equal(withIdToo.status, 200);
+        for (const answer of [withId, withIdToo]) {
+          for (const [name, value] of answer.headers)
+            assert.ok(!value.includes(secret), `header ${name} echoes it`);
+        }
+      }
+
+      // Every request has its line (2 to set up, 8 marks twice, 4 keys in paths, 4 in ids), none with a key.
+      const lines = () =>
+        server
+          .output()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((l) => l.msg === 'request');
+      const deadline = Date.now() + 10_000;
+      while (lines().length < 2 + marked.length * 2 + 8 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const requests = lines();
+      for (const mark of marked) {
+        assert.equal(requests.filter((l) => String(l.url).includes(`${mark}=`)).length, 2, mark);
+      }
+      const urls = requests.map((l) => String(l.url));
+      assert.ok(urls.includes(`/experiment/${slug}/assign?k=ask_[redacted]&${marked[0]}=1`), urls.join('\n'));
+      assert.ok(urls.includes(`/experiment/${slug}?auth=[redacted]&${marked[1]}=2`), urls.join('\n'));
+      assert.ok(urls.includes(`/experiment/${slug}/assign?ask_[redacted]&${marked[2]}=1`), urls.join('\n'));
+      assert.ok(urls.includes(`/experiment/${slug}?k=[redacted]&${marked[4]}=2`), urls.join('\n'));
+      assert.ok(urls.includes('/experiment/ask_[redacted]/assign'), urls.join('\n'));
+      assert.ok(urls.includes('/experiment/[redacted]/assign'), urls.join('\n'));
+      assert.ok(urls.includes('/experiment/[redacted]'), urls.join('\n'));
+      // A request id holding a key is replaced by a generated one.
+      const plain = requests.filter(
+        (l) => l.url === `/experiment/${slug}/assign` || l.url === `/experiment/${slug}`,
+      );
+      assert.equal(plain.length, 4, JSON.stringify(plain));
+      for (const l of plain) assert.match(String(l.reqId), /^[0-9a-f]{8}-[0-9a-z]+$/);
+      const output = server.output();
+      assert.ok(!output.includes(managed), 'the managed key is in the output');
+      assert.ok(!output.includes(managed.slice(4)), 'the managed key (without its prefix) is in the output');
+      assert.ok(!output.includes(root), 'the root key is in the output');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      removeTempDir(dir);
+    }
+  });
+
+  test("the process's logger cuts keys out of any line, not only request lines", () => {
+    const root = `root-${randomBytes(12).toString('hex')}-key`;
+    const managed = `ask_${randomBytes(32).toString('base64url')}`;
+    const logger = resolve(import.meta.dirname, '../src/logger.ts');
+    const script =
+      `const { createLogger } = await import(${JSON.stringify(logger)});` +
+      `const log = createLogger('info', [process.env.ROOT]);` +
+      `log.error({ err: new Error('bad ' + process.env.MANAGED), url: '/x?q=' + process.env.ROOT }, 'failed ' + process.env.ROOT);`;
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { ...process.env, ROOT: root, MANAGED: managed },
+      encoding: 'utf8',
+    });
+    const line = JSON.parse(output) as { msg: string; url: string; err: { message: string; stack: string } };
+    assert.equal(line.msg, 'failed [redacted]');
+    assert.equal(line.url, '/x?q=[redacted]');
+    assert.equal(line.err.message, 'bad ask_[redacted]');
+    assert.ok(!output.includes(root) && !output.includes(managed), output);
   });
 });
