@@ -1,6 +1,13 @@
 // buildApp(deps): the route declarations, both transports registered from them, auth, error mapping,
 // request logs and the OpenAPI document; no env, no port.
-import { createServer, type ServerOptions, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerOptions,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import { type Duplex, PassThrough } from 'node:stream';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -9,6 +16,7 @@ import pino, { type Logger } from 'pino';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
 import { createAuthHook } from './http/auth.js';
+import { bodyTooLarge, chunkWatch, watchChunkedBody } from './http/chunked-limit.js';
 import { compileRoute } from './http/compile.js';
 import { corsOptions } from './http/cors.js';
 import { registerDashboard } from './http/dashboard.js';
@@ -71,6 +79,8 @@ export interface AppDeps {
   corsOrigins?: string[];
   /** Default: silent. */
   logger?: Logger;
+  /** The root key (API_KEY): never written to a log, wherever a request carries it (ADR 0013). */
+  rootKey?: string;
   /** This runtime's Prometheus metrics: every answer is counted, GET /metrics serves them. */
   metrics: Metrics;
   /** Per-key limits and failed-authentication throttling (ADR 0017); absent: none (unit tests). */
@@ -111,7 +121,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const bodyLimit = deps.bodyLimit ?? 1024 * 1024;
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 30_000;
   const logger = deps.logger ?? pino({ level: 'silent' });
-  const requestLog = createRequestLog(logger, { slowMs: deps.slowRequestMs ?? 1000, metrics: deps.metrics });
+  const requestLog = createRequestLog(logger, {
+    slowMs: deps.slowRequestMs ?? 1000,
+    metrics: deps.metrics,
+    secrets: deps.rootKey === undefined ? [] : [deps.rootKey],
+  });
   const validatorCompiler = createValidatorCompiler();
   // Set once the routes exist, and unset when closing (Fastify then answers 503 so clients retry elsewhere).
   let fast: FastTransport | null = null;
@@ -163,6 +177,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             requestLog.answered(req, undefined, 429, 0);
             return;
           }
+          // A chunked body's declared sizes are followed from here (the rest of this read is still in
+          // the parser's buffer); the preParsing hook below answers 413 once they pass the limit.
+          if (req.headers['transfer-encoding'] !== undefined) watchChunkedBody(req, bodyLimit);
           if (fast === null || !fast(req, res)) handler(req, res);
         },
       );
@@ -171,6 +188,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         const expect = String(req.headers.expect ?? '').slice(0, 40);
         answerAndClose(res, 417, `Expect '${expect}' is not supported (only 100-continue)`);
         requestLog.answered(req, undefined, 417, 0);
+      });
+      // CONNECT (a proxy tunnel): Node hands the socket over, or without a listener drops it unanswered.
+      server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+        const body = errorBody('CONNECT is not supported');
+        const headers = { ...SECURITY_HEADERS, allow: 'GET, HEAD, POST, PATCH, DELETE, OPTIONS' };
+        socket.on('error', () => undefined);
+        // Whatever the client sends after it is read and dropped; the socket closes once answered.
+        socket.resume();
+        socket.end(
+          `HTTP/1.1 405 ${STATUS_CODES[405]}\r\nConnection: close\r\n` +
+            'Content-Type: application/json; charset=utf-8\r\n' +
+            Object.entries(headers)
+              .map(([name, value]) => `${name}: ${value}\r\n`)
+              .join('') +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          () => socket.destroy(),
+        );
+        requestLog.answered(req, undefined, 405, 0);
       });
       server.keepAliveTimeout = options.keepAliveTimeout;
       server.requestTimeout = options.requestTimeout;
@@ -193,7 +228,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       deps.rateLimits &&
         ((request) => deps.rateLimits!.failedAuthentication(request.raw.socket.remoteAddress)),
     ),
-    clientErrorHandler: createClientErrorHandler(bodyTimeoutMs),
+    clientErrorHandler: createClientErrorHandler(bodyTimeoutMs, bodyLimit),
   });
   app.setValidatorCompiler(validatorCompiler);
   registerJsonBodies(app);
@@ -201,6 +236,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before auth: every answer carries the security headers, and a CORS preflight (which never carries
   // a key) is answered.
   app.addHook('onRequest', securityHeadersHook);
+  // A chunked body declared larger than the limit is 413 (after the key check, as for a Content-Length
+  // over it), as soon as the sizes say so: before reading, or through a stream that fails then, whatever
+  // has arrived (the parser would otherwise wait for every declared byte).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const watch = chunkWatch(request.raw);
+    if (watch === undefined) return done(null, payload);
+    if (watch.over) return done(bodyTooLarge(), payload);
+    const body = new PassThrough();
+    // Failed once the body is being read (the request may still wait for an admission slot).
+    const fail = () => body.destroy(bodyTooLarge());
+    watch.onOver = () => (body.readableFlowing === true ? fail() : body.once('resume', fail));
+    body.on('error', () => undefined);
+    payload.on('error', (err) => body.destroy(err));
+    payload.pipe(body);
+    done(null, body);
+  });
   const corsOn = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0;
   if (corsOn) await app.register(cors, corsOptions(deps.corsOrigins!));
   app.addHook('onRequest', createAuthHook(authenticate));

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
     corsOrigins: config.corsOrigins,
     rateLimits: config.rateLimits,
-    logger: createLogger(config.logLevel),
+    logger: createLogger(config.logLevel, [key.key]),
   });
   const { app } = runtime;
 

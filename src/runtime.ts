@@ -178,6 +178,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     slowRequestMs: options.slowRequestMs,
     corsOrigins: options.corsOrigins,
     logger: options.logger,
+    rootKey: options.apiKey,
     metrics,
     rateLimits,
   });

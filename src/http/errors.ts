@@ -40,6 +40,11 @@ export function describeValidation(context: string | undefined, issues: Validati
   return `${where} ${first.message ?? 'is not valid'}`;
 }
 
+/** The 413's words, whichever part of the server finds the body too large. */
+export function tooLargeMessage(bodyLimit: number): string {
+  return `request body is larger than the limit of ${bodyLimit} bytes`;
+}
+
 export function errorBody(message: string): string {
   return JSON.stringify({ error: message });
 }
@@ -76,7 +81,7 @@ export function errorAnswer(err: unknown, bodyLimit: number): ErrorAnswer {
   }
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
   if (status === 413) {
-    return { status, body: errorBody(`request body is larger than the limit of ${bodyLimit} bytes`) };
+    return { status, body: errorBody(tooLargeMessage(bodyLimit)) };
   }
   if (status >= 400 && status < 500) return { status, body: errorBody(e.message || 'bad request') };
   return { status: 500, body: errorBody('Internal Server Error') };

@@ -11,7 +11,7 @@ import type { IdempotencyService } from '../services/idempotency.js';
 import { type Authenticate, principalOfRequest, type RouteAccess, UNAUTHORIZED } from './auth.js';
 import { contentTypeProblem, parseJsonBody } from './body.js';
 import type { CompiledRoute } from './compile.js';
-import { errorAnswer, errorBody } from './errors.js';
+import { errorAnswer, errorBody, tooLargeMessage } from './errors.js';
 import { IDEMPOTENCY_HEADER, noteBody, runIdempotently } from './idempotency.js';
 import type { RequestLog } from './request-log.js';
 import { JsonText, PlainText, Stream, Tagged } from './route.js';
@@ -168,7 +168,11 @@ export function createFrameworkErrorHandler(
 }
 
 /** What Node's HTTP parser refused, in this API's words. */
-function clientErrorAnswer(err: { code?: string }, bodyTimeoutMs: number): [number, string] {
+function clientErrorAnswer(
+  err: { code?: string; reason?: string },
+  bodyTimeoutMs: number,
+  bodyLimit: number,
+): [number, string] {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return [408, `the request did not arrive within ${bodyTimeoutMs} ms`];
@@ -180,6 +184,9 @@ function clientErrorAnswer(err: { code?: string }, bodyTimeoutMs: number): [numb
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
       return [400, 'the request has both or invalid Content-Length and Transfer-Encoding headers'];
     case 'HPE_INVALID_CHUNK_SIZE':
+      // A chunk size past 2^64 − 1: far past any body limit.
+      if (/overflow/i.test(err.reason ?? '')) return [413, tooLargeMessage(bodyLimit)];
+      return [400, 'the request body is not valid chunked encoding'];
     case 'HPE_INVALID_EOF_STATE':
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return [400, 'the request body is not valid chunked encoding'];
@@ -192,13 +199,13 @@ function clientErrorAnswer(err: { code?: string }, bodyTimeoutMs: number): [numb
  * Requests Node's parser refuses never reach a route: answered here in the same {"error"} shape, then
  * the connection is closed (the parser cannot resync after a broken request).
  */
-export function createClientErrorHandler(bodyTimeoutMs: number) {
-  return (err: Error & { code?: string }, socket: Socket): void => {
+export function createClientErrorHandler(bodyTimeoutMs: number, bodyLimit: number) {
+  return (err: Error & { code?: string; reason?: string }, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     // An answer already under way on this connection (e.g. a 401 sent before the body broke) stands.
     const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
     if (socket.writable && !answering) {
-      const [status, message] = clientErrorAnswer(err, bodyTimeoutMs);
+      const [status, message] = clientErrorAnswer(err, bodyTimeoutMs, bodyLimit);
       const body = errorBody(message);
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
