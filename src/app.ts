@@ -62,7 +62,7 @@ export interface AppDeps {
   experiments: ExperimentService;
   assign: Assign;
   /** What clients that assign in-process read (the running experiments) and write (their exposures). */
-  live: Pick<ExperimentCache, 'list'>;
+  live: Pick<ExperimentCache, 'list' | 'revision'>;
   exposures: ExposureService;
   results: ResultService;
   feedback: FeedbackService;

@@ -15,6 +15,7 @@ import { errorAnswer, errorBody, tooLargeMessage } from './errors.js';
 import { IDEMPOTENCY_HEADER, noteBody, runIdempotently } from './idempotency.js';
 import type { RequestLog } from './request-log.js';
 import { JsonText, PlainText, Stream, Tagged } from './route.js';
+import { sendTagged } from './tagged.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -25,23 +26,14 @@ export function sendAnswer(reply: FastifyReply, compiled: CompiledRoute, value: 
   if (value instanceof Stream) return reply.headers(value.headers).send(value.body);
   if (value instanceof PlainText) return reply.code(compiled.status).type(value.contentType).send(value.text);
   if (value instanceof Tagged) {
-    reply.header('etag', value.etag).header('cache-control', 'no-cache');
-    if (matches(reply.request.headers['if-none-match'], value.etag)) return reply.code(304).send();
-    return reply.code(compiled.status).type(JSON_TYPE).send(value.text);
+    // Returning the reply (a thenable) makes Fastify wait for the answer sent here.
+    sendTagged(reply, compiled.status, value).catch((err: unknown) => reply.send(err));
+    return reply;
   }
   reply.code(compiled.status);
   if (compiled.status === 204) return reply.send();
   const text = value instanceof JsonText ? value.text : compiled.serialize(value);
   return reply.type(JSON_TYPE).send(text);
-}
-
-/** If-None-Match (a list of tags, weak or strong, or `*`) names `etag` (weak comparison, RFC 9110). */
-function matches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.split(',').some((t) => {
-    const tag = t.trim();
-    return tag === '*' || tag === etag || tag === `W/${etag}`;
-  });
 }
 
 export function registerRoutes(

@@ -3,7 +3,7 @@
 
 import { Type } from 'typebox';
 import { mayTouch } from '../core/keys.js';
-import { definitionsOf } from '../services/definitions.js';
+import { DefinitionsService } from '../services/definitions.js';
 import type { ExperimentCache } from '../services/experiment-cache.js';
 import type { ExposureReceipt, ExposureService } from '../services/exposures.js';
 import { type Route, route, Tagged } from './route.js';
@@ -95,9 +95,10 @@ const ExposuresResponse = Type.Object(
 );
 
 export function localEvaluationRoutes(
-  experiments: Pick<ExperimentCache, 'list'>,
+  experiments: Pick<ExperimentCache, 'list' | 'revision'>,
   exposures: ExposureService,
 ): Route[] {
+  const definitions = new DefinitionsService(experiments);
   return [
     route({
       method: 'GET',
@@ -108,7 +109,8 @@ export function localEvaluationRoutes(
         summary: 'The running experiments, for clients that assign in-process',
         description:
           'Every running experiment the key may see, with what the draw and the assignment id need. ' +
-          'Answers an ETag; sent back as If-None-Match, an unchanged set answers 304 with no body.',
+          'Answers an ETag; sent back as If-None-Match, an unchanged set answers 304 with no body. ' +
+          'Gzip-compressed (Content-Encoding: gzip, ETag ending in -gzip) when Accept-Encoding allows it.',
         response: {
           200: DefinitionsResponse,
           304: { description: 'Unchanged since the ETag sent as If-None-Match', type: 'null' },
@@ -116,8 +118,8 @@ export function localEvaluationRoutes(
         },
       },
       handle: ({ principal }) => {
-        const d = definitionsOf(experiments, (slug) => mayTouch(principal, slug));
-        return new Tagged(d.etag, d.json);
+        const d = definitions.answer(principal.experiments);
+        return new Tagged(d.etag, d.identity, d.gzip);
       },
     }),
     route({

@@ -47,14 +47,23 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
+/** Bytes made ahead and sent as they are, without copying: `chunks` in order, `length` bytes in all. */
+export interface Prepared {
+  chunks: readonly Buffer[];
+  length: number;
+}
+
 /**
- * JSON text with a strong entity tag: answered 304 with no body when the request's If-None-Match
- * names the tag (clients polling for changes).
+ * JSON with a strong entity tag: answered 304 with no body when the request's If-None-Match names the
+ * tag (clients polling for changes). The body is text, or bytes made ahead (called only when sent).
+ * `gzip`, when given, makes the same JSON gzip-compressed: sent with Content-Encoding: gzip to requests
+ * whose Accept-Encoding allows it, under the tag with `-gzip` inside its quotes; either tag answers 304.
  */
 export class Tagged {
   constructor(
     readonly etag: string,
-    readonly text: string,
+    readonly body: string | (() => Prepared),
+    readonly gzip?: () => Promise<Prepared>,
   ) {}
 }
 

@@ -176,7 +176,9 @@ export const ExperimentListResponse = {
     experiments: { type: 'array', items: ExperimentSchema },
     nextCursor: {
       type: ['string', 'null'],
-      description: 'Pass back as cursor for the next page; null on the last page',
+      description:
+        'Pass back as cursor for the next page; null on the last page. A page may hold fewer than limit ' +
+        'experiments (it ends before 1 MB of JSON): follow nextCursor, never count.',
     },
   },
   examples: [{ experiments: [EXPERIMENT_EXAMPLE], nextCursor: null }],
@@ -228,7 +230,8 @@ export const ListExperimentsQuery = Type.Object({
       minimum: 1,
       maximum: 100,
       default: 50,
-      description: 'Experiments per page',
+      description:
+        'Experiments per page at most; a page also ends before its JSON passes 1 MB (at least one)',
       examples: [20],
     }),
   ),

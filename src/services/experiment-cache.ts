@@ -21,6 +21,7 @@ export class ExperimentCache {
   private readonly bySlug = new Map<string, LiveExperiment>();
   /** Bumped by every change this instance makes, so a reload that raced one can tell. */
   private generation = 0;
+  private changes = 0;
 
   constructor(private readonly store: ExperimentCacheStore) {}
 
@@ -37,8 +38,17 @@ export class ExperimentCache {
       if (generation !== this.generation && attempt < 5) continue;
       this.bySlug.clear();
       for (const s of stored) this.bySlug.set(s.experiment.slug, live(s));
+      this.changes++;
       return;
     }
+  }
+
+  /**
+   * Moves on every change to the table (a load, a put, a forget): what is derived from the whole table
+   * (the definitions answer) is rebuilt only when it moved.
+   */
+  get revision(): number {
+    return this.changes;
   }
 
   /** The live entry for `slug`, or undefined. O(1), no I/O: what assign uses. */
@@ -67,6 +77,7 @@ export class ExperimentCache {
   /** Takes an experiment the store just committed (compiled once, here); the next assign sees it. */
   put(stored: StoredExperiment): LiveExperiment {
     this.generation++;
+    this.changes++;
     const entry = live(stored);
     this.bySlug.set(stored.experiment.slug, entry);
     return entry;
@@ -75,6 +86,7 @@ export class ExperimentCache {
   /** Drops an experiment the store just deleted. */
   forget(slug: string): void {
     this.generation++;
+    this.changes++;
     this.bySlug.delete(slug);
   }
 }

@@ -24,9 +24,25 @@ export interface ExperimentListQuery {
   cursor?: string;
 }
 
-/** Experiments per page by default: with up to 100 variants each, a page stays a few MB at most. */
+/** Experiments per page by default. */
 export const DEFAULT_PAGE = 50;
+/**
+ * A page also ends before its experiments' JSON would pass this many bytes (issue 24: 100 experiments
+ * of 200 KB made a 20 MB page). Always at least one experiment a page, whatever its size.
+ */
+export const PAGE_BYTES = 1024 * 1024;
 const CURSOR_KIND = 'e';
+
+/** Each experiment's JSON size, measured once: an Experiment is replaced, never changed, on a change. */
+const sizes = new WeakMap<Experiment, number>();
+function sizeOf(e: Experiment): number {
+  let size = sizes.get(e);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(e));
+    sizes.set(e, size);
+  }
+  return size;
+}
 
 export type ExperimentStore = Pick<Store, 'insertExperiment' | 'updateExperiment' | 'deleteExperiment'>;
 
@@ -47,6 +63,7 @@ export class ExperimentService {
     private readonly store: ExperimentStore,
     private readonly cache: ExperimentCache,
     private readonly now: () => string = isoNow,
+    private readonly pageBytes = PAGE_BYTES,
   ) {}
 
   async get(slug: string): Promise<Experiment> {
@@ -55,7 +72,10 @@ export class ExperimentService {
     return found.experiment;
   }
 
-  /** A page of experiments in creation order; `nextCursor` is null on the last page. */
+  /**
+   * A page of experiments in creation order: `limit` of them, or fewer when more would pass the page's
+   * byte budget (at least one); `nextCursor` is null on the last page.
+   */
   list(
     q: ExperimentListQuery = {},
     visible: (slug: string) => boolean = () => true,
@@ -63,10 +83,18 @@ export class ExperimentService {
     const after = q.cursor === undefined ? 0 : decodeCursor(CURSOR_KIND, q.cursor);
     const limit = q.limit ?? DEFAULT_PAGE;
     const rest = this.cache.list(q.status).filter((l) => l.id > after && visible(l.experiment.slug));
-    const page = rest.slice(0, limit);
+    const page: Experiment[] = [];
+    let bytes = 0;
+    for (const { experiment } of rest) {
+      if (page.length === limit) break;
+      bytes += sizeOf(experiment);
+      if (page.length > 0 && bytes > this.pageBytes) break;
+      page.push(experiment);
+    }
+    const last = rest[page.length - 1];
     return {
-      experiments: page.map((l) => l.experiment),
-      nextCursor: rest.length > limit ? encodeCursor(CURSOR_KIND, page.at(-1)!.id) : null,
+      experiments: page,
+      nextCursor: rest.length > page.length && last ? encodeCursor(CURSOR_KIND, last.id) : null,
     };
   }
 
