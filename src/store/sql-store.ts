@@ -19,7 +19,7 @@ import {
   deletePendingIdempotencyRow,
   selectIdempotencyKey,
 } from './idempotency-rows.js';
-import { insertKeyRow, revokeKeyRow, selectKeys, updateKeyUse } from './key-rows.js';
+import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { exposureBatches, rebuildExperiment } from './rebuild.js';
 import {
@@ -637,6 +637,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
 
   listKeys(): Promise<StoredKey[]> {
     return this.run(() => selectKeys(this.readOnly));
+  }
+
+  listKeyPage(after: { createdAt: string; id: string } | undefined, limit: number): Promise<StoredKey[]> {
+    return this.run(() => selectKeyPage(this.readOnly, after, limit));
   }
 
   insertKey(key: StoredKey): Promise<void> {
