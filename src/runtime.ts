@@ -41,7 +41,10 @@ export interface RuntimeOptions {
   syncPollMs?: number;
   /** The HMAC key managed API keys are hashed with (KEY_HASH_SECRET; ADR 0015). */
   keyHashSecret?: string;
-  /** How long an unfinished Idempotency-Key claim holds off other instances (ms; PostgreSQL). */
+  /**
+   * The last resort for an unfinished Idempotency-Key claim of a live instance: after this long other
+   * instances take it over (ms; PostgreSQL). A dead instance's claims are taken over at once.
+   */
   idempotencyClaimTimeoutMs?: number;
   /** Per-key rate limits, failed-authentication throttling, Redis (ADR 0017); unset fields: the defaults. */
   rateLimits?: Partial<RateLimitOptions>;
@@ -74,6 +77,8 @@ function warnAtMostEverySecond(warn: (count: number, total: number) => void) {
 
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
+  // PostgreSQL: this instance is alive to the others while it holds its lock (Idempotency-Key claims).
+  await store.startInstance();
   const now = () => isoNow();
   const metrics = createMetrics();
   const experimentCache = new ExperimentCache(store);

@@ -174,7 +174,7 @@ describe('Idempotency-Key', { skip: SKIP_BACKEND }, () => {
     assert.equal(rows[0]!.answer, first.body);
   });
 
-  test('a claim older than 24 hours is taken over; a fresh one is not', async () => {
+  test('a claim older than 24 hours is taken over; a fresh one is not, unless it is this instance’s own', async () => {
     const now = new Date().toISOString();
     const store = rt.store;
     assert.equal(await store.claimIdempotencyKey('root', 'aging', 'f1', now, now, now), true);
@@ -187,8 +187,11 @@ describe('Idempotency-Key', { skip: SKIP_BACKEND }, () => {
         '1970-01-01T00:00:00.000Z',
         '1970-01-01T00:00:00.000Z',
       ),
-      false,
-      'a pending claim within the window and not stale holds',
+      // On PostgreSQL the claim names this instance, and the service asks the store only for a key no
+      // request of this process holds: a claim of its own it meets was left behind, and is taken over.
+      // Another live instance's claim holds (test/idempotency-instances.test.ts).
+      rt.backend === 'postgres',
+      'a pending claim within the window and not stale holds (but for an own one left behind)',
     );
     const later = new Date(Date.now() + 1000).toISOString();
     assert.equal(

@@ -78,4 +78,46 @@ describe('GET /keys/me', { skip: SKIP_BACKEND }, () => {
     assert.equal(res.statusCode, 401);
     assert.equal(res.body, '{"error":"Unauthorized"}');
   });
+
+  test('with thousands of keys: each key gets its own name and scopes, from memory (no store read)', async () => {
+    const made: Array<{ name: string; key: string; scopes: string[] }> = [];
+    const scopeSets = [['read'], ['read', 'log'], ['admin'], ['assign', 'read']];
+    for (let i = 0; i < 2000; i += 16) {
+      const batch = Array.from({ length: Math.min(16, 2000 - i) }, async (_, j) => {
+        const n = i + j;
+        const scopes = scopeSets[n % scopeSets.length]!;
+        const { key } = await createKey({ name: `agent-${n}`, scopes });
+        return { name: `agent-${n}`, key, scopes };
+      });
+      made.push(...(await Promise.all(batch)));
+    }
+    // The key list cannot be read from the store now: /keys/me must not need it.
+    const store = rt.store;
+    const saved = { listKeys: store.listKeys, listKeyPage: store.listKeyPage };
+    const refuse = () => Promise.reject(new Error('the key list was read'));
+    store.listKeys = refuse;
+    store.listKeyPage = refuse;
+    try {
+      for (const i of [0, 1, 2, 3, 999, 1998, 1999]) {
+        const { name, key, scopes } = made[i]!;
+        const res = await rt.api.get('/keys/me', key);
+        assert.equal(res.statusCode, 200, `${name}: ${res.body}`);
+        const order = ['assign', 'log', 'read', 'admin'];
+        assert.deepEqual(res.json(), {
+          name,
+          scopes: [...scopes].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
+          experiments: null,
+        });
+      }
+      // Sixteen at once, all answered, each with its own name.
+      const answers = await Promise.all(made.slice(100, 116).map((m) => rt.api.get('/keys/me', m.key)));
+      assert.deepEqual(
+        answers.map((a) => a.json().name),
+        made.slice(100, 116).map((m) => m.name),
+      );
+    } finally {
+      store.listKeys = saved.listKeys;
+      store.listKeyPage = saved.listKeyPage;
+    }
+  });
 });

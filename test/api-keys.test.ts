@@ -292,3 +292,121 @@ describe('keys limited to experiments', { skip: SKIP_BACKEND }, () => {
     assert.match(keys.json().error, /needs a key for every experiment/);
   });
 });
+
+describe('GET /keys pages like GET /experiments (issue 24)', { skip: SKIP_BACKEND }, () => {
+  interface Listed {
+    id: string;
+    name: string;
+    createdAt: string;
+  }
+
+  /** Every page, `limit` at a time; the keys in the order the pages gave them, and the page sizes. */
+  async function allPages(limit: number, between?: (page: number, keys: Listed[]) => Promise<void>) {
+    const keys: Listed[] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const res = await rt.api.get(`/keys?limit=${limit}${query}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const page = res.json() as { keys: Listed[]; nextCursor: string | null };
+      assert.deepEqual(Object.keys(page).sort(), ['keys', 'nextCursor']);
+      keys.push(...page.keys);
+      sizes.push(page.keys.length);
+      cursor = page.nextCursor;
+      await between?.(sizes.length, page.keys);
+    } while (cursor !== null);
+    return { keys, sizes };
+  }
+
+  /** The live keys as the database orders them (created_at, then id). */
+  async function liveInOrder(): Promise<string[]> {
+    const { sql } = await import('kysely');
+    const rows = await rt.rows<{ id: string }>(
+      sql`select id from api_keys where revoked_at is null order by created_at, id`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  test('250 keys, limit=100: every live key exactly once, in creation order; revoked ones never', async () => {
+    const made: Array<{ id: string; key: string }> = [];
+    // Eight at a time: several keys share a millisecond, so the order within one is by id.
+    for (let i = 0; i < 250; i += 8) {
+      const batch = Array.from({ length: Math.min(8, 250 - i) }, (_, j) =>
+        createKey({ name: `paged-${i + j}`, scopes: ['read'] }),
+      );
+      made.push(...(await Promise.all(batch)));
+    }
+    const revoked = [made[3]!.id, made[120]!.id, made[249]!.id];
+    for (const id of revoked) {
+      assert.equal((await rt.api.call({ method: 'DELETE', url: `/keys/${id}` })).statusCode, 204);
+    }
+    const expected = await liveInOrder();
+    assert.ok(expected.length >= 247, `${expected.length} live keys`);
+    const { keys, sizes } = await allPages(100);
+    const ids = keys.map((k) => k.id);
+    assert.deepEqual(ids, expected, 'every live key once, in (createdAt, id) order');
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of revoked) assert.equal(ids.includes(id), false, `revoked ${id} is not listed`);
+    for (let i = 1; i < keys.length; i++) {
+      assert.ok(keys[i - 1]!.createdAt <= keys[i]!.createdAt, 'createdAt never goes back');
+    }
+    assert.deepEqual(
+      sizes,
+      [...Array(Math.floor(ids.length / 100)).fill(100), ids.length % 100].filter((n) => n > 0),
+      'full pages, then the rest',
+    );
+    // Without limit: 50 per page, as GET /experiments.
+    const first = (await rt.api.get('/keys')).json();
+    assert.equal(first.keys.length, 50);
+    assert.equal(typeof first.nextCursor, 'string');
+  });
+
+  test('a key revoked or created while paging: the pages go on from where they were', async () => {
+    const before = await liveInOrder();
+    let gone = '';
+    let added = '';
+    const { keys } = await allPages(40, async (page, onPage) => {
+      if (page !== 1) return;
+      // The last key of the page the cursor points after, and one key of a later page.
+      gone = onPage.at(-1)!.id;
+      assert.equal((await rt.api.call({ method: 'DELETE', url: `/keys/${gone}` })).statusCode, 204);
+      assert.equal((await rt.api.call({ method: 'DELETE', url: `/keys/${before[60]!}` })).statusCode, 204);
+      added = (await createKey({ name: 'late', scopes: ['read'] })).id;
+    });
+    const ids = keys.map((k) => k.id);
+    assert.equal(new Set(ids).size, ids.length, 'no key twice');
+    assert.deepEqual(
+      ids,
+      [...before.slice(0, 40), ...before.slice(40).filter((id) => id !== before[60]), added],
+      'page 1 as it was; later pages without the key revoked meanwhile, with the one created',
+    );
+    assert.ok(ids.includes(gone), 'it was on page 1');
+  });
+
+  test('a bad cursor or limit is 400 with a JSON error', async () => {
+    const otherList = (await rt.api.get('/experiments?limit=1')).json().nextCursor as string | null;
+    const forged = (text: string) => Buffer.from(text).toString('base64url');
+    const cursors = [
+      'not-a-cursor',
+      '%00',
+      forged('k:12'),
+      forged('k:1748854800000.bad id'),
+      forged('k:999999999999999.01934f6e-7a1c-7c3e-9d2a-5b8e0f4c2a11'),
+      forged('e:1748854800000.01934f6e-7a1c-7c3e-9d2a-5b8e0f4c2a11'),
+      forged('e:50'),
+      ...(otherList === null ? [] : [otherList]),
+    ];
+    for (const cursor of cursors) {
+      const res = await rt.api.get(`/keys?cursor=${encodeURIComponent(cursor)}`);
+      assert.equal(res.statusCode, 400, `${cursor}: ${res.body}`);
+      assert.match(res.json().error, /cursor is not valid: pass the nextCursor of a previous page unchanged/);
+      assert.deepEqual(Object.keys(res.json()), ['error']);
+    }
+    for (const query of ['limit=0', 'limit=101', 'limit=ten', `cursor=${'a'.repeat(201)}`]) {
+      const res = await rt.api.get(`/keys?${query}`);
+      assert.equal(res.statusCode, 400, `${query}: ${res.body}`);
+      assert.deepEqual(Object.keys(res.json()), ['error']);
+    }
+  });
+});

@@ -470,18 +470,52 @@ describe('limits shared through Redis (REDIS_URL)', { skip: SKIP_REDIS }, () => 
       4,
       10,
     );
-    // `one` learns it at the address's next failure, which is over the shared count.
-    assert.equal(
-      (await call(one.api.port, { method: 'GET', url: '/experiments', key: 'w', localAddress: from }))
-        .statusCode,
-      401,
+    // `one` refuses it too, without a failure of its own: `two` announced the refusal through Redis.
+    // (Delivered before `two` answered its 401; asked again only in case `one` reads our request first.)
+    let fromOne = await call(one.api.port, { method: 'GET', url: '/experiments', localAddress: from });
+    while (fromOne.statusCode === 200) {
+      await sleep(10);
+      fromOne = await call(one.api.port, { method: 'GET', url: '/experiments', localAddress: from });
+    }
+    assertTooMany(fromOne, 'failed-auth', 4, 10);
+    assert.ok(
+      (await redis.zscore(`${prefix}ratelimit:refused`, from)) !== null,
+      'the refusal is recorded in Redis under the prefix',
     );
-    assertTooMany(
-      await call(one.api.port, { method: 'GET', url: '/experiments', localAddress: from }),
-      'failed-auth',
-      4,
-      10,
-    );
+  });
+
+  test('an instance started while an address is refused refuses it at once (it reads the refusals in Redis)', async () => {
+    const from = '127.0.0.4';
+    for (let i = 0; i < 4; i++) {
+      const res = await call(one.api.port, {
+        method: 'GET',
+        url: '/experiments',
+        key: 'wrong',
+        localAddress: from,
+      });
+      assert.equal(res.statusCode, 401);
+    }
+    const late = await startTestRuntime(dir, 'rate-redis-3', {
+      rateLimits: { ...shared, perSecond: 4, authFailureLimit: 4 },
+    });
+    try {
+      assertTooMany(
+        await call(late.api.port, { method: 'GET', url: '/experiments', localAddress: from }),
+        'failed-auth',
+        4,
+        10,
+      );
+      // Another address is not refused: its wrong key is a plain 401.
+      const other = await call(late.api.port, {
+        method: 'GET',
+        url: '/experiments',
+        key: 'wrong',
+        localAddress: '127.0.0.6',
+      });
+      assert.equal(other.statusCode, 401, other.body);
+    } finally {
+      await late.close();
+    }
   });
 });
 

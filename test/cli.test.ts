@@ -445,6 +445,25 @@ test('keys create, list and revoke against a real server', async (t) => {
         /^agentsplit: 404 no key with id 'no-such-key'.*\n$/,
       );
     });
+
+    await t.test('keys list follows every page of GET /keys (more keys than one page holds)', async () => {
+      const made: string[] = [];
+      for (let i = 0; i < 120; i++) {
+        const res = await call(base, ROOT_KEY, 'POST', '/keys', { name: `bulk-${i}`, scopes: ['read'] });
+        assert.equal(res.status, 201);
+        made.push(((await res.json()) as { id: string }).id);
+      }
+      const run = await cli([...root, 'keys', 'list', '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      const listed = JSON.parse(run.stdout) as { keys: { id: string }[]; nextCursor: null };
+      assert.equal(listed.nextCursor, null);
+      const ids = listed.keys.map((k) => k.id);
+      assert.equal(new Set(ids).size, ids.length, 'each key once');
+      assert.deepEqual(ids.filter((id) => made.includes(id)).sort(), [...made].sort(), 'every key');
+      const text = await cli([...root, 'keys', 'list']);
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal(text.stdout.trimEnd().split('\n').length, ids.length + 1, 'a header and a line per key');
+    });
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;

@@ -103,13 +103,9 @@ test(`every acknowledged result survives SIGKILL of the server process (${BACKEN
 test(`after SIGKILL, requests retried with their Idempotency-Key exist exactly once (${BACKEND})`, {
   skip,
 }, async () => {
-  // A claim left pending by the killed process (PostgreSQL) is taken over after this long.
-  const env = {
-    API_KEY,
-    DATABASE_URL: await databaseUrl(),
-    DATA_DIR: dir,
-    IDEMPOTENCY_CLAIM_TIMEOUT_MS: '2000',
-  };
+  // A claim left pending by the killed process (PostgreSQL) dies with it: no fixed wait is configured
+  // here (IDEMPOTENCY_CLAIM_TIMEOUT_MS keeps its 60 s default), and no retry may find it still held.
+  const env = { API_KEY, DATABASE_URL: await databaseUrl(), DATA_DIR: dir };
   const slug = 'crash-retry';
   const bodyOf = (c: number, i: number) => ({
     variantKey: i % 2 ? 'A' : 'B',
@@ -169,20 +165,14 @@ test(`after SIGKILL, requests retried with their Idempotency-Key exist exactly o
 
   const second = await startServer(env);
   try {
-    // Every unanswered request again, with its key, until answered (409 while a dead claim holds).
+    // Every unanswered request again, with its key: answered at the first try. (Before issue 24 a claim
+    // of the dead process held for 60 s on PostgreSQL: 44 of 68 retries were 409.)
     const retried = new Map<string, string>();
     await Promise.all(
       unanswered.map(async ([c, i]) => {
-        for (let attempt = 0; attempt < 100; attempt++) {
-          const res = await send(second.baseUrl, c, i);
-          if (res.status === 200) {
-            retried.set(`r-${c}-${i}`, ((await res.json()) as { logId: string }).logId);
-            return;
-          }
-          assert.equal(res.status, 409, `retry of r-${c}-${i}: ${res.status} ${await res.text()}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        assert.fail(`r-${c}-${i} was never answered`);
+        const res = await send(second.baseUrl, c, i);
+        assert.equal(res.status, 200, `retry of r-${c}-${i}: ${res.status} ${await res.clone().text()}`);
+        retried.set(`r-${c}-${i}`, ((await res.json()) as { logId: string }).logId);
       }),
     );
     // And a few acknowledged ones, as a client that missed the answer would: replayed, not stored again.

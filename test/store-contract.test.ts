@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ConflictError, NotFoundError } from '../src/core/errors.js';
+import { sql } from 'kysely';
+import { ConflictError, NotFoundError, UnavailableError } from '../src/core/errors.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
@@ -22,7 +23,7 @@ import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
 import { SqlStore } from '../src/store/sql-store.js';
-import type { Store } from '../src/store/store.js';
+import type { Store, StoredKey } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
 
@@ -1267,6 +1268,161 @@ test('PostgreSQL: two instances adding to the same rollups in opposite orders ne
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+// Managed keys and Idempotency-Key claims are SQL only (the in-memory store has neither).
+for (const backend of sqlBackends) {
+  test(`${backend.name}: listKeyPage gives the live keys in (createdAt, id) order, a page at a time, from any position`, {
+    skip: backend.skip,
+  }, async () => {
+    const store = await openStore(await backend.target());
+    try {
+      const keys: StoredKey[] = [];
+      for (let i = 0; i < 25; i++) {
+        // Five keys per millisecond: ties are ordered by id.
+        const createdAt = new Date(Date.parse(NOW) + Math.floor(i / 5)).toISOString();
+        const id = `01934f6e-0000-7000-8000-${String((i * 7919) % 25).padStart(12, '0')}`;
+        const key: StoredKey = {
+          id,
+          name: `k${i}`,
+          scopes: ['read'],
+          experiments: null,
+          prefix: `ask_${i}`,
+          hash: `hash-${i}`,
+          rateLimitPerSecond: null,
+          createdAt,
+          lastUsedAt: null,
+        };
+        keys.push(key);
+        await store.insertKey(key);
+      }
+      await store.revokeKey(keys[7]!.id, NOW);
+      const live = keys
+        .filter((_, i) => i !== 7)
+        .sort((x, y) =>
+          x.createdAt === y.createdAt ? (x.id < y.id ? -1 : 1) : x.createdAt < y.createdAt ? -1 : 1,
+        );
+      const paged: StoredKey[] = [];
+      let after: { createdAt: string; id: string } | undefined;
+      for (;;) {
+        const page = await store.listKeyPage(after, 4);
+        paged.push(...page);
+        if (page.length < 4) break;
+        after = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+      }
+      assert.deepEqual(
+        paged.map((k) => k.id),
+        live.map((k) => k.id),
+      );
+      assert.deepEqual(paged, await store.listKeys(), 'the same keys as listKeys, every field');
+      // From a position no key has (a revoked key's): what comes after it.
+      const from = await store.listKeyPage({ createdAt: keys[7]!.createdAt, id: keys[7]!.id }, 100);
+      assert.deepEqual(
+        from.map((k) => k.id),
+        live.filter((k) => `${k.createdAt}${k.id}` > `${keys[7]!.createdAt}${keys[7]!.id}`).map((k) => k.id),
+      );
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+test('PostgreSQL: an Idempotency-Key claim holds while the instance that made it is alive, and no longer', {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('claims');
+  databases.push(db);
+  const [a, b] = [
+    await openStore({ kind: 'postgres', url: db.url }),
+    await openStore({ kind: 'postgres', url: db.url }),
+  ];
+  const EPOCH = '1970-01-01T00:00:00.000Z';
+  let aClosed = false;
+  try {
+    await a.startInstance();
+    await b.startInstance();
+    const now = new Date().toISOString();
+    const claim = (store: SqlStore, key: string, fingerprint: string, staleBefore = EPOCH) =>
+      store.claimIdempotencyKey('root', key, fingerprint, now, EPOCH, staleBefore);
+    assert.equal(await claim(a, 'k1', 'fa'), true, 'a new key');
+    assert.equal(await claim(a, 'k2', 'fa'), true);
+    assert.equal(await claim(b, 'k1', 'fb'), false, 'A is alive: its claim holds');
+    assert.equal(
+      await claim(b, 'k1', 'fb', new Date(Date.parse(now) + 1).toISOString()),
+      true,
+      'the last resort: pending since before staleBefore',
+    );
+    assert.equal(await claim(b, 'k2', 'fb'), false);
+    const many = Array.from({ length: 20 }, (_, i) => `many-${i}`);
+    for (const key of many) assert.equal(await claim(a, key, 'fa'), true);
+    assert.equal(await claim(b, 'k3', 'fb'), true);
+    assert.equal(await claim(b, 'k3', 'fb2'), true, 'its own claim (left behind) is taken over');
+    await a.close();
+    aClosed = true;
+    assert.equal(await claim(b, 'k2', 'fb'), true, 'A is gone: its claim is taken over at once');
+    // Many retries at once, each asking whether A is alive: none mistakes another's check for A.
+    assert.deepEqual(
+      await Promise.all(many.map((key) => claim(b, key, 'fb'))),
+      many.map(() => true),
+    );
+    assert.equal((await b.findIdempotencyKey('root', 'k2', EPOCH))?.fingerprint, 'fb');
+  } finally {
+    if (!aClosed) await a.close();
+    await b.close();
+  }
+});
+
+test('PostgreSQL: an instance whose lock connection broke claims nothing (503) until it holds its lock again', {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('lostlock');
+  databases.push(db);
+  const store = await openStore({ kind: 'postgres', url: db.url });
+  const admin = await openDatabase({ kind: 'postgres', url: db.url });
+  const EPOCH = '1970-01-01T00:00:00.000Z';
+  const claim = (key: string) =>
+    store.claimIdempotencyKey('root', key, 'f', new Date().toISOString(), EPOCH, EPOCH);
+  const lockSessions = async () =>
+    (
+      await sql<{ pid: number; instance: number }>`select pid, objid::int as instance from pg_locks
+        where locktype = 'advisory' and granted and classid = ${0x61677372}::int::oid and objsubid = 2
+        and database = (select oid from pg_database where datname = current_database())`.execute(
+        admin.readWrite,
+      )
+    ).rows;
+  try {
+    await store.startInstance();
+    assert.equal(await claim('before'), true);
+    const [held] = await lockSessions();
+    assert.ok(held, 'the instance holds its lock');
+    await sql`select pg_terminate_backend(${held.pid}::int)`.execute(admin.readWrite);
+    // Until the lock is back, a claim is refused as unavailable (503 with Retry-After at the edge).
+    let refused: unknown;
+    while (refused === undefined) {
+      refused = await claim('during').then(
+        () => undefined,
+        (err) => err,
+      );
+    }
+    assert.ok(refused instanceof UnavailableError, String(refused));
+    // It takes the same lock again (same instance id, another session) and claims again.
+    for (;;) {
+      const sessions = await lockSessions();
+      if (sessions.length === 1 && sessions[0]!.pid !== held.pid) {
+        assert.equal(sessions[0]!.instance, held.instance);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (;;) {
+      const ok = await claim('after').catch(() => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await store.close();
+    await admin.close();
   }
 });
 

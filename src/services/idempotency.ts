@@ -11,8 +11,9 @@ export interface IdempotencyDeps {
    */
   singleProcess: boolean;
   /**
-   * How long a pending claim holds off other instances before it is presumed abandoned (its instance
-   * died mid-request) and may be taken over (ms).
+   * The last resort: how long a pending claim holds off other instances even while the instance that
+   * made it is alive (ms). A dead instance's claims are taken over at once (the store asks the database
+   * whether that instance still holds its lock); this only frees a claim a live instance left behind.
    */
   claimTimeoutMs: number;
   nowMs?: () => number;
@@ -55,11 +56,19 @@ export class IdempotencyService {
     return arrival;
   }
 
-  /** Ends a first request: on failure its claim is released, so the key can be used again. */
+  /**
+   * Ends a first request: on failure its claim is released, so the key can be used again. The key stays
+   * in flight in this process until the release is done: a retry here meanwhile is 409, and never takes
+   * over the claim the release is about to delete (the store takes an own claim over, see claimIdempotencyRow).
+   */
   async leave(owner: string, key: string, succeeded: boolean): Promise<void> {
-    this.inFlight.delete(`${owner}\u0000${key}`);
-    if (succeeded || this.deps.singleProcess) return;
-    await this.deps.store.releaseIdempotencyKey(owner, key).catch((err) => this.deps.onError?.(err));
+    const id = `${owner}\u0000${key}`;
+    try {
+      if (succeeded || this.deps.singleProcess) return;
+      await this.deps.store.releaseIdempotencyKey(owner, key).catch((err) => this.deps.onError?.(err));
+    } finally {
+      this.inFlight.delete(id);
+    }
   }
 
   record(owner: string, key: string, fingerprint: string, status: number, answer: string): IdempotencyRecord {

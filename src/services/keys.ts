@@ -1,6 +1,7 @@
 // Managed API keys: created with a secret shown once, stored as a keyed hash, revoked; and the table the
 // edge authenticates every request against (ADR 0015).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { decodeTimeIdCursor, encodeTimeIdCursor } from '../core/cursor.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import { SLUG_PATTERN } from '../core/experiment.js';
 import {
@@ -21,6 +22,21 @@ export const DEFAULT_KEY_HASH_SECRET = 'agentsplit-api-keys-v1';
 const SHOWN = KEY_PREFIX.length + 8;
 /** How often the last-use times collected in memory are written (ms). */
 const USE_FLUSH_MS = 10_000;
+/** Keys per page of GET /keys by default (as GET /experiments). */
+export const DEFAULT_KEY_PAGE = 50;
+const CURSOR_KIND = 'k';
+
+export interface KeyListQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+/** A live key as the edge holds it: what authentication and GET /keys/me need, without a store read. */
+interface Entry {
+  key: StoredKey;
+  principal: Principal;
+  hash: Buffer;
+}
 
 /** A created key: the only time its secret is seen. */
 export interface CreatedKey extends ApiKey {
@@ -39,7 +55,9 @@ export interface KeyDeps {
 }
 
 export class KeyService {
-  private byHash = new Map<string, { key: StoredKey; principal: Principal; hash: Buffer }>();
+  private byHash = new Map<string, Entry>();
+  /** The same entries by key id. */
+  private byId = new Map<string, Entry>();
   private readonly root: Buffer;
   /** Last use by key id (ms), not yet written. */
   private used = new Map<string, number>();
@@ -55,11 +73,15 @@ export class KeyService {
   /** (Re)reads every live key: at start and when another instance changed keys or experiments. */
   async load(): Promise<void> {
     const keys = await this.deps.store.listKeys();
-    const next = new Map<string, { key: StoredKey; principal: Principal; hash: Buffer }>();
+    const byHash = new Map<string, Entry>();
+    const byId = new Map<string, Entry>();
     for (const key of keys) {
-      next.set(key.hash, { key, principal: principalOf(key), hash: Buffer.from(key.hash, 'base64url') });
+      const entry = { key, principal: principalOf(key), hash: Buffer.from(key.hash, 'base64url') };
+      byHash.set(key.hash, entry);
+      byId.set(key.id, entry);
     }
-    this.byHash = next;
+    this.byHash = byHash;
+    this.byId = byId;
   }
 
   /**
@@ -97,34 +119,66 @@ export class KeyService {
       lastUsedAt: null,
     };
     await this.deps.store.insertKey(stored);
-    this.byHash.set(stored.hash, {
+    const entry = {
       key: stored,
       principal: principalOf(stored),
       hash: Buffer.from(stored.hash, 'base64url'),
-    });
+    };
+    this.byHash.set(stored.hash, entry);
+    this.byId.set(stored.id, entry);
     const { hash: _hash, ...shown } = stored;
     return { ...shown, key: secret };
   }
 
-  /** Every live key, without secrets or hashes, with its latest use (this instance's, if newer). */
-  async list(): Promise<ApiKey[]> {
-    const keys = await this.deps.store.listKeys();
-    return keys.map(({ hash: _hash, ...key }) => {
-      const local = this.used.get(key.id);
-      const localIso = local === undefined ? null : new Date(local).toISOString();
-      const lastUsedAt =
-        localIso !== null && (key.lastUsedAt === null || localIso > key.lastUsedAt)
-          ? localIso
-          : key.lastUsedAt;
-      return { ...key, lastUsedAt };
-    });
+  /** The live key with this id as this instance holds it (no store read), or undefined. */
+  find(id: string): ApiKey | undefined {
+    const entry = this.byId.get(id);
+    if (entry === undefined) return undefined;
+    const { hash: _hash, ...key } = entry.key;
+    return key;
+  }
+
+  /**
+   * A page of live keys in creation order, without secrets or hashes, each with its latest use (this
+   * instance's, if newer); `nextCursor` is null on the last page. Reads one page from the store.
+   */
+  async list(q: KeyListQuery = {}): Promise<{ keys: ApiKey[]; nextCursor: string | null }> {
+    const after = q.cursor === undefined ? undefined : decodeTimeIdCursor(CURSOR_KIND, q.cursor);
+    const limit = q.limit ?? DEFAULT_KEY_PAGE;
+    // One row more than the page tells whether another page follows.
+    const rows = await this.deps.store.listKeyPage(
+      after === undefined ? undefined : { createdAt: after.at, id: after.id },
+      limit + 1,
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      keys: page.map((key) => this.shown(key)),
+      nextCursor:
+        rows.length > limit && last !== undefined
+          ? encodeTimeIdCursor(CURSOR_KIND, { at: last.createdAt, id: last.id })
+          : null,
+    };
+  }
+
+  /** A stored key as listed: no hash, and this instance's last use when it is newer. */
+  private shown({ hash: _hash, ...key }: StoredKey): ApiKey {
+    const local = this.used.get(key.id);
+    const localIso = local === undefined ? null : new Date(local).toISOString();
+    const lastUsedAt =
+      localIso !== null && (key.lastUsedAt === null || localIso > key.lastUsedAt) ? localIso : key.lastUsedAt;
+    return { ...key, lastUsedAt };
   }
 
   async revoke(id: string): Promise<void> {
     if (!(await this.deps.store.revokeKey(id, this.deps.now()))) {
       throw new NotFoundError(`no key with id '${id}' (or it is revoked already)`);
     }
-    for (const [hash, entry] of this.byHash) if (entry.key.id === id) this.byHash.delete(hash);
+    const entry = this.byId.get(id);
+    if (entry !== undefined) {
+      this.byHash.delete(entry.key.hash);
+      this.byId.delete(id);
+    }
     this.used.delete(id);
   }
 

@@ -3,6 +3,11 @@
 // instance), else in this process's memory. Nothing here knows HTTP: src/http/rate-limit.ts turns the
 // verdicts into answers and headers for both transports.
 //
+// An address refused for failed authentications is refused by every instance (issue 24): the instance
+// whose count reached the quota announces it on a Redis channel every instance listens to, and records it
+// in a sorted set that an instance reads when it (re)connects. Each instance keeps the refused addresses
+// in memory, so the check on the request path stays synchronous and free.
+//
 // The request path asks `limitOf(principal)` and `blockedFor(address)` synchronously and allocates
 // nothing when no limit applies; only a request that has a limit pays for a count (a promise).
 import type { Redis } from 'ioredis';
@@ -75,6 +80,8 @@ const REDIS_COMMAND_TIMEOUT_MS = 250;
 const REDIS_CONNECT_WAIT_MS = 2000;
 /** Blocked addresses are swept of expired entries when there are more than this many. */
 const BLOCKED_SWEEP_SIZE = 1024;
+/** Refusals announced at once are read back at most this many at a time (ZRANGEBYSCORE ... LIMIT). */
+const BLOCKED_READ_LIMIT = 10_000;
 
 function seconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
@@ -140,6 +147,8 @@ class Counter {
 /** Redis and the limiter class that counts in it (both loaded only when REDIS_URL is set). */
 interface SharedStore {
   client: Redis;
+  /** A second connection, in subscriber mode: refusals announced by other instances. */
+  subscriber: Redis;
   Limiter: typeof RateLimiterRedis;
 }
 
@@ -185,7 +194,12 @@ export class RateLimits {
       connectTimeout: REDIS_CONNECT_WAIT_MS,
       lazyConnect: true,
     });
-    const limits = new RateLimits(options, deps, { client: redis, Limiter });
+    // Subscribes again by itself after reconnecting; its failures are the main connection's to report.
+    const subscriber = new Redis(options.redisUrl, {
+      connectTimeout: REDIS_CONNECT_WAIT_MS,
+      lazyConnect: true,
+    });
+    const limits = new RateLimits(options, deps, { client: redis, subscriber, Limiter });
     redis.on('error', (err) => {
       limits.connectionError = err;
       limits.redisFailed(err);
@@ -194,9 +208,21 @@ export class RateLimits {
       limits.connectionError ??= new Error('the connection to Redis closed');
     });
     redis.on('ready', () => limits.redisReady());
+    subscriber.on('error', () => {});
+    subscriber.on('message', (_channel: string, message: string) => limits.announced(message));
+    // Announcements missed while away are in the sorted set: read whenever either connection is back
+    // (the read needs the main one; the one ready last does it).
+    subscriber.on('ready', () => void limits.readRefusals());
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      redis.connect().catch(() => undefined),
+      Promise.all([
+        redis.connect().catch(() => undefined),
+        subscriber
+          .connect()
+          .then(() => subscriber.subscribe(limits.refusalsKey))
+          .then(() => limits.readRefusals())
+          .catch(() => undefined),
+      ]),
       new Promise((resolve) => {
         timer = setTimeout(resolve, REDIS_CONNECT_WAIT_MS);
       }),
@@ -285,8 +311,67 @@ export class RateLimits {
       return; // the memory counter does not fail; if it ever did, the 401 still stands
     }
     if (verdict.remaining > 0 && verdict.allowed) return;
+    this.block(address, Date.now() + verdict.resetMs);
+    await this.announce(address, verdict.resetMs);
+  }
+
+  /** Where refusals are recorded (a sorted set: address by the time it is refused until) and announced. */
+  get refusalsKey(): string {
+    return `${this.options.redisKeyPrefix}ratelimit:refused`;
+  }
+
+  /** Refuses `address` until `until` (ms), or longer if it is refused longer already. */
+  private block(address: string, until: number): void {
+    if (until <= Date.now() || (this.blocked.get(address) ?? 0) >= until) return;
     if (this.blocked.size >= BLOCKED_SWEEP_SIZE) this.sweep();
-    this.blocked.set(address, Date.now() + verdict.resetMs);
+    this.blocked.set(address, until);
+  }
+
+  /**
+   * Tells every instance (and those that connect later) that `address` is refused for `ms`. Redis away:
+   * the refusal holds on this instance only, as the counts do then.
+   */
+  private async announce(address: string, ms: number): Promise<void> {
+    if (this.store === undefined) return;
+    const now = Date.now();
+    try {
+      await this.store.client
+        .multi()
+        .zadd(this.refusalsKey, now + ms, address)
+        .zremrangebyscore(this.refusalsKey, '-inf', now)
+        .pexpire(this.refusalsKey, Math.max(ms, this.options.authFailureWindowSeconds * 1000))
+        .publish(this.refusalsKey, `${ms} ${address}`)
+        .exec();
+    } catch (err) {
+      this.redisFailed(err);
+    }
+  }
+
+  /** A refusal another instance (or this one) announced: `<ms> <address>`. */
+  announced(message: string): void {
+    const space = message.indexOf(' ');
+    const ms = Number(message.slice(0, space));
+    if (space <= 0 || !Number.isFinite(ms)) return;
+    this.block(message.slice(space + 1), Date.now() + ms);
+  }
+
+  /** Reads the refusals in force from Redis (at every connection of the subscriber). */
+  async readRefusals(): Promise<void> {
+    if (this.store === undefined || this.store.client.status !== 'ready') return;
+    try {
+      const found = await this.store.client.zrangebyscore(
+        this.refusalsKey,
+        Date.now(),
+        '+inf',
+        'WITHSCORES',
+        'LIMIT',
+        0,
+        BLOCKED_READ_LIMIT,
+      );
+      for (let i = 0; i + 1 < found.length; i += 2) this.block(found[i]!, Number(found[i + 1]));
+    } catch (err) {
+      this.redisFailed(err);
+    }
   }
 
   private sweep(): void {
@@ -310,6 +395,7 @@ export class RateLimits {
   }
 
   private redisReady(): void {
+    void this.readRefusals();
     this.connectionError = undefined;
     if (!this.redisDown) return;
     this.redisDown = false;
@@ -320,6 +406,8 @@ export class RateLimits {
   async close(): Promise<void> {
     this.closed = true;
     if (this.store === undefined) return;
+    // A subscriber queues commands while away (QUIT would wait for Redis): it is just disconnected.
+    this.store.subscriber.disconnect();
     try {
       await this.store.client.quit();
     } catch {

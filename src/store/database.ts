@@ -1,5 +1,6 @@
 // What a dialect file hands the SQL store: Kysely instances and the few things that differ by engine.
 import type { Kysely, Transaction } from 'kysely';
+import type { InstanceLock } from './instance-lock.js';
 import type { CompiledRows } from './row-statements.js';
 import type { Database } from './schema.js';
 
@@ -20,6 +21,12 @@ export interface SqlDatabase {
   lockExperimentsForAppend(trx: Transaction<Database>, experimentIds: number[]): Promise<void>;
   /** Called in every transaction that changes experiments; other instances hear of it at commit. */
   announceExperimentChange(trx: Transaction<Database>): Promise<void>;
+  /**
+   * Where several processes write (PostgreSQL): takes a lock that marks this process alive to the others
+   * for as long as it runs (released by `close`, or by the database when the process dies). Undefined
+   * when one process owns the data.
+   */
+  holdInstanceLock?(): Promise<InstanceLock>;
   /** Calls `onChange` on every announced change (and after reconnecting); undefined when one process owns the data. */
   watchExperimentChanges?(onChange: () => void): Promise<() => Promise<void>>;
   /**

@@ -1,6 +1,7 @@
-// Idempotency-Keys in SQL (migration 005; ADR 0016): claims and lookups. Answers are written with the
-// data they describe (row-statements.ts, idempotencyAnswerStatement).
-import type { Kysely } from 'kysely';
+// Idempotency-Keys in SQL (migrations 005 and 010; ADR 0016): claims and lookups. Answers are written
+// with the data they describe (row-statements.ts, idempotencyAnswerStatement).
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { InstanceLock } from './instance-lock.js';
 import { type Database, isoTime } from './schema.js';
 import type { IdempotencyRow } from './store.js';
 
@@ -28,13 +29,25 @@ export async function selectIdempotencyKey(
 }
 
 /**
- * Inserts a pending row, or takes over one that has expired (created before `since`) or whose claim
- * went stale (pending since before `staleBefore`): one statement, so two instances never both win.
+ * Inserts a pending row, or takes over one that has expired (created before `since`) or whose claim was
+ * abandoned: its instance is not alive (`instance.gone`), or it is this instance's own (the service
+ * runs one request per key at a time in a process, so an own claim it meets was left behind by a
+ * release that failed), or, as a last resort, it is pending since before `staleBefore`. One statement,
+ * so two instances never both win. Without `instance` (one process writes) only the times count.
  */
 export async function claimIdempotencyRow(
   db: Kysely<Database>,
-  row: { owner: string; key: string; fingerprint: string; now: string; since: string; staleBefore: string },
+  row: {
+    owner: string;
+    key: string;
+    fingerprint: string;
+    now: string;
+    since: string;
+    staleBefore: string;
+    instance?: InstanceLock;
+  },
 ): Promise<boolean> {
+  const instance = row.instance;
   const result = await db
     .insertInto('idempotency_keys')
     .values({
@@ -45,6 +58,7 @@ export async function claimIdempotencyRow(
       status: null,
       answer: null,
       created_at: row.now,
+      instance: instance?.id ?? null,
     })
     .onConflict((oc) =>
       oc
@@ -55,16 +69,19 @@ export async function claimIdempotencyRow(
           status: null,
           answer: null,
           created_at: eb.ref('excluded.created_at'),
+          instance: eb.ref('excluded.instance'),
         }))
-        .where((eb) =>
-          eb.or([
+        .where((eb) => {
+          const abandoned: Expression<SqlBool>[] = [eb('idempotency_keys.created_at', '<', row.staleBefore)];
+          if (instance !== undefined) {
+            abandoned.push(eb('idempotency_keys.instance', '=', instance.id));
+            abandoned.push(instance.gone(eb.ref('idempotency_keys.instance')));
+          }
+          return eb.or([
             eb('idempotency_keys.created_at', '<', row.since),
-            eb.and([
-              eb('idempotency_keys.state', '=', 'pending'),
-              eb('idempotency_keys.created_at', '<', row.staleBefore),
-            ]),
-          ]),
-        ),
+            eb.and([eb('idempotency_keys.state', '=', 'pending'), eb.or(abandoned)]),
+          ]);
+        }),
     )
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;

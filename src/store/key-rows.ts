@@ -1,4 +1,4 @@
-// Managed API keys in SQL (migration 005): rows to keys and back. The SQL store runs these in its
+// Managed API keys in SQL (migration 005; pages by migration 010's index): rows to keys and back. The SQL store runs these in its
 // error translation and bumps the revision other instances watch.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { KeyScope } from '../core/keys.js';
@@ -27,6 +27,26 @@ export async function selectKeys(db: Kysely<Database>): Promise<StoredKey[]> {
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+  return rows.map(toKey);
+}
+
+/**
+ * Up to `limit` live keys after `after` in creation order (created_at, then id): keyset pagination, so a
+ * page reads its own rows through the index and no others, however many keys there are.
+ */
+export async function selectKeyPage(
+  db: Kysely<Database>,
+  after: { createdAt: string; id: string } | undefined,
+  limit: number,
+): Promise<StoredKey[]> {
+  let query = db.selectFrom('api_keys').selectAll().where('revoked_at', 'is', null);
+  if (after !== undefined) {
+    // A row value comparison, which both engines answer from the index (created_at, id).
+    query = query.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.createdAt, after.id)),
+    );
+  }
+  const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
   return rows.map(toKey);
 }
 

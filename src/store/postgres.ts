@@ -2,6 +2,7 @@
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { SqlDatabase } from './database.js';
+import { holdInstanceLock, type InstanceLock } from './instance-lock.js';
 import type { Database } from './schema.js';
 
 // bigint columns (counts, sequences) come back as numbers; every value we store fits in 2^53.
@@ -11,6 +12,8 @@ const CHANNEL = 'agentsplit_experiments';
 /** Advisory lock keys: a namespace for this service, then one key per purpose or experiment. */
 const LOCK_NAMESPACE = 0x61677370; // 'agsp'
 const MIGRATION_LOCK = 0;
+/** The namespace of instance locks (second key: the instance id); LOCK_NAMESPACE + 1 locks experiments. */
+const INSTANCE_LOCK_NAMESPACE = LOCK_NAMESPACE + 2;
 
 export interface PostgresOptions {
   /** Connections per instance (default 10). */
@@ -77,6 +80,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const watchers = new Set<() => Promise<void>>();
+  const instanceLocks = new Set<InstanceLock>();
 
   return {
     dialect: 'postgres',
@@ -115,6 +119,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
         await stop();
       };
     },
+    holdInstanceLock: async () => {
+      const lock = await holdInstanceLock(url, INSTANCE_LOCK_NAMESPACE);
+      instanceLocks.add(lock);
+      return lock;
+    },
     isUniqueViolation: (err) => (err as { code?: unknown })?.code === '23505',
     isForeignKeyViolation: (err) => (err as { code?: unknown })?.code === '23503',
     // Class 22: data exceptions (e.g. a value PostgreSQL cannot represent).
@@ -122,6 +131,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     isUnavailable,
     close: async () => {
       await Promise.all([...watchers].map((stop) => stop()));
+      await Promise.all([...instanceLocks].map((lock) => lock.close()));
       await db.destroy();
     },
   };

@@ -125,6 +125,11 @@ export interface IdempotencyKeysTable {
   status: number | null;
   answer: string | null;
   created_at: Time;
+  /**
+   * The instance that claimed a pending row (PostgreSQL; migration 010): its claim holds while that
+   * instance holds its lock (instance-lock.ts). Null in rows written before 010 and in answers made without a claim.
+   */
+  instance: number | null;
 }
 
 /** Per-user running sums of sticky experiments (migration 006): x = sum, y = n. */

@@ -20,7 +20,8 @@ import {
   deletePendingIdempotencyRow,
   selectIdempotencyKey,
 } from './idempotency-rows.js';
-import { insertKeyRow, revokeKeyRow, selectKeys, updateKeyUse } from './key-rows.js';
+import type { InstanceLock } from './instance-lock.js';
+import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { exposureBatches, rebuildExperiment } from './rebuild.js';
 import {
@@ -154,6 +155,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
   private readonly committedUsers = new CommittedUsers();
   /** The end of the last SQLite batch or rebuild in turn (inTurn). */
   private turn: Promise<void> = Promise.resolve();
+  /** This process's liveness to other instances (PostgreSQL, once startInstance ran). */
+  private instance: InstanceLock | undefined;
 
   readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
 
@@ -647,6 +650,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     return this.run(() => selectKeys(this.readOnly));
   }
 
+  listKeyPage(after: { createdAt: string; id: string } | undefined, limit: number): Promise<StoredKey[]> {
+    return this.run(() => selectKeyPage(this.readOnly, after, limit));
+  }
+
   insertKey(key: StoredKey): Promise<void> {
     return this.run(() =>
       this.readWrite.transaction().execute(async (trx) => {
@@ -674,6 +681,16 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     return this.run(() => selectIdempotencyKey(this.readOnly, owner, key, since));
   }
 
+  /**
+   * Where several processes write (PostgreSQL): takes the lock that tells other instances this one is
+   * alive, so its Idempotency-Key claims hold while it runs and no longer once it is gone (ADR 0016).
+   * Released by close(). Nothing on SQLite.
+   */
+  async startInstance(): Promise<void> {
+    if (this.instance !== undefined || this.db.holdInstanceLock === undefined) return;
+    this.instance = await this.run(() => this.db.holdInstanceLock!());
+  }
+
   claimIdempotencyKey(
     owner: string,
     key: string,
@@ -682,8 +699,16 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     since: string,
     staleBefore: string,
   ): Promise<boolean> {
+    const instance = this.instance;
+    // Without its lock this instance is not alive to the others, which may take its claims over: it
+    // claims nothing until the lock is back.
+    if (instance !== undefined && !instance.held) {
+      return Promise.reject(
+        new UnavailableError('this instance lost its lock on the database; retry shortly', 1),
+      );
+    }
     return this.run(() =>
-      claimIdempotencyRow(this.readWrite, { owner, key, fingerprint, now, since, staleBefore }),
+      claimIdempotencyRow(this.readWrite, { owner, key, fingerprint, now, since, staleBefore, instance }),
     );
   }
 

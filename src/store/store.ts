@@ -164,8 +164,10 @@ export interface StoredKey extends ApiKey {
 
 /** Managed API keys. Every change bumps the revision other instances watch (experimentsRevision). */
 export interface KeyStore {
-  /** Every key not revoked. */
+  /** Every key not revoked (what the edge authenticates against, loaded at start and on changes). */
   listKeys(): Promise<StoredKey[]>;
+  /** Up to `limit` keys not revoked, in creation order (createdAt, then id), after `after` when given. */
+  listKeyPage(after: { createdAt: string; id: string } | undefined, limit: number): Promise<StoredKey[]>;
   insertKey(key: StoredKey): Promise<void>;
   /** False when no unrevoked key has this id. */
   revokeKey(id: string, at: string): Promise<boolean>;

@@ -15,6 +15,15 @@ interface ApiKey {
   lastUsedAt: string | null;
 }
 
+/** A page of GET /keys. */
+interface KeyPage {
+  keys: ApiKey[];
+  nextCursor: string | null;
+}
+
+/** Keys asked for per page (the most GET /keys gives). */
+const PAGE = 100;
+
 /** POST /keys answers the key with its secret, once. */
 interface CreatedKey extends ApiKey {
   key: string;
@@ -63,16 +72,32 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('list')
-    .description('list the keys that are not revoked (never their secrets; the root API_KEY is not one)')
+    .description(
+      'list the keys that are not revoked, oldest first: every page (never their secrets; the root API_KEY is not one)',
+    )
     .action(async (_options: unknown, command: Command) => {
       const { api, json, out } = session(command);
-      const { value, text } = await api.json<{ keys: ApiKey[] }>('GET', '/keys');
-      if (json) return out(`${text}\n`);
-      if (value.keys.length === 0) return out('no keys (the root API_KEY is not listed)\n');
+      const pages: { value: KeyPage; text: string }[] = [];
+      const listed: ApiKey[] = [];
+      let cursor: string | null = null;
+      do {
+        const query = new URLSearchParams({ limit: String(PAGE) });
+        if (cursor !== null) query.set('cursor', cursor);
+        const page = await api.json<KeyPage>('GET', `/keys?${query}`);
+        pages.push(page);
+        listed.push(...page.value.keys);
+        cursor = page.value.nextCursor;
+      } while (cursor !== null);
+      if (json) {
+        // One page is the API's answer as is; several are joined into one answer of the same shape.
+        if (pages.length === 1) return out(`${pages[0]!.text}\n`);
+        return out(`${JSON.stringify({ keys: listed, nextCursor: null })}\n`);
+      }
+      if (listed.length === 0) return out('no keys (the root API_KEY is not listed)\n');
       out(
         table(
           ['id', 'name', 'scopes', 'experiments', 'prefix', 'last used'],
-          value.keys.map((k) => [
+          listed.map((k) => [
             k.id,
             k.name,
             k.scopes.join(','),
