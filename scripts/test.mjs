@@ -38,7 +38,7 @@ for (const run of runs) {
       'tsx',
       '--test',
       '--test-force-exit',
-      '--test-timeout=120000',
+      '--test-timeout=600000',
       '--test-concurrency=1',
       ...process.argv.slice(2),
       ...run.files,

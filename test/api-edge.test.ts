@@ -151,7 +151,8 @@ describe('the edge', { skip: SKIP_BACKEND }, () => {
     const answer = statusAndBody(received);
     assert.equal(answer.status, 408, received);
     assert.match((answer.body as { error: string }).error, /within 1000 ms/);
-    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+    // Answered before the client gave up at 10 s (a bound on liveness, not on speed).
+    assert.ok(Date.now() - started < 9500, `took ${Date.now() - started} ms`);
   });
 
   test('an answer sent before the body arrived (401, 404) closes the connection, and no 408 follows it', async () => {

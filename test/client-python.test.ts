@@ -53,13 +53,13 @@ function requirePython(): void {
   }
 }
 
-test('the Python client: pytest clients/python passes', { timeout: 150_000 }, async (t) => {
+test('the Python client: pytest clients/python passes', { timeout: 560_000 }, async (t) => {
   requirePython();
   const r = await run(
     'python3',
     ['-m', 'pytest', 'clients/python', '-q', '-p', 'no:cacheprovider'],
     process.env,
-    140_000,
+    540_000,
   );
   const summary = r.output.trim().split('\n').at(-1) ?? '';
   t.diagnostic(`pytest: ${summary}`);
@@ -68,8 +68,8 @@ test('the Python client: pytest clients/python passes', { timeout: 150_000 }, as
 });
 
 test('examples/python_agent.py runs its loop against a server and prints a verdict', {
-  timeout: 90_000,
-}, async () => {
+  timeout: 300_000,
+}, async (t) => {
   requirePython();
   const key = 'example-root-key-0123456789abcdef';
   const server = await startServer({
@@ -89,12 +89,13 @@ test('examples/python_agent.py runs its loop against a server and prints a verdi
         AGENTSPLIT_API_KEY: key,
         PYTHONPATH: join(repoRoot, 'clients', 'python', 'src'),
       },
-      60_000,
+      240_000,
     );
     assert.equal(r.code, 0, `the example failed:\n${r.output}`);
     assert.match(r.output, /^verdict: [a-z-]+: .+/m, r.output);
     assert.match(r.output, /200 users in/, r.output);
-    assert.ok(Date.now() - started < 20_000, `the example took ${Date.now() - started} ms`);
+    // How long it took is reported, not asserted: timings belong to the bench (issue 24).
+    t.diagnostic(`the example took ${Date.now() - started} ms`);
   } finally {
     server.child.kill('SIGKILL');
     await server.exited;

@@ -52,7 +52,8 @@ test('examples/agent.ts creates the experiment, runs 200 users and prints the ve
   assert.match(run.stdout, /200 users \(200 server\)/);
   assert.match(run.stdout, /failed 0, dropped 0/);
   assert.match(run.stdout, VERDICT);
-  assert.ok(took < 20_000, `took ${took} ms`);
+  // Timings belong to the bench: reported, not asserted.
+  console.log(`# the example took ${Math.round(took)} ms`);
   const results = await server.api('GET', '/experiment/support-prompt-demo/analysis');
   const counts = results.body.results as Record<string, number>;
   assert.equal(
