@@ -12,8 +12,8 @@ import {
 } from './hash.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { checkKeyState } from './ids.js';
-import type { Warnings } from './log.js';
 import type { JsonObject } from './types.js';
+import type { Warnings } from './warnings.js';
 
 /** One experiment as GET /experiments/definitions describes it. */
 export interface Definition {

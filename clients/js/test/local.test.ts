@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { assignmentIdFor, readAssignmentId } from '../src/conformance.js';
 import { Delivery } from '../src/delivery.js';
 import { AgentSplit, type Assignment } from '../src/index.js';
-import { Warnings } from '../src/log.js';
+import { Warnings } from '../src/warnings.js';
 import {
   allResults,
   createExperiment,
