@@ -8,7 +8,7 @@ import { UnavailableError } from './core/errors.js';
 import { createRequestLog } from './http/request-log.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { exposure, result } from './ingest/test-fixtures.js';
-import { createMetrics, LATENCY_BUCKETS, type MetricSources, UNMATCHED_ROUTE } from './metrics.js';
+import { createMetrics, LATENCY_BOUNDS, type MetricSources, UNMATCHED_ROUTE } from './metrics.js';
 
 const REQUESTS = 'agentsplit_http_requests_total';
 const LATENCY = 'agentsplit_http_request_duration_seconds';
@@ -44,20 +44,20 @@ test('requests are counted by route pattern, method and status; unmatched ones u
   assert.equal(m.find(REQUESTS).length, 6);
 });
 
-test('the latency histogram has buckets from 0.5 ms to 10 s, cumulative, with +Inf equal to the count', async () => {
+test('the latency histogram has bounds from 0.5 ms to 10 s, cumulative, with +Inf equal to the count', async () => {
   const metrics = createMetrics();
   // In ms: at the first bound, between bounds, beyond the last.
   for (const ms of [0.5, 0.7, 3, 3, 40, 12_000]) metrics.answered(ASSIGN, 'POST', 200, ms);
   const m = await scrape(metrics);
   assert.equal(m.types.get(LATENCY), 'histogram');
   const labels = { route: ASSIGN, method: 'POST' };
-  const buckets = m.find(`${LATENCY}_bucket`, labels);
+  const series = m.find(`${LATENCY}_bucket`, labels);
   assert.deepEqual(
-    buckets.map((b) => b.labels.le),
-    [...LATENCY_BUCKETS.map(String), '+Inf'],
+    series.map((b) => b.labels.le),
+    [...LATENCY_BOUNDS.map(String), '+Inf'],
   );
-  assert.equal(LATENCY_BUCKETS[0], 0.0005);
-  assert.equal(LATENCY_BUCKETS.at(-1), 10);
+  assert.equal(LATENCY_BOUNDS[0], 0.0005);
+  assert.equal(LATENCY_BOUNDS.at(-1), 10);
   const at = (le: string) => m.value(`${LATENCY}_bucket`, { ...labels, le });
   assert.equal(at('0.0005'), 1);
   assert.equal(at('0.001'), 2);
@@ -65,7 +65,7 @@ test('the latency histogram has buckets from 0.5 ms to 10 s, cumulative, with +I
   assert.equal(at('0.05'), 5);
   assert.equal(at('10'), 5);
   assert.equal(at('+Inf'), 6);
-  for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]!.value >= buckets[i - 1]!.value);
+  for (let i = 1; i < series.length; i++) assert.ok(series[i]!.value >= series[i - 1]!.value);
   assert.equal(m.value(`${LATENCY}_count`, labels), 6);
   const sum = m.value(`${LATENCY}_sum`, labels)!;
   assert.ok(Math.abs(sum - 12.0472) < 1e-9, String(sum));

@@ -9,12 +9,15 @@
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import { STATUSES, type Status } from './core/experiment.js';
 
-/** Request latency and commit wait buckets, in seconds: 0.5 ms to 10 s. */
-export const LATENCY_BUCKETS = [
+/**
+ * Upper bounds of the request latency and commit wait histograms, in seconds: 0.5 ms to 10 s. (Prometheus
+ * calls each bound's series `_bucket`; that name is the exposition format's, not ours.)
+ */
+export const LATENCY_BOUNDS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
-/** Results (or exposures) per committed transaction. */
-export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+/** Upper bounds of the histogram of results (or exposures) per committed transaction. */
+export const BATCH_SIZE_BOUNDS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 /** The route label of a request that matched no declared route (an unknown path, a missing Host). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -72,7 +75,7 @@ interface Sample {
 }
 
 /** One histogram child's counts: plain numbers, observed without allocating. */
-class Buckets {
+class HistogramCounts {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
@@ -145,7 +148,7 @@ class PlainCounter extends PlainCollector<Count> {
   }
 }
 
-class PlainHistogram extends PlainCollector<Buckets> {
+class PlainHistogram extends PlainCollector<HistogramCounts> {
   readonly type = 'histogram';
   constructor(
     name: string,
@@ -155,22 +158,22 @@ class PlainHistogram extends PlainCollector<Buckets> {
   ) {
     super(name, help, registry);
   }
-  protected make(): Buckets {
-    return new Buckets(this.bounds);
+  protected make(): HistogramCounts {
+    return new HistogramCounts(this.bounds);
   }
-  protected zero(child: Buckets): void {
+  protected zero(child: HistogramCounts): void {
     child.counts.fill(0);
     child.sum = 0;
     child.count = 0;
   }
-  protected samples(labels: Labels, child: Buckets, into: Sample[]): void {
-    const bucket = `${this.name}_bucket`;
+  protected samples(labels: Labels, child: HistogramCounts, into: Sample[]): void {
+    const series = `${this.name}_bucket`;
     let cumulative = 0;
     for (let i = 0; i < this.bounds.length; i++) {
       cumulative += child.counts[i]!;
-      into.push({ metricName: bucket, labels: { ...labels, le: this.bounds[i]! }, value: cumulative });
+      into.push({ metricName: series, labels: { ...labels, le: this.bounds[i]! }, value: cumulative });
     }
-    into.push({ metricName: bucket, labels: { ...labels, le: '+Inf' }, value: child.count });
+    into.push({ metricName: series, labels: { ...labels, le: '+Inf' }, value: child.count });
     into.push({ metricName: `${this.name}_sum`, labels, value: child.sum });
     into.push({ metricName: `${this.name}_count`, labels, value: child.count });
   }
@@ -178,7 +181,7 @@ class PlainHistogram extends PlainCollector<Buckets> {
 
 /** The request counter and latency histogram children of one route and method. */
 interface RouteChildren {
-  latency: Buckets;
+  latency: HistogramCounts;
   byStatus: Map<number, Count>;
 }
 
@@ -196,13 +199,13 @@ export function createMetrics(): Metrics {
     'agentsplit_http_request_duration_seconds',
     'Time from a request being taken to its answer being handed to the socket, by route pattern and method',
     registry,
-    LATENCY_BUCKETS,
+    LATENCY_BOUNDS,
   );
   const batchSize = new PlainHistogram(
     'agentsplit_group_commit_batch_size',
     'Rows per committed group-commit transaction, by kind (results, exposures; a kind absent from a transaction is not observed)',
     registry,
-    BATCH_SIZE_BUCKETS,
+    BATCH_SIZE_BOUNDS,
   );
   const resultsPerCommit = batchSize.child({ kind: 'results' });
   const exposuresPerCommit = batchSize.child({ kind: 'exposures' });
@@ -210,7 +213,7 @@ export function createMetrics(): Metrics {
     'agentsplit_group_commit_wait_seconds',
     "Time from a request's results being handed to the group commit to their commit",
     registry,
-    LATENCY_BUCKETS,
+    LATENCY_BOUNDS,
   ).child({});
 
   const databaseErrors = new Counter({

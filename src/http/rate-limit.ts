@@ -1,4 +1,4 @@
-// Rate limits at the edge (ADR 0017), the same for both transports: the verdicts of RateLimits
+// Rate limits at the edge (ADR 0017), the same for both transports: the decisions of RateLimits
 // (src/services/rate-limits.ts) as 429 answers and as the RateLimit / RateLimit-Policy headers of
 // draft-ietf-httpapi-ratelimit-headers-11 (structured fields: `"per-key";q=100;w=1`, `"per-key";r=0;t=1`).
 //
@@ -10,7 +10,7 @@
 // - failed authentications are counted where the 401 is answered (always by Fastify): the hook below.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimits, Verdict } from '../services/rate-limits.js';
+import type { RateDecision, RateLimits } from '../services/rate-limits.js';
 import { isPublicPath, principalOfRequest } from './auth.js';
 import { errorBody } from './errors.js';
 
@@ -18,17 +18,17 @@ export const RATELIMIT_POLICY_HEADER = 'ratelimit-policy';
 export const RATELIMIT_HEADER = 'ratelimit';
 
 /** `"per-key";q=100;w=1`: the policy's quota and window (seconds). */
-export function policyField(v: Verdict): string {
+export function policyField(v: RateDecision): string {
   return `"${v.policy}";q=${v.quota};w=${v.windowSeconds}`;
 }
 
 /** `"per-key";r=42;t=1`: what is left of the quota, and the seconds until it resets. */
-export function limitField(v: Verdict): string {
+export function limitField(v: RateDecision): string {
   return `"${v.policy}";r=${v.remaining};t=${v.resetSeconds}`;
 }
 
 /** The 429's message: which limit, and when to retry. */
-export function tooManyMessage(v: Verdict): string {
+export function tooManyMessage(v: RateDecision): string {
   const wait = `retry in ${v.resetSeconds} s`;
   if (v.policy === 'failed-auth') {
     return (
@@ -40,7 +40,7 @@ export function tooManyMessage(v: Verdict): string {
 }
 
 /** The 429's headers: Retry-After (not earlier than the window's end) and the two RateLimit fields. */
-export function tooManyHeaders(v: Verdict): Record<string, string> {
+export function tooManyHeaders(v: RateDecision): Record<string, string> {
   return {
     'retry-after': String(v.resetSeconds),
     [RATELIMIT_POLICY_HEADER]: policyField(v),
@@ -57,13 +57,13 @@ export function refusedAddressAnswer(
   req: IncomingMessage,
 ): { message: string; headers: Record<string, string> } | null {
   if (!limits.anyBlocked || isPublicPath(req.url ?? '')) return null;
-  const verdict = limits.refusedAddress(req.socket.remoteAddress);
-  if (verdict === null) return null;
-  return { message: tooManyMessage(verdict), headers: tooManyHeaders(verdict) };
+  const decision = limits.refusedAddress(req.socket.remoteAddress);
+  if (decision === null) return null;
+  return { message: tooManyMessage(decision), headers: tooManyHeaders(decision) };
 }
 
 /** The fast transport: a request allowed under a limit carries the two RateLimit fields. */
-export function setLimitHeaders(res: ServerResponse, v: Verdict): void {
+export function setLimitHeaders(res: ServerResponse, v: RateDecision): void {
   res.setHeader(RATELIMIT_POLICY_HEADER, policyField(v));
   res.setHeader(RATELIMIT_HEADER, limitField(v));
 }
@@ -81,18 +81,18 @@ export function createKeyLimitHook(limits: RateLimits) {
       return;
     }
     limits.consume(principal!, limit).then(
-      (verdict) => {
-        if (verdict.allowed) {
-          reply.header(RATELIMIT_POLICY_HEADER, policyField(verdict));
-          reply.header(RATELIMIT_HEADER, limitField(verdict));
+      (decision) => {
+        if (decision.allowed) {
+          reply.header(RATELIMIT_POLICY_HEADER, policyField(decision));
+          reply.header(RATELIMIT_HEADER, limitField(decision));
           done();
           return;
         }
         reply
           .code(429)
-          .headers(tooManyHeaders(verdict))
+          .headers(tooManyHeaders(decision))
           .type('application/json; charset=utf-8')
-          .send(errorBody(tooManyMessage(verdict)));
+          .send(errorBody(tooManyMessage(decision)));
       },
       // Counting never fails (Redis errors fall back to memory); if it did, the request is served.
       () => done(),

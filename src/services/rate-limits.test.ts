@@ -67,9 +67,9 @@ test('failed authentications: the address is refused once it has used up the quo
   assert.equal(limits.anyBlocked, true);
   assert.equal(limits.blockedFor('10.0.0.1'), 1);
   assert.equal(limits.blockedFor('10.0.0.2'), 0);
-  const verdict = limits.refusedAddress('10.0.0.1');
-  assert.equal(verdict?.policy, 'failed-auth');
-  assert.equal(verdict?.quota, 3);
+  const decision = limits.refusedAddress('10.0.0.1');
+  assert.equal(decision?.policy, 'failed-auth');
+  assert.equal(decision?.quota, 3);
   assert.deepEqual(refused, ['failed_auth']);
   await sleep(1050);
   assert.equal(limits.blockedFor('10.0.0.1'), 0);

@@ -1,7 +1,7 @@
 // Rate limits (issue 14, section 3; ADR 0017): requests per second per key, and failed authentications
 // per client address. Counted with rate-limiter-flexible, in Redis when REDIS_URL is set (shared by every
 // instance), else in this process's memory. Nothing here knows HTTP: src/http/rate-limit.ts turns the
-// verdicts into answers and headers for both transports.
+// decisions into answers and headers for both transports.
 //
 // An address refused for failed authentications is refused by every instance (issue 24): the instance
 // whose count reached the quota announces it on a Redis channel every instance listens to, and records it
@@ -48,8 +48,8 @@ export function rateLimitOptions(given: Partial<RateLimitOptions> = {}): RateLim
 /** The two policies, named as the RateLimit and RateLimit-Policy headers name them. */
 export type PolicyName = 'per-key' | 'failed-auth';
 
-/** What a count decided. */
-export interface Verdict {
+/** What a count decided: a rate decision (not the analysis's verdict). */
+export interface RateDecision {
   allowed: boolean;
   policy: PolicyName;
   /** The quota of the policy (requests, or failed attempts). */
@@ -108,7 +108,7 @@ class Counter {
         : new redis.Limiter({ ...options, storeClient: redis.client, rejectIfRedisNotReady: true });
   }
 
-  private verdict(res: InstanceType<typeof RateLimiterRes>, allowed: boolean): Verdict {
+  private decision(res: InstanceType<typeof RateLimiterRes>, allowed: boolean): RateDecision {
     return {
       allowed,
       policy: this.policy,
@@ -124,22 +124,22 @@ class Counter {
    * Counts one request under `key`. In Redis when it answers; when it does not (down, not yet connected,
    * slow), in memory, and the warning says why: the request is served either way (fail open).
    */
-  async consume(key: string): Promise<Verdict> {
+  async consume(key: string): Promise<RateDecision> {
     if (this.shared !== undefined) {
       try {
-        return this.verdict(await this.shared.consume(key), true);
+        return this.decision(await this.shared.consume(key), true);
       } catch (err) {
-        if (err instanceof RateLimiterRes) return this.verdict(err, false);
+        if (err instanceof RateLimiterRes) return this.decision(err, false);
         this.owner.redisFailed(err);
       }
     }
     try {
-      return this.verdict(await this.memory.consume(key), true);
+      return this.decision(await this.memory.consume(key), true);
     } catch (err) {
-      if (err instanceof RateLimiterRes) return this.verdict(err, false);
+      if (err instanceof RateLimiterRes) return this.decision(err, false);
       // Not expected of a memory counter; if it happens, the request is served (fail open).
       const ms = this.windowSeconds * 1000;
-      return this.verdict(new RateLimiterRes(this.quota, ms, 0), true);
+      return this.decision(new RateLimiterRes(this.quota, ms, 0), true);
     }
   }
 }
@@ -245,7 +245,7 @@ export class RateLimits {
   }
 
   /** Counts one request of `principal` against its limit (`limitOf`, not 0). */
-  async consume(principal: Principal, limit: number): Promise<Verdict> {
+  async consume(principal: Principal, limit: number): Promise<RateDecision> {
     let counter = this.perKey.get(limit);
     if (counter === undefined) {
       counter = new Counter(
@@ -258,9 +258,9 @@ export class RateLimits {
       );
       this.perKey.set(limit, counter);
     }
-    const verdict = await counter.consume(principal.id);
-    if (!verdict.allowed) this.deps.rateLimited('key');
-    return verdict;
+    const decision = await counter.consume(principal.id);
+    if (!decision.allowed) this.deps.rateLimited('key');
+    return decision;
   }
 
   /** True when some address is refused (the only case where `blockedFor` needs asking). */
@@ -282,7 +282,7 @@ export class RateLimits {
   }
 
   /** The failed-authentication policy, for the headers of the 429 a refused address gets. */
-  refusedAddress(address: string | undefined): Verdict | null {
+  refusedAddress(address: string | undefined): RateDecision | null {
     const wait = this.blockedFor(address);
     if (wait === 0) return null;
     const until = this.blocked.get(address!)!;
@@ -304,15 +304,15 @@ export class RateLimits {
    */
   async failedAuthentication(address: string | undefined): Promise<void> {
     if (address === undefined) return;
-    let verdict: Verdict;
+    let decision: RateDecision;
     try {
-      verdict = await this.authFailures.consume(address);
+      decision = await this.authFailures.consume(address);
     } catch {
       return; // the memory counter does not fail; if it ever did, the 401 still stands
     }
-    if (verdict.remaining > 0 && verdict.allowed) return;
-    this.block(address, Date.now() + verdict.resetMs);
-    await this.announce(address, verdict.resetMs);
+    if (decision.remaining > 0 && decision.allowed) return;
+    this.block(address, Date.now() + decision.resetMs);
+    await this.announce(address, decision.resetMs);
   }
 
   /** Where refusals are recorded (a sorted set: address by the time it is refused until) and announced. */

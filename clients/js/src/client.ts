@@ -4,7 +4,6 @@ import { Delivery } from './delivery.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
 import { chooseIndex, Definitions } from './local.js';
-import { Warnings } from './log.js';
 import type {
   AgentSplitOptions,
   Assignment,
@@ -17,6 +16,7 @@ import type {
   Run,
   TrackOptions,
 } from './types.js';
+import { Warnings } from './warnings.js';
 
 const MAX_USER_ID = 512;
 /** A NUL or a UTF-16 surrogate (lone or in a pair): the slow check looks closer. */

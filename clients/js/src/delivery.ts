@@ -3,8 +3,8 @@
 // a retry never double-counts. Nothing here throws to the caller.
 import { describeError, errorText, type HttpAnswer, httpRequest, retryAfterMs } from './http.js';
 import { uuidv7 } from './ids.js';
-import type { Warnings } from './log.js';
 import type { DeliveryStats, FeedbackEntry, JsonObject, LogEntry } from './types.js';
+import type { Warnings } from './warnings.js';
 
 export interface QueuedLog {
   kind: 'log';

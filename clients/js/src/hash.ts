@@ -68,12 +68,12 @@ export function seedState(seed: string): number {
 export type BucketRange = [number, number];
 
 /** Ranges of the hash space per variant: weights (summing to 1) scaled by `coverage`, laid end to end. */
-export function bucketRanges(numVariations: number, coverage = 1, weights?: number[] | null): BucketRange[] {
+export function bucketRanges(numVariants: number, coverage = 1, weights?: number[] | null): BucketRange[] {
   const c = Math.min(1, Math.max(0, coverage));
   const w =
-    weights && weights.length === numVariations
+    weights && weights.length === numVariants
       ? weights
-      : Array.from({ length: numVariations }, () => 1 / numVariations);
+      : Array.from({ length: numVariants }, () => 1 / numVariants);
   let cumulative = 0;
   return w.map((weight) => {
     const start = cumulative;
@@ -83,7 +83,7 @@ export function bucketRanges(numVariations: number, coverage = 1, weights?: numb
 }
 
 /** Index of the range that holds `n` (start inclusive, end exclusive), or -1 when none does. */
-export function chooseVariation(n: number, ranges: BucketRange[]): number {
+export function chooseVariant(n: number, ranges: BucketRange[]): number {
   for (let i = 0; i < ranges.length; i++) {
     const r = ranges[i]!;
     if (n >= r[0] && n < r[1]) return i;

@@ -1,7 +1,6 @@
-// @agentsplit/client: assign variants (remote or local), log results, send feedback; fail-open.
+// @agentsplit/client: assign variants (remote or local), log results, send feedback; fail-open. The
+// hash and id helpers are at @agentsplit/client/conformance, not here.
 export { AgentSplit } from './client.js';
-export { bucketRanges, chooseVariation, fnv1a32, hashV2 } from './hash.js';
-export { assignmentIdFor, readAssignmentId, uuidv7 } from './ids.js';
 export type { CompiledDefinition, Definition } from './local.js';
 export type {
   AgentSplitOptions,

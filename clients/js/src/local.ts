@@ -4,7 +4,7 @@
 import {
   type BucketRange,
   bucketRanges,
-  chooseVariation,
+  chooseVariant,
   hashV2From,
   pickLastWeighted,
   pickWeighted,
@@ -12,8 +12,8 @@ import {
 } from './hash.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { checkKeyState } from './ids.js';
-import type { Warnings } from './log.js';
 import type { JsonObject } from './types.js';
+import type { Warnings } from './warnings.js';
 
 /** One experiment as GET /experiments/definitions describes it. */
 export interface Definition {
@@ -69,7 +69,7 @@ export function chooseIndex(
   random: () => number = Math.random,
 ): number {
   if (c.sticky) {
-    const i = chooseVariation(hashV2From(c.seedState, userId), c.ranges);
+    const i = chooseVariant(hashV2From(c.seedState, userId), c.ranges);
     return i >= 0 ? i : pickLastWeighted(c.cumulative);
   }
   return pickWeighted(c.cumulative, random);

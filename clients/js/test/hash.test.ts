@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { bucketRanges, chooseVariation, hashV2, hashV2From, pickWeighted, seedState } from '../src/hash.js';
+import { bucketRanges, chooseVariant, hashV2, hashV2From, pickWeighted, seedState } from '../src/hash.js';
 import { assignmentIdFor, base64Utf8, checkKeyState, checkOf, readAssignmentId, uuidv7 } from '../src/ids.js';
 import { chooseIndex, compileDefinition } from '../src/local.js';
 import { repoRoot } from './server.js';
@@ -11,6 +11,7 @@ import { repoRoot } from './server.js';
 interface Vectors {
   hashV2: [string, string, number][];
   bucketRanges: [string, [number, number, number[] | null], [number, number][]][];
+  /** The vectors keep the server's (GrowthBook's) name of chooseVariant. */
   chooseVariation: [string, number, [number, number][], number][];
 }
 
@@ -38,10 +39,10 @@ test('bucketRanges: every vector', () => {
   }
 });
 
-test('chooseVariation: every vector', () => {
+test('chooseVariant: every vector', () => {
   assert.ok(vectors.chooseVariation.length > 0);
   for (const [name, n, ranges, expected] of vectors.chooseVariation) {
-    assert.equal(chooseVariation(n, ranges), expected, name);
+    assert.equal(chooseVariant(n, ranges), expected, name);
   }
 });
 
@@ -90,7 +91,7 @@ test('sticky choice: the last weighted variant when float dust leaves the hash o
   for (let i = 0; i < 5000; i++) {
     const idx = chooseIndex(c, `u-${i}`);
     assert.ok(idx >= 0 && idx <= 2, `never the 0% variant (${idx})`);
-    assert.equal(idx, Math.max(0, chooseVariation(hashV2('s', `u-${i}`), c.ranges)));
+    assert.equal(idx, Math.max(0, chooseVariant(hashV2('s', `u-${i}`), c.ranges)));
   }
 });
 

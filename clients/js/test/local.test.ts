@@ -3,9 +3,10 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: JSON read back from the server
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { assignmentIdFor, readAssignmentId } from '../src/conformance.js';
 import { Delivery } from '../src/delivery.js';
-import { AgentSplit, type Assignment, assignmentIdFor, readAssignmentId } from '../src/index.js';
-import { Warnings } from '../src/log.js';
+import { AgentSplit, type Assignment } from '../src/index.js';
+import { Warnings } from '../src/warnings.js';
 import {
   allResults,
   createExperiment,

@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from conftest import ROOT_KEY, Recorder
 
-from agentsplit import AsyncClient, Client, read_assignment_id
+from agentsplit import AsyncClient, Client
+from agentsplit.conformance import read_assignment_id
 
 
 def definitions_key(server, slug):

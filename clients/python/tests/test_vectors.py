@@ -9,7 +9,7 @@ import time
 import pytest
 from conftest import ROOT
 
-from agentsplit import bucket_ranges, choose_variation, fnv1a32, hash_v2, pick_weighted
+from agentsplit.conformance import bucket_ranges, choose_variant, fnv1a32, hash_v2, pick_weighted
 from agentsplit._hash import cumulative_weights, hash_v2_from_state
 from agentsplit._ids import SERVER_MARK, assignment_id, crc_check, fnv_check, read_assignment_id, uuid7
 
@@ -30,9 +30,10 @@ def test_bucket_ranges_vectors(name, args, expected):
         assert s == pytest.approx(xs, abs=1e-12) and e == pytest.approx(xe, abs=1e-12), name
 
 
+# The vectors keep the server's (GrowthBook's) name of choose_variant.
 @pytest.mark.parametrize("name,n,ranges,expected", VECTORS["chooseVariation"])
-def test_choose_variation_vectors(name, n, ranges, expected):
-    assert choose_variation(n, ranges) == expected, name
+def test_choose_variant_vectors(name, n, ranges, expected):
+    assert choose_variant(n, ranges) == expected, name
 
 
 def test_fnv_over_utf16_code_units():
@@ -93,3 +94,24 @@ def test_the_check_equals_the_servers(server):
     import zlib
 
     assert crc_check(key, "abc") == "%08x" % zlib.crc32(b"abc", key)
+
+
+def test_the_helpers_live_in_conformance_not_in_the_api():
+    import agentsplit
+    import agentsplit.conformance
+
+    assert sorted(agentsplit.__all__) == ["Assignment", "AsyncClient", "Client", "Run"]
+    for name in ("bucket_ranges", "choose_variation", "choose_variant", "hash_v2", "uuid7", "assignment_id"):
+        assert name not in agentsplit.__all__
+    assert sorted(agentsplit.conformance.__all__) == [
+        "assignment_id",
+        "bucket_ranges",
+        "choose_variant",
+        "fnv1a32",
+        "hash_v2",
+        "pick_weighted",
+        "read_assignment_id",
+        "uuid7",
+    ]
+    for name in agentsplit.conformance.__all__:
+        assert callable(getattr(agentsplit.conformance, name))

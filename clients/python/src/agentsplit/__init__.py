@@ -7,11 +7,11 @@
         run.output = {"answer": "..."}
     client.feedback("checkout-prompt", assignment_id=a.assignment_id, metrics={"thumbs_up": True})
     client.close()
+
+The draw and the id helpers (for checking a port against the server) are in ``agentsplit.conformance``.
 """
 
 from ._core import Assignment, Run
-from ._hash import bucket_ranges, choose_variation, fnv1a32, hash_v2, pick_weighted
-from ._ids import assignment_id, read_assignment_id, uuid7
 from .aio import AsyncClient
 from .client import Client
 
@@ -20,14 +20,6 @@ __all__ = [
     "Assignment",
     "Client",
     "Run",
-    "assignment_id",
-    "bucket_ranges",
-    "choose_variation",
-    "fnv1a32",
-    "hash_v2",
-    "pick_weighted",
-    "read_assignment_id",
-    "uuid7",
 ]
 
 __version__ = "0.1.0"

@@ -24,7 +24,7 @@ from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
 from ._hash import (
     MASK32,
     bucket_ranges,
-    choose_variation,
+    choose_variant,
     cumulative_weights,
     fnv1a32,
     hash_v2_from_state,
@@ -171,7 +171,7 @@ class Definition:
 
     def choose(self, user_id: str) -> int:
         if self.sticky:
-            i = choose_variation(hash_v2_from_state(self.seed_state, user_id), self.ranges)
+            i = choose_variant(hash_v2_from_state(self.seed_state, user_id), self.ranges)
             return i if i >= 0 else pick_last_weighted(self.cumulative)
         return pick_weighted(self.cumulative, random.random)
 

@@ -56,11 +56,11 @@ def hash_v2(seed: str, value: str) -> float:
 
 
 def bucket_ranges(
-    num_variations: int, coverage: float = 1.0, weights: Optional[Sequence[float]] = None
+    num_variants: int, coverage: float = 1.0, weights: Optional[Sequence[float]] = None
 ) -> List[BucketRange]:
     """Ranges of the hash space per variant: weights (summing to 1) scaled by ``coverage``, end to end."""
     c = min(1.0, max(0.0, coverage))
-    w = list(weights) if weights is not None and len(weights) == num_variations else [1 / num_variations] * num_variations
+    w = list(weights) if weights is not None and len(weights) == num_variants else [1 / num_variants] * num_variants
     cumulative = 0.0
     out: List[BucketRange] = []
     for weight in w:
@@ -70,7 +70,7 @@ def bucket_ranges(
     return out
 
 
-def choose_variation(n: float, ranges: Sequence[Sequence[float]]) -> int:
+def choose_variant(n: float, ranges: Sequence[Sequence[float]]) -> int:
     """Index of the range holding ``n`` (start inclusive, end exclusive), or -1 when none does."""
     for i, r in enumerate(ranges):
         if r[0] <= n < r[1]:

@@ -1,0 +1,20 @@
+"""The draw and the assignment ids exactly as the server makes them, for checking a port against the
+repository's vectors (``test/fixtures/vectors``) or the server's answers.
+
+Not the client's API: ``Client`` and ``AsyncClient`` assign with these themselves; an application has
+no need to call them.
+"""
+
+from ._hash import bucket_ranges, choose_variant, fnv1a32, hash_v2, pick_weighted
+from ._ids import assignment_id, read_assignment_id, uuid7
+
+__all__ = [
+    "assignment_id",
+    "bucket_ranges",
+    "choose_variant",
+    "fnv1a32",
+    "hash_v2",
+    "pick_weighted",
+    "read_assignment_id",
+    "uuid7",
+]
