@@ -167,22 +167,21 @@ export const ExperimentSchema = Type.Object(
   { title: 'Experiment', description: 'An experiment and its variants', examples: [EXPERIMENT_EXAMPLE] },
 );
 
-/** A plain object, not Type.Object: serialized exactly as before (no `required`). */
-export const ExperimentListResponse = {
-  type: 'object',
-  title: 'ExperimentList',
-  description: 'A page of experiments, oldest first',
-  properties: {
-    experiments: { type: 'array', items: ExperimentSchema },
-    nextCursor: {
-      type: ['string', 'null'],
+export const ExperimentListResponse = Type.Object(
+  {
+    experiments: Type.Array(ExperimentSchema),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
       description:
         'Pass back as cursor for the next page; null on the last page. A page may hold fewer than limit ' +
         'experiments (it ends before 1 MB of JSON): follow nextCursor, never count.',
-    },
+    }),
   },
-  examples: [{ experiments: [EXPERIMENT_EXAMPLE], nextCursor: null }],
-};
+  {
+    title: 'ExperimentList',
+    description: 'A page of experiments, oldest first',
+    examples: [{ experiments: [EXPERIMENT_EXAMPLE], nextCursor: null }],
+  },
+);
 
 const NameSchema = Type.String({ maxLength: 200 });
 const DescriptionSchema = Type.String({ maxLength: 10_000 });
