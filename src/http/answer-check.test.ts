@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from 'typebox';
-import type { ExtraFields } from './answer-check.js';
+import type { ExtraFields, Fits } from './answer-check.js';
 import { compileRoute } from './compile.js';
 import { JsonText, PlainText, route, Stream } from './route.js';
 import { createValidatorCompiler } from './validation.js';
@@ -29,6 +29,9 @@ test('the paths of the fields a type has and its schema lacks', () => {
   assertType<Equal<ExtraFields<{ a: { b: 1; c: 2 } | null }, { a: { b: number } | null }>, '.a.c'>>();
   assertType<Equal<ExtraFields<{ a: { b: 1 } }, { a: Record<string, unknown> }>, never>>();
   assertType<Equal<ExtraFields<{ a?: number }, { a?: number; b: string }>, never>>();
+  assertType<Equal<Fits<{ a: 'x' }, { a: string }>, true>>();
+  assertType<Equal<Fits<{ a: 'x'; b: 1 }, { a: string }>, '.b'>>();
+  assertType<Equal<Fits<{ a: 1 }, { a: string }>, false>>();
 });
 
 test('route() takes an answer of exactly the schema, and the exempt answers', () => {

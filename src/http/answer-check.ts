@@ -76,3 +76,16 @@ export type AnswerCheck<S extends RouteSchema, St extends number, R> = {
     ? unknown
     : { fieldsMissingFromSchema: Extra }
   : never);
+
+/**
+ * `true` when an answer of type `A` serializes by a schema of Static type `B` without loss: `A` is a `B`
+ * and has no field `B` lacks. For the answers made without the serializer (assign's, the definitions):
+ * `type _ = Assert<Fits<Answer, Static<typeof Schema>>>` fails to compile when they drift apart.
+ */
+export type Fits<A, B> = [A] extends [B]
+  ? [ExtraFields<A, B>] extends [never]
+    ? true
+    : ExtraFields<A, B>
+  : false;
+
+export type Assert<T extends true> = T;

@@ -47,6 +47,7 @@ export function metricsRoutes(metrics: Pick<Metrics, 'scrape' | 'contentType'>):
           'prom-client (process_*, nodejs_*). Each instance counts its own requests: scrape every instance.',
         response: { 200: MetricsResponse, 401: errorResponses[401], 500: errorResponses[500] },
       },
+      // Prometheus text, never serialized by a schema (MetricsResponse documents `content`).
       handle: async () => new PlainText(await metrics.scrape(), metrics.contentType),
     }),
   ];

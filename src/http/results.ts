@@ -178,6 +178,7 @@ export function resultRoutes(results: ResultService, feedback: FeedbackService):
       handle: async ({ params, query }) => {
         const format = query.format === 'csv' ? 'csv' : 'ndjson';
         const all = await results.exportAll(params.slug);
+        // Streamed NDJSON or CSV, never serialized by a schema (ExportResponse documents `content`).
         return new Stream(Readable.from(lines(all, format)), {
           'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
           'content-disposition': `attachment; filename="${params.slug}-results.${format}"`,
