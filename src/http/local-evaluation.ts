@@ -8,7 +8,8 @@ import type { ExperimentCache } from '../services/experiment-cache.js';
 import type { ExposureReceipt, ExposureService } from '../services/exposures.js';
 import type { Assert, Fits } from './answer-check.js';
 import { type Route, route, Tagged } from './route.js';
-import { errorResponses, JsonObjectSchema, MAX_ASSIGNMENT_ID, unavailableResponse } from './schemas.js';
+import { MAX_ASSIGNMENT_ID } from './schemas/assign.js';
+import { errorResponses, JsonObjectSchema, unavailableResponse } from './schemas/common.js';
 
 const tags = ['local evaluation'];
 

@@ -2,7 +2,7 @@
 // `read` key.
 import type { Metrics } from '../metrics.js';
 import { PlainText, type Route, route } from './route.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from './schemas/common.js';
 
 const EXAMPLE = `# HELP agentsplit_http_requests_total Requests answered, by route pattern (unmatched: no route), method and status, from both transports
 # TYPE agentsplit_http_requests_total counter

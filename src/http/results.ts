@@ -4,10 +4,10 @@ import type { FeedbackReceipt, FeedbackService } from '../services/feedback.js';
 import type { LogReceipt, LogsAnswer, ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
 import { type Route, route, Stream } from './route.js';
+import { errorResponses, SlugParams } from './schemas/common.js';
 import {
   ExportQuery,
   ExportResponse,
-  errorResponses,
   FeedbackBody,
   FeedbackResponse,
   ListResultsQuery,
@@ -16,8 +16,7 @@ import {
   LogManyBody,
   LogManyResponse,
   LogResponse,
-  SlugParams,
-} from './schemas.js';
+} from './schemas/results.js';
 
 const CSV_COLUMNS = [
   'logId',

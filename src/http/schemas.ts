@@ -1,5 +1,6 @@
 // Route schemas (TypeBox), by resource in schemas/: they validate requests, serialize responses and
-// generate the OpenAPI document. This module gathers them for the modules that import them from here.
+// generate the OpenAPI document. The route files import them from there; this module gathers them for
+// the other importers (app.ts's nameSchemas, the fast transport's test).
 export * from './schemas/assign.js';
 export * from './schemas/common.js';
 export * from './schemas/experiments.js';

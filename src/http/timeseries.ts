@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import type { TimeseriesService } from '../services/timeseries.js';
 import { Better, comparisonQuery, Effect, Nullable, Worse } from '../stats/schema-parts.js';
 import { type Route, route } from './route.js';
-import { errorResponses, SlugParams, VariantSchema } from './schemas.js';
+import { errorResponses, SlugParams } from './schemas/common.js';
+import { VariantSchema } from './schemas/experiments.js';
 
 const TimeseriesQuery = Type.Object({
   metric: Type.String({
