@@ -4,7 +4,7 @@ import type { AnalysisService } from '../services/analysis.js';
 import { AnalysisSchema } from '../stats/analysis-schema.js';
 import { comparisonQuery } from '../stats/schema-parts.js';
 import { type Route, route } from './route.js';
-import { errorResponses, SlugParams } from './schemas.js';
+import { errorResponses, SlugParams } from './schemas/common.js';
 
 const AnalysisQuery = Type.Object({
   ...comparisonQuery,

@@ -1,7 +1,14 @@
 // POST /experiment/:slug/assign — the hot path: no disk, no await, a pre-serialized body.
-import type { Assign } from '../services/assignments.js';
+import type { Static } from 'typebox';
+import type { Assign, Assignment } from '../services/assignments.js';
+import type { Assert, Fits } from './answer-check.js';
 import { JsonText, type Route, route } from './route.js';
-import { AssignBody, AssignResponse, errorResponses, SlugParams } from './schemas.js';
+import { AssignBody, AssignResponse } from './schemas/assign.js';
+import { errorResponses, SlugParams } from './schemas/common.js';
+
+// The answer is JSON text made from a prefix compiled per experiment (core/assignment.ts), not serialized
+// by AssignResponse: exempt from route()'s check, so its fields are checked against the schema here.
+type _AssignmentFits = Assert<Fits<Omit<Assignment, 'json'>, Static<typeof AssignResponse>>>;
 
 export function assignRoutes(assign: Assign): Route[] {
   return [

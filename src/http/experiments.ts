@@ -2,16 +2,14 @@
 import { mayTouch } from '../core/keys.js';
 import type { ExperimentService } from '../services/experiments.js';
 import { type Route, route } from './route.js';
+import { conflictResponse, errorResponses, SlugParams } from './schemas/common.js';
 import {
   CreateExperimentBody,
-  conflictResponse,
   ExperimentListResponse,
   ExperimentSchema,
-  errorResponses,
   ListExperimentsQuery,
-  SlugParams,
   UpdateExperimentBody,
-} from './schemas.js';
+} from './schemas/experiments.js';
 
 export function experimentRoutes(experiments: ExperimentService): Route[] {
   const tags = ['experiments'];

@@ -3,7 +3,7 @@
 import { UnavailableError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { type Route, route } from './route.js';
-import { HealthResponse, unavailableResponse } from './schemas.js';
+import { HealthResponse, unavailableResponse } from './schemas/common.js';
 
 export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
   return [

@@ -5,7 +5,7 @@ import { NotFoundError } from '../core/errors.js';
 import { type Principal, ROOT, SCOPES } from '../core/keys.js';
 import { DEFAULT_KEY_PAGE, type KeyService } from '../services/keys.js';
 import { type Route, route } from './route.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from './schemas/common.js';
 
 const SCOPE_DESCRIPTION =
   "'assign' (POST assign), 'log' (POST log and logs), 'read' (every GET: experiments, results, " +

@@ -1,13 +1,15 @@
 // What clients that assign in-process need (ADR 0019): GET /experiments/definitions (the running
 // experiments a key may see, 304 while unchanged) and POST /exposures (their assignments, in batches).
 
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { mayTouch } from '../core/keys.js';
-import { DefinitionsService } from '../services/definitions.js';
+import { type Definition, DefinitionsService } from '../services/definitions.js';
 import type { ExperimentCache } from '../services/experiment-cache.js';
 import type { ExposureReceipt, ExposureService } from '../services/exposures.js';
+import type { Assert, Fits } from './answer-check.js';
 import { type Route, route, Tagged } from './route.js';
-import { errorResponses, JsonObjectSchema, MAX_ASSIGNMENT_ID, unavailableResponse } from './schemas.js';
+import { MAX_ASSIGNMENT_ID } from './schemas/assign.js';
+import { errorResponses, JsonObjectSchema, unavailableResponse } from './schemas/common.js';
 
 const tags = ['local evaluation'];
 
@@ -48,6 +50,10 @@ const DefinitionsResponse = Type.Object(
     ],
   },
 );
+
+// The definitions are JSON made ahead (services/definitions.ts), sent as Tagged bytes and not serialized
+// by DefinitionsResponse: exempt from route()'s check, so their fields are checked against the schema here.
+type _DefinitionsFit = Assert<Fits<{ experiments: Definition[] }, Static<typeof DefinitionsResponse>>>;
 
 const EXPOSURE = {
   experiment: 'checkout-prompt',

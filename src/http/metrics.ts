@@ -2,7 +2,7 @@
 // `read` key.
 import type { Metrics } from '../metrics.js';
 import { PlainText, type Route, route } from './route.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from './schemas/common.js';
 
 const EXAMPLE = `# HELP agentsplit_http_requests_total Requests answered, by route pattern (unmatched: no route), method and status, from both transports
 # TYPE agentsplit_http_requests_total counter
@@ -47,6 +47,7 @@ export function metricsRoutes(metrics: Pick<Metrics, 'scrape' | 'contentType'>):
           'prom-client (process_*, nodejs_*). Each instance counts its own requests: scrape every instance.',
         response: { 200: MetricsResponse, 401: errorResponses[401], 500: errorResponses[500] },
       },
+      // Prometheus text, never serialized by a schema (MetricsResponse documents `content`).
       handle: async () => new PlainText(await metrics.scrape(), metrics.contentType),
     }),
   ];

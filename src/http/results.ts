@@ -4,10 +4,10 @@ import type { FeedbackReceipt, FeedbackService } from '../services/feedback.js';
 import type { LogReceipt, LogsAnswer, ResultService } from '../services/results.js';
 import type { Result } from '../store/store.js';
 import { type Route, route, Stream } from './route.js';
+import { errorResponses, SlugParams } from './schemas/common.js';
 import {
   ExportQuery,
   ExportResponse,
-  errorResponses,
   FeedbackBody,
   FeedbackResponse,
   ListResultsQuery,
@@ -16,8 +16,7 @@ import {
   LogManyBody,
   LogManyResponse,
   LogResponse,
-  SlugParams,
-} from './schemas.js';
+} from './schemas/results.js';
 
 const CSV_COLUMNS = [
   'logId',
@@ -178,6 +177,7 @@ export function resultRoutes(results: ResultService, feedback: FeedbackService):
       handle: async ({ params, query }) => {
         const format = query.format === 'csv' ? 'csv' : 'ndjson';
         const all = await results.exportAll(params.slug);
+        // Streamed NDJSON or CSV, never serialized by a schema (ExportResponse documents `content`).
         return new Stream(Readable.from(lines(all, format)), {
           'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
           'content-disposition': `attachment; filename="${params.slug}-results.${format}"`,

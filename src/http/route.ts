@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { Principal } from '../core/keys.js';
+import type { AnswerCheck } from './answer-check.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -109,7 +110,13 @@ export interface Route<S extends RouteSchema = RouteSchema> {
   handle(input: RouteInput<S>): Answer | Promise<Answer>;
 }
 
-/** Declares a route with its handler's input typed from its schemas. */
-export function route<S extends RouteSchema>(r: Route<S>): Route {
+/**
+ * Declares a route with its handler's input typed from its schemas, and its answer checked against its
+ * success response schema at compile time (answer-check.ts): the Static type of that schema, no field
+ * the schema lacks (the serializer would drop it silently).
+ */
+export function route<S extends RouteSchema, R, const St extends number = 200>(
+  r: Route<S> & { status?: St; handle(input: RouteInput<S>): R } & NoInfer<AnswerCheck<S, St, R>>,
+): Route {
   return r as unknown as Route;
 }

@@ -11,15 +11,12 @@ import {
   type AnalysisMethod,
   type BucketUnitRow,
   cumulativeSeries,
-  type Direction,
   groupByMetric,
-  type MetricKind,
   quantileLevel,
-  type SeriesBucket,
-  type Sided,
   type SidedOption,
   unknownVariantKeys,
 } from '../stats/index.js';
+import type { Timeseries } from '../stats/timeseries-schema.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 
@@ -35,24 +32,8 @@ export interface TimeseriesQuery {
   nStar?: number;
 }
 
-export interface Timeseries {
-  slug: string;
-  metric: string;
-  kind: MetricKind;
-  direction: Direction | null;
-  /** user: sticky experiments, each user one unit (as the analysis reads it); call: each result one unit. */
-  unit: 'user' | 'call';
-  /** What the effects compare: the mean, or the quantile the metric's definition names (p95). */
-  statistic: string;
-  interval: Interval;
-  control: string;
-  method: AnalysisMethod;
-  alpha: number;
-  /** The alternative tested (sided=better resolved by the metric's direction). */
-  sided: Sided;
-  buckets: SeriesBucket[];
-  warnings: string[];
-}
+/** What timeseries() answers, declared once as its schema (stats/timeseries-schema.ts). */
+export type { Timeseries };
 
 export interface VersionHistory {
   versions: Array<{ version: number; createdAt: string; variants: Variant[] }>;

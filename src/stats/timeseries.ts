@@ -9,7 +9,7 @@ import type { SketchRowLike } from './metric-quantiles.js';
 import { summarizeArm } from './moments.js';
 import { effectiveUnits, quantileArm } from './quantiles.js';
 import type { SketchBin } from './sketch.js';
-import type { ArmData, Direction, EffectEstimate, Moments, RatioMoments, Sided } from './types.js';
+import type { ArmData, Direction, Moments, RatioMoments, Sided } from './types.js';
 
 /** One metric's rollup row of one hour (`bucket`: the start of the hour, ISO 8601 UTC). */
 export interface BucketRow extends MetricRollupRow {
@@ -57,28 +57,10 @@ export interface BucketSketchRow extends SketchRowLike {
   bucket: string;
 }
 
-export interface SeriesVariant {
-  key: string;
-  /** A quantile statistic: the variant's quantile as of the bucket (what the effects compare). */
-  quantile?: number | null;
-  /** Values up to and including the bucket. */
-  n: number;
-  mean: number | null;
-  absolute?: EffectEstimate;
-  relative?: EffectEstimate;
-  significant?: boolean;
-  better?: boolean | null;
-  worse?: boolean | null;
-  chanceToWin?: number | null;
-}
+// The answered shapes of a variant and a bucket are declared once, as schemas (timeseries-schema.ts).
+import type { SeriesBucket, SeriesVariant } from './timeseries-schema.js';
 
-export interface SeriesBucket {
-  bucket: string;
-  /** Exposures in this bucket alone. */
-  exposures: Record<string, number>;
-  /** Every variant as of the end of this bucket (cumulative); treatments with their effect. */
-  variants: SeriesVariant[];
-}
+export type { SeriesBucket, SeriesVariant };
 
 export interface Series {
   kind: MetricKind;

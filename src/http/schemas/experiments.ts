@@ -1,0 +1,171 @@
+// The schemas of experiments: the experiment and its variants and metric definitions as answered, the
+// bodies that create and change one, and the list's query and page.
+import { Type } from 'typebox';
+import { ASSIGNMENT_MODES, STATUSES } from '../../core/experiment.js';
+import type { JsonObject } from '../../core/json.js';
+import { EXPERIMENT_EXAMPLE, VARIANT_A, VARIANT_B } from './examples.js';
+
+const StatusSchema = Type.Enum([...STATUSES], {
+  type: 'string',
+  description: 'draft → running; running ↔ paused; running/paused → completed; any → archived',
+});
+const AssignmentModeSchema = Type.Enum([...ASSIGNMENT_MODES], {
+  type: 'string',
+  description: "'random' (default): an independent weighted draw per call; 'sticky': hash of seed + userId",
+});
+
+export const VariantSchema = Type.Object(
+  {
+    key: Type.String({ description: 'A-Z a-z 0-9 . _ -, 1-64 characters, unique in the experiment' }),
+    payload: Type.Unsafe<JsonObject>({
+      type: 'object',
+      additionalProperties: true,
+      description: 'What the agent runs for this variant (a prompt, a model config): any JSON object',
+    }),
+    trafficPercent: Type.Number({ description: 'Share of traffic in [0, 100]; all variants sum to 100' }),
+  },
+  { title: 'Variant', description: 'One arm of an experiment', examples: [VARIANT_A] },
+);
+
+export const MetricDefinitionSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'The name results log the metric under' }),
+    direction: Type.Enum(['increase', 'decrease'], { type: 'string', description: 'Which way is better' }),
+    role: Type.Optional(
+      Type.Enum(['primary', 'secondary', 'guardrail'], {
+        type: 'string',
+        description:
+          "primary: decides the verdict (the first one declared); guardrail: must not get worse by more than its threshold, kept out of corrections; default 'secondary'",
+      }),
+    ),
+    kind: Type.Optional(
+      Type.Enum(['mean', 'proportion'], {
+        type: 'string',
+        description: 'Numbers are means, true/false proportions',
+      }),
+    ),
+    minimumDetectableEffect: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 10,
+        description:
+          'The smallest relative change worth detecting (0.05 = 5%): the analysis says how many more units it needs',
+      }),
+    ),
+    threshold: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 10,
+        description:
+          'Guardrails: the relative change in the worse direction tolerated (0.05 = at most 5% worse). ' +
+          'Default 0. The guardrail passes when the whole interval is within it, fails when the whole ' +
+          'interval is beyond it, and is inconclusive otherwise',
+      }),
+    ),
+    statistic: Type.Optional(
+      Type.Enum(['mean', 'p50', 'p90', 'p95', 'p99'], {
+        type: 'string',
+        description:
+          'Numeric metrics: what the comparison, verdict and charts use: the mean (default) or a quantile ' +
+          '(from write-time sketches, 1% relative accuracy)',
+      }),
+    ),
+  },
+  {
+    title: 'MetricDefinition',
+    description:
+      'What an experiment declares about one metric: changing it changes the reading, never the data',
+    examples: [{ name: 'success', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.05 }],
+  },
+);
+const MetricDefinitions = Type.Array(MetricDefinitionSchema, { maxItems: 50 });
+
+export const ExperimentSchema = Type.Object(
+  {
+    slug: Type.String({ description: 'Unique; names the experiment in every URL' }),
+    name: Type.String({ description: 'Default: the slug' }),
+    description: Type.String(),
+    status: StatusSchema,
+    active: Type.Boolean({ description: "true exactly when status is 'running'" }),
+    assignment: AssignmentModeSchema,
+    seed: Type.String({ description: 'What sticky assignment hashes with the userId (default: the slug)' }),
+    variants: Type.Array(VariantSchema),
+    metrics: MetricDefinitions,
+    version: Type.Integer({ description: 'Bumped whenever the variants change' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Experiment', description: 'An experiment and its variants', examples: [EXPERIMENT_EXAMPLE] },
+);
+
+export const ExperimentListResponse = Type.Object(
+  {
+    experiments: Type.Array(ExperimentSchema),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Pass back as cursor for the next page; null on the last page. A page may hold fewer than limit ' +
+        'experiments (it ends before 1 MB of JSON): follow nextCursor, never count.',
+    }),
+  },
+  {
+    title: 'ExperimentList',
+    description: 'A page of experiments, oldest first',
+    examples: [{ experiments: [EXPERIMENT_EXAMPLE], nextCursor: null }],
+  },
+);
+
+const NameSchema = Type.String({ maxLength: 200 });
+const DescriptionSchema = Type.String({ maxLength: 10_000 });
+
+export const CreateExperimentBody = Type.Object(
+  {
+    slug: Type.String({
+      description: '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit',
+    }),
+    name: Type.Optional(NameSchema),
+    description: Type.Optional(DescriptionSchema),
+    status: Type.Optional(StatusSchema),
+    assignment: Type.Optional(AssignmentModeSchema),
+    seed: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 100 }),
+    metrics: Type.Optional(MetricDefinitions),
+  },
+  {
+    examples: [
+      {
+        slug: 'checkout-prompt',
+        name: 'Checkout prompt',
+        status: 'running',
+        variants: [VARIANT_A, VARIANT_B],
+      },
+    ],
+  },
+);
+
+export const UpdateExperimentBody = Type.Object(
+  {
+    status: Type.Optional(StatusSchema),
+    variants: Type.Optional(Type.Array(VariantSchema, { minItems: 1, maxItems: 100 })),
+    metrics: Type.Optional(MetricDefinitions),
+    name: Type.Optional(NameSchema),
+    description: Type.Optional(DescriptionSchema),
+  },
+  { minProperties: 1, examples: [{ description: 'Does a concise prompt answer as well, for less?' }] },
+);
+
+export const ListExperimentsQuery = Type.Object({
+  status: Type.Optional(StatusSchema),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+      description:
+        'Experiments per page at most; a page also ends before its JSON passes 1 MB (at least one)',
+      examples: [20],
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 200, description: "The previous page's nextCursor", examples: ['ZTo1MA'] }),
+  ),
+});
