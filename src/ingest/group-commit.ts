@@ -2,8 +2,8 @@
 import { UnavailableError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
+import type { ExposureBatch, NewFeedback, NewResult, Write } from '../core/writes.js';
 import { ExposureQueue } from './exposure-queue.js';
-import type { ExposureBatch, NewFeedback, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
   results: NewResult[];

@@ -8,7 +8,7 @@ import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
 import { normalizeTime } from '../core/time.js';
-import type { NewResult } from '../ingest/write-batch.js';
+import type { NewResult } from '../core/writes.js';
 import type { Result, Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { AssignmentTarget, IssuedAssignments } from './issued-assignments.js';

@@ -26,7 +26,7 @@ import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
 import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
 import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
-import type { NewFeedback, NewResult, WriteBatch } from '../ingest/write-batch.js';
+import type { NewFeedback, NewResult, WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import {
   bucketExposureStatement,

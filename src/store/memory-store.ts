@@ -51,7 +51,7 @@ import {
   unitDeltasOfResults,
   unitKey,
 } from '../core/units.js';
-import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
+import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { recordOverCap } from './row-statements.js';

@@ -14,7 +14,7 @@ import {
   rollUpExposures,
 } from '../core/rollups.js';
 import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
-import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
+import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import type { Database, ResultsTable } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */

@@ -9,7 +9,7 @@ import type { JsonObject } from '../core/json.js';
 import type { MetricRollup } from '../core/rollups.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { UnitRollup } from '../core/units.js';
-import type { WriteBatch } from '../ingest/write-batch.js';
+import type { WriteBatch } from '../core/writes.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';

@@ -8,7 +8,7 @@ import type { BucketRollup, ExposureRollup, MetricRollup } from '../core/rollups
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { BucketUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
-import type { WriteBatch } from '../ingest/write-batch.js';
+import type { WriteBatch } from '../core/writes.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
 export interface StoredExperiment {

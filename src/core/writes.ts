@@ -1,6 +1,6 @@
-// What the ingest pipeline hands the store: the results and exposure batches of one transaction.
-import type { Exposure } from '../core/exposure.js';
-import type { IdempotencyRecord } from '../core/idempotency.js';
+// What the ingest pipeline hands the store (Store.appendBatch): the results, exposure batches and feedback of one transaction.
+import type { Exposure } from './exposure.js';
+import type { IdempotencyRecord } from './idempotency.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
 export type JsonText = string;
