@@ -49,14 +49,14 @@ import {
 /** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
 const KEYS_PER_READ = 500;
 
-/** A result as the rollups see it: the cap's decision (once made), its user's unit, its hour. */
+/** A result as the rollups see it (the cap's decision still to make: overCap null), its user's unit, its hour. */
 export function rolledOf(r: NewResult): RolledResult {
   return {
     experimentId: r.experimentId,
     version: r.version,
     variantKey: r.variantKey,
     metrics: r.metrics === null ? null : (JSON.parse(r.metrics) as JsonObject),
-    overCap: r.metricsOverCap ? new Set(r.metricsOverCap) : null,
+    overCap: null,
     unitUserId: r.unit === true ? r.userId : null,
     bucket: hourOf(r.createdAt),
   };

@@ -51,10 +51,10 @@ import {
   unitDeltasOfResults,
   unitKey,
 } from '../core/units.js';
-import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
-import { recordOverCap } from './row-statements.js';
+import { overCapOf } from './row-statements.js';
 import type {
   BucketExposure,
   Buckets,
@@ -72,6 +72,8 @@ import type {
 interface Committed {
   seq: number;
   result: NewResult;
+  /** Its metric names the cap left out (ADR 0014), as the SQL store's `metrics_over_cap`. */
+  metricsOverCap: string[] | null;
 }
 
 /** A bucket_exposures row. */
@@ -212,7 +214,7 @@ export class MemoryStore implements Store {
   }
 
   /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */
-  async appendBatch(sent: WriteBatch): Promise<void> {
+  async appendBatch(sent: WriteBatch): Promise<BatchDecisions> {
     // Client exposures whose assignment id was stored before add nothing (client-exposures.ts).
     const client = exposureIdRows(sent.clientExposures ?? []);
     const batch = withClientExposures(sent, client.firsts, (key) => !this.exposureIds.has(key));
@@ -244,7 +246,7 @@ export class MemoryStore implements Store {
       }
       return set;
     });
-    recordOverCap(batch.results, rolled);
+    const overCap = overCapOf(rolled);
     const feedbackOverCap = (experimentId: number, metric: string) =>
       rolledFb.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
 
@@ -266,11 +268,11 @@ export class MemoryStore implements Store {
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.exposureUsers);
 
     // Kept: nothing below can fail.
-    for (const r of batch.results) {
-      const metricsOverCap = r.metricsOverCap && [...r.metricsOverCap];
+    for (const [i, r] of batch.results.entries()) {
       const committed = {
         seq: ++this.lastSeq,
-        result: { ...r, metricsOverCap, assignedVariant: r.assignedVariant ?? null },
+        result: { ...r, assignedVariant: r.assignedVariant ?? null },
+        metricsOverCap: overCap[i] ?? null,
       };
       this.results.push(committed);
       this.byLogId.set(r.logId, committed);
@@ -304,6 +306,7 @@ export class MemoryStore implements Store {
         })),
       ),
     );
+    return { metricsOverCap: overCap };
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
@@ -425,10 +428,11 @@ export class MemoryStore implements Store {
         forget(rows, id);
       }
       const perUser = this.experiments.get(id)?.assignment === 'sticky';
-      const rows = this.results.filter((c) => c.result.experimentId === id).map((c) => c.result);
+      const rows = this.results.filter((c) => c.result.experimentId === id);
       results += rows.length;
-      const rolled: RolledResult[] = rows.map((r) => ({
+      const rolled: RolledResult[] = rows.map(({ result: r, metricsOverCap }) => ({
         ...rolledOf(r),
+        overCap: metricsOverCap ? new Set(metricsOverCap) : null,
         unitUserId: perUser ? r.userId : null,
       }));
       for (const f of this.feedback.values()) {

@@ -56,16 +56,13 @@ export function rolledResultRow(
   };
 }
 
-/** Copies the cap's decisions (applyMetricCap on `rolled`) onto the results they were made for. */
-export function recordOverCap(results: NewResult[], rolled: RolledResult[]): void {
-  for (let i = 0; i < results.length; i++) {
-    const over = rolled[i]!.overCap;
-    results[i]!.metricsOverCap = over && over.size > 0 ? [...over] : null;
-  }
+/** The cap's decisions (applyMetricCap on `rolled`), per result: the names each leaves out (null: none). */
+export function overCapOf(rolled: RolledResult[]): Array<string[] | null> {
+  return rolled.map((r) => (r.overCap && r.overCap.size > 0 ? [...r.overCap] : null));
 }
 
 /** The row of a result: JSON as text, the flag as 0/1 (every key always present, in one order). */
-function resultRow(r: NewResult): Insertable<ResultsTable> {
+function resultRow(r: NewResult, overCap: string[] | null): Insertable<ResultsTable> {
   return {
     log_id: r.logId,
     experiment_id: r.experimentId,
@@ -80,7 +77,7 @@ function resultRow(r: NewResult): Insertable<ResultsTable> {
     context: r.context,
     client_timestamp: r.timestamp,
     created_at: r.createdAt,
-    metrics_over_cap: r.metricsOverCap ? JSON.stringify(r.metricsOverCap) : null,
+    metrics_over_cap: overCap ? JSON.stringify(overCap) : null,
     assigned_variant: r.assignedVariant ?? null,
   };
 }
@@ -401,14 +398,14 @@ export function idempotencyAnswerStatement(answers: IdempotencyRecord[]): RowSta
 }
 
 /**
- * The rows a batch writes whatever is stored already: results, exposures and their counts, Idempotency-Key
- * answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in one transaction.
+ * The rows a batch writes whatever is stored already: results (with `overCap`, the cap's decision for each),
+ * exposures and their counts, Idempotency-Key answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in one transaction.
  */
-export function rowStatements(batch: WriteBatch): RowStatement[] {
+export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>): RowStatement[] {
   const statements: RowStatement[] = [
     {
       name: 'results',
-      rows: batch.results.map(resultRow),
+      rows: batch.results.map((r, i) => resultRow(r, overCap[i] ?? null)),
       chunk: 1000,
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },

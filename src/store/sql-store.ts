@@ -9,7 +9,7 @@ import type { JsonObject } from '../core/json.js';
 import type { MetricRollup } from '../core/rollups.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { UnitRollup } from '../core/units.js';
-import type { WriteBatch } from '../core/writes.js';
+import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
@@ -28,7 +28,7 @@ import {
   compileRows,
   executeInChunks,
   idempotencyAnswerStatement,
-  recordOverCap,
+  overCapOf,
   rowStatements,
 } from './row-statements.js';
 import {
@@ -284,11 +284,11 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
   }
 
   /**
-   * Also decides which metric names each result and feedback rolls up (the cap, ADR 0014) and records it
-   * on the result; rollups that depend on stored values (feedback, users' sums) are planned from reads
+   * Also decides which metric names each result and feedback rolls up (the cap, ADR 0014) and answers
+   * what it left out of each result; rollups that depend on stored values (feedback, users' sums) are planned from reads
    * made where no other batch can write in between (batch-plan.ts).
    */
-  appendBatch(sent: WriteBatch): Promise<void> {
+  appendBatch(sent: WriteBatch): Promise<BatchDecisions> {
     const rolled = sent.results.map(rolledOf);
     const feedback = (sent.feedback ?? []).map(rolledFeedback);
     const capped = feedback.length > 0 ? [...rolled, ...feedback] : rolled;
@@ -308,7 +308,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
               this.readMetricNames(this.readOnly, ids),
             );
           }
-          recordOverCap(batch.results, rolled);
+          const overCap = overCapOf(rolled);
           const planned = await plannedStatements(
             this.readOnly,
             batch,
@@ -316,9 +316,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
             feedbackOverCap,
             this.committedUsers,
           );
-          const statements = [...rowStatements(batch), ...client.statements, ...planned.statements];
+          const statements = [...rowStatements(batch, overCap), ...client.statements, ...planned.statements];
           await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
           this.committedUsers.remember(planned.userKeys);
+          return { metricsOverCap: overCap };
         }),
       );
     }
@@ -329,7 +330,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
       ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
     ];
     return this.run(async () => {
-      const { decision, userKeys } = await this.readWrite.transaction().execute(async (trx) => {
+      const { decision, userKeys, overCap } = await this.readWrite.transaction().execute(async (trx) => {
         const batch = await claimClientExposures(trx, sent);
         let decided: { committed(): void } | undefined;
         if (capped.length > 0 || unitExposures.length > 0) {
@@ -340,15 +341,16 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         }
         if (capped.length > 0) {
           decided = await this.metricNames.decideUnderLock(capped, (ids) => this.readMetricNames(trx, ids));
-          recordOverCap(batch.results, rolled);
         }
-        for (const st of rowStatements(batch)) await executeInChunks(trx, st);
+        const overCap = overCapOf(rolled);
+        for (const st of rowStatements(batch, overCap)) await executeInChunks(trx, st);
         const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
         for (const st of planned.statements) await executeInChunks(trx, st);
-        return { decision: decided, userKeys: planned.userKeys };
+        return { decision: decided, userKeys: planned.userKeys, overCap };
       });
       decision?.committed();
       this.committedUsers.remember(userKeys);
+      return { metricsOverCap: overCap };
     });
   }
 
