@@ -28,11 +28,11 @@ import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '.
 import { rollUpUnits, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
 import type { ExposureBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
+import { executeInChunks } from './compile-rows.js';
 import {
   bucketExposureStatement,
   bucketRollupStatement,
   countStatement,
-  executeInChunks,
   exposureRollupStatement,
   metricRollupStatement,
   rolledResultRow,

@@ -13,6 +13,7 @@ import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
+import { compileRows, executeInChunks } from './compile-rows.js';
 import type { SqlDatabase } from './database.js';
 import {
   claimIdempotencyRow,
@@ -24,13 +25,7 @@ import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { exposureBatches, rebuildExperiment } from './rebuild.js';
-import {
-  compileRows,
-  executeInChunks,
-  idempotencyAnswerStatement,
-  overCapOf,
-  rowStatements,
-} from './row-statements.js';
+import { idempotencyAnswerStatement, overCapOf, rowStatements } from './row-statements.js';
 import {
   type Database,
   type ExperimentsTable,
