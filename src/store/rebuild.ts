@@ -313,3 +313,24 @@ async function rebuildExposures(
   await executeInChunks(trx, exposureUserRollupStatement(rollUpExposures(distinct)));
   return rollups.reduce((a, r) => a + r.n, 0);
 }
+
+/** The ids of `experimentId`, or of every experiment when it is undefined. */
+export async function experimentIds(trx: Transaction<Database>, experimentId?: number): Promise<number[]> {
+  if (experimentId !== undefined) return [experimentId];
+  return (await trx.selectFrom('experiments').select('id').execute()).map((r) => Number(r.id));
+}
+
+/** Rebuilds the rollups of these experiments (locked against appends by the caller): the rows read. */
+export async function rebuildExperiments(
+  trx: Transaction<Database>,
+  ids: number[],
+): Promise<{ results: number; exposures: number }> {
+  let results = 0;
+  let exposures = 0;
+  for (const id of ids) {
+    const counts = await rebuildExperiment(trx, id);
+    results += counts.results;
+    exposures += counts.exposures;
+  }
+  return { results, exposures };
+}
