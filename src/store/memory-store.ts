@@ -11,7 +11,7 @@ import {
   exposureUsersOf,
   newExposureUsers,
 } from '../core/exposure-users.js';
-import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
+import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
@@ -40,7 +40,6 @@ import {
   applyUnitDeltasByHour,
   type BucketUnitRollup,
   bucketUnitRollupKey,
-  type HourlyUnitDelta,
   unitDeltasByHour,
 } from '../core/unit-hours.js';
 import {
@@ -52,9 +51,8 @@ import {
   unitKey,
 } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
-import { rolledFeedback, rolledOf } from './batch-plan.js';
+import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
-import { overCapOf } from './row-statements.js';
 import type {
   BucketExposure,
   Buckets,
@@ -250,21 +248,9 @@ export class MemoryStore implements Store {
     const feedbackOverCap = (experimentId: number, metric: string) =>
       rolledFb.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
 
-    const metricParts: MetricRollup[] = rollUpResults(rolled);
-    const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
-    const unitParts: HourlyUnitDelta[] = unitDeltasByHour(rolled);
-    let sketches = new SketchMoves();
-    let feedbackRows: FeedbackRow[] = [];
-    if (feedback.length > 0) {
-      const plan = planFeedback(feedback, this.storedFeedback(batch), feedbackOverCap);
-      metricParts.push(...plan.metrics);
-      bucketParts.push(...plan.buckets);
-      unitParts.push(...plan.units);
-      sketches = plan.sketches;
-      feedbackRows = plan.rows;
-    }
-    addSketchValues(sketches, rolled);
-    const units = applyUnitDeltasByHour(unitParts, this.storedSums(unitParts));
+    const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
+    const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
+    const units = applyUnitDeltasByHour(plan.units, this.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.exposureUsers);
 
     // Kept: nothing below can fail.
@@ -279,13 +265,13 @@ export class MemoryStore implements Store {
     }
     for (const b of batch.exposures) this.exposureBatches.push({ ...b, variants: [...b.variants] });
     for (const row of client.rows) this.exposureIds.add(exposureIdKey(row));
-    for (const row of feedbackRows) this.feedback.set(feedbackKey(row), { ...row });
+    for (const row of plan.feedbackRows ?? []) this.feedback.set(feedbackKey(row), { ...row });
     for (const s of units.sums) this.unitSums.set(unitKey(s), { ...s });
-    this.addMetrics(mergeRollups(metricParts, metricRollupKey));
-    this.addBuckets(mergeRollups(bucketParts, bucketRollupKey));
+    this.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
+    this.addBuckets(mergeRollups(plan.buckets, bucketRollupKey));
     this.addUnits(units.rollups);
     for (const r of units.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
-    this.addSketches(sketches);
+    this.addSketches(plan.sketches);
     for (const u of users.rows) this.exposureUsers.set(exposureUserKey(u), { ...u });
     addCounts(this.exposureUserRollups, users.counts);
     this.addExposures(

@@ -50,11 +50,6 @@ export function rolledResultRow(
   };
 }
 
-/** The cap's decisions (applyMetricCap on `rolled`), per result: the names each leaves out (null: none). */
-export function overCapOf(rolled: RolledResult[]): Array<string[] | null> {
-  return rolled.map((r) => (r.overCap && r.overCap.size > 0 ? [...r.overCap] : null));
-}
-
 /** The row of a result: JSON as text, the flag as 0/1 (every key always present, in one order). */
 function resultRow(r: NewResult, overCap: string[] | null): Insertable<ResultsTable> {
   return {

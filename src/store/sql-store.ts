@@ -6,7 +6,8 @@ import type { Exposure } from '../core/exposure.js';
 import { CommittedUsers } from '../core/exposure-users.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
-import { plannedStatements, rolledFeedback, rolledOf } from './batch-plan.js';
+import { overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
+import { plannedStatements } from './batch-statements.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { compileRows, executeInChunks } from './compile-rows.js';
 import type { SqlDatabase } from './database.js';
@@ -31,7 +32,7 @@ import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
-import { idempotencyAnswerStatement, overCapOf, rowStatements } from './row-statements.js';
+import { idempotencyAnswerStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { translatingErrors } from './sql-errors.js';
 import {
