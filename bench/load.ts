@@ -2,7 +2,7 @@
 // owns the database), in the same batched transactions the service uses, rollups included. The
 // experiment is sticky, so its analysis reads per-user units: USERS users, each with several results.
 import { createExperiment } from '../src/core/experiment.js';
-import type { NewResult } from '../src/ingest/write-batch.js';
+import type { NewResult } from '../src/core/writes.js';
 import { type DatabaseTarget, openStore } from '../src/store/index.js';
 import { seededRandom } from '../test/helpers/random.js';
 

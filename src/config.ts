@@ -1,7 +1,7 @@
 // Environment variables → a typed Config. Pure: main.ts passes process.env in.
 import { join, resolve } from 'node:path';
 import { MIN_KEY_LENGTH } from './api-key.js';
-import { DEFAULT_RATE_LIMITS, type RateLimitOptions } from './services/rate-limits.js';
+import { DEFAULT_RATE_LIMITS, type RateLimitOptions } from './core/rate-limit-options.js';
 import type { DatabaseTarget } from './store/index.js';
 
 export interface Config {

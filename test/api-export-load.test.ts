@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import type { NewResult } from '../src/ingest/write-batch.js';
+import type { NewResult } from '../src/core/writes.js';
 import {
   API_KEY,
   makeTempDir,

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Exposure } from '../src/core/exposure.js';
+import type { NewResult } from '../src/core/writes.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
-import type { NewResult } from '../src/ingest/write-batch.js';
 import {
   type Api,
   assertError,

@@ -15,8 +15,8 @@ import type { SketchRow } from '../src/core/sketch-rollups.js';
 import { hourOf } from '../src/core/time.js';
 import type { BucketUnitRollup } from '../src/core/unit-hours.js';
 import type { UnitRollup } from '../src/core/units.js';
+import type { FeedbackValue, NewFeedback, NewResult } from '../src/core/writes.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
-import type { FeedbackValue, NewFeedback, NewResult } from '../src/ingest/write-batch.js';
 import { sketchBin, sketchOf } from '../src/stats/sketch.js';
 import { rolledOf as rolledResult } from '../src/store/batch-plan.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
@@ -517,22 +517,25 @@ for (const backend of backends) {
           }),
         ),
       );
-      await Promise.all(batches.map((results) => store.appendBatch({ results, exposures: [] })));
+      const decided = await Promise.all(
+        batches.map((results) => store.appendBatch({ results, exposures: [] })),
+      );
       const live = await store.readRollups(id);
       const names = new Set(live.metrics.map((m) => m.metric));
       assert.equal(names.size, MAX_METRICS_PER_EXPERIMENT);
       assert.ok(names.has('shared') && !names.has('text'));
       const all = batches.flat();
-      for (const r of all) {
+      const allOverCap = decided.flatMap((d) => d.metricsOverCap);
+      for (const [i, r] of all.entries()) {
         const sent = Object.keys(JSON.parse(r.metrics!)).filter((n) => n !== 'text');
-        const over = r.metricsOverCap ?? [];
+        const over = allOverCap[i] ?? [];
         assert.deepEqual(
           sent.filter((n) => !names.has(n)),
           over,
           'each result records exactly its names that are not rolled up',
         );
       }
-      assert.ok(all.some((r) => (r.metricsOverCap?.length ?? 0) > 0));
+      assert.ok(allOverCap.some((over) => (over?.length ?? 0) > 0));
       // Stored whole.
       const page = await store.listResults({ experimentId: id, limit: 100 });
       assert.equal(page.results.length, all.length);
@@ -543,8 +546,8 @@ for (const backend of backends) {
       assert.deepEqual((await store.readRollups(id)).metrics.map(key).sort(), live.metrics.map(key).sort());
       // The cap still holds after the rebuild; names already rolled up still are.
       const late = result(id, { metrics: JSON.stringify({ shared: 1, brand_new: 2 }) });
-      await store.appendBatch({ results: [late], exposures: [] });
-      assert.deepEqual(late.metricsOverCap, ['brand_new']);
+      const lateDecided = await store.appendBatch({ results: [late], exposures: [] });
+      assert.deepEqual(lateDecided.metricsOverCap[0], ['brand_new']);
       assert.equal(
         new Set((await store.readRollups(id)).metrics.map((m) => m.metric)).size,
         MAX_METRICS_PER_EXPERIMENT,

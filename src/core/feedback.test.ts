@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { NewFeedback } from '../ingest/write-batch.js';
 import { type FeedbackRow, feedbackKey, planFeedback } from './feedback.js';
+import type { NewFeedback } from './writes.js';
 
 const item = (
   value: number,

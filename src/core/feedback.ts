@@ -1,11 +1,12 @@
 // Late feedback (issue 15): a thumbs-up, a rating or a judge's score that arrives after the result. One
 // value per target (an assignment or a result) and metric; sending it again replaces it, and every rollup
 // moves by the difference, so retries and corrections never double-count. Pure.
-import type { NewFeedback } from '../ingest/write-batch.js';
+
 import type { BucketRollup, MetricRollup } from './rollups.js';
 import { SketchMoves } from './sketch-rollups.js';
 import { hourOf } from './time.js';
 import type { HourlyUnitDelta } from './unit-hours.js';
+import type { NewFeedback } from './writes.js';
 
 /** A feedback row as stored: the latest value of one metric for one target. */
 export interface FeedbackRow {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type Exposure, encodeExposure } from '../core/exposure.js';
+import type { ExposureBatch } from '../core/writes.js';
 import { ExposureQueue, MAX_EXPOSURE_BATCH_BYTES, toExposureBatches } from './exposure-queue.js';
-import type { ExposureBatch } from './write-batch.js';
 
 const pending = (
   experimentId: number,

@@ -6,7 +6,7 @@
 // Serialized at once into a Buffer, the exposure's object and string die young and cost the collector nothing.
 import { type Exposure, encodeExposure } from '../core/exposure.js';
 import { hourOf } from '../core/time.js';
-import type { ExposureBatch } from './write-batch.js';
+import type { ExposureBatch } from '../core/writes.js';
 
 /** Most bytes of JSON in one exposure batch row (one exposure larger than this gets a row alone). */
 export const MAX_EXPOSURE_BATCH_BYTES = 4_000_000;

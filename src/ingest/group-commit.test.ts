@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UnavailableError } from '../core/errors.js';
+import type { WriteBatch } from '../core/writes.js';
 import { GroupCommit } from './group-commit.js';
 import { exposure, result } from './test-fixtures.js';
-import type { WriteBatch } from './write-batch.js';
 
 const exposureCount = (b: WriteBatch) => b.exposures.reduce((n, e) => n + e.count, 0);
 

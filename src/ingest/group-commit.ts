@@ -2,8 +2,8 @@
 import { UnavailableError } from '../core/errors.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
+import type { ExposureBatch, NewFeedback, NewResult, Write } from '../core/writes.js';
 import { ExposureQueue } from './exposure-queue.js';
-import type { ExposureBatch, NewFeedback, NewResult, Write } from './write-batch.js';
 
 interface Waiting {
   results: NewResult[];
@@ -18,7 +18,8 @@ interface Waiting {
   answer?: IdempotencyRecord;
   /** performance.now() when the results were handed in. */
   enqueuedAt: number;
-  resolve: () => void;
+  /** With the cap's decision for each of its results (Store.appendBatch's BatchDecisions). */
+  resolve: (metricsOverCap: Array<string[] | null>) => void;
   reject: (err: unknown) => void;
 }
 
@@ -78,8 +79,11 @@ export class GroupCommit {
     this.exposures = new ExposureQueue(options.maxBufferedExposures ?? 200_000, this.maxExposures);
   }
 
-  /** Resolves once the results are committed; rejects with the database's error if they were not. */
-  appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<void> {
+  /**
+   * Resolves once the results are committed, with each one's metric names the cap left out (null: none;
+   * ADR 0014); rejects with the database's error if they were not.
+   */
+  appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<Array<string[] | null>> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ results, answer, enqueuedAt: performance.now(), resolve, reject });
       this.schedule();
@@ -89,7 +93,15 @@ export class GroupCommit {
   /** Resolves once the feedback is committed (in the next batch, with whatever results are waiting). */
   appendFeedback(feedback: NewFeedback[], answer?: IdempotencyRecord): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ results: [], feedback, answer, enqueuedAt: performance.now(), resolve, reject });
+      const done = () => resolve();
+      this.waiting.push({
+        results: [],
+        feedback,
+        answer,
+        enqueuedAt: performance.now(),
+        resolve: done,
+        reject,
+      });
       this.schedule();
     });
   }
@@ -105,7 +117,7 @@ export class GroupCommit {
         clientExposures: exposures,
         answer,
         enqueuedAt: performance.now(),
-        resolve,
+        resolve: () => resolve(),
         reject,
       });
       this.schedule();
@@ -201,14 +213,19 @@ export class GroupCommit {
   /** False when the database was unavailable (then the exposures are back in the buffer). */
   private async commit(groups: Waiting[], exposures: ExposureBatch[]): Promise<boolean> {
     try {
-      await this.write({
+      const decided = await this.write({
         results: groups.flatMap((g) => g.results),
         exposures,
         clientExposures: groups.flatMap((g) => g.clientExposures ?? []),
         feedback: groups.flatMap((g) => g.feedback ?? []),
         answers: answersOf(groups),
       });
-      for (const g of groups) g.resolve();
+      let from = 0;
+      for (const g of groups) {
+        const to = from + g.results.length;
+        g.resolve(overCapOf(decided, g.results.length, from, to));
+        from = to;
+      }
       if (this.options.onCommit) {
         const enqueuedAt = groups.map((g) => g.enqueuedAt);
         const results = groups.reduce((n, g) => n + g.results.length, 0);
@@ -242,7 +259,7 @@ export class GroupCommit {
         clientExposures: g.clientExposures,
         feedback: g.feedback,
         answers: answersOf([g]),
-      }).then(g.resolve, g.reject);
+      }).then((decided) => g.resolve(overCapOf(decided, g.results.length, 0, g.results.length)), g.reject);
     }
     return true;
   }
@@ -267,4 +284,14 @@ function answersOf(groups: Waiting[]): IdempotencyRecord[] {
 
 function count(batches: ExposureBatch[]): number {
   return batches.reduce((n, b) => n + b.count, 0);
+}
+
+/** A group's part of the store's decisions (results from..to of the batch); a writer that decided nothing: none over. */
+function overCapOf(
+  decided: Awaited<ReturnType<Write>>,
+  n: number,
+  from: number,
+  to: number,
+): Array<string[] | null> {
+  return decided ? decided.metricsOverCap.slice(from, to) : new Array<null>(n).fill(null);
 }

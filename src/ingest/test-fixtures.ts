@@ -1,6 +1,6 @@
 // Literal results and exposures for the tests of the ingest pipeline and what observes it.
 import type { Exposure } from '../core/exposure.js';
-import type { NewResult } from './write-batch.js';
+import type { NewResult } from '../core/writes.js';
 
 export function result(id: string, experiment = 1): NewResult {
   return {

@@ -3,7 +3,7 @@
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { metricKind } from '../core/rollups.js';
-import type { FeedbackValue, NewFeedback } from '../ingest/write-batch.js';
+import type { FeedbackValue, NewFeedback } from '../core/writes.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache } from './experiment-cache.js';
 import type { IssuedAssignments } from './issued-assignments.js';

@@ -8,7 +8,7 @@ import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
 import { normalizeTime } from '../core/time.js';
-import type { NewResult } from '../ingest/write-batch.js';
+import type { NewResult } from '../core/writes.js';
 import type { Result, Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { AssignmentTarget, IssuedAssignments } from './issued-assignments.js';
@@ -53,7 +53,10 @@ export interface ResultDeps {
   experiments: Pick<ExperimentCache, 'find' | 'lookup'>;
   /** What assignment ids were issued for (the variant a result's assignmentId names is checked). */
   assignments: Pick<IssuedAssignments, 'resolve' | 'resolveCurrent'>;
-  ingest: { appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<void> };
+  ingest: {
+    /** Resolves with each result's metric names the cap left out (null: none). */
+    appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<Array<string[] | null>>;
+  };
   store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
   newId: () => string;
   /** The current time, ISO 8601. */
@@ -133,8 +136,8 @@ export class ResultService {
     if (!result.knownVariant) warnings.unshift(unknownVariantWarning(live, [input.variantKey]));
     const slug = live.experiment.slug;
     // The answer as known before the commit (an over-cap warning is only known after it).
-    return this.commit(live, [result], record?.(receipt(logId, warnings))).then(() => {
-      const overCap = overCapWarning(result.metricsOverCap ?? [], slug, MAX_METRICS_PER_EXPERIMENT);
+    return this.commit(live, [result], record?.(receipt(logId, warnings))).then(([metricsOverCap]) => {
+      const overCap = overCapWarning(metricsOverCap ?? [], slug, MAX_METRICS_PER_EXPERIMENT);
       if (overCap) warnings.push(overCap);
       return receipt(logId, warnings);
     });
@@ -170,8 +173,8 @@ export class ResultService {
     if (unknown.length > 0) warnings.push(unknownVariantWarning(live, unknown));
     warnings.push(...valueWarnings);
     const logIds = results.map((r) => r.logId);
-    await this.commit(live, results, record?.({ logIds, warnings: [...warnings] }));
-    const overCap = new Set(results.flatMap((r) => r.metricsOverCap ?? []));
+    const decided = await this.commit(live, results, record?.({ logIds, warnings: [...warnings] }));
+    const overCap = new Set(decided.flatMap((names) => names ?? []));
     const capWarning = overCapWarning([...overCap], live.experiment.slug, MAX_METRICS_PER_EXPERIMENT);
     if (capWarning) warnings.push(capWarning);
     return { logIds, warnings };
@@ -241,9 +244,9 @@ export class ResultService {
     live: LiveExperiment,
     results: NewResult[],
     answer?: IdempotencyRecord,
-  ): Promise<void> {
+  ): Promise<Array<string[] | null>> {
     try {
-      await this.deps.ingest.appendResults(results, answer);
+      return await this.deps.ingest.appendResults(results, answer);
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new NotFoundError(`no experiment with slug '${live.experiment.slug}' (it was deleted)`);

@@ -1,16 +1,7 @@
-// The writes of a batch that depend on what is stored already: late feedback replacing earlier values, and
-// users' running sums (core/units.ts). Read inside the batch's exclusive section (PostgreSQL: under the
-// experiments' append locks; SQLite: as the only writer, one batch at a time), planned by the pure core,
-// then written as ordinary statements with the rest of the batch.
-import type { Kysely } from 'kysely';
-import {
-  type CommittedUsers,
-  type ExposureUser,
-  exposureUserKey,
-  exposureUsersOf,
-  newExposureUsers,
-} from '../core/exposure-users.js';
-import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
+// The pure part of writing a batch, shared by the SQL store (batch-statements.ts turns it into statements)
+// and the memory store: the results and feedback as the rollups see them, the metric cap's answer, and what
+// rollups they move, given the feedback rows stored already.
+import { type FeedbackRow, planFeedback } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import {
   type BucketRollup,
@@ -24,39 +15,17 @@ import {
 } from '../core/rollups.js';
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
-import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
-import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
-import type { NewFeedback, NewResult, WriteBatch } from '../ingest/write-batch.js';
-import type { MetricKind } from '../stats/arms.js';
-import {
-  bucketExposureStatement,
-  bucketRollupStatement,
-  feedbackStatement,
-  metricRollupStatement,
-  type RowStatement,
-  unitRollupStatement,
-  unitSumStatement,
-} from './row-statements.js';
-import { type Database, isoTime } from './schema.js';
-import {
-  bucketSketchBinStatement,
-  bucketUnitRollupStatement,
-  exposureUserRollupStatement,
-  exposureUsersStatement,
-  sketchBinStatement,
-} from './sum-statements.js';
+import { type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
+import type { NewFeedback, NewResult } from '../core/writes.js';
 
-/** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
-const KEYS_PER_READ = 500;
-
-/** A result as the rollups see it: the cap's decision (once made), its user's unit, its hour. */
+/** A result as the rollups see it (the cap's decision still to make: overCap null), its user's unit, its hour. */
 export function rolledOf(r: NewResult): RolledResult {
   return {
     experimentId: r.experimentId,
     version: r.version,
     variantKey: r.variantKey,
     metrics: r.metrics === null ? null : (JSON.parse(r.metrics) as JsonObject),
-    overCap: r.metricsOverCap ? new Set(r.metricsOverCap) : null,
+    overCap: null,
     unitUserId: r.unit === true ? r.userId : null,
     bucket: hourOf(r.createdAt),
   };
@@ -69,175 +38,53 @@ export function rolledFeedback(f: NewFeedback): RolledResult {
   return { experimentId: f.experimentId, version: f.version, variantKey: f.variantKey, metrics };
 }
 
-function chunks<T>(items: T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += KEYS_PER_READ) out.push(items.slice(i, i + KEYS_PER_READ));
-  return out;
+/** The cap's decisions (applyMetricCap on `rolled`), per result: the names each leaves out (null: none). */
+export function overCapOf(rolled: RolledResult[]): Array<string[] | null> {
+  return rolled.map((r) => (r.overCap && r.overCap.size > 0 ? [...r.overCap] : null));
 }
 
-async function readFeedback(db: Kysely<Database>, items: NewFeedback[]): Promise<Map<string, FeedbackRow>> {
-  const current = new Map<string, FeedbackRow>();
-  const byExperiment = new Map<number, Set<string>>();
-  for (const f of items) {
-    const set = byExperiment.get(f.experimentId) ?? new Set<string>();
-    set.add(f.target);
-    byExperiment.set(f.experimentId, set);
-  }
-  for (const [experimentId, targets] of byExperiment) {
-    for (const part of chunks([...targets])) {
-      const rows = await db
-        .selectFrom('feedback')
-        .selectAll()
-        .where('experiment_id', '=', experimentId)
-        .where('target', 'in', part)
-        .execute();
-      for (const r of rows) {
-        const row: FeedbackRow = {
-          experimentId: Number(r.experiment_id),
-          target: r.target,
-          metric: r.metric,
-          feedbackId: r.feedback_id,
-          version: Number(r.experiment_version),
-          variantKey: r.variant_key,
-          userId: r.user_id,
-          kind: r.kind as MetricKind,
-          value: Number(r.value),
-          overCap: Number(r.over_cap) === 1,
-          comment: r.comment,
-          createdAt: isoTime(r.created_at),
-          updatedAt: isoTime(r.updated_at),
-        };
-        current.set(feedbackKey(row), row);
-      }
-    }
-  }
-  return current;
-}
-
-async function readUnitSums(db: Kysely<Database>, deltas: UnitDelta[]): Promise<Map<string, UnitSum>> {
-  const current = new Map<string, UnitSum>();
-  const byExperiment = new Map<number, Set<string>>();
-  for (const d of deltas) {
-    const set = byExperiment.get(d.experimentId) ?? new Set<string>();
-    set.add(d.userId);
-    byExperiment.set(d.experimentId, set);
-  }
-  for (const [experimentId, users] of byExperiment) {
-    for (const part of chunks([...users])) {
-      const rows = await db
-        .selectFrom('unit_sums')
-        .selectAll()
-        .where('experiment_id', '=', experimentId)
-        .where('user_id', 'in', part)
-        .execute();
-      for (const r of rows) {
-        const sum: UnitSum = {
-          experimentId: Number(r.experiment_id),
-          userId: r.user_id,
-          version: Number(r.experiment_version),
-          variantKey: r.variant_key,
-          metric: r.metric,
-          kind: r.kind as MetricKind,
-          n: Number(r.n),
-          sum: Number(r.sum),
-        };
-        current.set(unitKey(sum), sum);
-      }
-    }
-  }
-  return current;
-}
-
-/** The users of sticky experiments' exposures already stored (keys of exposureUserKey), skipping `known` ones. */
-async function readExposureUsers(
-  db: Kysely<Database>,
-  users: ExposureUser[],
-  known: CommittedUsers | undefined,
-): Promise<Set<string>> {
-  const stored = new Set<string>();
-  const byVersion = new Map<string, { experimentId: number; version: number; ids: string[] }>();
-  for (const u of users) {
-    const key = exposureUserKey(u);
-    if (known?.has(key)) {
-      stored.add(key);
-      continue;
-    }
-    const group = `${u.experimentId}\u0000${u.version}`;
-    let g = byVersion.get(group);
-    if (!g) {
-      g = { experimentId: u.experimentId, version: u.version, ids: [] };
-      byVersion.set(group, g);
-    }
-    g.ids.push(u.userId);
-  }
-  for (const g of byVersion.values()) {
-    for (const part of chunks(g.ids)) {
-      const rows = await db
-        .selectFrom('exposure_users')
-        .select('user_id')
-        .where('experiment_id', '=', g.experimentId)
-        .where('experiment_version', '=', g.version)
-        .where('user_id', 'in', part)
-        .execute();
-      for (const r of rows) stored.add(exposureUserKey({ ...g, userId: r.user_id }));
-    }
-  }
-  return stored;
-}
-
-/** A batch's planned rollup statements, and the exposure users it leaves committed (for CommittedUsers). */
-export interface Planned {
-  statements: RowStatement[];
-  userKeys: string[];
+/** What a batch's results and feedback move: rollups, sketch bins, users' deltas, and feedback rows. */
+export interface RollupPlan {
+  metrics: MetricRollup[];
+  buckets: BucketRollup[];
+  /** Per user and hour: applied to the users' stored sums (core/unit-hours.ts applyUnitDeltasByHour). */
+  units: HourlyUnitDelta[];
+  sketches: SketchMoves;
+  /** The feedback rows to write (null without feedback). */
+  feedbackRows: FeedbackRow[] | null;
 }
 
 /**
- * The rollup statements of a batch (metric, hourly, per-user, distinct users, sketch bins) and its
- * feedback rows. `rolled` are its results as the rollups see them (the cap decided); `feedbackOverCap`
- * says which feedback names the cap left out. Reads through `db`, which must see everything committed
- * before this batch; `known` users are committed already and are not read.
+ * Plans the rollups of `rolled` (the batch's results, the cap decided) and of `feedback`, which replaces
+ * the `stored` rows of its targets; `feedbackOverCap` says which feedback names the cap left out.
  */
-export async function plannedStatements(
-  db: Kysely<Database>,
-  batch: WriteBatch,
+export function planRollups(
+  feedback: NewFeedback[],
+  stored: Map<string, FeedbackRow>,
   rolled: RolledResult[],
   feedbackOverCap: (experimentId: number, metric: string) => boolean,
-  known?: CommittedUsers,
-): Promise<Planned> {
-  const feedback = batch.feedback ?? [];
-  const metricParts: MetricRollup[] = rollUpResults(rolled);
-  const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
-  const unitParts: HourlyUnitDelta[] = unitDeltasByHour(rolled);
+): RollupPlan {
+  const metrics: MetricRollup[] = rollUpResults(rolled);
+  const buckets: BucketRollup[] = rollUpBuckets(rolled);
+  const units: HourlyUnitDelta[] = unitDeltasByHour(rolled);
   let sketches = new SketchMoves();
-  const statements: RowStatement[] = [];
+  let feedbackRows: FeedbackRow[] | null = null;
   if (feedback.length > 0) {
-    const plan = planFeedback(feedback, await readFeedback(db, feedback), feedbackOverCap);
-    metricParts.push(...plan.metrics);
-    bucketParts.push(...plan.buckets);
-    unitParts.push(...plan.units);
+    const plan = planFeedback(feedback, stored, feedbackOverCap);
+    metrics.push(...plan.metrics);
+    buckets.push(...plan.buckets);
+    units.push(...plan.units);
     sketches = plan.sketches;
-    statements.push(feedbackStatement(plan.rows));
+    feedbackRows = plan.rows;
   }
   addSketchValues(sketches, rolled);
   // The results' own rollups have one row per key already; only feedback's changes need merging in.
   const merged = feedback.length > 0;
-  statements.push(
-    metricRollupStatement(merged ? mergeRollups(metricParts, metricRollupKey) : metricParts),
-    bucketRollupStatement(merged ? mergeRollups(bucketParts, bucketRollupKey) : bucketParts),
-  );
-  const bins = sketches.rows();
-  statements.push(sketchBinStatement(bins.all), bucketSketchBinStatement(bins.hourly));
-  if (unitParts.length > 0) {
-    const { sums, rollups, buckets } = applyUnitDeltasByHour(unitParts, await readUnitSums(db, unitParts));
-    statements.push(unitSumStatement(sums), unitRollupStatement(rollups), bucketUnitRollupStatement(buckets));
-  }
-  statements.push(bucketExposureStatement(batch.exposures));
-  let userKeys: string[] = [];
-  const users = exposureUsersOf(batch.exposures);
-  if (users.length > 0) {
-    const added = newExposureUsers(users, await readExposureUsers(db, users, known));
-    statements.push(exposureUsersStatement(added.rows), exposureUserRollupStatement(added.counts));
-    userKeys = users.map(exposureUserKey);
-  }
-  return { statements: statements.filter((s) => s.rows.length > 0), userKeys };
+  return {
+    metrics: merged ? mergeRollups(metrics, metricRollupKey) : metrics,
+    buckets: merged ? mergeRollups(buckets, bucketRollupKey) : buckets,
+    units,
+    sketches,
+    feedbackRows,
+  };
 }

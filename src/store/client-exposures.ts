@@ -3,8 +3,8 @@
 // id recorded before adds nothing (migration 009). Assign's own exposures never come through here.
 import type { Kysely } from 'kysely';
 import type { Exposure } from '../core/exposure.js';
+import type { WriteBatch } from '../core/writes.js';
 import { toExposureBatches } from '../ingest/exposure-queue.js';
-import type { WriteBatch } from '../ingest/write-batch.js';
 import type { RowStatement } from './row-statements.js';
 import type { Database, ExposureIdsTable } from './schema.js';
 

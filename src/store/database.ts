@@ -1,7 +1,7 @@
 // What a dialect file hands the SQL store: Kysely instances and the few things that differ by engine.
 import type { Kysely, Transaction } from 'kysely';
+import type { CompiledRows } from './compile-rows.js';
 import type { InstanceLock } from './instance-lock.js';
-import type { CompiledRows } from './row-statements.js';
 import type { Database } from './schema.js';
 
 export interface SqlDatabase {

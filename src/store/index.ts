@@ -3,7 +3,7 @@ import type { SqlDatabase } from './database.js';
 import { migrate } from './migrate.js';
 import { openPostgres, type PostgresOptions } from './postgres.js';
 import { SqlStore } from './sql-store.js';
-import { openSqlite } from './sqlite.js';
+import { openSqlite } from './sqlite/sqlite.js';
 
 export type DatabaseTarget =
   | {

@@ -5,58 +5,26 @@
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Experiment } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
-import {
-  type ExposureUser,
-  exposureUserKey,
-  exposureUsersOf,
-  newExposureUsers,
-} from '../core/exposure-users.js';
-import { type FeedbackRow, feedbackKey, planFeedback } from '../core/feedback.js';
+import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/exposure-users.js';
+import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
 import {
-  type BucketRollup,
   bucketRollupKey,
-  type ExposureRollup,
-  type MetricRollup,
   mergeRollups,
   metricRollupKey,
   type RolledResult,
-  rollUpBuckets,
   rollUpExposures,
-  rollUpResults,
 } from '../core/rollups.js';
-import {
-  addSketchValues,
-  bucketSketchKey,
-  type SketchMove,
-  SketchMoves,
-  sketchKey,
-} from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
-import {
-  addUnitRollup,
-  applyUnitDeltasByHour,
-  type BucketUnitRollup,
-  bucketUnitRollupKey,
-  type HourlyUnitDelta,
-  unitDeltasByHour,
-} from '../core/unit-hours.js';
-import {
-  rollUpUnits,
-  type UnitDelta,
-  type UnitRollup,
-  type UnitSum,
-  unitDeltasOfResults,
-  unitKey,
-} from '../core/units.js';
-import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
-import { rolledFeedback, rolledOf } from './batch-plan.js';
+import { addUnitRollup, applyUnitDeltasByHour, bucketUnitRollupKey } from '../core/unit-hours.js';
+import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
+import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
-import { recordOverCap } from './row-statements.js';
+import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import type {
-  BucketExposure,
   Buckets,
   Result,
   ResultPage,
@@ -72,19 +40,11 @@ import type {
 interface Committed {
   seq: number;
   result: NewResult;
+  /** Its metric names the cap left out (ADR 0014), as the SQL store's `metrics_over_cap`. */
+  metricsOverCap: string[] | null;
 }
 
 /** A bucket_exposures row. */
-interface HourlyExposures extends BucketExposure {
-  experimentId: number;
-}
-
-const exposureKey = (r: Omit<ExposureRollup, 'n'>) =>
-  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`;
-const hourlyKey = (r: Omit<HourlyExposures, 'n'>) =>
-  `${r.experimentId}\u0000${r.bucket}\u0000${r.version}\u0000${r.variantKey}`;
-const unitRollupKey = (r: UnitRollup) =>
-  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
 
 function parse(text: string | null): JsonObject | null {
   return text === null ? null : (JSON.parse(text) as JsonObject);
@@ -108,28 +68,6 @@ function toResult({ result: r }: Committed): Result {
   };
 }
 
-const byBucket = (a: { bucket: string }, b: { bucket: string }) =>
-  a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0;
-
-/** Removes the rows of one experiment from a Map of rows keyed by anything. */
-function bump(rows: Map<string, SketchMove>, key: string, m: SketchMove): void {
-  const total = rows.get(key);
-  if (total) total.count += m.count;
-  else rows.set(key, { ...m });
-}
-
-function addCounts(rows: Map<string, ExposureRollup>, counts: ExposureRollup[]): void {
-  for (const c of counts) {
-    const total = rows.get(exposureKey(c));
-    if (total) total.n += c.n;
-    else rows.set(exposureKey(c), { ...c });
-  }
-}
-
-function forget<T extends { experimentId: number }>(rows: Map<string, T>, experimentId: number): void {
-  for (const [key, r] of rows) if (r.experimentId === experimentId) rows.delete(key);
-}
-
 /**
  * Everything the SQL store keeps, kept the same way: experiments with their version history, results in
  * commit order, exposure batches as their stored text, feedback rows, users' running sums, and rollups
@@ -144,19 +82,9 @@ export class MemoryStore implements Store {
   private readonly byLogId = new Map<string, Committed>();
   private readonly exposureBatches: ExposureBatch[] = [];
   private readonly feedback = new Map<string, FeedbackRow>();
-  private readonly unitSums = new Map<string, UnitSum>();
-  private readonly metricRollups = new Map<string, MetricRollup>();
-  private readonly exposureRollups = new Map<string, ExposureRollup>();
-  private readonly bucketRollups = new Map<string, BucketRollup>();
-  private readonly bucketExposures = new Map<string, HourlyExposures>();
-  private readonly unitRollups = new Map<string, UnitRollup>();
-  private readonly exposureUsers = new Map<string, ExposureUser>();
+  private readonly rollups = new MemoryRollups();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
-  private readonly exposureUserRollups = new Map<string, ExposureRollup>();
-  private readonly bucketUnitRollups = new Map<string, BucketUnitRollup>();
-  private readonly sketchBins = new Map<string, SketchMove>();
-  private readonly bucketSketchBins = new Map<string, SketchMove>();
   private lastExperimentId = 0;
   private lastSeq = 0;
   private revision = 0;
@@ -201,9 +129,9 @@ export class MemoryStore implements Store {
     guard(current.experiment, hasResults);
     // The SQL store's foreign keys refuse this too: results would point at nothing.
     if (hasResults) throw new Error(`experiment '${slug}' has results and cannot be deleted`);
-    forget(this.exposureRollups, current.id);
-    forget(this.exposureUsers, current.id);
-    forget(this.exposureUserRollups, current.id);
+    forget(this.rollups.exposureRollups, current.id);
+    forget(this.rollups.exposureUsers, current.id);
+    forget(this.rollups.exposureUserRollups, current.id);
     for (const key of this.exposureIds) if (key.startsWith(`${current.id}\n`)) this.exposureIds.delete(key);
     this.versions.delete(current.id);
     this.experiments.delete(current.id);
@@ -212,7 +140,7 @@ export class MemoryStore implements Store {
   }
 
   /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */
-  async appendBatch(sent: WriteBatch): Promise<void> {
+  async appendBatch(sent: WriteBatch): Promise<BatchDecisions> {
     // Client exposures whose assignment id was stored before add nothing (client-exposures.ts).
     const client = exposureIdRows(sent.clientExposures ?? []);
     const batch = withClientExposures(sent, client.firsts, (key) => !this.exposureIds.has(key));
@@ -244,56 +172,44 @@ export class MemoryStore implements Store {
       }
       return set;
     });
-    recordOverCap(batch.results, rolled);
+    const overCap = overCapOf(rolled);
     const feedbackOverCap = (experimentId: number, metric: string) =>
       rolledFb.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
 
-    const metricParts: MetricRollup[] = rollUpResults(rolled);
-    const bucketParts: BucketRollup[] = rollUpBuckets(rolled);
-    const unitParts: HourlyUnitDelta[] = unitDeltasByHour(rolled);
-    let sketches = new SketchMoves();
-    let feedbackRows: FeedbackRow[] = [];
-    if (feedback.length > 0) {
-      const plan = planFeedback(feedback, this.storedFeedback(batch), feedbackOverCap);
-      metricParts.push(...plan.metrics);
-      bucketParts.push(...plan.buckets);
-      unitParts.push(...plan.units);
-      sketches = plan.sketches;
-      feedbackRows = plan.rows;
-    }
-    addSketchValues(sketches, rolled);
-    const units = applyUnitDeltasByHour(unitParts, this.storedSums(unitParts));
-    const users = newExposureUsers(exposureUsersOf(batch.exposures), this.exposureUsers);
+    const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
+    const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
+    const units = applyUnitDeltasByHour(plan.units, this.storedSums(plan.units));
+    const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
 
     // Kept: nothing below can fail.
-    for (const r of batch.results) {
-      const metricsOverCap = r.metricsOverCap && [...r.metricsOverCap];
+    for (const [i, r] of batch.results.entries()) {
       const committed = {
         seq: ++this.lastSeq,
-        result: { ...r, metricsOverCap, assignedVariant: r.assignedVariant ?? null },
+        result: { ...r, assignedVariant: r.assignedVariant ?? null },
+        metricsOverCap: overCap[i] ?? null,
       };
       this.results.push(committed);
       this.byLogId.set(r.logId, committed);
     }
     for (const b of batch.exposures) this.exposureBatches.push({ ...b, variants: [...b.variants] });
     for (const row of client.rows) this.exposureIds.add(exposureIdKey(row));
-    for (const row of feedbackRows) this.feedback.set(feedbackKey(row), { ...row });
-    for (const s of units.sums) this.unitSums.set(unitKey(s), { ...s });
-    this.addMetrics(mergeRollups(metricParts, metricRollupKey));
-    this.addBuckets(mergeRollups(bucketParts, bucketRollupKey));
-    this.addUnits(units.rollups);
-    for (const r of units.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
-    this.addSketches(sketches);
-    for (const u of users.rows) this.exposureUsers.set(exposureUserKey(u), { ...u });
-    addCounts(this.exposureUserRollups, users.counts);
-    this.addExposures(
+    for (const row of plan.feedbackRows ?? []) this.feedback.set(feedbackKey(row), { ...row });
+    for (const s of units.sums) this.rollups.unitSums.set(unitKey(s), { ...s });
+    this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
+    this.rollups.addBuckets(mergeRollups(plan.buckets, bucketRollupKey));
+    this.rollups.addUnits(units.rollups);
+    for (const r of units.buckets) addUnitRollup(this.rollups.bucketUnitRollups, r, bucketUnitRollupKey);
+    this.rollups.addSketches(plan.sketches);
+    for (const u of users.rows) this.rollups.exposureUsers.set(exposureUserKey(u), { ...u });
+    addCounts(this.rollups.exposureUserRollups, users.counts);
+    this.rollups.addExposures(
       rollUpExposures(
         batch.exposures.flatMap((b) =>
           b.variants.map((v) => ({ experimentId: b.experimentId, version: b.version, ...v })),
         ),
       ),
     );
-    this.addHourlyExposures(
+    this.rollups.addHourlyExposures(
       batch.exposures.flatMap((b) =>
         b.variants.map((v) => ({
           experimentId: b.experimentId,
@@ -304,6 +220,7 @@ export class MemoryStore implements Store {
         })),
       ),
     );
+    return { metricsOverCap: overCap };
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
@@ -339,23 +256,8 @@ export class MemoryStore implements Store {
   }
 
   async readRollups(experimentId: number): Promise<Rollups> {
-    const of = <T extends { experimentId: number }>(rows: Map<string, T>) =>
-      [...rows.values()].filter((r) => r.experimentId === experimentId).map((r) => ({ ...r }));
     return {
-      metrics: of(this.metricRollups),
-      exposures: of(this.exposureRollups),
-      units: of(this.unitRollups),
-      exposureUsers: of(this.exposureUserRollups),
-      sketches: of(this.sketchBins)
-        .filter((b) => b.count !== 0)
-        .map(({ version, variantKey, metric, side, key, count }) => ({
-          version,
-          variantKey,
-          metric,
-          side,
-          key,
-          count,
-        })),
+      ...this.rollups.read(experimentId),
       // Counted from the committed results themselves: the same as counts kept at write time.
       results: rollUpExposures(
         this.results
@@ -365,36 +267,12 @@ export class MemoryStore implements Store {
     };
   }
 
-  async listVersions(experimentId: number): Promise<StoredVersion[]> {
-    return structuredClone(this.versions.get(experimentId) ?? []);
+  async readBuckets(experimentId: number): Promise<Buckets> {
+    return this.rollups.buckets(experimentId);
   }
 
-  async readBuckets(experimentId: number): Promise<Buckets> {
-    const metrics = [...this.bucketRollups.values()]
-      .filter((r) => r.experimentId === experimentId)
-      .map((r) => ({ ...r }))
-      .sort(byBucket);
-    const exposures = [...this.bucketExposures.values()]
-      .filter((r) => r.experimentId === experimentId)
-      .map(({ bucket, version, variantKey, n }) => ({ bucket, version, variantKey, n }))
-      .sort(byBucket);
-    const units = [...this.bucketUnitRollups.values()]
-      .filter((r) => r.experimentId === experimentId)
-      .map((r) => ({ ...r }))
-      .sort(byBucket);
-    const sketches = [...this.bucketSketchBins.values()]
-      .filter((b) => b.experimentId === experimentId && b.count !== 0)
-      .map(({ bucket, version, variantKey, metric, side, key, count }) => ({
-        bucket: bucket!,
-        version,
-        variantKey,
-        metric,
-        side,
-        key,
-        count,
-      }))
-      .sort(byBucket);
-    return { metrics, exposures, units, sketches };
+  async listVersions(experimentId: number): Promise<StoredVersion[]> {
+    return structuredClone(this.versions.get(experimentId) ?? []);
   }
 
   async findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
@@ -409,26 +287,13 @@ export class MemoryStore implements Store {
     let results = 0;
     let exposures = 0;
     for (const id of ids) {
-      for (const rows of [
-        this.metricRollups,
-        this.exposureRollups,
-        this.bucketRollups,
-        this.bucketExposures,
-        this.unitSums,
-        this.unitRollups,
-        this.exposureUsers,
-        this.exposureUserRollups,
-        this.bucketUnitRollups,
-        this.sketchBins,
-        this.bucketSketchBins,
-      ] as Array<Map<string, { experimentId: number }>>) {
-        forget(rows, id);
-      }
+      this.rollups.forgetExperiment(id);
       const perUser = this.experiments.get(id)?.assignment === 'sticky';
-      const rows = this.results.filter((c) => c.result.experimentId === id).map((c) => c.result);
+      const rows = this.results.filter((c) => c.result.experimentId === id);
       results += rows.length;
-      const rolled: RolledResult[] = rows.map((r) => ({
+      const rolled: RolledResult[] = rows.map(({ result: r, metricsOverCap }) => ({
         ...rolledOf(r),
+        overCap: metricsOverCap ? new Set(metricsOverCap) : null,
         unitUserId: perUser ? r.userId : null,
       }));
       for (const f of this.feedback.values()) {
@@ -442,42 +307,7 @@ export class MemoryStore implements Store {
           bucket: hourOf(f.createdAt),
         });
       }
-      this.addMetrics(rollUpResults(rolled));
-      this.addBuckets(rollUpBuckets(rolled));
-      const sums = unitDeltasOfResults(rolled).map((d): UnitSum => {
-        const { dn, dsum, ...key } = d;
-        return { ...key, n: dn, sum: dsum };
-      });
-      for (const s of sums) this.unitSums.set(unitKey(s), s);
-      this.addUnits(rollUpUnits(sums));
-      // Hour by hour, feedback at its first hour (what rebuild.ts can and cannot reproduce).
-      const hours = applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map());
-      for (const r of hours.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
-      const sketches = new SketchMoves();
-      addSketchValues(sketches, rolled);
-      this.addSketches(sketches);
-
-      const assigned = this.batchesOf(id).flatMap((b) => decodeExposureBatch(b.json, id, b.version));
-      const counted = rollUpExposures(assigned);
-      if (perUser) {
-        const users = newExposureUsers(
-          exposureUsersOf(this.batchesOf(id).map((b) => ({ ...b, unit: true }))),
-          new Set(),
-        );
-        for (const u of users.rows) this.exposureUsers.set(exposureUserKey(u), { ...u });
-        addCounts(this.exposureUserRollups, users.counts);
-      }
-      this.addExposures(counted);
-      this.addHourlyExposures(
-        assigned.map((e) => ({
-          experimentId: id,
-          bucket: hourOf(e.createdAt),
-          version: e.version,
-          variantKey: e.variantKey,
-          n: 1,
-        })),
-      );
-      exposures += counted.reduce((n, r) => n + r.n, 0);
+      exposures += this.rollups.rebuild(id, rolled, this.batchesOf(id), perUser);
     }
     return { results, exposures };
   }
@@ -525,7 +355,8 @@ export class MemoryStore implements Store {
 
   private metricNamesOf(experimentId: number): Set<string> {
     const names = new Set<string>();
-    for (const r of this.metricRollups.values()) if (r.experimentId === experimentId) names.add(r.metric);
+    for (const r of this.rollups.metricRollups.values())
+      if (r.experimentId === experimentId) names.add(r.metric);
     return names;
   }
 
@@ -550,70 +381,9 @@ export class MemoryStore implements Store {
   private storedSums(deltas: UnitDelta[]): Map<string, UnitSum> {
     const current = new Map<string, UnitSum>();
     for (const d of deltas) {
-      const sum = this.unitSums.get(unitKey(d));
+      const sum = this.rollups.unitSums.get(unitKey(d));
       if (sum) current.set(unitKey(d), { ...sum });
     }
     return current;
-  }
-
-  private addMetrics(rollups: MetricRollup[]): void {
-    for (const r of rollups) {
-      const total = this.metricRollups.get(metricRollupKey(r));
-      if (!total) this.metricRollups.set(metricRollupKey(r), { ...r });
-      else {
-        total.n += r.n;
-        total.sum += r.sum;
-        total.sumSquares += r.sumSquares;
-      }
-    }
-  }
-
-  private addBuckets(rollups: BucketRollup[]): void {
-    for (const r of rollups) {
-      const total = this.bucketRollups.get(bucketRollupKey(r));
-      if (!total) this.bucketRollups.set(bucketRollupKey(r), { ...r });
-      else {
-        total.n += r.n;
-        total.sum += r.sum;
-        total.sumSquares += r.sumSquares;
-      }
-    }
-  }
-
-  private addUnits(rollups: UnitRollup[]): void {
-    for (const r of rollups) {
-      const total = this.unitRollups.get(unitRollupKey(r));
-      if (!total) this.unitRollups.set(unitRollupKey(r), { ...r });
-      else {
-        total.units += r.units;
-        total.sumX += r.sumX;
-        total.sumX2 += r.sumX2;
-        total.sumY += r.sumY;
-        total.sumY2 += r.sumY2;
-        total.sumXY += r.sumXY;
-      }
-    }
-  }
-
-  private addSketches(moves: SketchMoves): void {
-    const { all, hourly } = moves.rows();
-    for (const m of all) bump(this.sketchBins, sketchKey(m), m);
-    for (const m of hourly) bump(this.bucketSketchBins, bucketSketchKey(m), m);
-  }
-
-  private addExposures(rollups: ExposureRollup[]): void {
-    for (const r of rollups) {
-      const total = this.exposureRollups.get(exposureKey(r));
-      if (!total) this.exposureRollups.set(exposureKey(r), { ...r });
-      else total.n += r.n;
-    }
-  }
-
-  private addHourlyExposures(counts: HourlyExposures[]): void {
-    for (const c of counts) {
-      const total = this.bucketExposures.get(hourlyKey(c));
-      if (!total) this.bucketExposures.set(hourlyKey(c), { ...c });
-      else total.n += c.n;
-    }
   }
 }

@@ -26,13 +26,13 @@ import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
 import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
 import { rollUpUnits, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
-import type { ExposureBatch } from '../ingest/write-batch.js';
+import type { ExposureBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
+import { executeInChunks } from './compile-rows.js';
 import {
   bucketExposureStatement,
   bucketRollupStatement,
   countStatement,
-  executeInChunks,
   exposureRollupStatement,
   metricRollupStatement,
   rolledResultRow,
@@ -312,4 +312,25 @@ async function rebuildExposures(
   await executeInChunks(trx, exposureUsersStatement(distinct));
   await executeInChunks(trx, exposureUserRollupStatement(rollUpExposures(distinct)));
   return rollups.reduce((a, r) => a + r.n, 0);
+}
+
+/** The ids of `experimentId`, or of every experiment when it is undefined. */
+export async function experimentIds(trx: Transaction<Database>, experimentId?: number): Promise<number[]> {
+  if (experimentId !== undefined) return [experimentId];
+  return (await trx.selectFrom('experiments').select('id').execute()).map((r) => Number(r.id));
+}
+
+/** Rebuilds the rollups of these experiments (locked against appends by the caller): the rows read. */
+export async function rebuildExperiments(
+  trx: Transaction<Database>,
+  ids: number[],
+): Promise<{ results: number; exposures: number }> {
+  let results = 0;
+  let exposures = 0;
+  for (const id of ids) {
+    const counts = await rebuildExperiment(trx, id);
+    results += counts.results;
+    exposures += counts.exposures;
+  }
+  return { results, exposures };
 }

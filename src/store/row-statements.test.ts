@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { serialize } from 'node:v8';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { compileRows } from './row-statements.js';
+import { compileRows } from './compile-rows.js';
 import type { Database } from './schema.js';
 
 const memoryDb = () =>

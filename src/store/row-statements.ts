@@ -14,7 +14,7 @@ import {
   rollUpExposures,
 } from '../core/rollups.js';
 import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
-import type { ExposureBatch, NewResult, WriteBatch } from '../ingest/write-batch.js';
+import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import type { Database, ResultsTable } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
@@ -25,12 +25,6 @@ export interface RowStatement<R extends object = object> {
   /** Rows per multi-row statement (SQLite allows 32766 bound parameters, PostgreSQL 65535). */
   chunk: number;
   build(db: Kysely<Database>, rows: R[]): Compilable & { execute(): Promise<unknown> };
-}
-
-/** A statement compiled once, and the parameters of each execution in its parameter order. */
-export interface CompiledRows {
-  sql: string;
-  rows: unknown[][];
 }
 
 function json<T>(value: unknown): T {
@@ -56,16 +50,8 @@ export function rolledResultRow(
   };
 }
 
-/** Copies the cap's decisions (applyMetricCap on `rolled`) onto the results they were made for. */
-export function recordOverCap(results: NewResult[], rolled: RolledResult[]): void {
-  for (let i = 0; i < results.length; i++) {
-    const over = rolled[i]!.overCap;
-    results[i]!.metricsOverCap = over && over.size > 0 ? [...over] : null;
-  }
-}
-
 /** The row of a result: JSON as text, the flag as 0/1 (every key always present, in one order). */
-function resultRow(r: NewResult): Insertable<ResultsTable> {
+function resultRow(r: NewResult, overCap: string[] | null): Insertable<ResultsTable> {
   return {
     log_id: r.logId,
     experiment_id: r.experimentId,
@@ -80,7 +66,7 @@ function resultRow(r: NewResult): Insertable<ResultsTable> {
     context: r.context,
     client_timestamp: r.timestamp,
     created_at: r.createdAt,
-    metrics_over_cap: r.metricsOverCap ? JSON.stringify(r.metricsOverCap) : null,
+    metrics_over_cap: overCap ? JSON.stringify(overCap) : null,
     assigned_variant: r.assignedVariant ?? null,
   };
 }
@@ -96,14 +82,99 @@ export function sortedBy<T>(items: readonly T[], key: (t: T) => string): T[] {
   return keyed.map((k) => k.item);
 }
 
+/** The key of a row per experiment version and variant (the counts' tables). */
+const VARIANT = ['experiment_id', 'experiment_version', 'variant_key'];
+/** …and per metric (the all-time rollups). */
+const METRIC = [...VARIANT, 'metric', 'kind'];
+/** …and per hour (the time series' rollups). */
+const HOURLY_METRIC = ['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'];
+/** A sketch bin's key after its experiment (and hour). */
+const BIN = ['experiment_version', 'variant_key', 'metric', 'side', 'key'];
+/** The per-variant sums over users the delta method reads (core/units.ts). */
+export const UNIT_ROLLUP_SUMS = ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy'];
+
+/**
+ * What a row does when its key is stored already: `add` its columns to the stored ones (`c = table.c +
+ * excluded.c`: a rollup moved by the batch's signed change), `replace` them (`c = excluded.c`), or, with
+ * neither, nothing (DO NOTHING).
+ */
+interface Upsert {
+  keys: string[];
+  add?: string[];
+  replace?: string[];
+  /** Rows per multi-row statement (SQLite allows 32766 bound parameters, PostgreSQL 65535). */
+  chunk: number;
+}
+
+/** Every table a batch (or a rebuild) upserts into: the one shape of all their statements. */
+const UPSERTS = {
+  metric_rollups: { keys: METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
+  exposure_rollups: { keys: VARIANT, add: ['n'], chunk: 2000 },
+  result_rollups: { keys: VARIANT, add: ['n'], chunk: 2000 },
+  exposure_user_rollups: { keys: VARIANT, add: ['n'], chunk: 2000 },
+  bucket_rollups: { keys: HOURLY_METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
+  bucket_exposures: {
+    keys: ['experiment_id', 'bucket', 'experiment_version', 'variant_key'],
+    add: ['n'],
+    chunk: 2000,
+  },
+  unit_sums: {
+    keys: ['experiment_id', 'user_id', 'experiment_version', 'variant_key', 'metric', 'kind'],
+    replace: ['n', 'sum'],
+    chunk: 2000,
+  },
+  unit_rollups: { keys: METRIC, add: UNIT_ROLLUP_SUMS, chunk: 2000 },
+  bucket_unit_rollups: { keys: HOURLY_METRIC, add: UNIT_ROLLUP_SUMS, chunk: 2000 },
+  sketch_bins: { keys: ['experiment_id', ...BIN], add: ['count'], chunk: 2000 },
+  bucket_sketch_bins: { keys: ['experiment_id', 'bucket', ...BIN], add: ['count'], chunk: 2000 },
+  exposure_users: { keys: ['experiment_id', 'experiment_version', 'user_id'], chunk: 2000 },
+  feedback: {
+    keys: ['experiment_id', 'target', 'metric'],
+    replace: ['feedback_id', 'kind', 'value', 'comment', 'updated_at'],
+    chunk: 1000,
+  },
+  idempotency_keys: {
+    keys: ['owner', 'key'],
+    replace: ['fingerprint', 'state', 'status', 'answer', 'created_at'],
+    chunk: 500,
+  },
+} satisfies Partial<Record<keyof Database, Upsert>>;
+
+export type UpsertTable = keyof typeof UPSERTS;
+
+/** `build` of the multi-row upsert into `table`, as UPSERTS describes it. */
+function upsert(table: UpsertTable): RowStatement['build'] {
+  const { keys, add = [], replace = [] }: Upsert = UPSERTS[table];
+  return (db, rows) =>
+    db
+      .insertInto(table)
+      .values(rows as never)
+      .onConflict((oc) => {
+        const conflict = oc.columns(keys as never);
+        if (add.length === 0 && replace.length === 0) return conflict.doNothing();
+        // biome-ignore lint/suspicious/noExplicitAny: Kysely types the builder per table; this one serves many
+        return conflict.doUpdateSet((eb: any) =>
+          Object.fromEntries([
+            ...add.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]),
+            ...replace.map((c) => [c, eb.ref(`excluded.${c}`)]),
+          ]),
+        );
+      });
+}
+
+/** The upsert of `rows` (already in key order) into `table`. */
+export function upsertStatement(table: UpsertTable, rows: object[]): RowStatement {
+  return { name: table, rows, chunk: UPSERTS[table].chunk, build: upsert(table) };
+}
+
+/** The key of a metric rollup (all-time): its experiment, version, variant, metric and kind. */
+const metricKey = (r: Omit<MetricRollup, 'n' | 'sum' | 'sumSquares'>) =>
+  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
+
 export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
-  const sorted = sortedBy(
-    rollups,
-    (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`,
-  );
-  return {
-    name: 'metric_rollups',
-    rows: sorted.map((r) => ({
+  return upsertStatement(
+    'metric_rollups',
+    sortedBy(rollups, metricKey).map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
       variant_key: r.variantKey,
@@ -113,21 +184,7 @@ export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
       sum: r.sum,
       sum_squares: r.sumSquares,
     })),
-    chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('metric_rollups')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
-            .doUpdateSet((eb) => ({
-              n: eb('metric_rollups.n', '+', eb.ref('excluded.n')),
-              sum: eb('metric_rollups.sum', '+', eb.ref('excluded.sum')),
-              sum_squares: eb('metric_rollups.sum_squares', '+', eb.ref('excluded.sum_squares')),
-            })),
-        ),
-  };
+  );
 }
 
 /** Counts per experiment, version and variant key, added to: exposures, results or distinct users (`table`). */
@@ -135,26 +192,15 @@ export function countStatement(
   table: 'exposure_rollups' | 'result_rollups' | 'exposure_user_rollups',
   rollups: ExposureRollup[],
 ): RowStatement {
-  const sorted = sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`);
-  return {
-    name: table,
-    rows: sorted.map((r) => ({
+  return upsertStatement(
+    table,
+    sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`).map((r) => ({
       experiment_id: r.experimentId,
       experiment_version: r.version,
       variant_key: r.variantKey,
       n: r.n,
     })),
-    chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto(table)
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'experiment_version', 'variant_key'])
-            .doUpdateSet(additive(table, ['n'])),
-        ),
-  };
+  );
 }
 
 export const exposureRollupStatement = (rollups: ExposureRollup[]) =>
@@ -175,29 +221,11 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
   };
 }
 
-/** `SET c = table.c + excluded.c` for each column: a rollup row moved by the batch's (signed) change. */
-// biome-ignore lint/suspicious/noExplicitAny: Kysely types the builder per table; this one serves many tables
-export const additive = (table: string, columns: string[]) => (eb: any) =>
-  Object.fromEntries(columns.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]));
-
-/**
- * `build` of a multi-row upsert that adds `added` columns to the row with the same `keys`: the shape every
- * rollup statement shares.
- */
-export function addingUpsert(table: keyof Database, keys: string[], added: string[]): RowStatement['build'] {
-  return (db, rows) =>
-    db
-      .insertInto(table)
-      .values(rows as never)
-      .onConflict((oc) => oc.columns(keys as never).doUpdateSet(additive(table, added)));
-}
-
 /** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */
 export function bucketRollupStatement(rollups: BucketRollup[]): RowStatement {
-  const sorted = sortedBy(rollups, bucketRollupKey);
-  return {
-    name: 'bucket_rollups',
-    rows: sorted.map((r) => ({
+  return upsertStatement(
+    'bucket_rollups',
+    sortedBy(rollups, bucketRollupKey).map((r) => ({
       experiment_id: r.experimentId,
       bucket: r.bucket,
       experiment_version: r.version,
@@ -208,17 +236,7 @@ export function bucketRollupStatement(rollups: BucketRollup[]): RowStatement {
       sum: r.sum,
       sum_squares: r.sumSquares,
     })),
-    chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('bucket_rollups')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'])
-            .doUpdateSet(additive('bucket_rollups', ['n', 'sum', 'sum_squares'])),
-        ),
-  };
+  );
 }
 
 /** Exposures per hour and variant, from the batches' own hours. */
@@ -243,34 +261,23 @@ export function bucketExposureStatement(batches: ExposureBatch[]): RowStatement 
     }
   }
   const sorted = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return {
-    name: 'bucket_exposures',
-    rows: sorted.map(([, c]) => ({
+  return upsertStatement(
+    'bucket_exposures',
+    sorted.map(([, c]) => ({
       experiment_id: c.experimentId,
       bucket: c.bucket,
       experiment_version: c.version,
       variant_key: c.variantKey,
       n: c.n,
     })),
-    chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('bucket_exposures')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'bucket', 'experiment_version', 'variant_key'])
-            .doUpdateSet(additive('bucket_exposures', ['n'])),
-        ),
-  };
+  );
 }
 
 /** Users' running sums, replaced by their new values (read and planned under the batch's lock). */
 export function unitSumStatement(sums: UnitSum[]): RowStatement {
-  const sorted = sortedBy(sums, unitKey);
-  return {
-    name: 'unit_sums',
-    rows: sorted.map((u) => ({
+  return upsertStatement(
+    'unit_sums',
+    sortedBy(sums, unitKey).map((u) => ({
       experiment_id: u.experimentId,
       user_id: u.userId,
       experiment_version: u.version,
@@ -280,21 +287,8 @@ export function unitSumStatement(sums: UnitSum[]): RowStatement {
       n: u.n,
       sum: u.sum,
     })),
-    chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('unit_sums')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc
-            .columns(['experiment_id', 'user_id', 'experiment_version', 'variant_key', 'metric', 'kind'])
-            .doUpdateSet((eb) => ({ n: eb.ref('excluded.n'), sum: eb.ref('excluded.sum') })),
-        ),
-  };
+  );
 }
-
-/** Per-variant sums over users, moved by the difference each user's new sums make (core/units.ts). */
-export const UNIT_ROLLUP_SUMS = ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy'];
 
 /** A unit rollup's columns (the per-variant sums over users the delta method reads). */
 export function unitRollupRow(r: UnitRollup) {
@@ -313,29 +307,16 @@ export function unitRollupRow(r: UnitRollup) {
   };
 }
 
+/** Per-variant sums over users, moved by the difference each user's new sums make (core/units.ts). */
 export function unitRollupStatement(rollups: UnitRollup[]): RowStatement {
-  const sorted = sortedBy(
-    rollups,
-    (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`,
-  );
-  return {
-    name: 'unit_rollups',
-    rows: sorted.map(unitRollupRow),
-    chunk: 2000,
-    build: addingUpsert(
-      'unit_rollups',
-      ['experiment_id', 'experiment_version', 'variant_key', 'metric', 'kind'],
-      UNIT_ROLLUP_SUMS,
-    ),
-  };
+  return upsertStatement('unit_rollups', sortedBy(rollups, metricKey).map(unitRollupRow));
 }
 
 /** Feedback rows, each the latest value of its target and metric (planned by core/feedback.ts). */
 export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
-  const sorted = sortedBy(rows, feedbackKey);
-  return {
-    name: 'feedback',
-    rows: sorted.map((f) => ({
+  return upsertStatement(
+    'feedback',
+    sortedBy(rows, feedbackKey).map((f) => ({
       experiment_id: f.experimentId,
       target: f.target,
       metric: f.metric,
@@ -350,21 +331,7 @@ export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
       created_at: f.createdAt,
       updated_at: f.updatedAt,
     })),
-    chunk: 1000,
-    build: (db, rows) =>
-      db
-        .insertInto('feedback')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc.columns(['experiment_id', 'target', 'metric']).doUpdateSet((eb) => ({
-            feedback_id: eb.ref('excluded.feedback_id'),
-            kind: eb.ref('excluded.kind'),
-            value: eb.ref('excluded.value'),
-            comment: eb.ref('excluded.comment'),
-            updated_at: eb.ref('excluded.updated_at'),
-          })),
-        ),
-  };
+  );
 }
 
 /**
@@ -372,9 +339,9 @@ export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
  * Written in the transaction of the data they describe, so a retry finds both or neither.
  */
 export function idempotencyAnswerStatement(answers: IdempotencyRecord[]): RowStatement {
-  return {
-    name: 'idempotency_keys',
-    rows: answers.map((a) => ({
+  return upsertStatement(
+    'idempotency_keys',
+    answers.map((a) => ({
       owner: a.owner,
       key: a.key,
       fingerprint: a.fingerprint,
@@ -383,32 +350,18 @@ export function idempotencyAnswerStatement(answers: IdempotencyRecord[]): RowSta
       answer: a.answer,
       created_at: a.createdAt,
     })),
-    chunk: 500,
-    build: (db, rows) =>
-      db
-        .insertInto('idempotency_keys')
-        .values(rows as never)
-        .onConflict((oc) =>
-          oc.columns(['owner', 'key']).doUpdateSet((eb) => ({
-            fingerprint: eb.ref('excluded.fingerprint'),
-            state: eb.ref('excluded.state'),
-            status: eb.ref('excluded.status'),
-            answer: eb.ref('excluded.answer'),
-            created_at: eb.ref('excluded.created_at'),
-          })),
-        ),
-  };
+  );
 }
 
 /**
- * The rows a batch writes whatever is stored already: results, exposures and their counts, Idempotency-Key
- * answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in one transaction.
+ * The rows a batch writes whatever is stored already: results (with `overCap`, the cap's decision for each),
+ * exposures and their counts, Idempotency-Key answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in one transaction.
  */
-export function rowStatements(batch: WriteBatch): RowStatement[] {
+export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>): RowStatement[] {
   const statements: RowStatement[] = [
     {
       name: 'results',
-      rows: batch.results.map(resultRow),
+      rows: batch.results.map((r, i) => resultRow(r, overCap[i] ?? null)),
       chunk: 1000,
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
@@ -424,76 +377,4 @@ export function rowStatements(batch: WriteBatch): RowStatement[] {
     idempotencyAnswerStatement(batch.answers ?? []),
   ];
   return statements.filter((s) => s.rows.length > 0);
-}
-
-/** Executes a statement as multi-row INSERTs of `chunk` rows, on `db` (usually a transaction). */
-export async function executeInChunks(db: Kysely<Database>, s: RowStatement): Promise<void> {
-  for (let i = 0; i < s.rows.length; i += s.chunk) await s.build(db, s.rows.slice(i, i + s.chunk)).execute();
-}
-
-/**
- * Rows per statement on SQLite's writer thread: one statement of 100 rows runs about 1.7× faster per
- * row than 100 runs of a one-row statement, and larger statements gain nothing more (measured).
- */
-export const SQLITE_ROWS_PER_STATEMENT = 100;
-
-const compiledSql = new WeakMap<Kysely<Database>, Map<string, string>>();
-
-/** The SQL of `s` for `n` rows, compiled once per statement, row count and column list. */
-function sqlFor(db: Kysely<Database>, s: RowStatement, n: number, columns: string[]): string {
-  let cache = compiledSql.get(db);
-  if (!cache) {
-    cache = new Map();
-    compiledSql.set(db, cache);
-  }
-  const key = `${s.name}|${n}|${columns.join(',')}`;
-  let text = cache.get(key);
-  if (text === undefined) {
-    const compiled = s.build(db, s.rows.slice(0, n)).compile();
-    if (compiled.parameters.length !== n * columns.length) {
-      throw new Error(
-        `${s.name}: ${compiled.parameters.length} parameters for ${n} rows of ${columns.length} columns`,
-      );
-    }
-    text = compiled.sql;
-    cache.set(key, text);
-  }
-  return text;
-}
-
-/**
- * Lays a statement out as multi-row statements of `rowsPerStatement` rows (and one for the rest), each
- * execution's parameters flat, row by row, in column order: a flat array of scalars is also the
- * cheapest thing to post to the writer thread.
- */
-export function compileRows(
-  db: Kysely<Database>,
-  s: RowStatement,
-  rowsPerStatement = SQLITE_ROWS_PER_STATEMENT,
-): CompiledRows[] {
-  const columns = Object.keys(s.rows[0] as object);
-  const width = columns.length;
-  const full = Math.floor(s.rows.length / rowsPerStatement);
-  const rest = s.rows.length - full * rowsPerStatement;
-  // Built by push, not `new Array(n)`: a preallocated array stays "holey" in V8, and the structured
-  // clone that posts it to the writer thread sends a holey array index by index (measured: 0.9 µs a
-  // row to serialize and 1.4 µs to read back, against 0.45 and 0.85 for a packed one).
-  const params = (from: number, to: number) => {
-    const out: unknown[] = [];
-    for (let i = from; i < to; i++) {
-      const row = s.rows[i] as Record<string, unknown>;
-      for (let c = 0; c < width; c++) out.push(row[columns[c]!]);
-    }
-    return out;
-  };
-  const out: CompiledRows[] = [];
-  if (full > 0) {
-    const rows: unknown[][] = [];
-    for (let i = 0; i < full; i++) rows.push(params(i * rowsPerStatement, (i + 1) * rowsPerStatement));
-    out.push({ sql: sqlFor(db, s, rowsPerStatement, columns), rows });
-  }
-  if (rest > 0) {
-    out.push({ sql: sqlFor(db, s, rest, columns), rows: [params(s.rows.length - rest, s.rows.length)] });
-  }
-  return out;
 }

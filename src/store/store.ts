@@ -8,7 +8,7 @@ import type { BucketRollup, ExposureRollup, MetricRollup } from '../core/rollups
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { BucketUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
-import type { WriteBatch } from '../ingest/write-batch.js';
+import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
 export interface StoredExperiment {
@@ -125,7 +125,7 @@ export interface Store {
    * Commits results and exposures in one transaction, with the rollups that summarize them; resolves
    * only once committed. NotFoundError (nothing written) when a result's experiment does not exist.
    */
-  appendBatch(batch: WriteBatch): Promise<void>;
+  appendBatch(batch: WriteBatch): Promise<BatchDecisions>;
   listResults(query: ResultQuery): Promise<ResultPage>;
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;

@@ -5,32 +5,25 @@ import type { ExposureRollup } from '../core/rollups.js';
 import { bucketSketchKey, type SketchMove, sketchKey } from '../core/sketch-rollups.js';
 import { type BucketUnitRollup, bucketUnitRollupKey } from '../core/unit-hours.js';
 import {
-  addingUpsert,
   countStatement,
   type RowStatement,
   sortedBy,
-  UNIT_ROLLUP_SUMS,
   unitRollupRow,
+  upsertStatement,
 } from './row-statements.js';
 
 /** Users not stored yet (planned so); DO NOTHING all the same, so a row is never written twice. */
 export function exposureUsersStatement(users: ExposureUser[]): RowStatement {
   const sorted = sortedBy(users, (u) => `${u.experimentId}\u0000${u.version}\u0000${u.userId}`);
-  return {
-    name: 'exposure_users',
-    rows: sorted.map((u) => ({
+  return upsertStatement(
+    'exposure_users',
+    sorted.map((u) => ({
       experiment_id: u.experimentId,
       experiment_version: u.version,
       user_id: u.userId,
       variant_key: u.variantKey,
     })),
-    chunk: 2000,
-    build: (db, rows) =>
-      db
-        .insertInto('exposure_users')
-        .values(rows as never)
-        .onConflict((oc) => oc.columns(['experiment_id', 'experiment_version', 'user_id']).doNothing()),
-  };
+  );
 }
 
 /** Distinct users per variant, added to by the users a batch inserted. */
@@ -39,16 +32,10 @@ export const exposureUserRollupStatement = (counts: ExposureRollup[]) =>
 
 /** Hourly moves of the unit rollups (core/unit-hours.ts), added to. */
 export function bucketUnitRollupStatement(rollups: BucketUnitRollup[]): RowStatement {
-  return {
-    name: 'bucket_unit_rollups',
-    rows: sortedBy(rollups, bucketUnitRollupKey).map((r) => ({ ...unitRollupRow(r), bucket: r.bucket })),
-    chunk: 2000,
-    build: addingUpsert(
-      'bucket_unit_rollups',
-      ['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'],
-      UNIT_ROLLUP_SUMS,
-    ),
-  };
+  return upsertStatement(
+    'bucket_unit_rollups',
+    sortedBy(rollups, bucketUnitRollupKey).map((r) => ({ ...unitRollupRow(r), bucket: r.bucket })),
+  );
 }
 
 /** A sketch bin's columns (with its hour, for the hourly table). */
@@ -64,24 +51,15 @@ function sketchRow(m: SketchMove) {
   };
 }
 
-const BIN = ['experiment_version', 'variant_key', 'metric', 'side', 'key'];
-
 /** Sketch bin counts moved by the batch's values (`count = count + k`, k signed), all-time. */
 export function sketchBinStatement(moves: SketchMove[]): RowStatement {
-  return {
-    name: 'sketch_bins',
-    rows: sortedBy(moves, sketchKey).map(sketchRow),
-    chunk: 2000,
-    build: addingUpsert('sketch_bins', ['experiment_id', ...BIN], ['count']),
-  };
+  return upsertStatement('sketch_bins', sortedBy(moves, sketchKey).map(sketchRow));
 }
 
 /** Sketch bin counts of one hour, moved as sketchBinStatement's. */
 export function bucketSketchBinStatement(moves: SketchMove[]): RowStatement {
-  return {
-    name: 'bucket_sketch_bins',
-    rows: sortedBy(moves, bucketSketchKey).map((m) => ({ ...sketchRow(m), bucket: m.bucket })),
-    chunk: 2000,
-    build: addingUpsert('bucket_sketch_bins', ['experiment_id', 'bucket', ...BIN], ['count']),
-  };
+  return upsertStatement(
+    'bucket_sketch_bins',
+    sortedBy(moves, bucketSketchKey).map((m) => ({ ...sketchRow(m), bucket: m.bucket })),
+  );
 }

@@ -1,9 +1,10 @@
 // `agentsplit analyze <slug>`: GET /experiment/:slug/analysis, read for people: the verdict first, then a
 // scorecard per metric (primary first, then guardrails, secondary and undeclared metrics) with its label,
 // guardrail status against the threshold and quantiles where the answer has them, the correction, the
-// sample-ratio check (users or calls) and the warnings. --json prints the API's answer as is. The types
-// below follow src/stats/analysis-schema.ts; fields a server may not send yet (quantiles) are optional.
+// sample-ratio check (users or calls) and the warnings. --json prints the API's answer as is. The answer's
+// types are in analysis-answer.ts.
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from './analysis-answer.js';
 import { experimentPath, positiveInteger } from './experiments.js';
 import {
   formatChance,
@@ -17,91 +18,6 @@ import {
 } from './format.js';
 import { commaList, session } from './session.js';
 import { table } from './table.js';
-
-type Num = number | null;
-
-interface Effect {
-  estimate: Num;
-  ci: [Num, Num];
-  stdError: Num;
-  pValue: Num;
-}
-
-interface Guardrail {
-  status: 'passed' | 'failed' | 'inconclusive';
-  /** The relative loss tolerated. */
-  threshold: number;
-  /** The interval's worse end as a relative change (-0.079: 7.9% lower). */
-  bound: Num;
-  absolute: Effect;
-  relative: Effect;
-}
-
-interface VariantAnalysis {
-  key: string;
-  n: number;
-  mean: Num;
-  stdDev: Num;
-  absolute?: Effect;
-  relative?: Effect;
-  /** The decision's p-value, before any correction. */
-  pValue?: Num;
-  adjustedPValue?: Num;
-  chanceToWin?: Num;
-  risk?: [Num, Num];
-  better?: boolean | null;
-  worse?: boolean | null;
-  guardrail?: Guardrail;
-  quantiles?: { p50: Num; p90: Num; p95: Num; p99: Num };
-  moreUnits?: Num;
-  significant?: boolean;
-}
-
-interface MetricAnalysis {
-  name: string;
-  kind: string;
-  direction: string | null;
-  role: string | null;
-  unit: string;
-  sided: string;
-  minimumDetectableEffect: Num;
-  /** mean, or p50/p90/p95/p99: what is compared. */
-  statistic?: string;
-  /** Guardrails: the relative loss tolerated; null otherwise. */
-  threshold?: Num;
-  /** What each variant's number is, in words: 'mean per call, users as units'. */
-  label?: string;
-  /** Every value the same everywhere: nothing to compare. */
-  noVariation?: boolean;
-  /** In the correction's family. */
-  corrected?: boolean;
-  variants: VariantAnalysis[];
-}
-
-export interface Analysis {
-  slug: string;
-  control: string;
-  method: string;
-  alpha: number;
-  sided: string;
-  correction: string;
-  version: number | null;
-  versions: number[];
-  unit: string;
-  verdict: { status: string; variant?: string; metric?: string; summary: string };
-  results?: Record<string, number>;
-  exposures: Record<string, number>;
-  srm: {
-    chiSquare: Num;
-    pValue: Num;
-    mismatch: boolean;
-    /** What was counted: users (sticky experiments) or assign calls; absent from older servers (calls). */
-    unit?: 'user' | 'call';
-    counts?: Record<string, number>;
-  };
-  metrics: MetricAnalysis[];
-  warnings: string[];
-}
 
 interface AnalyzeOptions {
   metric?: string[];

@@ -1,6 +1,6 @@
-// What the ingest pipeline hands the store: the results and exposure batches of one transaction.
-import type { Exposure } from '../core/exposure.js';
-import type { IdempotencyRecord } from '../core/idempotency.js';
+// What the ingest pipeline hands the store (Store.appendBatch): the results, exposure batches and feedback of one transaction.
+import type { Exposure } from './exposure.js';
+import type { IdempotencyRecord } from './idempotency.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
 export type JsonText = string;
@@ -23,11 +23,6 @@ export interface NewResult {
   /** The client's own time (ISO 8601, UTC), when it sent one. */
   timestamp: string | null;
   createdAt: string;
-  /**
-   * Set by the store as it writes the result: its metric names left out of analysis because the
-   * experiment already analyses MAX_METRICS_PER_EXPERIMENT names (null when none; ADR 0014).
-   */
-  metricsOverCap?: string[] | null;
   /** Its experiment is analysed per user (sticky): with a userId, its metrics join that user's unit. */
   unit?: boolean;
   /** The variant its assignmentId was issued for, when that differs from variantKey (flagged). */
@@ -89,5 +84,18 @@ export interface WriteBatch {
   answers?: IdempotencyRecord[];
 }
 
-/** Commits a batch in one transaction; resolves only once it is committed (Store.appendBatch). */
-export type Write = (batch: WriteBatch) => Promise<void>;
+/** What the store decided as it wrote a batch (Store.appendBatch's answer). */
+export interface BatchDecisions {
+  /**
+   * Per result, in the batch's order: its metric names left out of analysis because the experiment
+   * already analyses MAX_METRICS_PER_EXPERIMENT names (null when none; ADR 0014).
+   */
+  metricsOverCap: Array<string[] | null>;
+}
+
+/**
+ * Commits a batch in one transaction; resolves only once it is committed (Store.appendBatch), with the
+ * store's decisions (a writer that decides nothing, e.g. a test's, may resolve with nothing).
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a test's writer is often `async () => {}`
+export type Write = (batch: WriteBatch) => Promise<BatchDecisions | undefined | void>;

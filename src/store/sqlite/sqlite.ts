@@ -3,9 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { WriterThread, WriterThreadDialect } from '../ingest/writer-thread-driver.js';
-import type { SqlDatabase } from './database.js';
-import type { Database } from './schema.js';
+import type { SqlDatabase } from '../database.js';
+import type { Database } from '../schema.js';
+import { WriterThread, WriterThreadDialect } from './writer-thread-driver.js';
 
 function code(err: unknown): string {
   const c = (err as { code?: unknown })?.code;

@@ -1,0 +1,87 @@
+// The answer of GET /experiment/:slug/analysis as `agentsplit analyze` reads it (analyze.ts). These follow
+// src/stats/analysis-schema.ts; fields a server may not send yet (quantiles) are optional.
+
+export type Num = number | null;
+
+export interface Effect {
+  estimate: Num;
+  ci: [Num, Num];
+  stdError: Num;
+  pValue: Num;
+}
+
+export interface Guardrail {
+  status: 'passed' | 'failed' | 'inconclusive';
+  /** The relative loss tolerated. */
+  threshold: number;
+  /** The interval's worse end as a relative change (-0.079: 7.9% lower). */
+  bound: Num;
+  absolute: Effect;
+  relative: Effect;
+}
+
+export interface VariantAnalysis {
+  key: string;
+  n: number;
+  mean: Num;
+  stdDev: Num;
+  absolute?: Effect;
+  relative?: Effect;
+  /** The decision's p-value, before any correction. */
+  pValue?: Num;
+  adjustedPValue?: Num;
+  chanceToWin?: Num;
+  risk?: [Num, Num];
+  better?: boolean | null;
+  worse?: boolean | null;
+  guardrail?: Guardrail;
+  quantiles?: { p50: Num; p90: Num; p95: Num; p99: Num };
+  moreUnits?: Num;
+  significant?: boolean;
+}
+
+export interface MetricAnalysis {
+  name: string;
+  kind: string;
+  direction: string | null;
+  role: string | null;
+  unit: string;
+  sided: string;
+  minimumDetectableEffect: Num;
+  /** mean, or p50/p90/p95/p99: what is compared. */
+  statistic?: string;
+  /** Guardrails: the relative loss tolerated; null otherwise. */
+  threshold?: Num;
+  /** What each variant's number is, in words: 'mean per call, users as units'. */
+  label?: string;
+  /** Every value the same everywhere: nothing to compare. */
+  noVariation?: boolean;
+  /** In the correction's family. */
+  corrected?: boolean;
+  variants: VariantAnalysis[];
+}
+
+export interface Analysis {
+  slug: string;
+  control: string;
+  method: string;
+  alpha: number;
+  sided: string;
+  correction: string;
+  version: number | null;
+  versions: number[];
+  unit: string;
+  verdict: { status: string; variant?: string; metric?: string; summary: string };
+  results?: Record<string, number>;
+  exposures: Record<string, number>;
+  srm: {
+    chiSquare: Num;
+    pValue: Num;
+    mismatch: boolean;
+    /** What was counted: users (sticky experiments) or assign calls; absent from older servers (calls). */
+    unit?: 'user' | 'call';
+    counts?: Record<string, number>;
+  };
+  metrics: MetricAnalysis[];
+  warnings: string[];
+}

@@ -1,0 +1,198 @@
+// The writes of a batch that depend on what is stored already: late feedback replacing earlier values, and
+// users' running sums (core/units.ts). Read inside the batch's exclusive section (PostgreSQL: under the
+// experiments' append locks; SQLite: as the only writer, one batch at a time), planned by the pure planner
+// (batch-plan.ts, which the memory store uses too), then written as statements with the rest of the batch.
+import type { Kysely } from 'kysely';
+import {
+  type CommittedUsers,
+  type ExposureUser,
+  exposureUserKey,
+  exposureUsersOf,
+  newExposureUsers,
+} from '../core/exposure-users.js';
+import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
+import type { RolledResult } from '../core/rollups.js';
+import { applyUnitDeltasByHour } from '../core/unit-hours.js';
+import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
+import type { NewFeedback, WriteBatch } from '../core/writes.js';
+import type { MetricKind } from '../stats/arms.js';
+import { planRollups } from './batch-plan.js';
+import {
+  bucketExposureStatement,
+  bucketRollupStatement,
+  feedbackStatement,
+  metricRollupStatement,
+  type RowStatement,
+  unitRollupStatement,
+  unitSumStatement,
+} from './row-statements.js';
+import { type Database, isoTime } from './schema.js';
+import {
+  bucketSketchBinStatement,
+  bucketUnitRollupStatement,
+  exposureUserRollupStatement,
+  exposureUsersStatement,
+  sketchBinStatement,
+} from './sum-statements.js';
+
+/** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
+const KEYS_PER_READ = 500;
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += KEYS_PER_READ) out.push(items.slice(i, i + KEYS_PER_READ));
+  return out;
+}
+
+async function readFeedback(db: Kysely<Database>, items: NewFeedback[]): Promise<Map<string, FeedbackRow>> {
+  const current = new Map<string, FeedbackRow>();
+  const byExperiment = new Map<number, Set<string>>();
+  for (const f of items) {
+    const set = byExperiment.get(f.experimentId) ?? new Set<string>();
+    set.add(f.target);
+    byExperiment.set(f.experimentId, set);
+  }
+  for (const [experimentId, targets] of byExperiment) {
+    for (const part of chunks([...targets])) {
+      const rows = await db
+        .selectFrom('feedback')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('target', 'in', part)
+        .execute();
+      for (const r of rows) {
+        const row: FeedbackRow = {
+          experimentId: Number(r.experiment_id),
+          target: r.target,
+          metric: r.metric,
+          feedbackId: r.feedback_id,
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          userId: r.user_id,
+          kind: r.kind as MetricKind,
+          value: Number(r.value),
+          overCap: Number(r.over_cap) === 1,
+          comment: r.comment,
+          createdAt: isoTime(r.created_at),
+          updatedAt: isoTime(r.updated_at),
+        };
+        current.set(feedbackKey(row), row);
+      }
+    }
+  }
+  return current;
+}
+
+async function readUnitSums(db: Kysely<Database>, deltas: UnitDelta[]): Promise<Map<string, UnitSum>> {
+  const current = new Map<string, UnitSum>();
+  const byExperiment = new Map<number, Set<string>>();
+  for (const d of deltas) {
+    const set = byExperiment.get(d.experimentId) ?? new Set<string>();
+    set.add(d.userId);
+    byExperiment.set(d.experimentId, set);
+  }
+  for (const [experimentId, users] of byExperiment) {
+    for (const part of chunks([...users])) {
+      const rows = await db
+        .selectFrom('unit_sums')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('user_id', 'in', part)
+        .execute();
+      for (const r of rows) {
+        const sum: UnitSum = {
+          experimentId: Number(r.experiment_id),
+          userId: r.user_id,
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          metric: r.metric,
+          kind: r.kind as MetricKind,
+          n: Number(r.n),
+          sum: Number(r.sum),
+        };
+        current.set(unitKey(sum), sum);
+      }
+    }
+  }
+  return current;
+}
+
+/** The users of sticky experiments' exposures already stored (keys of exposureUserKey), skipping `known` ones. */
+async function readExposureUsers(
+  db: Kysely<Database>,
+  users: ExposureUser[],
+  known: CommittedUsers | undefined,
+): Promise<Set<string>> {
+  const stored = new Set<string>();
+  const byVersion = new Map<string, { experimentId: number; version: number; ids: string[] }>();
+  for (const u of users) {
+    const key = exposureUserKey(u);
+    if (known?.has(key)) {
+      stored.add(key);
+      continue;
+    }
+    const group = `${u.experimentId}\u0000${u.version}`;
+    let g = byVersion.get(group);
+    if (!g) {
+      g = { experimentId: u.experimentId, version: u.version, ids: [] };
+      byVersion.set(group, g);
+    }
+    g.ids.push(u.userId);
+  }
+  for (const g of byVersion.values()) {
+    for (const part of chunks(g.ids)) {
+      const rows = await db
+        .selectFrom('exposure_users')
+        .select('user_id')
+        .where('experiment_id', '=', g.experimentId)
+        .where('experiment_version', '=', g.version)
+        .where('user_id', 'in', part)
+        .execute();
+      for (const r of rows) stored.add(exposureUserKey({ ...g, userId: r.user_id }));
+    }
+  }
+  return stored;
+}
+
+/** A batch's planned rollup statements, and the exposure users it leaves committed (for CommittedUsers). */
+export interface Planned {
+  statements: RowStatement[];
+  userKeys: string[];
+}
+
+/**
+ * The rollup statements of a batch (metric, hourly, per-user, distinct users, sketch bins) and its
+ * feedback rows. `rolled` are its results as the rollups see them (the cap decided); `feedbackOverCap`
+ * says which feedback names the cap left out. Reads through `db`, which must see everything committed
+ * before this batch; `known` users are committed already and are not read.
+ */
+export async function plannedStatements(
+  db: Kysely<Database>,
+  batch: WriteBatch,
+  rolled: RolledResult[],
+  feedbackOverCap: (experimentId: number, metric: string) => boolean,
+  known?: CommittedUsers,
+): Promise<Planned> {
+  const feedback = batch.feedback ?? [];
+  const stored = feedback.length > 0 ? await readFeedback(db, feedback) : new Map<string, FeedbackRow>();
+  const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
+  const unitParts = plan.units;
+  const statements: RowStatement[] = [];
+  if (plan.feedbackRows) statements.push(feedbackStatement(plan.feedbackRows));
+  statements.push(metricRollupStatement(plan.metrics), bucketRollupStatement(plan.buckets));
+  const bins = plan.sketches.rows();
+  statements.push(sketchBinStatement(bins.all), bucketSketchBinStatement(bins.hourly));
+  if (unitParts.length > 0) {
+    const { sums, rollups, buckets } = applyUnitDeltasByHour(unitParts, await readUnitSums(db, unitParts));
+    statements.push(unitSumStatement(sums), unitRollupStatement(rollups), bucketUnitRollupStatement(buckets));
+  }
+  statements.push(bucketExposureStatement(batch.exposures));
+  let userKeys: string[] = [];
+  const users = exposureUsersOf(batch.exposures);
+  if (users.length > 0) {
+    const added = newExposureUsers(users, await readExposureUsers(db, users, known));
+    statements.push(exposureUsersStatement(added.rows), exposureUserRollupStatement(added.counts));
+    userKeys = users.map(exposureUserKey);
+  }
+  return { statements: statements.filter((s) => s.rows.length > 0), userKeys };
+}

@@ -1,0 +1,83 @@
+// Runs a batch's row statements (row-statements.ts): as multi-row INSERTs of `chunk` rows on a
+// connection (PostgreSQL, rebuilds), or compiled once into flat parameter arrays for SQLite's writer thread.
+import type { Kysely } from 'kysely';
+import type { RowStatement } from './row-statements.js';
+import type { Database } from './schema.js';
+
+/** A statement compiled once, and the parameters of each execution in its parameter order. */
+export interface CompiledRows {
+  sql: string;
+  rows: unknown[][];
+}
+
+/** Executes a statement as multi-row INSERTs of `chunk` rows, on `db` (usually a transaction). */
+export async function executeInChunks(db: Kysely<Database>, s: RowStatement): Promise<void> {
+  for (let i = 0; i < s.rows.length; i += s.chunk) await s.build(db, s.rows.slice(i, i + s.chunk)).execute();
+}
+
+/**
+ * Rows per statement on SQLite's writer thread: one statement of 100 rows runs about 1.7× faster per
+ * row than 100 runs of a one-row statement, and larger statements gain nothing more (measured).
+ */
+export const SQLITE_ROWS_PER_STATEMENT = 100;
+
+const compiledSql = new WeakMap<Kysely<Database>, Map<string, string>>();
+
+/** The SQL of `s` for `n` rows, compiled once per statement, row count and column list. */
+function sqlFor(db: Kysely<Database>, s: RowStatement, n: number, columns: string[]): string {
+  let cache = compiledSql.get(db);
+  if (!cache) {
+    cache = new Map();
+    compiledSql.set(db, cache);
+  }
+  const key = `${s.name}|${n}|${columns.join(',')}`;
+  let text = cache.get(key);
+  if (text === undefined) {
+    const compiled = s.build(db, s.rows.slice(0, n)).compile();
+    if (compiled.parameters.length !== n * columns.length) {
+      throw new Error(
+        `${s.name}: ${compiled.parameters.length} parameters for ${n} rows of ${columns.length} columns`,
+      );
+    }
+    text = compiled.sql;
+    cache.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * Lays a statement out as multi-row statements of `rowsPerStatement` rows (and one for the rest), each
+ * execution's parameters flat, row by row, in column order: a flat array of scalars is also the
+ * cheapest thing to post to the writer thread.
+ */
+export function compileRows(
+  db: Kysely<Database>,
+  s: RowStatement,
+  rowsPerStatement = SQLITE_ROWS_PER_STATEMENT,
+): CompiledRows[] {
+  const columns = Object.keys(s.rows[0] as object);
+  const width = columns.length;
+  const full = Math.floor(s.rows.length / rowsPerStatement);
+  const rest = s.rows.length - full * rowsPerStatement;
+  // Built by push, not `new Array(n)`: a preallocated array stays "holey" in V8, and the structured
+  // clone that posts it to the writer thread sends a holey array index by index (measured: 0.9 µs a
+  // row to serialize and 1.4 µs to read back, against 0.45 and 0.85 for a packed one).
+  const params = (from: number, to: number) => {
+    const out: unknown[] = [];
+    for (let i = from; i < to; i++) {
+      const row = s.rows[i] as Record<string, unknown>;
+      for (let c = 0; c < width; c++) out.push(row[columns[c]!]);
+    }
+    return out;
+  };
+  const out: CompiledRows[] = [];
+  if (full > 0) {
+    const rows: unknown[][] = [];
+    for (let i = 0; i < full; i++) rows.push(params(i * rowsPerStatement, (i + 1) * rowsPerStatement));
+    out.push({ sql: sqlFor(db, s, rowsPerStatement, columns), rows });
+  }
+  if (rest > 0) {
+    out.push({ sql: sqlFor(db, s, rest, columns), rows: [params(s.rows.length - rest, s.rows.length)] });
+  }
+  return out;
+}

@@ -1,0 +1,120 @@
+// The experiments' rows (store/sql-store.ts): read, locked, versioned, and the revision every change bumps.
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { NotFoundError } from '../core/errors.js';
+import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
+import { type Database, type ExperimentsTable, isoTime } from './schema.js';
+import { json } from './sql-reads.js';
+import type { StoredExperiment, StoredVersion } from './store.js';
+
+export function toExperiment(row: Selectable<ExperimentsTable>): StoredExperiment {
+  const status = row.status as Status;
+  return {
+    id: Number(row.id),
+    experiment: {
+      slug: row.slug,
+      name: row.name,
+      description: row.description,
+      status,
+      active: status === 'running',
+      assignment: row.assignment as AssignmentMode,
+      seed: row.seed,
+      variants: json(row.variants),
+      metrics: json(row.metrics),
+      version: Number(row.version),
+      createdAt: isoTime(row.created_at),
+      updatedAt: isoTime(row.updated_at),
+    },
+  };
+}
+
+export function experimentColumns(e: Experiment) {
+  return {
+    slug: e.slug,
+    name: e.name,
+    description: e.description,
+    status: e.status,
+    assignment: e.assignment,
+    seed: e.seed,
+    variants: JSON.stringify(e.variants),
+    metrics: JSON.stringify(e.metrics),
+    version: e.version,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  };
+}
+
+export async function selectExperiments(db: Kysely<Database>): Promise<StoredExperiment[]> {
+  const rows = await db.selectFrom('experiments').selectAll().orderBy('id').execute();
+  return rows.map(toExperiment);
+}
+
+export async function selectExperiment(
+  db: Kysely<Database>,
+  slug: string,
+): Promise<StoredExperiment | undefined> {
+  const row = await db.selectFrom('experiments').selectAll().where('slug', '=', slug).executeTakeFirst();
+  return row && toExperiment(row);
+}
+
+export async function selectRevision(db: Kysely<Database>): Promise<number> {
+  const row = await db.selectFrom('experiment_revision').select('revision').executeTakeFirst();
+  return Number(row?.revision ?? 0);
+}
+
+export async function selectVersions(db: Kysely<Database>, experimentId: number): Promise<StoredVersion[]> {
+  const rows = await db
+    .selectFrom('experiment_versions')
+    .select(['version', 'variants', 'created_at'])
+    .where('experiment_id', '=', experimentId)
+    .orderBy('version')
+    .execute();
+  return rows.map((r) => ({
+    version: Number(r.version),
+    variants: json<Variant[]>(r.variants),
+    createdAt: isoTime(r.created_at),
+  }));
+}
+
+/** The experiment `slug`, its row locked FOR UPDATE where rows are locked (PostgreSQL); NotFoundError if none. */
+export async function lockExperimentRow(
+  trx: Transaction<Database>,
+  slug: string,
+  forUpdate: boolean,
+): Promise<StoredExperiment> {
+  let query = trx.selectFrom('experiments').selectAll().where('slug', '=', slug);
+  if (forUpdate) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  if (!row) throw new NotFoundError(`no experiment with slug '${slug}'`);
+  return toExperiment(row);
+}
+
+export async function insertVersionRow(trx: Transaction<Database>, id: number, e: Experiment): Promise<void> {
+  await trx
+    .insertInto('experiment_versions')
+    .values({
+      experiment_id: id,
+      version: e.version,
+      variants: JSON.stringify(e.variants),
+      created_at: e.updatedAt,
+    })
+    .execute();
+}
+
+/** Every change bumps the revision (other instances are told by the caller). */
+export async function bumpRevision(trx: Transaction<Database>): Promise<void> {
+  await trx
+    .updateTable('experiment_revision')
+    .set((eb) => ({ revision: eb('revision', '+', 1) }))
+    .where('id', '=', 1)
+    .execute();
+}
+
+/** Deletes an experiment (one without results: the guard saw to it) with its versions and exposures' rows. */
+export async function deleteExperimentRows(trx: Transaction<Database>, id: number): Promise<void> {
+  await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', id).execute();
+  await trx.deleteFrom('exposure_users').where('experiment_id', '=', id).execute();
+  await trx.deleteFrom('exposure_ids').where('experiment_id', '=', id).execute();
+  await trx.deleteFrom('exposure_user_rollups').where('experiment_id', '=', id).execute();
+  await trx.deleteFrom('experiment_versions').where('experiment_id', '=', id).execute();
+  await trx.deleteFrom('experiments').where('id', '=', id).execute();
+}

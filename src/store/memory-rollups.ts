@@ -1,0 +1,262 @@
+// The memory store's rollup tables (memory-store.ts), kept as the SQL store's rollup rows: added to by
+// every append and rebuild, read per experiment.
+import { decodeExposureBatch } from '../core/exposure.js';
+import {
+  type ExposureUser,
+  exposureUserKey,
+  exposureUsersOf,
+  newExposureUsers,
+} from '../core/exposure-users.js';
+import {
+  type BucketRollup,
+  bucketRollupKey,
+  type ExposureRollup,
+  type MetricRollup,
+  metricRollupKey,
+  type RolledResult,
+  rollUpBuckets,
+  rollUpExposures,
+  rollUpResults,
+} from '../core/rollups.js';
+import {
+  addSketchValues,
+  bucketSketchKey,
+  type SketchMove,
+  SketchMoves,
+  sketchKey,
+} from '../core/sketch-rollups.js';
+import { hourOf } from '../core/time.js';
+import {
+  addUnitRollup,
+  applyUnitDeltasByHour,
+  type BucketUnitRollup,
+  bucketUnitRollupKey,
+  unitDeltasByHour,
+} from '../core/unit-hours.js';
+import { rollUpUnits, type UnitRollup, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
+import type { ExposureBatch } from '../core/writes.js';
+import type { BucketExposure, Buckets, Rollups } from './store.js';
+
+/** A bucket_exposures row. */
+export interface HourlyExposures extends BucketExposure {
+  experimentId: number;
+}
+
+const exposureKey = (r: Omit<ExposureRollup, 'n'>) =>
+  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`;
+
+const hourlyKey = (r: Omit<HourlyExposures, 'n'>) =>
+  `${r.experimentId}\u0000${r.bucket}\u0000${r.version}\u0000${r.variantKey}`;
+
+const unitRollupKey = (r: UnitRollup) =>
+  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
+
+/** Adds a sketch move's count to its bin. */
+function bump(rows: Map<string, SketchMove>, key: string, m: SketchMove): void {
+  const total = rows.get(key);
+  if (total) total.count += m.count;
+  else rows.set(key, { ...m });
+}
+
+export function addCounts(rows: Map<string, ExposureRollup>, counts: ExposureRollup[]): void {
+  for (const c of counts) {
+    const total = rows.get(exposureKey(c));
+    if (total) total.n += c.n;
+    else rows.set(exposureKey(c), { ...c });
+  }
+}
+
+/** Removes the rows of one experiment from a Map of rows keyed by anything. */
+export function forget<T extends { experimentId: number }>(rows: Map<string, T>, experimentId: number): void {
+  for (const [key, r] of rows) if (r.experimentId === experimentId) rows.delete(key);
+}
+
+const byBucket = (a: { bucket: string }, b: { bucket: string }) =>
+  a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0;
+
+/** The rollup rows of every experiment, keyed as the SQL tables' primary keys. */
+export class MemoryRollups {
+  /** Users' running sums (unit_sums) and exposed users (exposure_users), kept with the rollups they feed. */
+  readonly unitSums = new Map<string, UnitSum>();
+  readonly exposureUsers = new Map<string, ExposureUser>();
+  readonly metricRollups = new Map<string, MetricRollup>();
+  readonly exposureRollups = new Map<string, ExposureRollup>();
+  readonly bucketRollups = new Map<string, BucketRollup>();
+  readonly bucketExposures = new Map<string, HourlyExposures>();
+  readonly unitRollups = new Map<string, UnitRollup>();
+  readonly exposureUserRollups = new Map<string, ExposureRollup>();
+  readonly bucketUnitRollups = new Map<string, BucketUnitRollup>();
+  readonly sketchBins = new Map<string, SketchMove>();
+  readonly bucketSketchBins = new Map<string, SketchMove>();
+
+  /** readRollups but for `results` (the store counts its committed results). */
+  read(experimentId: number): Omit<Rollups, 'results'> {
+    const of = <T extends { experimentId: number }>(rows: Map<string, T>) =>
+      [...rows.values()].filter((r) => r.experimentId === experimentId).map((r) => ({ ...r }));
+    return {
+      metrics: of(this.metricRollups),
+      exposures: of(this.exposureRollups),
+      units: of(this.unitRollups),
+      exposureUsers: of(this.exposureUserRollups),
+      sketches: of(this.sketchBins)
+        .filter((b) => b.count !== 0)
+        .map(({ version, variantKey, metric, side, key, count }) => ({
+          version,
+          variantKey,
+          metric,
+          side,
+          key,
+          count,
+        })),
+    };
+  }
+
+  /** readBuckets: the hourly rows of one experiment, in hour order. */
+  buckets(experimentId: number): Buckets {
+    const metrics = [...this.bucketRollups.values()]
+      .filter((r) => r.experimentId === experimentId)
+      .map((r) => ({ ...r }))
+      .sort(byBucket);
+    const exposures = [...this.bucketExposures.values()]
+      .filter((r) => r.experimentId === experimentId)
+      .map(({ bucket, version, variantKey, n }) => ({ bucket, version, variantKey, n }))
+      .sort(byBucket);
+    const units = [...this.bucketUnitRollups.values()]
+      .filter((r) => r.experimentId === experimentId)
+      .map((r) => ({ ...r }))
+      .sort(byBucket);
+    const sketches = [...this.bucketSketchBins.values()]
+      .filter((b) => b.experimentId === experimentId && b.count !== 0)
+      .map(({ bucket, version, variantKey, metric, side, key, count }) => ({
+        bucket: bucket!,
+        version,
+        variantKey,
+        metric,
+        side,
+        key,
+        count,
+      }))
+      .sort(byBucket);
+    return { metrics, exposures, units, sketches };
+  }
+
+  addMetrics(rollups: MetricRollup[]): void {
+    for (const r of rollups) {
+      const total = this.metricRollups.get(metricRollupKey(r));
+      if (!total) this.metricRollups.set(metricRollupKey(r), { ...r });
+      else {
+        total.n += r.n;
+        total.sum += r.sum;
+        total.sumSquares += r.sumSquares;
+      }
+    }
+  }
+
+  addBuckets(rollups: BucketRollup[]): void {
+    for (const r of rollups) {
+      const total = this.bucketRollups.get(bucketRollupKey(r));
+      if (!total) this.bucketRollups.set(bucketRollupKey(r), { ...r });
+      else {
+        total.n += r.n;
+        total.sum += r.sum;
+        total.sumSquares += r.sumSquares;
+      }
+    }
+  }
+
+  addUnits(rollups: UnitRollup[]): void {
+    for (const r of rollups) {
+      const total = this.unitRollups.get(unitRollupKey(r));
+      if (!total) this.unitRollups.set(unitRollupKey(r), { ...r });
+      else {
+        total.units += r.units;
+        total.sumX += r.sumX;
+        total.sumX2 += r.sumX2;
+        total.sumY += r.sumY;
+        total.sumY2 += r.sumY2;
+        total.sumXY += r.sumXY;
+      }
+    }
+  }
+
+  addSketches(moves: SketchMoves): void {
+    const { all, hourly } = moves.rows();
+    for (const m of all) bump(this.sketchBins, sketchKey(m), m);
+    for (const m of hourly) bump(this.bucketSketchBins, bucketSketchKey(m), m);
+  }
+
+  addExposures(rollups: ExposureRollup[]): void {
+    for (const r of rollups) {
+      const total = this.exposureRollups.get(exposureKey(r));
+      if (!total) this.exposureRollups.set(exposureKey(r), { ...r });
+      else total.n += r.n;
+    }
+  }
+
+  addHourlyExposures(counts: HourlyExposures[]): void {
+    for (const c of counts) {
+      const total = this.bucketExposures.get(hourlyKey(c));
+      if (!total) this.bucketExposures.set(hourlyKey(c), { ...c });
+      else total.n += c.n;
+    }
+  }
+
+  /** Forgets every rollup row (and users' sums) of one experiment, before a rebuild. */
+  forgetExperiment(experimentId: number): void {
+    for (const rows of [
+      this.metricRollups,
+      this.exposureRollups,
+      this.bucketRollups,
+      this.bucketExposures,
+      this.unitSums,
+      this.unitRollups,
+      this.exposureUsers,
+      this.exposureUserRollups,
+      this.bucketUnitRollups,
+      this.sketchBins,
+      this.bucketSketchBins,
+    ] as Array<Map<string, { experimentId: number }>>) {
+      forget(rows, experimentId);
+    }
+  }
+
+  /**
+   * As rebuild.ts, once forgotten: adds the rollups of `rolled` (results, then feedback) and of the
+   * exposure `batches`; answers the exposures counted.
+   */
+  rebuild(id: number, rolled: RolledResult[], batches: ExposureBatch[], perUser: boolean): number {
+    this.addMetrics(rollUpResults(rolled));
+    this.addBuckets(rollUpBuckets(rolled));
+    const sums = unitDeltasOfResults(rolled).map((d): UnitSum => {
+      const { dn, dsum, ...key } = d;
+      return { ...key, n: dn, sum: dsum };
+    });
+    for (const s of sums) this.unitSums.set(unitKey(s), s);
+    this.addUnits(rollUpUnits(sums));
+    // Hour by hour, feedback at its first hour (what rebuild.ts can and cannot reproduce).
+    const hours = applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map());
+    for (const r of hours.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
+    const sketches = new SketchMoves();
+    addSketchValues(sketches, rolled);
+    this.addSketches(sketches);
+
+    const assigned = batches.flatMap((b) => decodeExposureBatch(b.json, id, b.version));
+    const counted = rollUpExposures(assigned);
+    if (perUser) {
+      const users = newExposureUsers(exposureUsersOf(batches.map((b) => ({ ...b, unit: true }))), new Set());
+      for (const u of users.rows) this.exposureUsers.set(exposureUserKey(u), { ...u });
+      addCounts(this.exposureUserRollups, users.counts);
+    }
+    this.addExposures(counted);
+    this.addHourlyExposures(
+      assigned.map((e) => ({
+        experimentId: id,
+        bucket: hourOf(e.createdAt),
+        version: e.version,
+        variantKey: e.variantKey,
+        n: 1,
+      })),
+    );
+    return counted.reduce((n, r) => n + r.n, 0);
+  }
+}
