@@ -93,6 +93,7 @@ export function bodyKind(headers: IncomingHttpHeaders): BodyKind {
     const empty = headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
     return empty ? 'none' : 'refused';
   }
+  if (type === 'application/json') return 'json';
   const media = type.split(';', 1)[0]!.trim();
   const slash = media.indexOf('/');
   if (slash === -1 || !TYPE_NAME.test(media.slice(0, slash)) || !SUBTYPE_NAME.test(media.slice(slash + 1))) {

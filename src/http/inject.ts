@@ -10,5 +10,14 @@ export type Inject = (options: InjectOptions | string) => Promise<InjectResponse
 
 /** `listener`: the node adapter's request listener (so the pipeline, and its fallback for the docs). */
 export function createInject(listener: RequestListener): Inject {
-  return (options) => lightMyRequest(listener, options);
+  return (options) => {
+    const url = typeof options === 'string' ? options : options.url;
+    if (typeof url !== 'string') return lightMyRequest(listener, options);
+    // The URL as sent, as a socket delivers it: light-my-request resolves it (`/a/..` → `/`) and
+    // percent-encodes what a URL parser would.
+    return lightMyRequest((req, res) => {
+      req.url = url;
+      listener(req, res);
+    }, options);
+  };
 }

@@ -67,9 +67,13 @@ export type Pipeline = (req: IncomingMessage, res: ServerResponse) => void;
 /** Methods whose requests carry no body to read (Fastify's list, which this API kept). */
 const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
 
+/** Content-Type spellings that need no further look (most clients send one of these). */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8']);
+
 /** A body still arriving when the answer leaves: the connection closes rather than wait for it. */
 function bodyPending(req: IncomingMessage): boolean {
-  if (req.complete) return false;
+  // inject()'s requests have their whole body (and no `complete`).
+  if (req.complete !== false) return false;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
@@ -237,9 +241,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       else if (kind === 'refused') {
         fail(new ValidationError(contentTypeProblem(req.headers['content-type'])!), later, true);
       } else {
+        // Called from the request's events: answers made there leave with the others of this I/O phase.
         readBody(req, bodyLimit, (err, bytes) => {
-          if (err !== null) fail(err, true, true);
-          else handle(found, principal, bytes, true);
+          if (err !== null) fail(err, false, true);
+          else handle(found, principal, bytes, false);
         });
       }
     }
@@ -250,7 +255,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       let body: unknown;
       if (bytes !== undefined) {
         try {
-          const problem = contentTypeProblem(req.headers['content-type']);
+          const type = req.headers['content-type']!;
+          const problem = PLAIN_JSON.has(type) ? null : contentTypeProblem(type);
           if (problem !== null) throw new ValidationError(problem);
           body = parseJsonBody(bytes);
         } catch (err) {
