@@ -294,10 +294,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           ).then((r) => ('replay' in r ? r.replay : serialize(req, compiled, r.value)));
         } else {
           const ran = run();
-          value =
-            ran instanceof Promise
-              ? ran.then((v) => serialize(req, compiled, v))
-              : serialize(req, compiled, ran);
+          if (ran instanceof Promise) {
+            // One hop from the handler's settling to the answer (a commit settles many at once).
+            ran.then(
+              (v) => {
+                let a: Answer | Promise<Answer>;
+                try {
+                  a = serialize(req, compiled, v);
+                } catch (err) {
+                  fail(err, true);
+                  return;
+                }
+                if (a instanceof Promise)
+                  a.then(
+                    (x) => answer(x, true),
+                    (err) => fail(err, true),
+                  );
+                else answer(a, true);
+              },
+              (err) => fail(err, true),
+            );
+            return;
+          }
+          value = serialize(req, compiled, ran);
         }
       } catch (err) {
         fail(err, later);
