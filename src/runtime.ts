@@ -1,7 +1,6 @@
 // Wires store → services → app, and takes them down in order. Used by main.ts and by the API tests.
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from './app.js';
+import { type App, buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
 import { isoNow, newId } from './core/ids.js';
 import { GroupCommit } from './ingest/group-commit.js';
@@ -51,7 +50,7 @@ export interface RuntimeOptions {
 }
 
 export interface Runtime {
-  app: FastifyInstance;
+  app: App;
   store: SqlStore;
   /** Group commit: results and exposures on their way to the store. */
   ingest: GroupCommit;
@@ -83,7 +82,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const metrics = createMetrics();
   const experimentCache = new ExperimentCache(store);
   const experiments = new ExperimentService(store, experimentCache, now);
-  let app: FastifyInstance | undefined;
+  let app: App | undefined;
   const keys = new KeyService({
     store,
     rootKey: options.apiKey,

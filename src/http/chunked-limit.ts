@@ -26,11 +26,6 @@ export function chunkWatch(req: IncomingMessage): ChunkWatch | undefined {
   return watches.get(req);
 }
 
-/** The 413 error for a body declared larger than the limit (errorAnswer words it). */
-export function bodyTooLarge(): Error & { statusCode: number } {
-  return Object.assign(new Error('request body is larger than the limit'), { statusCode: 413 });
-}
-
 const CHUNKED = /(?:^|,)[ \t]*chunked[ \t]*$/i;
 
 type Step = 'going' | 'over' | 'done' | 'lost';

@@ -11,6 +11,9 @@ export interface CompiledRoute {
   /** The success status. */
   status: number;
   validateBody?: Validator;
+  /** Path parameters and the query string: these coerce (a `limit` of "10" becomes 10). */
+  validateParams?: Validator;
+  validateQuery?: Validator;
   /** The success answer as JSON, by the success status's schema (as Fastify would serialize it). */
   serialize(value: unknown): string;
   admission?: Admission;
@@ -28,6 +31,15 @@ export function compileRoute(route: Route, compileValidator: FastifySchemaCompil
   const status = route.status ?? 200;
   const schema = route.schema.response[status];
   const body = route.schema.body;
+  const compile = (part: 'params' | 'querystring', schema: unknown) =>
+    schema === undefined
+      ? undefined
+      : (compileValidator({
+          schema: schema as never,
+          method: route.method,
+          url: route.url,
+          httpPart: part,
+        }) as Validator);
   return {
     route,
     status,
@@ -40,6 +52,8 @@ export function compileRoute(route: Route, compileValidator: FastifySchemaCompil
             url: route.url,
             httpPart: 'body',
           }) as Validator),
+    validateParams: compile('params', route.schema.params),
+    validateQuery: compile('querystring', route.schema.querystring),
     serialize: jsonAnswers(schema, status) ? fastJson(schema as never) : JSON.stringify,
     admission: route.concurrency === undefined ? undefined : createAdmission(route.concurrency),
   };

@@ -1,11 +1,12 @@
-// CORS for browsers calling the API from the origins CORS_ORIGINS lists (off when it is empty).
+// CORS for browsers calling the API from the origins CORS_ORIGINS lists (off when it is empty), a stage
+// of the pipeline ahead of authentication (ADR 0022): a preflight never carries the x-api-key.
 //
-// @fastify/cors answers a preflight OPTIONS in its onRequest hook, registered ahead of the auth hook: a
-// preflight never carries the x-api-key. A request without an Origin header, or from an origin not
-// listed, gets no CORS headers and is handled as if CORS were off (an OPTIONS then gets 401 without a
-// key, 404 with one, as without CORS). The fast transport hands requests with an Origin to Fastify when
-// CORS is on, so these headers are added in one place.
-import type { FastifyCorsOptions } from '@fastify/cors';
+// A request without an Origin header gets no CORS header; with one, the answer says `Vary: Origin`. From
+// an origin not listed it gets no other CORS header and is handled as if CORS were off (an OPTIONS then gets 401 without a key,
+// 404 with one). From a listed origin: the allowed origin and the exposed headers; an OPTIONS from it is
+// a preflight, answered 204 with the allowed methods and headers (with or without
+// Access-Control-Request-Method: every 4xx of this API is {"error"}, so no 400 for a loose preflight).
+import type { IncomingHttpHeaders } from 'node:http';
 
 /** Request headers a browser may send: JSON bodies, the key, and Idempotency-Key. */
 export const CORS_ALLOWED_HEADERS = ['content-type', 'x-api-key', 'idempotency-key'];
@@ -15,25 +16,35 @@ export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'];
 /** Seconds a browser may keep a preflight's answer (Chromium caps it at 7200). */
 export const CORS_MAX_AGE = 600;
 
+/** What CORS adds to one request's answer, and whether it is a preflight answered there and then. */
+export interface CorsVerdict {
+  headers: Record<string, string> | undefined;
+  preflight: boolean;
+}
+
+export type Cors = (method: string, headers: IncomingHttpHeaders) => CorsVerdict;
+
+/** A request without an Origin header: no browser's, so no CORS header at all. */
+const NONE: CorsVerdict = Object.freeze({ headers: undefined, preflight: false });
+
 /** `origins`: exact origins as browsers send them, or `*` for any (see parseCorsOrigins in config.ts). */
-export function corsOptions(origins: readonly string[]): FastifyCorsOptions {
+export function createCors(origins: readonly string[]): Cors {
   const any = origins.includes('*');
   const allowed = new Set(origins);
-  return {
-    // The allowed origin is echoed back (or `*` when any is allowed); false: no CORS for this request.
-    origin: (origin, callback) => {
-      if (origin === undefined) callback(null, false);
-      else if (any) callback(null, '*');
-      else callback(null, allowed.has(origin) ? origin : false);
-    },
-    methods: CORS_METHODS,
-    allowedHeaders: CORS_ALLOWED_HEADERS,
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-    // Keys travel in a header, never in cookies.
-    credentials: false,
-    maxAge: CORS_MAX_AGE,
-    // An OPTIONS from an allowed origin without Access-Control-Request-Method gets 204 too, not the
-    // plugin's text/plain 400 (every 4xx of this API is {"error"}).
-    strictPreflight: false,
+  const exposed = CORS_EXPOSED_HEADERS.join(', ');
+  return (method, headers) => {
+    const origin = headers.origin;
+    if (origin === undefined) return NONE;
+    const own: Record<string, string> = { vary: 'Origin' };
+    if (!any && !allowed.has(origin)) return { headers: own, preflight: false };
+    // The allowed origin is echoed back (or `*` when any is allowed). Keys travel in a header, never in
+    // cookies: no credentials.
+    own['access-control-allow-origin'] = any ? '*' : origin;
+    own['access-control-expose-headers'] = exposed;
+    if (method !== 'OPTIONS') return { headers: own, preflight: false };
+    own['access-control-allow-methods'] = CORS_METHODS.join(', ');
+    own['access-control-allow-headers'] = CORS_ALLOWED_HEADERS.join(', ');
+    own['access-control-max-age'] = String(CORS_MAX_AGE);
+    return { headers: own, preflight: true };
   };
 }

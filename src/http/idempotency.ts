@@ -1,27 +1,18 @@
-// Idempotency-Key at the edge (ADR 0016): requests that carry one are served by Fastify only (the fast
-// transport hands them over), so there is one implementation. The body's fingerprint is taken where
-// its bytes are parsed; the answer is recorded by the service in the transaction of its data.
-import type { IncomingMessage } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// Idempotency-Key at the edge (ADR 0016), a stage of the one pipeline (ADR 0022): the fingerprint is
+// of the body's bytes as received; the answer is recorded by the service in the transaction of its data.
+import type { IncomingHttpHeaders } from 'node:http';
 import { ConflictError, UnprocessableError, ValidationError } from '../core/errors.js';
 import { fingerprint, MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from '../core/idempotency.js';
 import type { Principal } from '../core/keys.js';
 import type { IdempotencyService } from '../services/idempotency.js';
 import type { CompiledRoute } from './compile.js';
+import { pathOf } from './router.js';
+import type { Answer } from './writer.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
-const fingerprints = new WeakMap<IncomingMessage, string>();
-
-/** Called by the JSON body parser: remembers the fingerprint of a body that came with the header. */
-export function noteBody(req: IncomingMessage, url: string, body: Buffer): void {
-  if (req.headers[IDEMPOTENCY_HEADER] === undefined) return;
-  const q = url.indexOf('?');
-  fingerprints.set(req, fingerprint(req.method ?? '', q === -1 ? url : url.slice(0, q), body));
-}
-
-function keyOf(request: FastifyRequest): string {
-  const header = request.headers[IDEMPOTENCY_HEADER];
+function keyOf(headers: IncomingHttpHeaders): string {
+  const header = headers[IDEMPOTENCY_HEADER];
   const key = typeof header === 'string' ? parseIdempotencyKey(header) : null;
   if (key === null) {
     throw new ValidationError(
@@ -31,31 +22,34 @@ function keyOf(request: FastifyRequest): string {
   return key;
 }
 
+/** What a request brings to its idempotency check: its key header, and what its fingerprint is of. */
+export interface IdempotentRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The body's bytes as received (none: empty). */
+  body: Buffer | undefined;
+}
+
 /**
  * Runs an idempotent route's request that carries the header: replays a stored answer, refuses a
  * reused key (422) or one still in flight (409), or runs `execute` with the function that records its
- * answer, releasing the key if it fails.
+ * answer, releasing the key if it fails. Resolves to the replayed answer, or to what `execute` returned.
  */
 export async function runIdempotently(
   service: IdempotencyService,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: IdempotentRequest,
   compiled: CompiledRoute,
   principal: Principal,
   execute: (record: (answer: unknown) => ReturnType<IdempotencyService['record']>) => Promise<unknown>,
-  send: (value: unknown) => FastifyReply,
-): Promise<FastifyReply> {
-  const key = keyOf(request);
-  const print =
-    fingerprints.get(request.raw) ??
-    fingerprint(request.method, request.url.split('?')[0] ?? request.url, Buffer.alloc(0));
+): Promise<{ replay: Answer } | { value: unknown }> {
+  const key = keyOf(request.headers);
+  const print = fingerprint(request.method, pathOf(request.url), request.body ?? Buffer.alloc(0));
   const arrival = await service.arrive(principal.id, key, print);
   if (arrival.kind === 'replay') {
-    return reply
-      .code(arrival.status)
-      .header('idempotent-replayed', 'true')
-      .type('application/json; charset=utf-8')
-      .send(arrival.answer);
+    return {
+      replay: { status: arrival.status, headers: { 'idempotent-replayed': 'true' }, body: arrival.answer },
+    };
   }
   if (arrival.kind === 'mismatch') {
     throw new UnprocessableError(
@@ -74,7 +68,7 @@ export async function runIdempotently(
       service.record(principal.id, key, print, compiled.status, compiled.serialize(answer)),
     );
     succeeded = true;
-    return send(value);
+    return { value };
   } finally {
     await service.leave(principal.id, key, succeeded);
   }

@@ -6,9 +6,8 @@
 // another core, a VM exit on a virtual machine). Written at the end of the I/O phase, in a burst, the
 // first answer wakes the client and the rest find it awake. Redis writes its replies the same way,
 // before the event loop sleeps again.
-import type { Server, ServerResponse } from 'node:http';
-
-const CONTENT_TYPE = 'application/json; charset=utf-8';
+import type { ServerResponse } from 'node:http';
+import { type Answer, writeAnswer } from './writer.js';
 
 export interface Outbox {
   /**
@@ -18,32 +17,18 @@ export interface Outbox {
   send(res: ServerResponse, status: number, body: string, retryAfter?: number): void;
   /** Writes an answer now (one that waited for a commit: those settle, and leave, together already). */
   write(res: ServerResponse, status: number, body: string, retryAfter?: number): void;
+  /** `send` for any answer. */
+  queue(res: ServerResponse, answer: Answer): void;
+  /** `write` for any answer. */
+  writeNow(res: ServerResponse, answer: Answer): void;
 }
 
-/**
- * Writes one JSON answer now, with its length (no chunked encoding). When the server has stopped
- * listening it is closing: the connection then closes after this answer. An answer made before the
- * close began but written after it would otherwise keep an idle keep-alive connection open, which the
- * close had no chance to reap (it skips connections whose response is unfinished), for the whole
- * keep-alive timeout.
- */
-function writeAnswer(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
-  const server = (res.socket as { server?: Server } | null)?.server;
-  if (server !== undefined && !server.listening) res.shouldKeepAlive = false;
-  const headers = [
-    'content-type',
-    CONTENT_TYPE,
-    'content-length',
-    String(Buffer.byteLength(body)),
-    // As on every answer (security-headers.ts).
-    'x-content-type-options',
-    'nosniff',
-    'cache-control',
-    'no-store',
-  ];
-  if (retryAfter !== undefined) headers.push('retry-after', String(retryAfter));
-  res.writeHead(status, headers);
-  res.end(body);
+function jsonAnswer(status: number, body: string, retryAfter?: number): Answer {
+  return {
+    status,
+    body,
+    headers: retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) },
+  };
 }
 
 /**
@@ -59,14 +44,14 @@ export const MAX_WAITING = 32;
  *   throwing, so this is for the unexpected
  */
 export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_WAITING): Outbox {
-  // Flat, four slots per answer: no object per answer.
-  let queued: Array<ServerResponse | number | string | undefined> = [];
+  // Flat, two slots per answer.
+  let queued: Array<ServerResponse | Answer> = [];
   let scheduled = false;
 
   /** Writes an answer now; one that throws is reported and its connection dropped (no client waits forever). */
-  function write(res: ServerResponse, status: number, body: string, retryAfter?: number): void {
+  function writeNow(res: ServerResponse, answer: Answer): void {
     try {
-      writeAnswer(res, status, body, retryAfter);
+      writeAnswer(res, answer);
     } catch (err) {
       onError(err);
       res.destroy();
@@ -76,28 +61,27 @@ export function createOutbox(onError: (err: unknown) => void, maxWaiting = MAX_W
   function flush(): void {
     const answers = queued;
     queued = [];
-    for (let i = 0; i < answers.length; i += 4) {
-      write(
-        answers[i] as ServerResponse,
-        answers[i + 1] as number,
-        answers[i + 2] as string,
-        answers[i + 3] as number | undefined,
-      );
+    for (let i = 0; i < answers.length; i += 2) {
+      writeNow(answers[i] as ServerResponse, answers[i + 1] as Answer);
     }
   }
 
+  function queue(res: ServerResponse, answer: Answer): void {
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        flush();
+      });
+    }
+    queued.push(res, answer);
+    if (queued.length >= 2 * maxWaiting) flush();
+  }
+
   return {
-    send(res, status, body, retryAfter) {
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(() => {
-          scheduled = false;
-          flush();
-        });
-      }
-      queued.push(res, status, body, retryAfter);
-      if (queued.length >= 4 * maxWaiting) flush();
-    },
-    write,
+    send: (res, status, body, retryAfter) => queue(res, jsonAnswer(status, body, retryAfter)),
+    write: (res, status, body, retryAfter) => writeNow(res, jsonAnswer(status, body, retryAfter)),
+    queue,
+    writeNow,
   };
 }

@@ -1,18 +1,15 @@
-// Rate limits at the edge (ADR 0017), the same for both transports: the decisions of RateLimits
+// Rate limits at the edge (ADR 0017), stages of the one pipeline (ADR 0022): the decisions of RateLimits
 // (src/services/rate-limits.ts) as 429 answers and as the RateLimit / RateLimit-Policy headers of
 // draft-ietf-httpapi-ratelimit-headers-11 (structured fields: `"per-key";q=100;w=1`, `"per-key";r=0;t=1`).
 //
-// Where each check runs:
-// - an address refused for failed authentications: the server's own handler, ahead of both transports
-//   (app.ts), so it costs no key work; asked only while some address is refused;
-// - a key's limit: right after authentication and the scope check, in the fast transport and in the
-//   Fastify hook below; asked only when the key has a limit;
-// - failed authentications are counted where the 401 is answered (always by Fastify): the hook below.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// Where each check runs (pipeline.ts):
+// - an address refused for failed authentications: among the early gates, so it costs no key work;
+//   asked only while some address is refused;
+// - a key's limit: right after authentication and the scope check; asked only when the key has a limit;
+// - failed authentications are counted where the 401 is answered, before it leaves.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { RateDecision, RateLimits } from '../services/rate-limits.js';
-import { isPublicPath, principalOfRequest } from './auth.js';
-import { errorBody } from './errors.js';
+import { isPublicPath } from './auth.js';
 
 export const RATELIMIT_POLICY_HEADER = 'ratelimit-policy';
 export const RATELIMIT_HEADER = 'ratelimit';
@@ -49,7 +46,7 @@ export function tooManyHeaders(v: RateDecision): Record<string, string> {
 }
 
 /**
- * For the server's handler, ahead of both transports: the 429 an address gets while refused for failed
+ * For the pipeline's early gates: the 429 an address gets while refused for failed
  * authentications (public paths such as /healthz stay open), or null.
  */
 export function refusedAddressAnswer(
@@ -62,64 +59,9 @@ export function refusedAddressAnswer(
   return { message: tooManyMessage(decision), headers: tooManyHeaders(decision) };
 }
 
-/** The fast transport: a request allowed under a limit carries the two RateLimit fields. */
-export function setLimitHeaders(res: ServerResponse, v: RateDecision): void {
-  res.setHeader(RATELIMIT_POLICY_HEADER, policyField(v));
-  res.setHeader(RATELIMIT_HEADER, limitField(v));
-}
-
-/**
- * Fastify's onRequest hook, registered after the auth hook (which stops the chain on a 401 or 403): a
- * key with a limit is counted; over it, 429.
- */
-export function createKeyLimitHook(limits: RateLimits) {
-  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const principal = principalOfRequest(request);
-    const limit = principal === undefined ? 0 : limits.limitOf(principal);
-    if (limit === 0) {
-      done();
-      return;
-    }
-    limits.consume(principal!, limit).then(
-      (decision) => {
-        if (decision.allowed) {
-          reply.header(RATELIMIT_POLICY_HEADER, policyField(decision));
-          reply.header(RATELIMIT_HEADER, limitField(decision));
-          done();
-          return;
-        }
-        reply
-          .code(429)
-          .headers(tooManyHeaders(decision))
-          .type('application/json; charset=utf-8')
-          .send(errorBody(tooManyMessage(decision)));
-      },
-      // Counting never fails (Redis errors fall back to memory); if it did, the request is served.
-      () => done(),
-    );
-  };
-}
-
-/**
- * Fastify's onSend hook: every 401 (the auth hook's, and the one for malformed URLs) counts as a failed
- * authentication from its address, before the answer leaves, so the next request already sees a refusal.
- */
-export function createFailedAuthHook(limits: RateLimits) {
-  return (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    payload: unknown,
-    done: (err: null, payload: unknown) => void,
-  ): void => {
-    if (reply.statusCode !== 401 || isPreflight(request)) {
-      done(null, payload);
-      return;
-    }
-    limits.failedAuthentication(request.raw.socket.remoteAddress).then(
-      () => done(null, payload),
-      () => done(null, payload),
-    );
-  };
+/** A request allowed under a limit carries the two RateLimit fields. */
+export function limitHeaders(v: RateDecision): Record<string, string> {
+  return { [RATELIMIT_POLICY_HEADER]: policyField(v), [RATELIMIT_HEADER]: limitField(v) };
 }
 
 /**
@@ -127,7 +69,6 @@ export function createFailedAuthHook(limits: RateLimits) {
  * is no guess at a key, so it never counts toward the lockout: otherwise any page on an unlisted origin,
  * opened behind the same address, could lock everyone there out. An OPTIONS with a key counts as usual.
  */
-export function isPreflight(request: FastifyRequest): boolean {
-  const h = request.headers;
-  return request.method === 'OPTIONS' && h['x-api-key'] === undefined && h.authorization === undefined;
+export function isPreflight(method: string, headers: IncomingHttpHeaders): boolean {
+  return method === 'OPTIONS' && headers['x-api-key'] === undefined && headers.authorization === undefined;
 }

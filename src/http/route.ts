@@ -1,5 +1,5 @@
-// A route declared once: method, path, schemas and handler. Every transport is registered from these
-// declarations (Fastify serves them all; the fast transport serves those marked `fast`; ADR 0005).
+// A route declared once: method, path, schemas and handler. The one pipeline serves every declared route
+// (ADR 0022); the OpenAPI document is made from the same declarations.
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
 import type { IdempotencyRecord } from '../core/idempotency.js';
@@ -100,7 +100,7 @@ export interface Route<S extends RouteSchema = RouteSchema> {
   idempotent?: boolean;
   /** The success status (default 200). */
   status?: number;
-  /** Also served by the fast transport (POST routes whose body is a JSON object). */
+  /** No effect since ADR 0022 (every route takes the one pipeline); kept so declarations stay as they are. */
   fast?: boolean;
   /**
    * Most requests of this route whose bodies are being read or handled at once; more wait before

@@ -1,5 +1,6 @@
-// Headers every answer carries, whichever part of the server writes it: the fast transport (outbox.ts),
-// Fastify (the hook below), and the server's own early answers (app.ts, fastify-transport.ts).
+// Headers every answer carries: the writer (writer.ts) adds them to every answer of the pipeline and
+// of the node:http adapter; Fastify, which serves only the documentation and the dashboard's files,
+// through the hook below.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**

@@ -1,10 +1,8 @@
 // Answers with an entity tag (route.ts `Tagged`): 304 to a matching If-None-Match, gzip when offered
 // and accepted, and bytes made ahead written as they are (shared by every request, never copied).
-import { Readable } from 'node:stream';
-import type { FastifyReply } from 'fastify';
-import type { Prepared, Tagged } from './route.js';
-
-const JSON_TYPE = 'application/json; charset=utf-8';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Tagged } from './route.js';
+import type { Answer } from './writer.js';
 
 /** The tag of the gzip form: `-gzip` inside the quotes (`"abc"` → `"abc-gzip"`). */
 export function gzipTag(etag: string): string {
@@ -39,39 +37,32 @@ export function acceptsGzip(header: string | undefined): boolean {
   return (gzip ?? any ?? 0) > 0;
 }
 
-function addVary(reply: FastifyReply, field: string): void {
-  const current = reply.getHeader('vary');
-  const list = current === undefined ? '' : String(current);
-  if (list.split(',').some((f) => f.trim().toLowerCase() === field.toLowerCase() || f.trim() === '*')) return;
-  reply.header('vary', list === '' ? field : `${list}, ${field}`);
-}
-
-function sendBytes(reply: FastifyReply, status: number, bytes: Prepared): FastifyReply {
-  reply.code(status).type(JSON_TYPE).header('content-length', String(bytes.length));
-  if (bytes.chunks.length === 1) return reply.send(bytes.chunks[0]);
-  return reply.send(Readable.from(bytes.chunks, { objectMode: false }));
-}
-
-export async function sendTagged(reply: FastifyReply, status: number, value: Tagged): Promise<FastifyReply> {
-  const headers = reply.request.headers;
+/** The answer for `value` to a request with these headers (304 when If-None-Match names its tag). */
+export function taggedAnswer(
+  headers: IncomingHttpHeaders,
+  status: number,
+  value: Tagged,
+): Answer | Promise<Answer> {
   const zipped = value.gzip === undefined ? undefined : gzipTag(value.etag);
   const gzip = zipped !== undefined && acceptsGzip(headers['accept-encoding']);
-  if (zipped !== undefined) addVary(reply, 'Accept-Encoding');
-  reply.header('etag', gzip ? zipped : value.etag).header('cache-control', 'no-cache');
+  const own: Record<string, string> = { etag: gzip ? zipped : value.etag, 'cache-control': 'no-cache' };
+  if (zipped !== undefined) own.vary = 'Accept-Encoding';
   const ifNoneMatch = headers['if-none-match'];
   if (matches(ifNoneMatch, value.etag) || (zipped !== undefined && matches(ifNoneMatch, zipped))) {
-    return reply.code(304).send();
+    return { status: 304, headers: own };
   }
-  if (gzip) {
-    let bytes: Prepared | undefined;
-    try {
-      bytes = await value.gzip!();
-    } catch {
-      // Compression failed (memory): the plain JSON is as good an answer.
-      reply.header('etag', value.etag);
-    }
-    if (bytes !== undefined) return sendBytes(reply.header('content-encoding', 'gzip'), status, bytes);
-  }
-  if (typeof value.body === 'string') return reply.code(status).type(JSON_TYPE).send(value.body);
-  return sendBytes(reply, status, value.body());
+  const plain = (): Answer => ({
+    status,
+    headers: own,
+    body: typeof value.body === 'string' ? value.body : value.body().chunks,
+  });
+  if (!gzip) return plain();
+  return value.gzip!().then(
+    (bytes) => ({ status, headers: { ...own, 'content-encoding': 'gzip' }, body: bytes.chunks }),
+    // Compression failed (memory): the plain JSON is as good an answer.
+    () => {
+      own.etag = value.etag;
+      return plain();
+    },
+  );
 }

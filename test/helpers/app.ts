@@ -1,6 +1,8 @@
-// API test harness: a real runtime listening on a real socket (so requests take the transport real
-// clients hit), on the backend AGENTSPLIT_TEST_BACKEND names:
-// `sqlite` (default: a file in a temp directory) or `postgres` (a fresh database, dropped on close).
+// API test harness: a real runtime, also listening on a real socket, on the backend AGENTSPLIT_TEST_BACKEND
+// names: `sqlite` (default: a file in a temp directory) or `postgres` (a fresh database, dropped on close).
+// `api.call` enters the request pipeline in-process (app.inject, the same pipeline a socket's request
+// takes; ADR 0022); `api.port` and `send` are for what needs a socket, and AGENTSPLIT_TEST_SOCKETS=1 sends
+// every `api.call` over one too.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
@@ -17,7 +19,10 @@ import { createTestDatabase, postgresReachable, type TestDatabase } from './post
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 
-/** An answer as the harness read it off the socket. */
+/** Whether `api.call` goes over a socket rather than in-process (AGENTSPLIT_TEST_SOCKETS=1). */
+const SOCKETS = process.env.AGENTSPLIT_TEST_SOCKETS === '1';
+
+/** An answer as the harness read it (off the socket, or from inject). */
 export interface Response {
   statusCode: number;
   headers: IncomingHttpHeaders;
@@ -214,7 +219,11 @@ export class Api {
   /** Kept-alive connections, as a real client would keep them. */
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
-  constructor(private readonly runtime: Pick<Runtime, 'app'>) {}
+  constructor(
+    private readonly runtime: Pick<Runtime, 'app'>,
+    /** Every call over a socket (kept-alive connections), not in-process. */
+    private readonly sockets = SOCKETS,
+  ) {}
 
   /** The port the runtime listens on. */
   get port(): number {
@@ -229,7 +238,17 @@ export class Api {
     else if (c.body !== undefined) payload = JSON.stringify(c.body);
     if (payload !== undefined) headers['content-type'] = 'application/json';
     Object.assign(headers, c.headers);
-    return send(this.port, { method: c.method, url: c.url, headers, payload }, this.agent);
+    if (this.sockets) return send(this.port, { method: c.method, url: c.url, headers, payload }, this.agent);
+    // As Node's client sends it: with its length, and a Host.
+    if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+    const res = await this.runtime.app.inject({ method: c.method, url: c.url, headers, payload });
+    return {
+      statusCode: res.statusCode,
+      headers: res.headers as IncomingHttpHeaders,
+      body: res.body,
+      rawPayload: res.rawPayload,
+      json: () => JSON.parse(res.body),
+    };
   }
 
   /** Closes the kept-alive connections. */

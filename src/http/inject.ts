@@ -1,0 +1,23 @@
+// inject(): a request into the same pipeline a socket's request enters, in-process, without a socket
+// (ADR 0022). A fake request and response (light-my-request, what Fastify's own inject uses) stand in
+// for Node's; everything from the early gates to the writer is the code that serves real clients.
+import type { RequestListener } from 'node:http';
+import lightMyRequest from 'light-my-request';
+
+export type InjectOptions = lightMyRequest.InjectOptions;
+export type InjectResponse = lightMyRequest.Response;
+export type Inject = (options: InjectOptions | string) => Promise<InjectResponse>;
+
+/** `listener`: the node adapter's request listener (so the pipeline, and its fallback for the docs). */
+export function createInject(listener: RequestListener): Inject {
+  return (options) => {
+    const url = typeof options === 'string' ? options : options.url;
+    if (typeof url !== 'string') return lightMyRequest(listener, options);
+    // The URL as sent, as a socket delivers it: light-my-request resolves it (`/a/..` → `/`) and
+    // percent-encodes what a URL parser would.
+    return lightMyRequest((req, res) => {
+      req.url = url;
+      listener(req, res);
+    }, options);
+  };
+}

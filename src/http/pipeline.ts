@@ -1,0 +1,333 @@
+// The one request pipeline (ADR 0022): every request for a declared route, from the socket or from
+// inject(), passes these stages in this order, each once:
+//
+//   1. early gates   closing (503), Host, Content-Encoding, an address locked out (429)
+//   2. route         the one router; CORS (a preflight is answered here, before any key)
+//   3. authenticate  x-api-key → principal, or exactly {"error":"Unauthorized"} (counted for the lockout)
+//   4. authorize     the key's scope and experiments (403); unknown routes 404 (with a key)
+//   5. rate limit    the key's limit (429, RateLimit headers)
+//   6. body          admission, then Content-Type and the body limit (413), read
+//   7. parse, validate  JSON (UTF-8, depth), then params, body and query string by the route's schemas
+//   8. idempotency   Idempotency-Key: replay, 409 in flight, 422 reused (ADR 0016)
+//   9. handle, serialize or map the error, and the request log line
+//
+// Every answer is written by writer.ts, through the outbox: answers ready in the turn they were made
+// in leave together at its end; answers that waited for a commit leave as they settle (ADR 0010).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import { ValidationError } from '../core/errors.js';
+import type { IdempotencyRecord } from '../core/idempotency.js';
+import { type Principal, ROOT } from '../core/keys.js';
+import type { IdempotencyService } from '../services/idempotency.js';
+import type { RateLimits } from '../services/rate-limits.js';
+import { type Authenticate, isPublicPath, refusal, UNAUTHORIZED } from './auth.js';
+import { bodyKind, contentTypeProblem, parseJsonBody, readBody } from './body.js';
+import type { CompiledRoute } from './compile.js';
+import type { Cors } from './cors.js';
+import { describeValidation, errorAnswer, errorBody } from './errors.js';
+import { IDEMPOTENCY_HEADER, runIdempotently } from './idempotency.js';
+import { createOutbox } from './outbox.js';
+import {
+  isPreflight,
+  limitHeaders,
+  refusedAddressAnswer,
+  tooManyHeaders,
+  tooManyMessage,
+} from './rate-limit.js';
+import type { RequestLog } from './request-log.js';
+import { JsonText, PlainText, Stream, Tagged } from './route.js';
+import { createRouter, type Found, pathOf } from './router.js';
+import { taggedAnswer } from './tagged.js';
+import type { Validator } from './validation.js';
+import type { Answer } from './writer.js';
+
+export interface PipelineDeps {
+  routes: CompiledRoute[];
+  /** Who presents an x-api-key (null: nobody known). */
+  authenticate: Authenticate;
+  bodyLimit: number;
+  /** Longest path parameter (longer: 404). */
+  maxParamLength: number;
+  log: RequestLog;
+  idempotency: IdempotencyService;
+  /** Per-key limits and the failed-authentication lockout (ADR 0017); absent: none. */
+  rateLimits?: RateLimits;
+  /** Absent: CORS off. */
+  cors?: Cors;
+  /** Writing an answer threw (its connection is then dropped). */
+  onWriteError: (err: unknown) => void;
+  /** True once the server is closing: requests get 503 with Retry-After, and the connection closes. */
+  closing(): boolean;
+  /** Public paths no route declares (the API documentation, the dashboard's files) are its to answer. */
+  fallback?: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export type Pipeline = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Methods whose requests carry no body to read (Fastify's list, which this API kept). */
+const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
+
+/** Content-Type spellings that need no further look (most clients send one of these). */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8']);
+
+/** A body still arriving when the answer leaves: the connection closes rather than wait for it. */
+function bodyPending(req: IncomingMessage): boolean {
+  // inject()'s requests have their whole body (and no `complete`).
+  if (req.complete !== false) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+function invalid(context: string, validate: Validator): ValidationError {
+  return new ValidationError(describeValidation(context, validate.errors ?? []));
+}
+
+/** The success answer for what a handler returned. */
+function serialize(req: IncomingMessage, compiled: CompiledRoute, value: unknown): Answer | Promise<Answer> {
+  const status = compiled.status;
+  if (value instanceof JsonText) return { status, body: value.text };
+  if (value instanceof Stream) {
+    const { 'content-type': type, ...headers } = value.headers;
+    return { status, type, headers, body: value.body };
+  }
+  if (value instanceof PlainText) return { status, type: value.contentType, body: value.text };
+  if (value instanceof Tagged) return taggedAnswer(req.headers, status, value);
+  if (status === 204) return { status };
+  return { status, body: compiled.serialize(value) };
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const router = createRouter(deps.routes, deps.maxParamLength);
+  const outbox = createOutbox(deps.onWriteError);
+  const { bodyLimit, log, rateLimits } = deps;
+
+  return (req, res) => {
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    /** Headers stages add to whatever answer comes (CORS, RateLimit). */
+    let added: Record<string, string> | undefined;
+    let routeUrl: string | undefined;
+
+    /** Writes the answer (queued when made in this turn) and logs it; `err` is what made a 5xx. */
+    const answer = (a: Answer, later: boolean, err?: unknown, logged = true): void => {
+      if (added !== undefined) a.headers = a.headers === undefined ? added : { ...added, ...a.headers };
+      if (a.close !== true && bodyPending(req)) a.close = true;
+      if (later) outbox.writeNow(res, a);
+      else outbox.queue(res, a);
+      if (logged) log.answered(req, undefined, a.status, performance.now() - started, err, routeUrl);
+    };
+    const fail = (err: unknown, later: boolean, close = false): void => {
+      const e = errorAnswer(err, bodyLimit);
+      const headers = e.retryAfter === undefined ? undefined : { 'retry-after': String(e.retryAfter) };
+      answer({ status: e.status, body: e.body, headers, close }, later, e.status >= 500 ? err : undefined);
+    };
+
+    // 1. Early gates: nothing about the route or the key yet. Closing: refused before any other check
+    // (even without a key), with close, so a load balancer retries it on another instance. Not a failure,
+    // so no request line: "shutting down" is logged once.
+    if (deps.closing()) {
+      const message = 'the service is shutting down; retry on another instance';
+      answer(
+        { status: 503, body: errorBody(message), headers: { 'retry-after': '1' }, close: true },
+        false,
+        undefined,
+        false,
+      );
+      return;
+    }
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      answer({ status: 400, body: errorBody('the Host header is required in HTTP/1.1'), close: true }, false);
+      return;
+    }
+    // A compressed body would be read as JSON text and refused as malformed, or worse, accepted: say
+    // what is wrong instead (this API takes bodies uncompressed).
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      const message = `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the body uncompressed`;
+      answer({ status: 415, body: errorBody(message), close: true }, false);
+      return;
+    }
+    const refused = rateLimits && refusedAddressAnswer(rateLimits, req);
+    if (refused) {
+      answer({ status: 429, body: errorBody(refused.message), headers: refused.headers, close: true }, false);
+      return;
+    }
+
+    // 2. The route, and CORS.
+    const found = router.find(method, url);
+    if (found === null && deps.fallback !== undefined && isPublicPath(url)) {
+      deps.fallback(req, res);
+      return;
+    }
+    const route = typeof found === 'object' && found !== null ? found : undefined;
+    routeUrl = route?.compiled.route.url;
+    if (deps.cors !== undefined) {
+      const cors = deps.cors(method, req.headers);
+      added = cors.headers;
+      if (cors.preflight) {
+        answer({ status: 204, headers: { 'content-length': '0' } }, false);
+        return;
+      }
+    }
+
+    // 3. Authenticate: every 401 counts toward the lockout of its address, before it leaves (so the
+    // next request already sees a refusal), except a browser's preflight (no guess at a key).
+    let principal: Principal = ROOT;
+    const open = route?.compiled.route.scope === 'public' || (route === undefined && isPublicPath(url));
+    if (!open) {
+      const who = deps.authenticate(req.headers['x-api-key']);
+      if (who === null) {
+        const unauthorized = () => answer({ status: 401, body: UNAUTHORIZED }, true);
+        if (rateLimits === undefined || isPreflight(method, req.headers))
+          answer({ status: 401, body: UNAUTHORIZED }, false);
+        else rateLimits.failedAuthentication(req.socket?.remoteAddress).then(unauthorized, unauthorized);
+        return;
+      }
+      principal = who;
+    }
+
+    // 4. Authorize.
+    if (route === undefined) {
+      if (found === 'bad-url')
+        answer({ status: 400, body: errorBody('the URL is not valid percent-encoding') }, false);
+      else if (found === 'too-long')
+        answer({ status: 404, body: errorBody('no experiment with a slug that long') }, false);
+      else answer({ status: 404, body: errorBody(`no route ${method} ${pathOf(url)}`) }, false);
+      return;
+    }
+    const problem = refusal(principal, route.compiled.route, route.params);
+    if (problem !== null) {
+      answer({ status: 403, body: errorBody(problem) }, false);
+      return;
+    }
+
+    // 5. Rate limit: asked only when the key has one.
+    const limit = rateLimits === undefined || open ? 0 : rateLimits.limitOf(principal);
+    if (limit === 0) {
+      admit(route, principal, false);
+      return;
+    }
+    rateLimits!.consume(principal, limit).then(
+      (decision) => {
+        if (decision.allowed) {
+          added = { ...added, ...limitHeaders(decision) };
+          admit(route, principal, true);
+          return;
+        }
+        const headers = tooManyHeaders(decision);
+        answer({ status: 429, body: errorBody(tooManyMessage(decision)), headers }, true);
+      },
+      // Counting never fails (Redis errors fall back to memory); if it did, the request is served.
+      () => admit(route, principal, true),
+    );
+
+    // 6. The body: heavy routes wait for a slot before theirs is read.
+    function admit(found: Found, principal: Principal, later: boolean): void {
+      const admission = found.compiled.admission;
+      if (admission === undefined) takeBody(found, principal, later);
+      else admission.admit(res, () => takeBody(found, principal, later));
+    }
+
+    function takeBody(found: Found, principal: Principal, later: boolean): void {
+      if (BODYLESS.has(method)) {
+        handle(found, principal, undefined, later);
+        return;
+      }
+      const kind = bodyKind(req.headers);
+      if (kind === 'none') handle(found, principal, undefined, later);
+      else if (kind === 'malformed')
+        fail(new ValidationError('Content-Type must be application/json'), later);
+      else if (kind === 'refused') {
+        fail(new ValidationError(contentTypeProblem(req.headers['content-type'])!), later, true);
+      } else {
+        // Called from the request's events: answers made there leave with the others of this I/O phase.
+        readBody(req, bodyLimit, (err, bytes) => {
+          if (err !== null) fail(err, false, true);
+          else handle(found, principal, bytes, false);
+        });
+      }
+    }
+
+    // 7–9. Parse, validate, idempotency, handle, serialize.
+    function handle(found: Found, principal: Principal, bytes: Buffer | undefined, later: boolean): void {
+      const { compiled } = found;
+      let body: unknown;
+      if (bytes !== undefined) {
+        try {
+          const type = req.headers['content-type']!;
+          const problem = PLAIN_JSON.has(type) ? null : contentTypeProblem(type);
+          if (problem !== null) throw new ValidationError(problem);
+          body = parseJsonBody(bytes);
+        } catch (err) {
+          // As after any body parser's error: the connection closes with the answer.
+          fail(err, later, true);
+          return;
+        }
+      }
+      let value: unknown;
+      try {
+        // As Fastify validated: params, then the body, then the query string; an absent part as null.
+        const params = { ...found.params };
+        const holder = { params, body, query: parseQuery(url.slice(pathOf(url).length + 1)) };
+        const vp = compiled.validateParams;
+        if (vp !== undefined && !vp(holder.params ?? null)) throw invalid('params', vp);
+        const vb = compiled.validateBody;
+        if (vb !== undefined && !vb(holder.body ?? null)) throw invalid('body', vb);
+        const vq = compiled.validateQuery;
+        if (vq !== undefined && !vq(holder.query)) throw invalid('querystring', vq);
+        const run = (record?: (answer: unknown) => IdempotencyRecord) =>
+          compiled.route.handle({
+            params,
+            query: holder.query,
+            body,
+            principal,
+            idempotency: record,
+          } as never);
+        if (compiled.route.idempotent === true && req.headers[IDEMPOTENCY_HEADER] !== undefined) {
+          value = runIdempotently(
+            deps.idempotency,
+            { method, url, headers: req.headers, body: bytes },
+            compiled,
+            principal,
+            async (record) => run(record),
+          ).then((r) => ('replay' in r ? r.replay : serialize(req, compiled, r.value)));
+        } else {
+          const ran = run();
+          if (ran instanceof Promise) {
+            // One hop from the handler's settling to the answer (a commit settles many at once).
+            ran.then(
+              (v) => {
+                let a: Answer | Promise<Answer>;
+                try {
+                  a = serialize(req, compiled, v);
+                } catch (err) {
+                  fail(err, true);
+                  return;
+                }
+                if (a instanceof Promise)
+                  a.then(
+                    (x) => answer(x, true),
+                    (err) => fail(err, true),
+                  );
+                else answer(a, true);
+              },
+              (err) => fail(err, true),
+            );
+            return;
+          }
+          value = serialize(req, compiled, ran);
+        }
+      } catch (err) {
+        fail(err, later);
+        return;
+      }
+      if (value instanceof Promise) {
+        value.then(
+          (a: Answer) => answer(a, true),
+          (err) => fail(err, true),
+        );
+      } else answer(value as Answer, later);
+    }
+  };
+}
