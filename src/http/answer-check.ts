@@ -8,7 +8,7 @@
 // a prefix compiled per experiment), Tagged (the definitions, JSON made ahead under an entity tag), and
 // the answers whose schema documents `content` by media type, Stream (exports) and PlainText (metrics).
 import type { Static, TSchema } from 'typebox';
-import type { JsonText, PlainText, RouteInput, RouteSchema, Stream, Tagged } from './route.js';
+import type { JsonText, PlainText, RouteInput, RouteSchema, Stream, Tagged } from './route-types.js';
 
 /** A schema built by TypeBox: its type carries what it validates (a plain JSON object's does not). */
 type Typed = TSchema & ({ '~kind': string } | { '~unsafe': unknown });

@@ -1,11 +1,11 @@
 // Liveness and readiness probes (no key needed). Readiness names no host or port: the driver's error
 // goes to the log (request-log.ts), the client gets a generic 503.
 import { UnavailableError } from '../core/errors.js';
-import type { Store } from '../store/store.js';
 import { type Route, route } from './route.js';
 import { HealthResponse, unavailableResponse } from './schemas/common.js';
 
-export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
+/** `database`: what readiness asks (the store's ping, passed in by app.ts; http reaches the store no other way). */
+export function healthRoutes(database: { ping(): Promise<void> }): Route[] {
   return [
     route({
       method: 'GET',
@@ -38,7 +38,7 @@ export function healthRoutes(store: Pick<Store, 'ping'>): Route[] {
       },
       handle: async () => {
         try {
-          await store.ping();
+          await database.ping();
         } catch (err) {
           throw new UnavailableError('the database is unreachable', 1, { cause: err });
         }

@@ -1,8 +1,7 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
 import type { FeedbackReceipt, FeedbackService } from '../services/feedback.js';
-import type { LogReceipt, LogsAnswer, ResultService } from '../services/results.js';
-import type { Result } from '../store/store.js';
+import type { LogReceipt, LogsAnswer, Result, ResultService } from '../services/results.js';
 import { type Route, route, Stream } from './route.js';
 import { errorResponses, SlugParams } from './schemas/common.js';
 import {

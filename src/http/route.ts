@@ -1,91 +1,9 @@
 // A route declared once: method, path, schemas and handler. The one pipeline serves every declared route
 // (ADR 0022); the OpenAPI document is made from the same declarations.
-import type { Readable } from 'node:stream';
-import type { Static, TSchema } from 'typebox';
-import type { IdempotencyRecord } from '../core/idempotency.js';
-import type { Principal } from '../core/keys.js';
 import type { AnswerCheck } from './answer-check.js';
+import type { Answer, Method, RouteInput, RouteSchema, Scope } from './route-types.js';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-
-/**
- * What a key must hold to call a route (ADR 0015): `assign` (POST assign), `log` (POST log and logs),
- * `read` (every GET of experiments, results, exports, analyses and metrics), `admin` (everything,
- * including managing experiments and keys). `public` routes need no key at all.
- */
-export type Scope = 'assign' | 'log' | 'read' | 'admin' | 'public';
-
-export interface RouteSchema {
-  tags: string[];
-  summary: string;
-  description?: string;
-  /** `[]` for routes that need no key (the OpenAPI document then shows no lock). */
-  security?: Array<Record<string, string[]>>;
-  params?: TSchema;
-  querystring?: TSchema;
-  body?: TSchema;
-  /** By status code: what the OpenAPI document shows; the success status's schema serializes answers. */
-  response: Record<number, unknown>;
-}
-
-type In<T> = T extends TSchema ? Static<T> : undefined;
-
-export interface RouteInput<S extends RouteSchema> {
-  params: In<S['params']>;
-  query: In<S['querystring']>;
-  body: In<S['body']>;
-  /** Who is calling (the root principal on routes that need no key). */
-  principal: Principal;
-  /**
-   * Present when the request carries an Idempotency-Key on an `idempotent` route: turns the success
-   * answer into the record the service commits with the request's data (ADR 0016).
-   */
-  idempotency?: (answer: unknown) => IdempotencyRecord;
-}
-
-/** A JSON answer serialized already (e.g. assign's, built from a prefix compiled per experiment). */
-export class JsonText {
-  constructor(readonly text: string) {}
-}
-
-/** Bytes made ahead and sent as they are, without copying: `chunks` in order, `length` bytes in all. */
-export interface Prepared {
-  chunks: readonly Buffer[];
-  length: number;
-}
-
-/**
- * JSON with a strong entity tag: answered 304 with no body when the request's If-None-Match names the
- * tag (clients polling for changes). The body is text, or bytes made ahead (called only when sent).
- * `gzip`, when given, makes the same JSON gzip-compressed: sent with Content-Encoding: gzip to requests
- * whose Accept-Encoding allows it, under the tag with `-gzip` inside its quotes; either tag answers 304.
- */
-export class Tagged {
-  constructor(
-    readonly etag: string,
-    readonly body: string | (() => Prepared),
-    readonly gzip?: () => Promise<Prepared>,
-  ) {}
-}
-
-/** A streamed answer (exports): not JSON, with its own content type and headers. */
-export class Stream {
-  constructor(
-    readonly body: Readable,
-    readonly headers: Record<string, string>,
-  ) {}
-}
-
-/** A text answer that is not JSON (the Prometheus metrics), sent as it is with its content type. */
-export class PlainText {
-  constructor(
-    readonly text: string,
-    readonly contentType: string,
-  ) {}
-}
-
-/** What a handler returns: a value serialized by the route's success schema, JSON text, a stream, or nothing (204). */
-export type Answer = unknown;
+export * from './route-types.js';
 
 export interface Route<S extends RouteSchema = RouteSchema> {
   method: Method;

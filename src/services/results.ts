@@ -10,6 +10,10 @@ import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../core/writes.js';
 import type { Result, Store } from '../store/store.js';
+
+/** A stored result as services hand it out (the http layer names it from here, not from the store). */
+export type { Result };
+
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { AssignmentTarget, IssuedAssignments } from './issued-assignments.js';
 
