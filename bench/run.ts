@@ -226,10 +226,15 @@ function stealMs(): number[] | null {
   });
 }
 
+/** A latency in ms, or n/a when a run recorded none (a machine too loaded to send at the rate). */
+function ms(v: number | null | undefined): string {
+  return typeof v === 'number' ? v.toFixed(2) : 'n/a';
+}
+
 function describeFixed(x: FixedRateSample): string {
   const steal = x.stealMs ? `, steal ${x.stealMs.map((t) => t.toFixed(0)).join('/')} ms` : '';
   return (
-    `p99 ${x.p99.toFixed(2)} ms (clean ${x.clean.p99.toFixed(2)}; generator stalled ${x.stalls.count}× ` +
+    `p99 ${ms(x.p99)} ms (clean ${ms(x.clean?.p99)}; generator stalled ${x.stalls.count}× ` +
     `${x.stalls.totalMs.toFixed(0)} ms${steal})`
   );
 }
