@@ -577,8 +577,11 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const assignFigure = throughput('assign (random)', 0.8);
   const logFigure = throughput('log', 0.5);
   const fixed = (extra.assignAtHalfMax as Record<string, FixedRateRow>)[SQLITE]!;
-  const p99s = (xs: FixedRateSample[]) => xs.map((x) => x.p99);
-  const cleanP99s = (xs: FixedRateSample[]) => xs.map((x) => x.clean.p99);
+  // Runs that recorded no latency (n/a above) are left out of the medians.
+  const recorded = (vs: Array<number | null | undefined>) =>
+    vs.filter((v): v is number => typeof v === 'number');
+  const p99s = (xs: FixedRateSample[]) => recorded(xs.map((x) => x.p99));
+  const cleanP99s = (xs: FixedRateSample[]) => recorded(xs.map((x) => x.clean?.p99));
   const spread = (xs: number[]) =>
     `${median(xs).toFixed(2)} ms [${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}]`;
   const p99Ratio = median(p99s(fixed.samples)) / median(p99s(fixed.baseline));
