@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { answerCall } from './helpers/call.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'disk-full-test-key-0123456789';
@@ -35,23 +36,7 @@ after(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server!.baseUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {}
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    body: parsed as ReturnType<typeof JSON.parse>,
-  };
-}
+const call = answerCall(() => server!.baseUrl, API_KEY);
 
 /** Fills the file system with one file until it is full; returns its path. */
 function fill(path: string): string {

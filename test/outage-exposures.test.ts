@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import pg from 'pg';
 import { openStore } from '../src/store/index.js';
+import { answerCall } from './helpers/call.js';
 import {
   createPrivatePostgres,
   type PrivatePostgres,
@@ -33,25 +34,7 @@ after(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server!.baseUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = text;
-  }
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    body: parsed as ReturnType<typeof JSON.parse>,
-  };
-}
+const call = answerCall(() => server!.baseUrl, API_KEY);
 
 /** An administrator's connection to the server's maintenance database (not the one under test). */
 async function admin(url: string): Promise<pg.Client> {

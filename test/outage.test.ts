@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { answerCall } from './helpers/call.js';
 import {
   createPrivatePostgres,
   type PrivatePostgres,
@@ -26,19 +27,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server!.baseUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    body: text ? JSON.parse(text) : null,
-  };
-}
+const call = answerCall(() => server!.baseUrl, API_KEY);
 
 test('a PostgreSQL outage under load: assign serves, log says 503, everything recovers', {
   skip: !privatePostgresAvailable() && 'initdb/pg_ctl are not installed',

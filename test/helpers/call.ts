@@ -17,3 +17,31 @@ export function jsonCall(baseUrl: () => string, apiKey: string): Call {
     return text ? JSON.parse(text) : null;
   };
 }
+
+/** A call's status, Retry-After and JSON body (the text when it is not JSON), whatever the status. */
+export interface Answered {
+  status: number;
+  retryAfter: string | null;
+  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, read field by field and checked by the asserts
+  body: any;
+}
+
+/** Like jsonCall, for tests that expect failures too (outages): never asserts, reports what came back. */
+export function answerCall(
+  baseUrl: () => string,
+  apiKey: string,
+): (method: string, path: string, body?: unknown) => Promise<Answered> {
+  return async (method, path, body) => {
+    const res = await fetch(`${baseUrl()}${path}`, {
+      method,
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {}
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: parsed };
+  };
+}
