@@ -38,6 +38,21 @@ interface Entry {
   hash: Buffer;
 }
 
+/** The live keys by keyed hash (authentication) and by id. */
+interface KeyMaps {
+  byHash: Map<string, Entry>;
+  byId: Map<string, Entry>;
+}
+
+function entryOf(key: StoredKey): Entry {
+  return { key, principal: principalOf(key), hash: Buffer.from(key.hash, 'base64url') };
+}
+
+function addEntry(maps: KeyMaps, entry: Entry): void {
+  maps.byHash.set(entry.key.hash, entry);
+  maps.byId.set(entry.key.id, entry);
+}
+
 /** A created key: the only time its secret is seen. */
 export interface CreatedKey extends ApiKey {
   key: string;
@@ -55,13 +70,17 @@ export interface KeyDeps {
 }
 
 export class KeyService {
-  private byHash = new Map<string, Entry>();
-  /** The same entries by key id. */
-  private byId = new Map<string, Entry>();
+  /** The live keys this instance authenticates against. */
+  private live: KeyMaps = { byHash: new Map(), byId: new Map() };
   private readonly root: Buffer;
   /** Last use by key id (ms), not yet written. */
   private used = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
+  /**
+   * Changes this instance made while a load was reading, one list per load in flight: replayed on the
+   * snapshot, so a reload that raced a create or a revoke cannot drop the new key or revive the old one.
+   */
+  private readonly journals = new Set<Array<(maps: KeyMaps) => void>>();
 
   constructor(private readonly deps: KeyDeps) {
     if (deps.rootKey.length === 0) throw new Error('the root key must not be empty');
@@ -72,16 +91,24 @@ export class KeyService {
 
   /** (Re)reads every live key: at start and when another instance changed keys or experiments. */
   async load(): Promise<void> {
-    const keys = await this.deps.store.listKeys();
-    const byHash = new Map<string, Entry>();
-    const byId = new Map<string, Entry>();
-    for (const key of keys) {
-      const entry = { key, principal: principalOf(key), hash: Buffer.from(key.hash, 'base64url') };
-      byHash.set(key.hash, entry);
-      byId.set(key.id, entry);
+    const journal: Array<(maps: KeyMaps) => void> = [];
+    this.journals.add(journal);
+    let keys: StoredKey[];
+    try {
+      keys = await this.deps.store.listKeys();
+    } finally {
+      this.journals.delete(journal);
     }
-    this.byHash = byHash;
-    this.byId = byId;
+    const maps: KeyMaps = { byHash: new Map(), byId: new Map() };
+    for (const key of keys) addEntry(maps, entryOf(key));
+    for (const change of journal) change(maps);
+    this.live = maps;
+  }
+
+  /** Applies a change to the live maps and to every snapshot being read. */
+  private change(apply: (maps: KeyMaps) => void): void {
+    apply(this.live);
+    for (const journal of this.journals) journal.push(apply);
   }
 
   /**
@@ -93,7 +120,7 @@ export class KeyService {
     if (this.isRoot(presented)) return ROOT;
     if (!presented.startsWith(KEY_PREFIX)) return null;
     const hash = this.hash(presented);
-    const found = this.byHash.get(hash);
+    const found = this.live.byHash.get(hash);
     if (found === undefined || !timingSafeEqual(Buffer.from(hash, 'base64url'), found.hash)) return null;
     this.used.set(found.key.id, Date.now());
     return found.principal;
@@ -119,20 +146,15 @@ export class KeyService {
       lastUsedAt: null,
     };
     await this.deps.store.insertKey(stored);
-    const entry = {
-      key: stored,
-      principal: principalOf(stored),
-      hash: Buffer.from(stored.hash, 'base64url'),
-    };
-    this.byHash.set(stored.hash, entry);
-    this.byId.set(stored.id, entry);
+    const entry = entryOf(stored);
+    this.change((maps) => addEntry(maps, entry));
     const { hash: _hash, ...shown } = stored;
     return { ...shown, key: secret };
   }
 
   /** The live key with this id as this instance holds it (no store read), or undefined. */
   find(id: string): ApiKey | undefined {
-    const entry = this.byId.get(id);
+    const entry = this.live.byId.get(id);
     if (entry === undefined) return undefined;
     const { hash: _hash, ...key } = entry.key;
     return key;
@@ -174,11 +196,12 @@ export class KeyService {
     if (!(await this.deps.store.revokeKey(id, this.deps.now()))) {
       throw new NotFoundError(`no key with id '${id}' (or it is revoked already)`);
     }
-    const entry = this.byId.get(id);
-    if (entry !== undefined) {
-      this.byHash.delete(entry.key.hash);
-      this.byId.delete(id);
-    }
+    this.change((maps) => {
+      const entry = maps.byId.get(id);
+      if (entry === undefined) return;
+      maps.byHash.delete(entry.key.hash);
+      maps.byId.delete(id);
+    });
     this.used.delete(id);
   }
 
