@@ -1,5 +1,5 @@
 // GET /experiment/:slug/analysis/timeseries and GET /experiment/:slug/versions (issue 15, section 5):
-// results committed in known hours, their cumulative effect per hour and per day, the last bucket equal
+// results committed in known hours, their cumulative effect per hour and per day, the last period equal
 // to the analysis, and the payload history of an experiment.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -42,7 +42,7 @@ const EXPOSURES: Array<[string, 'A' | 'B', number]> = [
 
 const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 
-/** Every value of `variant` logged up to the end of the bucket `end` (exclusive upper bound). */
+/** Every value of `variant` logged up to the end of the period `end` (exclusive upper bound). */
 function upTo(variant: 'A' | 'B', end: string): number[] {
   return LATENCY.filter(([at, v]) => v === variant && at < end).flatMap(([, , xs]) => xs);
 }
@@ -58,8 +58,8 @@ interface SeriesVariant {
   worse?: boolean | null;
   chanceToWin?: number | null;
 }
-interface SeriesBucket {
-  bucket: string;
+interface SeriesPeriod {
+  start: string;
   exposures: Record<string, number>;
   variants: SeriesVariant[];
 }
@@ -126,28 +126,28 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     return res.json();
   };
 
-  /** What every bucket must hold: that bucket's own exposures, and the values up to its end. */
-  function assertBuckets(buckets: SeriesBucket[], starts: string[], next: (start: string) => string): void {
+  /** What every period must hold: that period's own exposures, and the values up to its end. */
+  function assertPeriods(periods: SeriesPeriod[], starts: string[], next: (start: string) => string): void {
     assert.deepEqual(
-      buckets.map((b) => b.bucket),
+      periods.map((b) => b.start),
       starts,
     );
-    for (const b of buckets) {
-      const end = next(b.bucket);
+    for (const b of periods) {
+      const end = next(b.start);
       const exposed = (v: string) =>
-        EXPOSURES.filter(([at, k]) => k === v && at >= b.bucket && at < end).reduce((a, [, , c]) => a + c, 0);
-      assert.deepEqual(b.exposures, { A: exposed('A'), B: exposed('B') }, b.bucket);
+        EXPOSURES.filter(([at, k]) => k === v && at >= b.start && at < end).reduce((a, [, , c]) => a + c, 0);
+      assert.deepEqual(b.exposures, { A: exposed('A'), B: exposed('B') }, b.start);
       assert.deepEqual(
         b.variants.map((v) => [v.key, v.n, v.mean]),
         (['A', 'B'] as const).map((k) => [k, upTo(k, end).length, mean(upTo(k, end))]),
-        b.bucket,
+        b.start,
       );
       assert.equal(b.variants[0]!.absolute, undefined, 'the control has no effect');
       assert.ok(b.variants[1]!.absolute && b.variants[1]!.relative, 'the treatment has both effects');
     }
   }
 
-  test('hour buckets: each hour’s exposures, and n and means cumulative up to the end of the hour', async () => {
+  test('hour periods: each hour’s exposures, and n and means cumulative up to the end of the hour', async () => {
     const body = await series('metric=latency&interval=hour');
     assert.equal(body.slug, slug);
     assert.equal(body.metric, 'latency');
@@ -157,17 +157,17 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     assert.equal(body.interval, 'hour');
     assert.equal(body.control, 'A');
     const next = (start: string) => new Date(Date.parse(start) + 3600_000).toISOString();
-    assertBuckets(body.buckets, [hour(DAY_1_09), hour(DAY_1_10), hour(DAY_2_08)], next);
+    assertPeriods(body.periods, [hour(DAY_1_09), hour(DAY_1_10), hour(DAY_2_08)], next);
   });
 
-  test('day buckets (the default) sum their hours', async () => {
+  test('day periods (the default) sum their hours', async () => {
     const body = await series('metric=latency');
     assert.equal(body.interval, 'day');
     const next = (start: string) => new Date(Date.parse(start) + 86_400_000).toISOString();
-    assertBuckets(body.buckets, [day(DAY_1_09), day(DAY_2_08)], next);
+    assertPeriods(body.periods, [day(DAY_1_09), day(DAY_2_08)], next);
   });
 
-  test("the last bucket's cumulative effect is the analysis of all the data, for every method", async () => {
+  test("the last period's cumulative effect is the analysis of all the data, for every method", async () => {
     const cases = [
       'metric=latency',
       'metric=latency&method=sequential&nStar=200',
@@ -185,7 +185,7 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
       const body = await series(query);
       assert.equal(body.kind, analysed.kind, query);
       assert.equal(body.sided, analysed.sided, query);
-      const last: SeriesBucket = body.buckets.at(-1);
+      const last: SeriesPeriod = body.periods.at(-1);
       assert.equal(last.variants.length, 2, query);
       for (const [i, v] of last.variants.entries()) {
         const a = analysed.variants[i];
@@ -204,7 +204,7 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     assert.equal(body.direction, null);
     // B: 9 | 8, 7 | 6 are all below 10; A: none is.
     assert.deepEqual(
-      body.buckets.map((b: SeriesBucket) => b.variants.map((v) => [v.n, v.mean])),
+      body.periods.map((b: SeriesPeriod) => b.variants.map((v) => [v.n, v.mean])),
       [
         [
           [2, 0],
@@ -240,7 +240,7 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     );
   });
 
-  test('a sticky experiment is read per user: its last bucket is the analysis, n, mean and standard error', async () => {
+  test('a sticky experiment is read per user: its last period is the analysis, n, mean and standard error', async () => {
     const sticky = (await api.createExperiment({ assignment: 'sticky' })).slug;
     // Users calling 1 to 4 times; integer and boolean values (sums exact in any order), and a float metric.
     const results = [];
@@ -263,7 +263,7 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
       assert.equal(body.unit, 'user', metric);
-      const last = body.buckets.at(-1).variants;
+      const last = body.periods.at(-1).variants;
       const read = analysis.metrics.find((m: { name: string }) => m.name === metric);
       assert.equal(read.unit, 'user');
       const exact = metric !== 'cost';
@@ -278,7 +278,7 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
     }
   });
 
-  test('a quantile statistic: the series compares the p95, and its last bucket is the analysis', async () => {
+  test('a quantile statistic: the series compares the p95, and its last period is the analysis', async () => {
     for (const assignment of ['random', 'sticky'] as const) {
       const { slug } = await api.createExperiment({
         assignment,
@@ -300,7 +300,7 @@ describe('timeseries', { skip: SKIP_BACKEND }, () => {
       assert.equal(body.statistic, 'p95');
       const read = analysis.metrics.find((m: { name: string }) => m.name === 'latency_ms');
       assert.equal(read.statistic, 'p95');
-      const last = body.buckets.at(-1).variants;
+      const last = body.periods.at(-1).variants;
       assert.ok(last[0].quantile > last[1].quantile, `${assignment}: B's p95 is lower`);
       const b = read.variants[1];
       same(last[1].absolute.estimate, b.absolute.estimate, false, `${assignment}: p95 difference`);

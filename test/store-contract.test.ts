@@ -13,7 +13,7 @@ import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
 import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
 import type { SketchRow } from '../src/core/sketch-rollups.js';
 import { hourOf } from '../src/core/time.js';
-import type { BucketUnitRollup } from '../src/core/unit-hours.js';
+import type { HourlyUnitRollup } from '../src/core/unit-hours.js';
 import type { UnitRollup } from '../src/core/units.js';
 import type { FeedbackValue, NewFeedback, NewResult } from '../src/core/writes.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
@@ -127,10 +127,10 @@ interface Moments {
 }
 
 /** Rollup rows by hour (when they have one), version, variant, metric and kind. */
-function statsOf(rows: Array<MetricRollup & { bucket?: string }>): Record<string, Moments> {
+function statsOf(rows: Array<MetricRollup & { hour?: string }>): Record<string, Moments> {
   const out: Record<string, Moments> = {};
   for (const r of rows) {
-    const key = `${r.bucket === undefined ? '' : `${r.bucket} `}${r.version}/${r.variantKey}/${r.metric}/${r.kind}`;
+    const key = `${r.hour === undefined ? '' : `${r.hour} `}${r.version}/${r.variantKey}/${r.metric}/${r.kind}`;
     assert.equal(out[key], undefined, `one row per key: ${key}`);
     out[key] = { n: r.n, sum: r.sum, sumSquares: r.sumSquares };
   }
@@ -595,14 +595,14 @@ for (const backend of backends) {
       });
       // Counted in the hour the feedback came, not the result's.
       const h2 = hourOf(HOUR_2);
-      assert.deepEqual(statsOf(rating((await store.readBuckets(id)).metrics)), {
+      assert.deepEqual(statsOf(rating((await store.readHourly(id)).metrics)), {
         [`${h2} 1/${first.variantKey}/rating/mean`]: expected([4]),
         [`${h2} 1/${second.variantKey}/rating/mean`]: expected([5]),
       });
       // The results' own metrics, in their hour.
       assert.deepEqual(
         Object.keys(
-          statsOf((await store.readBuckets(id)).metrics.filter((m) => m.metric === 'latency')),
+          statsOf((await store.readHourly(id)).metrics.filter((m) => m.metric === 'latency')),
         ).sort(),
         [`${hourOf(HOUR_1)} 1/A/latency/mean`, `${hourOf(HOUR_1)} 1/B/latency/mean`],
       );
@@ -628,9 +628,9 @@ for (const backend of backends) {
       // Sent again unchanged (a retry): nothing moves.
       await rate(targets[0]!.logId, 2, HOUR_2);
       assert.deepEqual(await rating(), { '1/A/rating/mean': { n: 2, sum: 7, sumSquares: 29 } });
-      const buckets = (await store.readBuckets(id)).metrics.filter((m) => m.metric === 'rating');
+      const hourly = (await store.readHourly(id)).metrics.filter((m) => m.metric === 'rating');
       assert.deepEqual(
-        buckets.map((b) => [b.bucket, b.n, b.sum, b.sumSquares]),
+        hourly.map((b) => [b.hour, b.n, b.sum, b.sumSquares]),
         [[hourOf(HOUR_1), 2, 7, 29]],
       );
     });
@@ -662,7 +662,7 @@ for (const backend of backends) {
       });
       // Still in the hour it was first counted in.
       const h1 = hourOf(HOUR_1);
-      assert.deepEqual(helpful((await store.readBuckets(id)).metrics), {
+      assert.deepEqual(helpful((await store.readHourly(id)).metrics), {
         [`${h1} 1/B/helpful/mean`]: { n: 1, sum: 2, sumSquares: 4 },
         [`${h1} 1/B/helpful/proportion`]: { n: 1, sum: 1, sumSquares: 1 },
       });
@@ -833,7 +833,7 @@ for (const backend of backends) {
         await store.appendBatch({ results: [], exposures: [], feedback });
       }
       const live = await store.readRollups(id);
-      const liveBuckets = await store.readBuckets(id);
+      const liveBuckets = await store.readHourly(id);
       assert.ok(live.units.length > 0 && liveBuckets.metrics.length > 0);
       const emptied = (m: { metric: string; kind: string }) => m.metric === 'thumbs' && m.kind === 'mean';
       assert.ok(live.metrics.filter(emptied).every((m) => m.n === 0 && m.sum === 0));
@@ -841,7 +841,7 @@ for (const backend of backends) {
       const counts = await store.rebuildRollups(id);
       assert.equal(counts.results, logged.length);
       const rebuilt = await store.readRollups(id);
-      const rebuiltBuckets = await store.readBuckets(id);
+      const rebuiltBuckets = await store.readHourly(id);
       assertSameStats(statsOf(rebuilt.metrics), nonEmpty(statsOf(live.metrics)), 'metric rollups');
       assertSameStats(
         statsOf(rebuiltBuckets.metrics),
@@ -874,7 +874,7 @@ for (const backend of backends) {
       assertSameUnits(unitStats(afterward), expectedUnits(logged));
     });
 
-    test('readBuckets returns hourly metric rows, oldest first, and hourly exposures from the exposure batches', async () => {
+    test('readHourly returns hourly metric rows, oldest first, and hourly exposures from the exposure batches', async () => {
       const { id } = await store.insertExperiment(experiment('buckets'));
       const at = (time: string, variantKey: string, latency: number) =>
         result(id, { createdAt: time, variantKey, metrics: JSON.stringify({ latency, ok: latency > 2 }) });
@@ -892,9 +892,9 @@ for (const backend of backends) {
           assigned(id, 'A', HOUR_1),
         ]),
       });
-      const { metrics, exposures } = await store.readBuckets(id);
-      const buckets = metrics.map((m) => m.bucket);
-      assert.deepEqual(buckets, [...buckets].sort(), 'oldest hour first');
+      const { metrics, exposures } = await store.readHourly(id);
+      const hours = metrics.map((m) => m.hour);
+      assert.deepEqual(hours, [...hours].sort(), 'oldest hour first');
       assert.ok(metrics.every((m) => m.experimentId === id));
       const h1 = hourOf(HOUR_1);
       const h2 = hourOf(HOUR_2);
@@ -902,7 +902,7 @@ for (const backend of backends) {
         metrics
           .map(
             (m) =>
-              `${m.bucket} ${m.version}/${m.variantKey}/${m.metric}/${m.kind} ${m.n} ${m.sum} ${m.sumSquares}`,
+              `${m.hour} ${m.version}/${m.variantKey}/${m.metric}/${m.kind} ${m.n} ${m.sum} ${m.sumSquares}`,
           )
           .sort(),
         [
@@ -914,16 +914,16 @@ for (const backend of backends) {
           `${h2} 1/A/ok/proportion 1 1 1`,
         ],
       );
-      const hourly = (rows: Array<{ bucket: string; version: number; variantKey: string; n: number }>) =>
-        rows.map((e) => `${e.bucket} ${e.version}/${e.variantKey} ${e.n}`).sort();
+      const hourly = (rows: Array<{ hour: string; version: number; variantKey: string; n: number }>) =>
+        rows.map((e) => `${e.hour} ${e.version}/${e.variantKey} ${e.n}`).sort();
       assert.deepEqual(hourly(exposures), [`${h1} 1/A 3`, `${h1} 1/B 1`, `${h2} 1/B 2`]);
       assert.deepEqual(
-        exposures.map((e) => e.bucket),
+        exposures.map((e) => e.hour),
         [h1, h1, h2],
       );
       // A rebuild counts the same hours from the exposures themselves.
       await store.rebuildRollups(id);
-      const rebuilt = await store.readBuckets(id);
+      const rebuilt = await store.readHourly(id);
       assert.deepEqual(hourly(rebuilt.exposures), hourly(exposures));
       assert.deepEqual(statsOf(rebuilt.metrics), statsOf(metrics));
     });
@@ -1578,11 +1578,11 @@ function unitTotals(rows: UnitRollup[]): Record<string, UnitStats> {
 }
 
 /** Sketch bin counts per key (hour, version, variant, metric, side, bin), rows at 0 left out. */
-function binCounts(rows: Array<SketchRow & { bucket?: string }>): Record<string, number> {
+function binCounts(rows: Array<SketchRow & { hour?: string }>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of rows) {
     if (r.count === 0) continue;
-    const key = `${r.bucket ?? ''} ${r.version}/${r.variantKey}/${r.metric} ${r.side}:${r.key}`;
+    const key = `${r.hour ?? ''} ${r.version}/${r.variantKey}/${r.metric} ${r.side}:${r.key}`;
     assert.equal(out[key], undefined, `one row per key: ${key}`);
     out[key] = r.count;
   }
@@ -1590,10 +1590,10 @@ function binCounts(rows: Array<SketchRow & { bucket?: string }>): Record<string,
 }
 
 /** Values counted per metric (and hour): what a sketch's bins add up to. */
-function sketchTotals(rows: Array<SketchRow & { bucket?: string }>): Record<string, number> {
+function sketchTotals(rows: Array<SketchRow & { hour?: string }>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of rows) {
-    const key = `${r.bucket ?? ''} ${r.version}/${r.variantKey}/${r.metric}`;
+    const key = `${r.hour ?? ''} ${r.version}/${r.variantKey}/${r.metric}`;
     out[key] = (out[key] ?? 0) + r.count;
   }
   return Object.fromEntries(Object.entries(out).filter(([, n]) => n !== 0));
@@ -1722,13 +1722,13 @@ for (const backend of backends) {
         await store.appendBatch({ results: [], exposures: [], feedback: [feedback.at(-1)!] });
       }
       const live = await store.readRollups(id);
-      const { units } = await store.readBuckets(id);
+      const { units } = await store.readHourly(id);
       assert.deepEqual(
-        [...new Set(units.map((u) => u.bucket))],
+        [...new Set(units.map((u) => u.hour))],
         [hourOf(HOUR_1), hourOf(HOUR_2), hourOf(HOUR_3)],
         'oldest hour first',
       );
-      assertSameUnits(unitTotals(units.filter((u) => u.bucket === hourOf(HOUR_1))), unitStats(asOfHour1));
+      assertSameUnits(unitTotals(units.filter((u) => u.hour === hourOf(HOUR_1))), unitStats(asOfHour1));
       const totals = unitTotals(units);
       assertSameUnits(nonEmptyUnits(totals), nonEmptyUnits(unitStats(live.units)));
       // Integer-valued metrics (tokens, ok, stars' count) are equal bit for bit.
@@ -1741,10 +1741,10 @@ for (const backend of backends) {
       // The rebuild replays in the hours written: the same totals, and the first hour unchanged where no
       // correction reached back into it.
       await store.rebuildRollups(id);
-      const rebuilt = await store.readBuckets(id);
+      const rebuilt = await store.readHourly(id);
       assertSameUnits(nonEmptyUnits(unitTotals(rebuilt.units)), nonEmptyUnits(unitStats(live.units)));
-      const firstHour = (rows: BucketUnitRollup[]) =>
-        unitTotals(rows.filter((u) => u.metric !== 'stars' && u.bucket === hourOf(HOUR_1)));
+      const firstHour = (rows: HourlyUnitRollup[]) =>
+        unitTotals(rows.filter((u) => u.metric !== 'stars' && u.hour === hourOf(HOUR_1)));
       assertSameUnits(firstHour(rebuilt.units), firstHour(units));
     });
 
@@ -1800,7 +1800,7 @@ for (const backend of backends) {
       const capped = result(id, { createdAt: HOUR_2, metrics: JSON.stringify(many) });
       await store.appendBatch({ results: [capped], exposures: [] });
       const live = await store.readRollups(id);
-      const buckets = await store.readBuckets(id);
+      const stored = await store.readHourly(id);
       // Every numeric value metric_rollups counts is in exactly one bin; nothing else is.
       const rolledUp = Object.fromEntries(
         live.metrics
@@ -1809,11 +1809,11 @@ for (const backend of backends) {
       );
       assert.deepEqual(sketchTotals(live.sketches), rolledUp);
       const hourly = Object.fromEntries(
-        buckets.metrics
+        stored.metrics
           .filter((m) => m.kind === 'mean' && m.n !== 0)
-          .map((m) => [`${m.bucket} ${m.version}/${m.variantKey}/${m.metric}`, m.n]),
+          .map((m) => [`${m.hour} ${m.version}/${m.variantKey}/${m.metric}`, m.n]),
       );
-      assert.deepEqual(sketchTotals(buckets.sketches), hourly);
+      assert.deepEqual(sketchTotals(stored.sketches), hourly);
       const names = new Set(live.sketches.map((s) => s.metric));
       assert.ok(!names.has('huge') && !names.has('ok') && !names.has('label'), [...names].join());
       const cappedNames = Object.keys(many).filter((m) => names.has(m));
@@ -1840,7 +1840,7 @@ for (const backend of backends) {
       // A rebuild from raw rows writes the same bins (the correction's latest value, in its first hour).
       await store.rebuildRollups(id);
       assert.deepEqual(binCounts((await store.readRollups(id)).sketches), binCounts(live.sketches));
-      assert.deepEqual(binCounts((await store.readBuckets(id)).sketches), binCounts(buckets.sketches));
+      assert.deepEqual(binCounts((await store.readHourly(id)).sketches), binCounts(stored.sketches));
     });
   });
 }

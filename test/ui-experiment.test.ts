@@ -431,7 +431,7 @@ describe('the experiment page in headless Chromium', () => {
           'GET',
           `/experiment/${SLUG}/analysis/timeseries?metric=success&interval=hour`,
         );
-        const last = series.buckets.at(-1).variants.find((v: { key: string }) => v.key === 'B');
+        const last = series.periods.at(-1).variants.find((v: { key: string }) => v.key === 'B');
         const label = (await page.getByTestId('chart-effect').getAttribute('aria-label')) ?? '';
         assertShows(
           /now B: ([^,]+)/.exec(label)![1]!,

@@ -14,7 +14,7 @@ import { AnalysisOptions, analysisOptions, REFRESH_MS, useAnalysis } from './exp
 const seconds = (iso) => Date.parse(iso) / 1000;
 const STEP = { hour: 3600, day: 86_400 };
 
-/** A time axis that stays readable with one bucket (uPlot would otherwise span 1,000 days from it). */
+/** A time axis that stays readable with one period (uPlot would otherwise span 1,000 days from it). */
 function timeScale(interval) {
   const range = (u, min, max) => {
     const xs = u.data[0];
@@ -24,7 +24,7 @@ function timeScale(interval) {
   return { time: true, range };
 }
 
-/** The x legend: a bucket's start in the viewer's time zone (the latest one until the cursor moves). */
+/** The x legend: a period's start in the viewer's time zone (the latest one until the cursor moves). */
 const timeValue = latest((t) => (t === null ? '—' : formatTime(new Date(t * 1000).toISOString())));
 
 /** Always 0 in the y range, so the zero line (no effect) is on the chart; 10% room around the data. */
@@ -52,14 +52,14 @@ function zeroLine(u) {
   ctx.restore();
 }
 
-/** Every bucket from the first to the last: a bucket the API leaves out had no exposures, so it is a 0. */
-function everyBucket(series) {
+/** Every period from the first to the last: a period the API leaves out had no exposures, so it is a 0. */
+function everyPeriod(series) {
   const step = STEP[series.interval];
-  const at = new Map(series.buckets.map((b) => [seconds(b.bucket), b]));
+  const at = new Map(series.periods.map((b) => [seconds(b.start), b]));
   const times = [...at.keys()];
   if (times.length === 0) return [];
   const [first, last] = [times[0], times[times.length - 1]];
-  // A year of hours at most; beyond that, only the buckets the API sent.
+  // A year of hours at most; beyond that, only the periods the API sent.
   if ((last - first) / step > 9000) return times.map((t) => [t, at.get(t).exposures]);
   const out = [];
   for (let t = first; t <= last; t += step) out.push([t, at.get(t)?.exposures ?? {}]);
@@ -68,13 +68,13 @@ function everyBucket(series) {
 
 function ExposuresChart({ series, keys }) {
   const data = useMemo(() => {
-    const buckets = everyBucket(series);
-    return [buckets.map(([t]) => t), ...keys.map((k) => buckets.map(([, e]) => e[k] ?? 0))];
+    const periods = everyPeriod(series);
+    return [periods.map(([t]) => t), ...keys.map((k) => periods.map(([, e]) => e[k] ?? 0))];
   }, [series, keys.join(',')]);
   const totals = keys.map(
-    (k) => `${k} ${formatCount(series.buckets.reduce((a, b) => a + (b.exposures[k] ?? 0), 0))}`,
+    (k) => `${k} ${formatCount(series.periods.reduce((a, b) => a + (b.exposures[k] ?? 0), 0))}`,
   );
-  const one = series.buckets.length === 1;
+  const one = series.periods.length === 1;
   const make = () => ({
     scales: { x: timeScale(series.interval), y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
     series: [
@@ -83,7 +83,7 @@ function ExposuresChart({ series, keys }) {
         label: k,
         stroke: colorOf(keys, k),
         width: 2,
-        // One bucket is one point: drawn large enough to see.
+        // One period is one point: drawn large enough to see.
         points: one ? { show: true, size: 9, fill: colorOf(keys, k) } : { size: 5 },
         value: latest((v) => (v === null ? '—' : formatCount(v))),
       })),
@@ -115,17 +115,17 @@ function EffectChart({ series, keys, control, unit }) {
   // The relative effect in %; where the control mean is 0 there is none, and the line breaks.
   const pct = (x) => (x === null || x === undefined ? null : x * 100);
   const data = useMemo(() => {
-    const cols = [series.buckets.map((b) => seconds(b.bucket))];
+    const cols = [series.periods.map((b) => seconds(b.start))];
     for (const k of treatments) {
       const of = (b) => b.variants.find((v) => v.key === k)?.relative;
-      cols.push(series.buckets.map((b) => pct(of(b)?.estimate)));
-      cols.push(series.buckets.map((b) => pct(of(b)?.ci[0])));
-      cols.push(series.buckets.map((b) => pct(of(b)?.ci[1])));
+      cols.push(series.periods.map((b) => pct(of(b)?.estimate)));
+      cols.push(series.periods.map((b) => pct(of(b)?.ci[0])));
+      cols.push(series.periods.map((b) => pct(of(b)?.ci[1])));
     }
     return cols;
   }, [series, treatments.join(','), control]);
-  // One bucket is one point per series: no line or band to draw yet, so the points and a whisker show it.
-  const one = series.buckets.length === 1;
+  // One period is one point per series: no line or band to draw yet, so the points and a whisker show it.
+  const one = series.periods.length === 1;
   const shown = latest((v) => (v === null ? '—' : `${v > 0 ? '+' : ''}${v.toFixed(1)}%`));
   const whisker = (u) => {
     if (!one) return;
@@ -178,7 +178,7 @@ function EffectChart({ series, keys, control, unit }) {
     ],
     hooks: { drawClear: [zeroLine], draw: [whisker] },
   });
-  const last = series.buckets.at(-1);
+  const last = series.periods.at(-1);
   const now = treatments.map((k) => {
     const v = last?.variants.find((x) => x.key === k);
     return `${k}: ${formatLift(v?.relative?.estimate ?? null)}`;
@@ -196,7 +196,7 @@ function EffectChart({ series, keys, control, unit }) {
       Cumulative relative effect of <strong>${series.metric}</strong>
       ${` against ${control} at the end of each ${series.interval}, with its ${series.method} interval (the band); the line at 0 is no effect. Latest: ${now.join(', ')}. `}
       <span data-testid="series-unit" data-unit=${seriesUnit}>Unit: ${where}.</span>
-      ${one && ` One ${series.interval} bucket so far: a point with its interval; the line and band start with the second.`}
+      ${one && ` One ${series.interval} so far: a point with its interval; the line and band start with the second.`}
       ${series.method !== 'sequential' && ' Reading a fixed-horizon interval over and over inflates false positives: the sequential method stays valid at every look.'}
     </figcaption>
   </figure>`;

@@ -7,7 +7,7 @@ import {
   assignVariant,
   type BucketRange,
   bucketRanges,
-  chooseVariation,
+  chooseVariant,
   compileExperiment,
   hashV2,
   pickWeighted,
@@ -36,7 +36,7 @@ describe('golden vectors (assignment-hash.json): changing these changes running 
     });
   }
   for (const [name, n, ranges, expected] of vectors.chooseVariation) {
-    test(`chooseVariation: ${name}`, () => assert.equal(chooseVariation(n, ranges), expected));
+    test(`chooseVariant: ${name}`, () => assert.equal(chooseVariant(n, ranges), expected));
   }
 });
 

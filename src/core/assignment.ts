@@ -34,7 +34,7 @@ export function bucketRanges(numVariations: number, coverage = 1, weights?: numb
 }
 
 /** Index of the range that holds `n` (start inclusive, end exclusive), or -1 when none does. */
-export function chooseVariation(n: number, ranges: BucketRange[]): number {
+export function chooseVariant(n: number, ranges: BucketRange[]): number {
   for (let i = 0; i < ranges.length; i++) {
     const r = ranges[i]!;
     if (n >= r[0] && n < r[1]) return i;
@@ -95,7 +95,7 @@ export function compileExperiment(experiment: Experiment): CompiledExperiment {
 /** Chooses the variant index for one assign call according to the experiment's mode. */
 export function assignVariant(compiled: CompiledExperiment, userId: string, random: RandomSource): number {
   if (compiled.experiment.assignment === 'sticky') {
-    const i = chooseVariation(hashV2(compiled.experiment.seed, userId), compiled.ranges);
+    const i = chooseVariant(hashV2(compiled.experiment.seed, userId), compiled.ranges);
     // The hash tops out at 0.9999 and the ranges cover [0, 1), so -1 only means float dust at the end.
     return i >= 0 ? i : pickLastWeighted(compiled.cumulative);
   }

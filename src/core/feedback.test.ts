@@ -28,7 +28,7 @@ test('a first value adds one observation to every rollup, in its hour', () => {
     plan.metrics.map((m) => [m.kind, m.n, m.sum, m.sumSquares]),
     [['mean', 1, 4, 16]],
   );
-  assert.equal(plan.buckets[0]!.bucket, '2026-01-01T10:00:00.000Z');
+  assert.equal(plan.hourly[0]!.hour, '2026-01-01T10:00:00.000Z');
   assert.deepEqual(
     plan.units.map((u) => [u.userId, u.dn, u.dsum]),
     [['u1', 1, 4]],
@@ -46,7 +46,7 @@ test('the same metric again replaces the value: the old one leaves, the new one 
       [1, 5, 25],
     ],
   );
-  assert.ok(plan.buckets.every((b) => b.bucket === '2026-01-01T10:00:00.000Z'));
+  assert.ok(plan.hourly.every((b) => b.hour === '2026-01-01T10:00:00.000Z'));
   const row = current.get(feedbackKey({ experimentId: 1, target: 'l:log-1', metric: 'rating' }))!;
   assert.equal(row.value, 5);
   assert.equal(row.feedbackId, 'f-5');
@@ -57,5 +57,5 @@ test('a name over the cap is stored, not rolled up', () => {
   const plan = planFeedback([item(4)], new Map(), () => true);
   assert.equal(plan.rows.length, 1);
   assert.equal(plan.rows[0]!.overCap, true);
-  assert.deepEqual([plan.metrics, plan.buckets, plan.units], [[], [], []]);
+  assert.deepEqual([plan.metrics, plan.hourly, plan.units], [[], [], []]);
 });

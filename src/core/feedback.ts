@@ -2,7 +2,7 @@
 // value per target (an assignment or a result) and metric; sending it again replaces it, and every rollup
 // moves by the difference, so retries and corrections never double-count. Pure.
 
-import type { BucketRollup, MetricRollup } from './rollups.js';
+import type { HourlyRollup, MetricRollup } from './rollups.js';
 import { SketchMoves } from './sketch-rollups.js';
 import { hourOf } from './time.js';
 import type { HourlyUnitDelta } from './unit-hours.js';
@@ -34,7 +34,7 @@ export function feedbackKey(k: { experimentId: number; target: string; metric: s
 export interface FeedbackPlan {
   rows: FeedbackRow[];
   metrics: MetricRollup[];
-  buckets: BucketRollup[];
+  hourly: HourlyRollup[];
   /** In the hour of the feedback write that moves them (the sticky time series' increments). */
   units: HourlyUnitDelta[];
   /** A numeric value's sketch bin, all-time and in the hour its bucket rollup counts it. */
@@ -52,7 +52,7 @@ export function planFeedback(
   current: Map<string, FeedbackRow>,
   overCap: (experimentId: number, metric: string) => boolean,
 ): FeedbackPlan {
-  const plan: FeedbackPlan = { rows: [], metrics: [], buckets: [], units: [], sketches: new SketchMoves() };
+  const plan: FeedbackPlan = { rows: [], metrics: [], hourly: [], units: [], sketches: new SketchMoves() };
   const written = new Map<string, FeedbackRow>();
   const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean, writtenAt: string) => {
     if (row.overCap) return;
@@ -67,7 +67,7 @@ export function planFeedback(
       sumSquares: sign * row.value * row.value,
     };
     plan.metrics.push(rollup);
-    plan.buckets.push({ ...rollup, bucket: hourOf(row.createdAt) });
+    plan.hourly.push({ ...rollup, hour: hourOf(row.createdAt) });
     if (row.kind === 'mean') plan.sketches.add(row, row.metric, row.value, sign, hourOf(row.createdAt));
     if (unit && row.userId !== null) {
       plan.units.push({
@@ -79,7 +79,7 @@ export function planFeedback(
         kind: row.kind,
         dn: sign,
         dsum: sign * row.value,
-        bucket: hourOf(writtenAt),
+        hour: hourOf(writtenAt),
       });
     }
   };

@@ -15,15 +15,15 @@ export interface SketchRow {
   count: number;
 }
 
-/** A bin count (or a signed move of one) of an experiment, all-time or, with `bucket`, of one hour. */
+/** A bin count (or a signed move of one) of an experiment, all-time or, with `hour`, of one hour. */
 export interface SketchMove extends SketchRow {
   experimentId: number;
-  bucket?: string;
+  hour?: string;
 }
 
 export const sketchKey = (m: Omit<SketchMove, 'count'>) =>
   `${m.experimentId}\u0000${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.side}\u0000${m.key}`;
-export const bucketSketchKey = (m: Omit<SketchMove, 'count'>) => `${m.bucket}\u0000${sketchKey(m)}`;
+export const hourlySketchKey = (m: Omit<SketchMove, 'count'>) => `${m.hour}\u0000${sketchKey(m)}`;
 
 /** A bin as one number: 0 for zero, ±(OFFSET + key) for a positive or negative value's bin (|key| < 40,000). */
 const OFFSET = 100_000;
@@ -36,12 +36,12 @@ interface Group {
   experimentId: number;
   version: number;
   variantKey: string;
-  bucket: string | undefined;
+  hour: string | undefined;
   metrics: Map<string, Map<number, number>>;
 }
 
 /**
- * Signed bin moves summed per bin, all-time and per hour (moves without a bucket count all-time only).
+ * Signed bin moves summed per bin, all-time and per hour (moves without a hour count all-time only).
  * A log batch's rollups are planned on the event loop, so the work per value is one logarithm and two
  * lookups by number; key strings and row objects are made once per distinct bin, in rows().
  */
@@ -50,12 +50,9 @@ export class SketchMoves {
   private lastKey: string | undefined;
   private last: Group | undefined;
 
-  /** The group of `at` in `bucket`, made on first use; consecutive values of one result reuse it. */
-  group(
-    at: { experimentId: number; version: number; variantKey: string },
-    bucket: string | undefined,
-  ): Group {
-    const k = `${at.experimentId}\u0000${at.version}\u0000${at.variantKey}\u0000${bucket ?? ''}`;
+  /** The group of `at` in `hour`, made on first use; consecutive values of one result reuse it. */
+  group(at: { experimentId: number; version: number; variantKey: string }, hour: string | undefined): Group {
+    const k = `${at.experimentId}\u0000${at.version}\u0000${at.variantKey}\u0000${hour ?? ''}`;
     if (k === this.lastKey) return this.last!;
     let g = this.groups.get(k);
     if (g === undefined) {
@@ -63,7 +60,7 @@ export class SketchMoves {
         experimentId: at.experimentId,
         version: at.version,
         variantKey: at.variantKey,
-        bucket,
+        hour: hour,
         metrics: new Map(),
       };
       this.groups.set(k, g);
@@ -85,15 +82,15 @@ export class SketchMoves {
     bins.set(id, (bins.get(id) ?? 0) + sign);
   }
 
-  /** Counts `value` (`sign` −1 takes it out) in its bin, all-time and in `bucket` when given. */
+  /** Counts `value` (`sign` −1 takes it out) in its bin, all-time and in `hour` when given. */
   add(
     at: { experimentId: number; version: number; variantKey: string },
     metric: string,
     value: number,
     sign: 1 | -1,
-    bucket: string | undefined,
+    hour: string | undefined,
   ): void {
-    SketchMoves.bump(this.group(at, bucket), metric, value, sign);
+    SketchMoves.bump(this.group(at, hour), metric, value, sign);
   }
 
   /** The moves that change something (a value taken out and put back in the same bin cancels). */
@@ -113,7 +110,7 @@ export class SketchMoves {
             key: keyOf(id),
             count,
           };
-          if (g.bucket !== undefined) hourly.push({ ...move, bucket: g.bucket });
+          if (g.hour !== undefined) hourly.push({ ...move, hour: g.hour });
           const k = sketchKey(move);
           const total = all.get(k);
           if (total) total.count += count;
@@ -137,7 +134,7 @@ export function addSketchValues(moves: SketchMoves, results: Iterable<RolledResu
     for (const metric in metrics) {
       const value = metrics[metric];
       if (metricKind(value) !== 'mean' || r.overCap?.has(metric)) continue;
-      g ??= moves.group(r, r.bucket);
+      g ??= moves.group(r, r.hour);
       SketchMoves.bump(g, metric, value as number, 1);
     }
   }

@@ -16,26 +16,26 @@ import {
 
 /** A unit delta and the hour it was written in (a result's hour; feedback's: the hour of that feedback write). */
 export interface HourlyUnitDelta extends UnitDelta {
-  bucket: string;
+  hour: string;
 }
 
 /** How much the unit rollup of one variant and metric moved in one hour. */
-export interface BucketUnitRollup extends UnitRollup {
-  bucket: string;
+export interface HourlyUnitRollup extends UnitRollup {
+  hour: string;
 }
 
 /** unitDeltasOfResults per hour: a user with results in two hours of one batch gets a delta in each. */
 export function unitDeltasByHour(results: readonly RolledResult[]): HourlyUnitDelta[] {
   const byHour = new Map<string, RolledResult[]>();
   for (const r of results) {
-    if (r.bucket === undefined || r.unitUserId === undefined || r.unitUserId === null) continue;
-    const list = byHour.get(r.bucket);
+    if (r.hour === undefined || r.unitUserId === undefined || r.unitUserId === null) continue;
+    const list = byHour.get(r.hour);
     if (list) list.push(r);
-    else byHour.set(r.bucket, [r]);
+    else byHour.set(r.hour, [r]);
   }
   const out: HourlyUnitDelta[] = [];
-  for (const [bucket, rows] of byHour) {
-    for (const d of unitDeltasOfResults(rows)) out.push({ ...d, bucket });
+  for (const [hour, rows] of byHour) {
+    for (const d of unitDeltasOfResults(rows)) out.push({ ...d, hour: hour });
   }
   return out;
 }
@@ -49,41 +49,41 @@ export function unitDeltasByHour(results: readonly RolledResult[]): HourlyUnitDe
 export function applyUnitDeltasByHour(
   deltas: readonly HourlyUnitDelta[],
   current: ReadonlyMap<string, UnitSum>,
-): { sums: UnitSum[]; rollups: UnitRollup[]; buckets: BucketUnitRollup[] } {
+): { sums: UnitSum[]; rollups: UnitRollup[]; hourly: HourlyUnitRollup[] } {
   const byHour = new Map<string, UnitDelta[]>();
   for (const d of deltas) {
-    const { bucket, ...delta } = d;
-    const list = byHour.get(bucket);
+    const { hour, ...delta } = d;
+    const list = byHour.get(hour);
     if (list) list.push(delta);
-    else byHour.set(bucket, [delta]);
+    else byHour.set(hour, [delta]);
   }
   const hours = [...byHour.keys()].sort();
   // One hour (the usual batch): no copies.
   if (hours.length === 1) {
     const { sums, rollups } = applyUnitDeltas(mergeUnitDeltas(byHour.get(hours[0]!)!), current);
-    return { sums, rollups, buckets: rollups.map((r) => ({ ...r, bucket: hours[0]! })) };
+    return { sums, rollups, hourly: rollups.map((r) => ({ ...r, hour: hours[0]! })) };
   }
   const state = new Map(current);
   const finalSums = new Map<string, UnitSum>();
   const totals = new Map<string, UnitRollup>();
-  const buckets: BucketUnitRollup[] = [];
-  for (const bucket of hours) {
-    const { sums, rollups } = applyUnitDeltas(mergeUnitDeltas(byHour.get(bucket)!), state);
+  const hourly: HourlyUnitRollup[] = [];
+  for (const hour of hours) {
+    const { sums, rollups } = applyUnitDeltas(mergeUnitDeltas(byHour.get(hour)!), state);
     for (const s of sums) {
       state.set(unitKey(s), s);
       finalSums.set(unitKey(s), s);
     }
     for (const r of rollups) {
-      buckets.push({ ...r, bucket });
+      hourly.push({ ...r, hour });
       addUnitRollup(totals, r);
     }
   }
-  return { sums: [...finalSums.values()], rollups: [...totals.values()], buckets };
+  return { sums: [...finalSums.values()], rollups: [...totals.values()], hourly };
 }
 
 export const unitRollupKey = (r: Omit<UnitRollup, 'units' | 'sumX' | 'sumX2' | 'sumY' | 'sumY2' | 'sumXY'>) =>
   `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
-export const bucketUnitRollupKey = (r: BucketUnitRollup) => `${r.bucket}\u0000${unitRollupKey(r)}`;
+export const hourlyUnitRollupKey = (r: HourlyUnitRollup) => `${r.hour}\u0000${unitRollupKey(r)}`;
 
 /** Adds `r`'s moves to its row in `totals` (keyed by `key`, unitRollupKey by default), copying a new one in. */
 export function addUnitRollup<T extends UnitRollup>(

@@ -58,7 +58,7 @@ export interface ExposureBatch {
   version: number;
   count: number;
   /** The hour they were assigned in (core/time.ts hourOf): their time-series bucket. */
-  bucket: string;
+  hour: string;
   /** How many of them went to each variant (for the exposure rollups). */
   variants: Array<{ variantKey: string; n: number }>;
   /** A JSON array of the exposures' stored forms (core/exposure.ts), in the order they were assigned. */
@@ -81,7 +81,7 @@ export interface WriteBatch {
   /** Late feedback, committed with the batch (resolved like results: only once committed). */
   feedback?: NewFeedback[];
   /** Idempotency-Key answers of the requests whose results these are (committed with them). */
-  answers?: IdempotencyRecord[];
+  idempotencyRecords?: IdempotencyRecord[];
 }
 
 /** What the store decided as it wrote a batch (Store.appendBatch's answer). */

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { Type } from 'typebox';
 import type { ExtraFields, Fits } from './answer-check.js';
 import { compileRoute } from './compile.js';
-import { JsonText, PlainText, route, Stream } from './route.js';
+import { JsonBody, PlainText, route, Stream } from './route.js';
 import { createValidatorCompiler } from './validation.js';
 
 const Item = Type.Object({ key: Type.String(), note: Type.Optional(Type.String()) });
@@ -37,7 +37,7 @@ test('the paths of the fields a type has and its schema lacks', () => {
 test('route() takes an answer of exactly the schema, and the exempt answers', () => {
   route({ ...base, handle: () => good });
   route({ ...base, handle: async () => good });
-  route({ ...base, handle: () => new JsonText('{}') });
+  route({ ...base, handle: () => new JsonBody('{}') });
   route({
     ...base,
     status: 204,

@@ -4,17 +4,17 @@
 // type error, a handler whose answer is not the schema's Static type, or whose answer carries a field
 // the schema lacks at any depth: the type of an answer and its schema cannot drift apart.
 //
-// Exempt, because nothing serializes them by the schema: JsonText (assign's answer, pre-serialized from
+// Exempt, because nothing serializes them by the schema: JsonBody (assign's answer, pre-serialized from
 // a prefix compiled per experiment), Tagged (the definitions, JSON made ahead under an entity tag), and
 // the answers whose schema documents `content` by media type, Stream (exports) and PlainText (metrics).
 import type { Static, TSchema } from 'typebox';
-import type { JsonText, PlainText, RouteInput, RouteSchema, Stream, Tagged } from './route-types.js';
+import type { JsonBody, PlainText, RouteInput, RouteSchema, Stream, Tagged } from './route-types.js';
 
 /** A schema built by TypeBox: its type carries what it validates (a plain JSON object's does not). */
 type Typed = TSchema & ({ '~kind': string } | { '~unsafe': unknown });
 
 /** Answers sent as they are, never serialized by the response schema. */
-export type Unserialized = JsonText | Tagged;
+export type Unserialized = JsonBody | Tagged;
 
 /** What the handler of a route with schema `S`, answering status `St` on success, may return. */
 export type Expected<S extends RouteSchema, St extends number> = St extends 204

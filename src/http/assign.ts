@@ -2,7 +2,7 @@
 import type { Static } from 'typebox';
 import type { Assign, Assignment } from '../services/assignments.js';
 import type { Assert, Fits } from './answer-check.js';
-import { JsonText, type Route, route } from './route.js';
+import { JsonBody, type Route, route } from './route.js';
 import { AssignBody, AssignResponse } from './schemas/assign.js';
 import { errorResponses, SlugParams } from './schemas/common.js';
 
@@ -27,7 +27,7 @@ export function assignRoutes(assign: Assign): Route[] {
         body: AssignBody,
         response: { 200: AssignResponse, ...errorResponses },
       },
-      handle: ({ params, body }) => new JsonText(assign(params.slug, body.userId, body.context).json),
+      handle: ({ params, body }) => new JsonBody(assign(params.slug, body.userId, body.context).json),
     }),
   ];
 }

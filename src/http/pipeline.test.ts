@@ -14,7 +14,7 @@ import { compileRoute } from './compile.js';
 import { createInject } from './inject.js';
 import { createPipeline, type Pipeline } from './pipeline.js';
 import { createRequestLog } from './request-log.js';
-import { JsonText, type Route, route } from './route.js';
+import { JsonBody, type Route, route } from './route.js';
 import { AssignBody, SlugParams } from './schemas.js';
 import { createValidatorCompiler } from './validation.js';
 
@@ -56,7 +56,7 @@ const ROUTES = [
       if (slug === 'broken') throw new Error('boom');
       const { userId, context } = body as { userId: string; context?: unknown };
       calls.push({ slug, userId, context });
-      return new JsonText('{"variant":"A"}');
+      return new JsonBody('{"variant":"A"}');
     },
   }),
   // @ts-expect-error: a field the schema lacks is refused at compile time (answer-check.ts); at run time the serializer drops it (tested below).

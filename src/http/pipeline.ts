@@ -35,7 +35,7 @@ import {
   tooManyMessage,
 } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
-import { JsonText, PlainText, Stream, Tagged } from './route.js';
+import { JsonBody, PlainText, Stream, Tagged } from './route.js';
 import { createRouter, type Found, pathOf } from './router.js';
 import { taggedAnswer } from './tagged.js';
 import type { Validator } from './validation.js';
@@ -85,7 +85,7 @@ function invalid(context: string, validate: Validator): ValidationError {
 /** The success answer for what a handler returned. */
 function serialize(req: IncomingMessage, compiled: CompiledRoute, value: unknown): Answer | Promise<Answer> {
   const status = compiled.status;
-  if (value instanceof JsonText) return { status, body: value.text };
+  if (value instanceof JsonBody) return { status, body: value.text };
   if (value instanceof Stream) {
     const { 'content-type': type, ...headers } = value.headers;
     return { status, type, headers, body: value.body };

@@ -44,7 +44,7 @@ export interface RouteInput<S extends RouteSchema> {
 }
 
 /** A JSON answer serialized already (e.g. assign's, built from a prefix compiled per experiment). */
-export class JsonText {
+export class JsonBody {
   constructor(readonly text: string) {}
 }
 

@@ -19,7 +19,7 @@ const TimeseriesQuery = Type.Object({
     Type.Enum(['day', 'hour'], {
       type: 'string',
       default: 'day',
-      description: 'The bucket: a UTC day (the sum of its 24 hours) or a UTC hour',
+      description: 'The period: a UTC day (the sum of its 24 hours) or a UTC hour',
     }),
   ),
   method: Type.Optional(
@@ -27,7 +27,7 @@ const TimeseriesQuery = Type.Object({
       type: 'string',
       default: 'frequentist',
       description:
-        'As in the analysis. Looking at a fixed-horizon test bucket after bucket inflates false positives: ' +
+        'As in the analysis. Looking at a fixed-horizon test period after period inflates false positives: ' +
         'sequential is the method whose intervals stay valid however often they are read',
     }),
   ),
@@ -88,7 +88,7 @@ export function timeseriesRoutes(timeseries: TimeseriesService): Route[] {
         tags: ['analysis'],
         summary: "One metric's cumulative effect per day or hour",
         description:
-          'From the hourly rollups kept at write time: the cost grows with the buckets and variants, not the ' +
+          'From the hourly rollups kept at write time: the cost grows with the periods and variants, not the ' +
           'results. Per call even for sticky experiments. See docs/statistics.md for the methods.',
         params: SlugParams,
         querystring: TimeseriesQuery,

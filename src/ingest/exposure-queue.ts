@@ -40,8 +40,8 @@ class Segment {
   constructor(
     readonly experimentId: number,
     readonly version: number,
-    /** The hour its exposures were assigned in (a new hour starts a new segment): the time series' bucket. */
-    readonly bucket: string,
+    /** The hour its exposures were assigned in (a new hour starts a new segment): the time series' hour. */
+    readonly hour: string,
   ) {
     this.bytes[0] = OPEN;
   }
@@ -73,7 +73,7 @@ class Segment {
       experimentId: this.experimentId,
       version: this.version,
       count: this.count,
-      bucket: this.bucket,
+      hour: this.hour,
       variants: [...this.variants].map(([variantKey, n]) => ({ variantKey, n })),
       json: this.bytes.toString('utf8', 0, this.length + 1),
       ...(this.users
@@ -99,7 +99,7 @@ export class ExposureQueue {
   private segments: Segment[] = [];
   private total = 0;
   private lastCreatedAt = '';
-  private lastBucket = '';
+  private lastHour = '';
 
   /**
    * @param capacity most exposures waiting; beyond it `append` refuses them
@@ -132,16 +132,16 @@ export class ExposureQueue {
     // createdAt is one string per millisecond (core/ids.ts isoNow): its hour is worked out once per change.
     if (e.createdAt !== this.lastCreatedAt) {
       this.lastCreatedAt = e.createdAt;
-      this.lastBucket = hourOf(e.createdAt);
+      this.lastHour = hourOf(e.createdAt);
     }
-    const bucket = this.lastBucket;
+    const hour = this.lastHour;
     if (
       segment === undefined ||
-      segment.bucket !== bucket ||
+      segment.hour !== hour ||
       segment.count >= this.maxPerBatch ||
       (segment.full(maxBytes) && segment.full(Buffer.byteLength(json)))
     ) {
-      segment = new Segment(e.experimentId, e.version, bucket);
+      segment = new Segment(e.experimentId, e.version, hour);
       versions.set(e.version, segment);
       this.segments.push(segment);
     }

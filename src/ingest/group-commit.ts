@@ -15,7 +15,7 @@ interface Waiting {
    */
   clientExposures?: Exposure[];
   /** The request's Idempotency-Key answer, committed with its results. */
-  answer?: IdempotencyRecord;
+  record?: IdempotencyRecord;
   /** performance.now() when the results were handed in. */
   enqueuedAt: number;
   /** With the cap's decision for each of its results (Store.appendBatch's BatchDecisions). */
@@ -83,21 +83,21 @@ export class GroupCommit {
    * Resolves once the results are committed, with each one's metric names the cap left out (null: none;
    * ADR 0014); rejects with the database's error if they were not.
    */
-  appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<Array<string[] | null>> {
+  appendResults(results: NewResult[], record?: IdempotencyRecord): Promise<Array<string[] | null>> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ results, answer, enqueuedAt: performance.now(), resolve, reject });
+      this.waiting.push({ results, record: record, enqueuedAt: performance.now(), resolve, reject });
       this.schedule();
     });
   }
 
   /** Resolves once the feedback is committed (in the next batch, with whatever results are waiting). */
-  appendFeedback(feedback: NewFeedback[], answer?: IdempotencyRecord): Promise<void> {
+  appendFeedback(feedback: NewFeedback[], record?: IdempotencyRecord): Promise<void> {
     return new Promise((resolve, reject) => {
       const done = () => resolve();
       this.waiting.push({
         results: [],
         feedback,
-        answer,
+        record: record,
         enqueuedAt: performance.now(),
         resolve: done,
         reject,
@@ -110,12 +110,12 @@ export class GroupCommit {
    * Resolves once the exposures are committed: a client's locally made assignments (ADR 0019), whose
    * 200 promises they are stored, unlike assign's own exposures which nobody waits for.
    */
-  appendExposures(exposures: Exposure[], answer?: IdempotencyRecord): Promise<void> {
+  appendExposures(exposures: Exposure[], record?: IdempotencyRecord): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({
         results: [],
         clientExposures: exposures,
-        answer,
+        record: record,
         enqueuedAt: performance.now(),
         resolve: () => resolve(),
         reject,
@@ -218,7 +218,7 @@ export class GroupCommit {
         exposures,
         clientExposures: groups.flatMap((g) => g.clientExposures ?? []),
         feedback: groups.flatMap((g) => g.feedback ?? []),
-        answers: answersOf(groups),
+        idempotencyRecords: recordsOf(groups),
       });
       let from = 0;
       for (const g of groups) {
@@ -258,7 +258,7 @@ export class GroupCommit {
         exposures: [],
         clientExposures: g.clientExposures,
         feedback: g.feedback,
-        answers: answersOf([g]),
+        idempotencyRecords: recordsOf([g]),
       }).then((decided) => g.resolve(overCapOf(decided, g.results.length, 0, g.results.length)), g.reject);
     }
     return true;
@@ -276,9 +276,9 @@ export class GroupCommit {
   }
 }
 
-function answersOf(groups: Waiting[]): IdempotencyRecord[] {
+function recordsOf(groups: Waiting[]): IdempotencyRecord[] {
   const answers: IdempotencyRecord[] = [];
-  for (const g of groups) if (g.answer !== undefined) answers.push(g.answer);
+  for (const g of groups) if (g.record !== undefined) answers.push(g.record);
   return answers;
 }
 

@@ -26,7 +26,7 @@ export interface ExposureReceipt {
 export interface ExposureDeps {
   experiments: Pick<ExperimentCache, 'find'>;
   assignments: Pick<IssuedAssignments, 'resolve'>;
-  ingest: { appendExposures(exposures: Exposure[], answer?: IdempotencyRecord): Promise<void> };
+  ingest: { appendExposures(exposures: Exposure[], record?: IdempotencyRecord): Promise<void> };
   now: () => string;
 }
 
@@ -70,9 +70,9 @@ export class ExposureService {
       }
     }
     const receipt = { accepted, rejected };
-    const answer = record?.(receipt);
-    // Nothing to store and no answer to keep for a retry: no transaction at all.
-    if (placed.length > 0 || answer !== undefined) await this.deps.ingest.appendExposures(placed, answer);
+    const kept = record?.(receipt);
+    // Nothing to store and no Idempotency-Key record to keep: no transaction at all.
+    if (placed.length > 0 || kept !== undefined) await this.deps.ingest.appendExposures(placed, kept);
     return receipt;
   }
 

@@ -59,7 +59,7 @@ export interface ResultDeps {
   assignments: Pick<IssuedAssignments, 'resolve' | 'resolveCurrent'>;
   ingest: {
     /** Resolves with each result's metric names the cap left out (null: none). */
-    appendResults(results: NewResult[], answer?: IdempotencyRecord): Promise<Array<string[] | null>>;
+    appendResults(results: NewResult[], record?: IdempotencyRecord): Promise<Array<string[] | null>>;
   };
   store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
   newId: () => string;
@@ -247,10 +247,10 @@ export class ResultService {
   private async commit(
     live: LiveExperiment,
     results: NewResult[],
-    answer?: IdempotencyRecord,
+    record?: IdempotencyRecord,
   ): Promise<Array<string[] | null>> {
     try {
-      return await this.deps.ingest.appendResults(results, answer);
+      return await this.deps.ingest.appendResults(results, record);
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new NotFoundError(`no experiment with slug '${live.experiment.slug}' (it was deleted)`);

@@ -1,6 +1,6 @@
 // An experiment over time: one metric's cumulative effect per hour or day, read from the hourly rollups
 // (never from raw results), and the variant definitions of every version. Sticky experiments are read per
-// user from the hourly moves of the per-user sums, so the last bucket is the analysis' own reading.
+// user from the hourly moves of the per-user sums, so the last period is the analysis' own reading.
 
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
@@ -9,9 +9,9 @@ import { findDefinition } from '../core/metric-definitions.js';
 import { dayOf, hourOf } from '../core/time.js';
 import {
   type AnalysisMethod,
-  type BucketUnitRow,
   cumulativeSeries,
   groupByMetric,
+  type HourlyUnitRow,
   quantileLevel,
   type SidedOption,
   unknownVariantKeys,
@@ -41,7 +41,7 @@ export interface VersionHistory {
 
 export interface TimeseriesDeps {
   experiments: Pick<ExperimentCache, 'find'>;
-  store: Pick<Store, 'readBuckets' | 'listVersions'>;
+  store: Pick<Store, 'readHourly' | 'listVersions'>;
 }
 
 export class TimeseriesService {
@@ -57,8 +57,8 @@ export class TimeseriesService {
         `control '${control}' is not a variant of '${experiment.slug}' (variants: ${keys.join(', ')})`,
       );
     }
-    const buckets = await this.deps.store.readBuckets(live.id);
-    const byMetric = groupByMetric(buckets.metrics);
+    const hourly = await this.deps.store.readHourly(live.id);
+    const byMetric = groupByMetric(hourly.metrics);
     const rows = byMetric.get(q.metric);
     if (!rows) {
       const available = [...byMetric.keys()].sort();
@@ -75,8 +75,8 @@ export class TimeseriesService {
     const sticky = experiment.assignment === 'sticky';
     const statistic = definition?.statistic ?? 'mean';
     const level = quantileLevel(statistic);
-    const units: readonly BucketUnitRow[] = buckets.units;
-    const series = cumulativeSeries(rows, buckets.exposures, {
+    const units: readonly HourlyUnitRow[] = hourly.units;
+    const series = cumulativeSeries(rows, hourly.exposures, {
       variantKeys: keys,
       control,
       method,
@@ -84,10 +84,10 @@ export class TimeseriesService {
       sided: q.sided ?? 'two',
       nStar: q.nStar,
       direction,
-      bucketOf: interval === 'day' ? dayOf : hourOf,
+      periodOf: interval === 'day' ? dayOf : hourOf,
       ...(sticky ? { units: units.filter((u) => u.metric === q.metric) } : {}),
       ...(level !== null
-        ? { quantile: { level, sketches: buckets.sketches.filter((b) => b.metric === q.metric) } }
+        ? { quantile: { level, sketches: hourly.sketches.filter((b) => b.metric === q.metric) } }
         : {}),
     });
     // Worded as the analysis words them, so one reading explains both answers.
@@ -118,7 +118,7 @@ export class TimeseriesService {
       method,
       alpha,
       sided: series.sided,
-      buckets: series.buckets,
+      periods: series.periods,
       warnings,
     };
   }

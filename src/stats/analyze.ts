@@ -91,14 +91,14 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
   });
   // A metric without variation (a client's error flag while nothing fails) says so in its own entry
   // (noVariation), once, and adds nothing to the warnings.
-  const undeclared = drafts.filter((d) => !declared(d.answer.name) && !d.answer.noVariation);
+  const undeclared = drafts.filter((d) => !declared(d.analysis.name) && !d.analysis.noVariation);
   if (undeclared.length > 0 && experiment.metrics.length > 0) {
     warnings.unshift(
-      `no direction declared for ${undeclared.map((d) => d.answer.name).join(', ')}: effects and intervals only, no chance to win`,
+      `no direction declared for ${undeclared.map((d) => d.analysis.name).join(', ')}: effects and intervals only, no chance to win`,
     );
   }
   const correction = correct(drafts, o);
-  const metrics = drafts.map((d) => d.answer);
+  const metrics = drafts.map((d) => d.analysis);
   if (srm.mismatch) {
     warnings.push(
       `sample-ratio mismatch: ${srm.unit === 'user' ? 'users' : 'exposures'} do not match trafficPercent (p = ${srm.pValue}); check assignment before trusting effects`,
@@ -194,17 +194,17 @@ function correct(drafts: MetricDraft[], o: AnalysisOptions): Correction {
   const method = o.correction ?? 'bh';
   if (method === 'none') return 'none';
   const inFamily = (d: MetricDraft) =>
-    !d.answer.noVariation &&
-    d.answer.role !== 'guardrail' &&
-    (o.correction !== undefined || d.answer.role === 'secondary' || d.answer.role === null);
+    !d.analysis.noVariation &&
+    d.analysis.role !== 'guardrail' &&
+    (o.correction !== undefined || d.analysis.role === 'secondary' || d.analysis.role === null);
   const members: Array<{ draft: MetricDraft; variant: VariantAnalysis }> = [];
   for (const draft of drafts.filter(inFamily)) {
-    draft.answer.corrected = true;
-    for (const variant of draft.answer.variants) if (variant.absolute) members.push({ draft, variant });
+    draft.analysis.corrected = true;
+    for (const variant of draft.analysis.variants) if (variant.absolute) members.push({ draft, variant });
   }
   if (members.length === 0) return method;
   const family: Tested<ReturnType<typeof compareWith>>[] = members.map(({ draft, variant }) => ({
-    pValue: decisionP(variant, o.method, draft.answer.sided),
+    pValue: decisionP(variant, o.method, draft.analysis.sided),
     at: (alpha) => compareWith(draft, variant.key, alpha),
   }));
   const corrected = correctFamily(family, { method, alpha: o.alpha });
@@ -214,7 +214,7 @@ function correct(drafts: MetricDraft[], o: AnalysisOptions): Correction {
     variant.adjustedPValue = c.adjustedPValue;
     variant.significant = c.significant;
     const estimate = variant.absolute?.estimate ?? null;
-    if (draft.answer.direction !== null || variant.better !== undefined) {
+    if (draft.analysis.direction !== null || variant.better !== undefined) {
       Object.assign(variant, directionFlags(c.significant, estimate, draft.options.direction));
     }
   });

@@ -59,14 +59,14 @@ export {
   type VersionWeights,
 } from './srm-versions.js';
 export {
-  type BucketCount,
-  type BucketRow,
-  type BucketSketchRow,
-  type BucketUnitRow,
   cumulativeSeries,
+  type HourlyCount,
+  type HourlyRow,
+  type HourlySketchRow,
+  type HourlyUnitRow,
   type Series,
-  type SeriesBucket,
   type SeriesOptions,
+  type SeriesPeriod,
   type SeriesVariant,
 } from './timeseries.js';
 export type * from './types.js';

@@ -35,7 +35,7 @@ export interface MethodOptions {
 
 /** A metric being analysed: its answer, plus the arms a correction needs to recompute intervals. */
 export interface MetricDraft {
-  answer: MetricAnalysis;
+  analysis: MetricAnalysis;
   arms: Arms;
   control: string;
   /** The comparisons' options, so that a correction can recompute them at its adjusted level. */
@@ -100,7 +100,7 @@ export function analyseMetric(
     arms: compared,
     control,
     options: { ...o, direction, kind: arms.kind },
-    answer: {
+    analysis: {
       name,
       kind: arms.kind,
       direction,
@@ -118,14 +118,14 @@ export function analyseMetric(
   };
   const controlData = compared.data.get(control)!;
   const controlSummary = summarizeArm(controlData);
-  draft.answer.variants = keys.map((key): VariantAnalysis => {
+  draft.analysis.variants = keys.map((key): VariantAnalysis => {
     const data = compared.data.get(key)!;
     const summary = summarizeArm(arms.data.get(key)!);
     const base: VariantAnalysis = { key, n: arms.n.get(key)!, mean: summary.mean, stdDev: summary.stdDev };
     if (bins !== null) base.quantiles = quantilesOf(bins.get(key)!);
-    if (key === control || draft.answer.noVariation) return base;
+    if (key === control || draft.analysis.noVariation) return base;
     const comparison = compareWith(draft, key, o.alpha);
-    draft.answer.sided = comparison.sided as Sided;
+    draft.analysis.sided = comparison.sided as Sided;
     warnings.push(...comparison.warnings.map((w) => `${name}/${key}: ${w}`));
     const out: VariantAnalysis = { ...base, ...comparisonFields(comparison) };
     if (role === 'guardrail') {

@@ -1,5 +1,5 @@
 // The time series as answered: one TypeBox declaration from which the OpenAPI schema (http/timeseries.ts)
-// and the TypeScript types (`SeriesBucket`, what cumulativeSeries makes, and `Timeseries`, what the
+// and the TypeScript types (`SeriesPeriod`, what cumulativeSeries makes, and `Timeseries`, what the
 // service answers) both come, so a field cannot exist in one only.
 import { type Static, Type } from 'typebox';
 import { Better, Effect, Nullable, Worse } from './schema-parts.js';
@@ -7,10 +7,10 @@ import { Better, Effect, Nullable, Worse } from './schema-parts.js';
 const SeriesVariantSchema = Type.Object(
   {
     key: Type.String({ description: "The variant's key" }),
-    n: Type.Integer({ description: 'Values of the metric from the start up to the end of this bucket' }),
+    n: Type.Integer({ description: 'Values of the metric from the start up to the end of this period' }),
     mean: Nullable('Their mean (the share of true, for a proportion); null when n = 0'),
     quantile: Type.Optional(
-      Nullable("A quantile statistic: the variant's quantile as of the bucket, what the effects compare"),
+      Nullable("A quantile statistic: the variant's quantile as of the period, what the effects compare"),
     ),
     absolute: Type.Optional(
       Effect('Cumulative treatment mean minus control mean, in the metric’s unit. Absent for the control'),
@@ -19,7 +19,7 @@ const SeriesVariantSchema = Type.Object(
       Effect('Cumulative lift: (treatment − control) / |control mean|; 0.05 is +5 %. Absent for the control'),
     ),
     significant: Type.Optional(
-      Type.Boolean({ description: 'As of this bucket, p < alpha (bayesian: chanceToWin beyond 1 − alpha)' }),
+      Type.Boolean({ description: 'As of this period, p < alpha (bayesian: chanceToWin beyond 1 − alpha)' }),
     ),
     better: Better,
     worse: Worse,
@@ -29,17 +29,17 @@ const SeriesVariantSchema = Type.Object(
       ),
     ),
   },
-  { description: 'One variant as of the end of the bucket; a treatment with its cumulative effect' },
+  { description: 'One variant as of the end of the period; a treatment with its cumulative effect' },
 );
 
-const SeriesBucketSchema = Type.Object(
+const SeriesPeriodSchema = Type.Object(
   {
-    bucket: Type.String({ description: 'The start of the UTC hour or day, ISO 8601' }),
+    start: Type.String({ description: 'The start of the UTC hour or day, ISO 8601' }),
     exposures: Type.Record(Type.String(), Type.Integer(), {
-      description: 'Assignments per variant key in this bucket alone (not cumulative)',
+      description: 'Assignments per variant key in this period alone (not cumulative)',
     }),
     variants: Type.Array(SeriesVariantSchema, {
-      description: "Every variant, in the experiment's order, cumulative up to the end of this bucket",
+      description: "Every variant, in the experiment's order, cumulative up to the end of this period",
     }),
   },
   { description: 'One hour or day' },
@@ -57,9 +57,9 @@ const TIMESERIES_EXAMPLE = {
   method: 'frequentist',
   alpha: 0.05,
   sided: 'two',
-  buckets: [
+  periods: [
     {
-      bucket: '2025-06-02T00:00:00.000Z',
+      start: '2025-06-02T00:00:00.000Z',
       exposures: { A: 104, B: 101 },
       variants: [
         { key: 'A', n: 98, mean: 921 },
@@ -77,7 +77,7 @@ const TIMESERIES_EXAMPLE = {
       ],
     },
     {
-      bucket: '2025-06-03T00:00:00.000Z',
+      start: '2025-06-03T00:00:00.000Z',
       exposures: { A: 110, B: 104 },
       variants: [
         { key: 'A', n: 210, mean: 910 },
@@ -109,7 +109,7 @@ export const TimeseriesSchema = Type.Object(
     unit: Type.String({
       description:
         'user: a sticky experiment whose values all belong to users: each user one unit, the same ratio of sums ' +
-        'and delta method as the analysis (its last bucket equals the analysis); call: each result one unit',
+        'and delta method as the analysis (its last period equals the analysis); call: each result one unit',
     }),
     statistic: Type.String({
       description: "What the effects compare: mean, or the metric definition's quantile (p50, p90, p95, p99)",
@@ -119,14 +119,14 @@ export const TimeseriesSchema = Type.Object(
     method: Type.String({ description: 'frequentist, bayesian or sequential' }),
     alpha: Type.Number({ description: 'The significance level used' }),
     sided: Type.String({ description: 'The alternative tested: two, greater or less' }),
-    buckets: Type.Array(SeriesBucketSchema, {
+    periods: Type.Array(SeriesPeriodSchema, {
       description:
-        'Oldest first; only hours or days with exposures or values of the metric. The last bucket is the ' +
+        'Oldest first; only hours or days with exposures or values of the metric. The last period is the ' +
         'analysis of all the data (per call, every version pooled with the current variants)',
     }),
     warnings: Type.Array(Type.String(), {
       description:
-        "About the data as a whole and the latest bucket's comparisons, prefixed with metric/variant",
+        "About the data as a whole and the latest period's comparisons, prefixed with metric/variant",
     }),
   },
   {
@@ -138,5 +138,5 @@ export const TimeseriesSchema = Type.Object(
 );
 
 export type SeriesVariant = Static<typeof SeriesVariantSchema>;
-export type SeriesBucket = Static<typeof SeriesBucketSchema>;
+export type SeriesPeriod = Static<typeof SeriesPeriodSchema>;
 export type Timeseries = Static<typeof TimeseriesSchema>;

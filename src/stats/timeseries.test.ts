@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { dayOf } from '../core/time.js';
 import { foldArms, type MetricKind, toArmData } from './arms.js';
 import { compareArms } from './compare.js';
-import { type BucketCount, type BucketRow, cumulativeSeries, type SeriesOptions } from './timeseries.js';
+import { cumulativeSeries, type HourlyCount, type HourlyRow, type SeriesOptions } from './timeseries.js';
 
 const H0 = '2026-03-02T08:00:00.000Z';
 const H1 = '2026-03-02T09:00:00.000Z';
@@ -18,9 +18,9 @@ function row(
   variantKey: string,
   values: number[],
   kind: MetricKind = 'mean',
-): BucketRow {
+): HourlyRow {
   return {
-    bucket,
+    hour: bucket,
     version,
     variantKey,
     metric: 'latency',
@@ -32,7 +32,7 @@ function row(
 }
 
 // A: 1, 3 | 5 (version 2); B: 2 | 4, 6 | 8 (version 2); Z is no variant.
-const ROWS: BucketRow[] = [
+const ROWS: HourlyRow[] = [
   row(H1, 1, 'A', [1, 3]),
   row(H1, 1, 'B', [2]),
   row(H2, 2, 'A', [5]),
@@ -40,13 +40,13 @@ const ROWS: BucketRow[] = [
   row(H3, 2, 'B', [8]),
   row(H3, 2, 'Z', [100]),
 ];
-const EXPOSURES: BucketCount[] = [
-  { bucket: H0, variantKey: 'A', n: 1 },
-  { bucket: H1, variantKey: 'A', n: 3 },
-  { bucket: H1, variantKey: 'B', n: 1 },
-  { bucket: H3, variantKey: 'A', n: 2 },
-  { bucket: H3, variantKey: 'A', n: 1 },
-  { bucket: H3, variantKey: 'Z', n: 5 },
+const EXPOSURES: HourlyCount[] = [
+  { hour: H0, variantKey: 'A', n: 1 },
+  { hour: H1, variantKey: 'A', n: 3 },
+  { hour: H1, variantKey: 'B', n: 1 },
+  { hour: H3, variantKey: 'A', n: 2 },
+  { hour: H3, variantKey: 'A', n: 1 },
+  { hour: H3, variantKey: 'Z', n: 5 },
 ];
 
 const OPTIONS: SeriesOptions = {
@@ -56,11 +56,11 @@ const OPTIONS: SeriesOptions = {
   alpha: 0.05,
   sided: 'two',
   direction: null,
-  bucketOf: (hour) => hour,
+  periodOf: (hour) => hour,
 };
 
 const summary = (s: ReturnType<typeof cumulativeSeries>) =>
-  s.buckets.map((b) => [b.bucket, b.exposures, b.variants.map((v) => [v.key, v.n, v.mean])]);
+  s.periods.map((b) => [b.start, b.exposures, b.variants.map((v) => [v.key, v.n, v.mean])]);
 
 describe('cumulativeSeries', () => {
   it('sums the hours into running arms, oldest first, with each hour’s own exposures', () => {
@@ -101,13 +101,13 @@ describe('cumulativeSeries', () => {
       ],
     ]);
     // Before any value there is no effect to estimate; the control never has one.
-    assert.equal(s.buckets[0]!.variants[1]!.absolute?.estimate, null);
-    assert.ok(s.buckets.every((b) => b.variants[0]!.absolute === undefined));
-    assert.equal(s.buckets[2]!.variants[1]!.absolute?.estimate, 1);
+    assert.equal(s.periods[0]!.variants[1]!.absolute?.estimate, null);
+    assert.ok(s.periods.every((b) => b.variants[0]!.absolute === undefined));
+    assert.equal(s.periods[2]!.variants[1]!.absolute?.estimate, 1);
   });
 
   it('day buckets sum their hours', () => {
-    const s = cumulativeSeries(ROWS, EXPOSURES, { ...OPTIONS, bucketOf: dayOf });
+    const s = cumulativeSeries(ROWS, EXPOSURES, { ...OPTIONS, periodOf: dayOf });
     assert.deepEqual(summary(s), [
       [
         '2026-03-02T00:00:00.000Z',
@@ -131,7 +131,7 @@ describe('cumulativeSeries', () => {
   it('the last bucket compares exactly what a comparison of all the data compares', () => {
     for (const method of ['frequentist', 'sequential', 'bayesian'] as const) {
       const o = { ...OPTIONS, method, direction: 'increase' as const, sided: 'better' as const };
-      const last = cumulativeSeries(ROWS, EXPOSURES, o).buckets.at(-1)!.variants[1]!;
+      const last = cumulativeSeries(ROWS, EXPOSURES, o).periods.at(-1)!.variants[1]!;
       const { kind, arms } = foldArms(ROWS, ['A', 'B']);
       const whole = compareArms(toArmData(kind, arms.get('A')!), toArmData(kind, arms.get('B')!), o);
       assert.deepEqual(last.absolute, whole.absolute, method);
@@ -152,7 +152,7 @@ describe('cumulativeSeries', () => {
     assert.equal(s.kind, 'proportion');
     assert.ok(s.warnings.some((w) => /both numbers and true\/false/.test(w)));
     assert.deepEqual(
-      s.buckets.map((b) => b.variants.map((v) => [v.n, v.mean])),
+      s.periods.map((b) => b.variants.map((v) => [v.n, v.mean])),
       [
         [
           [2, 0.5],
@@ -174,7 +174,7 @@ describe('cumulativeSeries', () => {
       direction: 'decrease',
     });
     assert.equal(s.sided, 'less');
-    const [a, b] = s.buckets.at(-1)!.variants;
+    const [a, b] = s.periods.at(-1)!.variants;
     assert.equal(b!.absolute, undefined);
     assert.equal(a!.absolute?.estimate, -2);
     assert.equal(a!.absolute?.ci[0], null, 'a one-sided interval has one bound');

@@ -1,6 +1,6 @@
-// Owns the cumulative time series of one metric: its hourly rollup rows summed, bucket by bucket (oldest
-// first), into running arms per variant, each treatment compared with the control as of every bucket.
-// Work is linear in the rows and O(buckets × variants) comparisons, however many results there are.
+// Owns the cumulative time series of one metric: its hourly rollup rows summed, period by period (oldest
+// first), into running arms per variant, each treatment compared with the control as of every period.
+// Work is linear in the rows and O(periods × variants) comparisons, however many results there are.
 
 import { countExposures, foldArms, type MetricKind, type MetricRollupRow, toArmData } from './arms.js';
 import { type AnalysisMethod, compareArms, resolveSided, type SidedOption } from './compare.js';
@@ -11,19 +11,19 @@ import { effectiveUnits, quantileArm } from './quantiles.js';
 import type { SketchBin } from './sketch.js';
 import type { ArmData, Direction, Moments, RatioMoments, Sided } from './types.js';
 
-/** One metric's rollup row of one hour (`bucket`: the start of the hour, ISO 8601 UTC). */
-export interface BucketRow extends MetricRollupRow {
-  bucket: string;
+/** One metric's rollup row of one hour (`hour`: the start of the hour, ISO 8601 UTC). */
+export interface HourlyRow extends MetricRollupRow {
+  hour: string;
 }
 
 /** How much one hour's writes moved a variant's per-user sums (sticky experiments). */
-export interface BucketUnitRow extends UnitRollupRow {
-  bucket: string;
+export interface HourlyUnitRow extends UnitRollupRow {
+  hour: string;
 }
 
 /** Exposures of one hour and variant (any version). */
-export interface BucketCount {
-  bucket: string;
+export interface HourlyCount {
+  hour: string;
   variantKey: string;
   n: number;
 }
@@ -38,29 +38,29 @@ export interface SeriesOptions {
   nStar?: number;
   /** Which way the metric is better; null: undeclared. */
   direction: Direction | null;
-  /** The bucket an hour is counted in: the hour itself, or its day. Must keep the hours' order. */
-  bucketOf: (hour: string) => string;
+  /** The period an hour is counted in: the hour itself, or its day. Must keep the hours' order. */
+  periodOf: (hour: string) => string;
   /**
    * Sticky experiments: the hourly moves of the per-user sums. When every value belongs to a user's unit, the
    * series is per user (the analysis' unit and estimator); otherwise per call.
    */
-  units?: readonly BucketUnitRow[];
+  units?: readonly HourlyUnitRow[];
   /**
    * A quantile statistic (`statistic: pNN`): the quantile (0.95) and the metric's hourly sketch bins; the
    * series then compares that quantile, as the analysis does.
    */
-  quantile?: { level: number; sketches: readonly BucketSketchRow[] };
+  quantile?: { level: number; sketches: readonly HourlySketchRow[] };
 }
 
 /** One hour's count in one bin of one variant's sketch. */
-export interface BucketSketchRow extends SketchRowLike {
-  bucket: string;
+export interface HourlySketchRow extends SketchRowLike {
+  hour: string;
 }
 
-// The answered shapes of a variant and a bucket are declared once, as schemas (timeseries-schema.ts).
-import type { SeriesBucket, SeriesVariant } from './timeseries-schema.js';
+// The answered shapes of a variant and a period are declared once, as schemas (timeseries-schema.ts).
+import type { SeriesPeriod, SeriesVariant } from './timeseries-schema.js';
 
-export type { SeriesBucket, SeriesVariant };
+export type { SeriesPeriod, SeriesVariant };
 
 export interface Series {
   kind: MetricKind;
@@ -68,17 +68,17 @@ export interface Series {
   unit: 'user' | 'call';
   /** The alternative tested ('better' resolved by the direction). */
   sided: Sided;
-  buckets: SeriesBucket[];
+  periods: SeriesPeriod[];
   /** About the data as a whole (e.g. a metric logged as both kinds). */
   warnings: string[];
-  /** The latest bucket's comparison warnings, by treatment (earlier buckets' would only repeat them). */
+  /** The latest period's comparison warnings, by treatment (earlier periods' would only repeat them). */
   variantWarnings: Map<string, string[]>;
 }
 
-function groupBy<T extends { bucket: string }>(rows: readonly T[], bucketOf: (hour: string) => string) {
+function groupBy<T extends { hour: string }>(rows: readonly T[], periodOf: (hour: string) => string) {
   const out = new Map<string, T[]>();
   for (const r of rows) {
-    const b = bucketOf(r.bucket);
+    const b = periodOf(r.hour);
     const group = out.get(b);
     if (group) group.push(r);
     else out.set(b, [r]);
@@ -87,12 +87,12 @@ function groupBy<T extends { bucket: string }>(rows: readonly T[], bucketOf: (ho
 }
 
 /**
- * The metric's cumulative effect per bucket. The kind is chosen once from every row (as the analysis
- * does), so the last bucket compares exactly the arms the analysis of all the data compares.
+ * The metric's cumulative effect per period. The kind is chosen once from every row (as the analysis
+ * does), so the last period compares exactly the arms the analysis of all the data compares.
  */
 export function cumulativeSeries(
-  rows: readonly BucketRow[],
-  exposures: readonly BucketCount[],
+  rows: readonly HourlyRow[],
+  exposures: readonly HourlyCount[],
   o: SeriesOptions,
 ): Series {
   const keys = o.variantKeys;
@@ -103,12 +103,12 @@ export function cumulativeSeries(
     .reduce((a, r) => a + r.n, 0);
   const withUser = units.filter((u) => keys.includes(u.variantKey)).reduce((a, u) => a + u.sumY, 0);
   const perUser = o.units !== undefined && values > 0 && withUser === values;
-  const rowsByBucket = groupBy(rows, o.bucketOf);
-  const unitsByBucket = groupBy(units, o.bucketOf);
-  const exposuresByBucket = groupBy(exposures, o.bucketOf);
-  const sketchesByBucket = groupBy(o.quantile?.sketches ?? [], o.bucketOf);
+  const rowsByHour = groupBy(rows, o.periodOf);
+  const unitsByHour = groupBy(units, o.periodOf);
+  const exposuresByHour = groupBy(exposures, o.periodOf);
+  const sketchesByHour = groupBy(o.quantile?.sketches ?? [], o.periodOf);
   const bins = new Map<string, Map<string, SketchBin>>(keys.map((k) => [k, new Map()]));
-  const buckets = [...new Set([...rowsByBucket.keys(), ...exposuresByBucket.keys()])].sort();
+  const periods = [...new Set([...rowsByHour.keys(), ...exposuresByHour.keys()])].sort();
   const calls = new Map<string, Moments>(keys.map((k) => [k, { n: 0, sum: 0, sumSquares: 0 }]));
   const users = new Map<string, RatioMoments>(
     keys.map((k) => [k, { n: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 }]),
@@ -136,15 +136,15 @@ export function cumulativeSeries(
     kind,
   };
   const variantWarnings = new Map<string, string[]>();
-  const series = buckets.map((bucket): SeriesBucket => {
-    for (const r of rowsByBucket.get(bucket) ?? []) {
+  const series = periods.map((period): SeriesPeriod => {
+    for (const r of rowsByHour.get(period) ?? []) {
       const arm = calls.get(r.variantKey);
       if (!arm || r.kind !== kind) continue;
       arm.n += r.n;
       arm.sum += r.sum;
       arm.sumSquares += r.sumSquares;
     }
-    for (const b of sketchesByBucket.get(bucket) ?? []) {
+    for (const b of sketchesByHour.get(period) ?? []) {
       const variant = bins.get(b.variantKey);
       if (!variant) continue;
       const id = `${b.side}:${b.key}`;
@@ -152,7 +152,7 @@ export function cumulativeSeries(
       if (bin) bin.count += b.count;
       else variant.set(id, { side: b.side, key: b.key, count: b.count });
     }
-    for (const u of unitsByBucket.get(bucket) ?? []) {
+    for (const u of unitsByHour.get(period) ?? []) {
       const arm = users.get(u.variantKey);
       if (!arm) continue;
       arm.n += u.units;
@@ -184,7 +184,7 @@ export function cumulativeSeries(
         chanceToWin: c.chanceToWin,
       };
     });
-    return { bucket, exposures: countExposures(exposuresByBucket.get(bucket) ?? [], keys), variants };
+    return { start: period, exposures: countExposures(exposuresByHour.get(period) ?? [], keys), variants };
   });
   if (o.units !== undefined && !perUser && values > 0) {
     warnings.push(
@@ -195,7 +195,7 @@ export function cumulativeSeries(
     kind,
     unit: perUser ? 'user' : 'call',
     sided: resolveSided(o.sided, o.direction).sided,
-    buckets: series,
+    periods: series,
     warnings,
     variantWarnings,
   };

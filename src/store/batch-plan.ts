@@ -4,13 +4,13 @@
 import { type FeedbackRow, planFeedback } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import {
-  type BucketRollup,
-  bucketRollupKey,
+  type HourlyRollup,
+  hourlyRollupKey,
   type MetricRollup,
   mergeRollups,
   metricRollupKey,
   type RolledResult,
-  rollUpBuckets,
+  rollUpHours,
   rollUpResults,
 } from '../core/rollups.js';
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
@@ -27,7 +27,7 @@ export function rolledOf(r: NewResult): RolledResult {
     metrics: r.metrics === null ? null : (JSON.parse(r.metrics) as JsonObject),
     overCap: null,
     unitUserId: r.unit === true ? r.userId : null,
-    bucket: hourOf(r.createdAt),
+    hour: hourOf(r.createdAt),
   };
 }
 
@@ -46,7 +46,7 @@ export function overCapOf(rolled: RolledResult[]): Array<string[] | null> {
 /** What a batch's results and feedback move: rollups, sketch bins, users' deltas, and feedback rows. */
 export interface RollupPlan {
   metrics: MetricRollup[];
-  buckets: BucketRollup[];
+  hourly: HourlyRollup[];
   /** Per user and hour: applied to the users' stored sums (core/unit-hours.ts applyUnitDeltasByHour). */
   units: HourlyUnitDelta[];
   sketches: SketchMoves;
@@ -65,14 +65,14 @@ export function planRollups(
   feedbackOverCap: (experimentId: number, metric: string) => boolean,
 ): RollupPlan {
   const metrics: MetricRollup[] = rollUpResults(rolled);
-  const buckets: BucketRollup[] = rollUpBuckets(rolled);
+  const hourly: HourlyRollup[] = rollUpHours(rolled);
   const units: HourlyUnitDelta[] = unitDeltasByHour(rolled);
   let sketches = new SketchMoves();
   let feedbackRows: FeedbackRow[] | null = null;
   if (feedback.length > 0) {
     const plan = planFeedback(feedback, stored, feedbackOverCap);
     metrics.push(...plan.metrics);
-    buckets.push(...plan.buckets);
+    hourly.push(...plan.hourly);
     units.push(...plan.units);
     sketches = plan.sketches;
     feedbackRows = plan.rows;
@@ -82,7 +82,7 @@ export function planRollups(
   const merged = feedback.length > 0;
   return {
     metrics: merged ? mergeRollups(metrics, metricRollupKey) : metrics,
-    buckets: merged ? mergeRollups(buckets, bucketRollupKey) : buckets,
+    hourly: merged ? mergeRollups(hourly, hourlyRollupKey) : hourly,
     units,
     sketches,
     feedbackRows,

@@ -18,9 +18,9 @@ import type { NewFeedback, WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { planRollups } from './batch-plan.js';
 import {
-  bucketExposureStatement,
-  bucketRollupStatement,
   feedbackStatement,
+  hourlyExposureStatement,
+  hourlyRollupStatement,
   metricRollupStatement,
   type RowStatement,
   unitRollupStatement,
@@ -28,10 +28,10 @@ import {
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
 import {
-  bucketSketchBinStatement,
-  bucketUnitRollupStatement,
   exposureUserRollupStatement,
   exposureUsersStatement,
+  hourlySketchBinStatement,
+  hourlyUnitRollupStatement,
   sketchBinStatement,
 } from './sum-statements.js';
 
@@ -179,14 +179,14 @@ export async function plannedStatements(
   const unitParts = plan.units;
   const statements: RowStatement[] = [];
   if (plan.feedbackRows) statements.push(feedbackStatement(plan.feedbackRows));
-  statements.push(metricRollupStatement(plan.metrics), bucketRollupStatement(plan.buckets));
+  statements.push(metricRollupStatement(plan.metrics), hourlyRollupStatement(plan.hourly));
   const bins = plan.sketches.rows();
-  statements.push(sketchBinStatement(bins.all), bucketSketchBinStatement(bins.hourly));
+  statements.push(sketchBinStatement(bins.all), hourlySketchBinStatement(bins.hourly));
   if (unitParts.length > 0) {
-    const { sums, rollups, buckets } = applyUnitDeltasByHour(unitParts, await readUnitSums(db, unitParts));
-    statements.push(unitSumStatement(sums), unitRollupStatement(rollups), bucketUnitRollupStatement(buckets));
+    const { sums, rollups, hourly } = applyUnitDeltasByHour(unitParts, await readUnitSums(db, unitParts));
+    statements.push(unitSumStatement(sums), unitRollupStatement(rollups), hourlyUnitRollupStatement(hourly));
   }
-  statements.push(bucketExposureStatement(batch.exposures));
+  statements.push(hourlyExposureStatement(batch.exposures));
   let userKeys: string[] = [];
   const users = exposureUsersOf(batch.exposures);
   if (users.length > 0) {

@@ -8,19 +8,19 @@ import {
   newExposureUsers,
 } from '../core/exposure-users.js';
 import {
-  type BucketRollup,
-  bucketRollupKey,
   type ExposureRollup,
+  type HourlyRollup,
+  hourlyRollupKey,
   type MetricRollup,
   metricRollupKey,
   type RolledResult,
-  rollUpBuckets,
   rollUpExposures,
+  rollUpHours,
   rollUpResults,
 } from '../core/rollups.js';
 import {
   addSketchValues,
-  bucketSketchKey,
+  hourlySketchKey,
   type SketchMove,
   SketchMoves,
   sketchKey,
@@ -29,16 +29,16 @@ import { hourOf } from '../core/time.js';
 import {
   addUnitRollup,
   applyUnitDeltasByHour,
-  type BucketUnitRollup,
-  bucketUnitRollupKey,
+  type HourlyUnitRollup,
+  hourlyUnitRollupKey,
   unitDeltasByHour,
 } from '../core/unit-hours.js';
 import { rollUpUnits, type UnitRollup, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
 import type { ExposureBatch } from '../core/writes.js';
-import type { BucketExposure, Buckets, Rollups } from './store.js';
+import type { HourlyData, HourlyExposure, Rollups } from './store.js';
 
 /** A bucket_exposures row. */
-export interface HourlyExposures extends BucketExposure {
+export interface HourlyExposures extends HourlyExposure {
   experimentId: number;
 }
 
@@ -46,7 +46,7 @@ const exposureKey = (r: Omit<ExposureRollup, 'n'>) =>
   `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`;
 
 const hourlyKey = (r: Omit<HourlyExposures, 'n'>) =>
-  `${r.experimentId}\u0000${r.bucket}\u0000${r.version}\u0000${r.variantKey}`;
+  `${r.experimentId}\u0000${r.hour}\u0000${r.version}\u0000${r.variantKey}`;
 
 const unitRollupKey = (r: UnitRollup) =>
   `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
@@ -71,8 +71,7 @@ export function forget<T extends { experimentId: number }>(rows: Map<string, T>,
   for (const [key, r] of rows) if (r.experimentId === experimentId) rows.delete(key);
 }
 
-const byBucket = (a: { bucket: string }, b: { bucket: string }) =>
-  a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0;
+const byHour = (a: { hour: string }, b: { hour: string }) => (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0);
 
 /** The rollup rows of every experiment, keyed as the SQL tables' primary keys. */
 export class MemoryRollups {
@@ -81,13 +80,13 @@ export class MemoryRollups {
   readonly exposureUsers = new Map<string, ExposureUser>();
   readonly metricRollups = new Map<string, MetricRollup>();
   readonly exposureRollups = new Map<string, ExposureRollup>();
-  readonly bucketRollups = new Map<string, BucketRollup>();
-  readonly bucketExposures = new Map<string, HourlyExposures>();
+  readonly hourlyRollups = new Map<string, HourlyRollup>();
+  readonly hourlyExposures = new Map<string, HourlyExposures>();
   readonly unitRollups = new Map<string, UnitRollup>();
   readonly exposureUserRollups = new Map<string, ExposureRollup>();
-  readonly bucketUnitRollups = new Map<string, BucketUnitRollup>();
+  readonly hourlyUnitRollups = new Map<string, HourlyUnitRollup>();
   readonly sketchBins = new Map<string, SketchMove>();
-  readonly bucketSketchBins = new Map<string, SketchMove>();
+  readonly hourlySketchBins = new Map<string, SketchMove>();
 
   /** readRollups but for `results` (the store counts its committed results). */
   read(experimentId: number): Omit<Rollups, 'results'> {
@@ -111,24 +110,24 @@ export class MemoryRollups {
     };
   }
 
-  /** readBuckets: the hourly rows of one experiment, in hour order. */
-  buckets(experimentId: number): Buckets {
-    const metrics = [...this.bucketRollups.values()]
+  /** readHourly: the hourly rows of one experiment, in hour order. */
+  hourly(experimentId: number): HourlyData {
+    const metrics = [...this.hourlyRollups.values()]
       .filter((r) => r.experimentId === experimentId)
       .map((r) => ({ ...r }))
-      .sort(byBucket);
-    const exposures = [...this.bucketExposures.values()]
+      .sort(byHour);
+    const exposures = [...this.hourlyExposures.values()]
       .filter((r) => r.experimentId === experimentId)
-      .map(({ bucket, version, variantKey, n }) => ({ bucket, version, variantKey, n }))
-      .sort(byBucket);
-    const units = [...this.bucketUnitRollups.values()]
+      .map(({ hour, version, variantKey, n }) => ({ hour, version, variantKey, n }))
+      .sort(byHour);
+    const units = [...this.hourlyUnitRollups.values()]
       .filter((r) => r.experimentId === experimentId)
       .map((r) => ({ ...r }))
-      .sort(byBucket);
-    const sketches = [...this.bucketSketchBins.values()]
+      .sort(byHour);
+    const sketches = [...this.hourlySketchBins.values()]
       .filter((b) => b.experimentId === experimentId && b.count !== 0)
-      .map(({ bucket, version, variantKey, metric, side, key, count }) => ({
-        bucket: bucket!,
+      .map(({ hour, version, variantKey, metric, side, key, count }) => ({
+        hour: hour!,
         version,
         variantKey,
         metric,
@@ -136,7 +135,7 @@ export class MemoryRollups {
         key,
         count,
       }))
-      .sort(byBucket);
+      .sort(byHour);
     return { metrics, exposures, units, sketches };
   }
 
@@ -152,10 +151,10 @@ export class MemoryRollups {
     }
   }
 
-  addBuckets(rollups: BucketRollup[]): void {
+  addHourly(rollups: HourlyRollup[]): void {
     for (const r of rollups) {
-      const total = this.bucketRollups.get(bucketRollupKey(r));
-      if (!total) this.bucketRollups.set(bucketRollupKey(r), { ...r });
+      const total = this.hourlyRollups.get(hourlyRollupKey(r));
+      if (!total) this.hourlyRollups.set(hourlyRollupKey(r), { ...r });
       else {
         total.n += r.n;
         total.sum += r.sum;
@@ -182,7 +181,7 @@ export class MemoryRollups {
   addSketches(moves: SketchMoves): void {
     const { all, hourly } = moves.rows();
     for (const m of all) bump(this.sketchBins, sketchKey(m), m);
-    for (const m of hourly) bump(this.bucketSketchBins, bucketSketchKey(m), m);
+    for (const m of hourly) bump(this.hourlySketchBins, hourlySketchKey(m), m);
   }
 
   addExposures(rollups: ExposureRollup[]): void {
@@ -195,8 +194,8 @@ export class MemoryRollups {
 
   addHourlyExposures(counts: HourlyExposures[]): void {
     for (const c of counts) {
-      const total = this.bucketExposures.get(hourlyKey(c));
-      if (!total) this.bucketExposures.set(hourlyKey(c), { ...c });
+      const total = this.hourlyExposures.get(hourlyKey(c));
+      if (!total) this.hourlyExposures.set(hourlyKey(c), { ...c });
       else total.n += c.n;
     }
   }
@@ -206,15 +205,15 @@ export class MemoryRollups {
     for (const rows of [
       this.metricRollups,
       this.exposureRollups,
-      this.bucketRollups,
-      this.bucketExposures,
+      this.hourlyRollups,
+      this.hourlyExposures,
       this.unitSums,
       this.unitRollups,
       this.exposureUsers,
       this.exposureUserRollups,
-      this.bucketUnitRollups,
+      this.hourlyUnitRollups,
       this.sketchBins,
-      this.bucketSketchBins,
+      this.hourlySketchBins,
     ] as Array<Map<string, { experimentId: number }>>) {
       forget(rows, experimentId);
     }
@@ -226,7 +225,7 @@ export class MemoryRollups {
    */
   rebuild(id: number, rolled: RolledResult[], batches: ExposureBatch[], perUser: boolean): number {
     this.addMetrics(rollUpResults(rolled));
-    this.addBuckets(rollUpBuckets(rolled));
+    this.addHourly(rollUpHours(rolled));
     const sums = unitDeltasOfResults(rolled).map((d): UnitSum => {
       const { dn, dsum, ...key } = d;
       return { ...key, n: dn, sum: dsum };
@@ -235,7 +234,7 @@ export class MemoryRollups {
     this.addUnits(rollUpUnits(sums));
     // Hour by hour, feedback at its first hour (what rebuild.ts can and cannot reproduce).
     const hours = applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map());
-    for (const r of hours.buckets) addUnitRollup(this.bucketUnitRollups, r, bucketUnitRollupKey);
+    for (const r of hours.hourly) addUnitRollup(this.hourlyUnitRollups, r, hourlyUnitRollupKey);
     const sketches = new SketchMoves();
     addSketchValues(sketches, rolled);
     this.addSketches(sketches);
@@ -251,7 +250,7 @@ export class MemoryRollups {
     this.addHourlyExposures(
       assigned.map((e) => ({
         experimentId: id,
-        bucket: hourOf(e.createdAt),
+        hour: hourOf(e.createdAt),
         version: e.version,
         variantKey: e.variantKey,
         n: 1,

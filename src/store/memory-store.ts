@@ -11,21 +11,21 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
 import {
-  bucketRollupKey,
+  hourlyRollupKey,
   mergeRollups,
   metricRollupKey,
   type RolledResult,
   rollUpExposures,
 } from '../core/rollups.js';
 import { hourOf } from '../core/time.js';
-import { addUnitRollup, applyUnitDeltasByHour, bucketUnitRollupKey } from '../core/unit-hours.js';
+import { addUnitRollup, applyUnitDeltasByHour, hourlyUnitRollupKey } from '../core/unit-hours.js';
 import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import type {
-  Buckets,
+  HourlyData,
   Result,
   ResultPage,
   ResultQuery,
@@ -98,7 +98,7 @@ export class MemoryStore implements Store {
     return id === undefined ? undefined : this.stored(id);
   }
 
-  async insertExperiment(experiment: Experiment, _answer?: IdempotencyRecord): Promise<StoredExperiment> {
+  async insertExperiment(experiment: Experiment, _record?: IdempotencyRecord): Promise<StoredExperiment> {
     if (this.idsBySlug.has(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
@@ -196,9 +196,9 @@ export class MemoryStore implements Store {
     for (const row of plan.feedbackRows ?? []) this.feedback.set(feedbackKey(row), { ...row });
     for (const s of units.sums) this.rollups.unitSums.set(unitKey(s), { ...s });
     this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
-    this.rollups.addBuckets(mergeRollups(plan.buckets, bucketRollupKey));
+    this.rollups.addHourly(mergeRollups(plan.hourly, hourlyRollupKey));
     this.rollups.addUnits(units.rollups);
-    for (const r of units.buckets) addUnitRollup(this.rollups.bucketUnitRollups, r, bucketUnitRollupKey);
+    for (const r of units.hourly) addUnitRollup(this.rollups.hourlyUnitRollups, r, hourlyUnitRollupKey);
     this.rollups.addSketches(plan.sketches);
     for (const u of users.rows) this.rollups.exposureUsers.set(exposureUserKey(u), { ...u });
     addCounts(this.rollups.exposureUserRollups, users.counts);
@@ -213,7 +213,7 @@ export class MemoryStore implements Store {
       batch.exposures.flatMap((b) =>
         b.variants.map((v) => ({
           experimentId: b.experimentId,
-          bucket: b.bucket,
+          hour: b.hour,
           version: b.version,
           variantKey: v.variantKey,
           n: v.n,
@@ -267,8 +267,8 @@ export class MemoryStore implements Store {
     };
   }
 
-  async readBuckets(experimentId: number): Promise<Buckets> {
-    return this.rollups.buckets(experimentId);
+  async readHourly(experimentId: number): Promise<HourlyData> {
+    return this.rollups.hourly(experimentId);
   }
 
   async listVersions(experimentId: number): Promise<StoredVersion[]> {
@@ -304,7 +304,7 @@ export class MemoryStore implements Store {
           variantKey: f.variantKey,
           metrics: { [f.metric]: f.kind === 'proportion' ? f.value === 1 : f.value },
           unitUserId: perUser ? f.userId : null,
-          bucket: hourOf(f.createdAt),
+          hour: hourOf(f.createdAt),
         });
       }
       exposures += this.rollups.rebuild(id, rolled, this.batchesOf(id), perUser);

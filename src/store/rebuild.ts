@@ -12,14 +12,14 @@ import type { Kysely, Transaction } from 'kysely';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { type ExposureUser, exposureUserKey } from '../core/exposure-users.js';
 import {
-  type BucketRollup,
-  bucketRollupKey,
+  type HourlyRollup,
+  hourlyRollupKey,
   type MetricRollup,
   mergeRollups,
   metricRollupKey,
   type RolledResult,
-  rollUpBuckets,
   rollUpExposures,
+  rollUpHours,
   rollUpResults,
 } from '../core/rollups.js';
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
@@ -30,10 +30,10 @@ import type { ExposureBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { executeInChunks } from './compile-rows.js';
 import {
-  bucketExposureStatement,
-  bucketRollupStatement,
   countStatement,
   exposureRollupStatement,
+  hourlyExposureStatement,
+  hourlyRollupStatement,
   metricRollupStatement,
   rolledResultRow,
   unitRollupStatement,
@@ -41,10 +41,10 @@ import {
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
 import {
-  bucketSketchBinStatement,
-  bucketUnitRollupStatement,
   exposureUserRollupStatement,
   exposureUsersStatement,
+  hourlySketchBinStatement,
+  hourlyUnitRollupStatement,
   sketchBinStatement,
 } from './sum-statements.js';
 
@@ -131,7 +131,7 @@ export async function rebuildExperiment(
   const hourly = new Map<string, HourlyUnitDelta>();
   const addHourly = (rolled: RolledResult[]) => {
     for (const d of unitDeltasByHour(rolled)) {
-      const key = `${d.bucket}\u0000${unitKey(d)}`;
+      const key = `${d.hour}\u0000${unitKey(d)}`;
       const acc = hourly.get(key);
       if (acc) {
         acc.dn += d.dn;
@@ -141,11 +141,11 @@ export async function rebuildExperiment(
   };
   const sketches = new SketchMoves();
   let metrics: MetricRollup[] = [];
-  let buckets: BucketRollup[] = [];
+  let metricHours: HourlyRollup[] = [];
   const add = (rolled: RolledResult[]) => {
     // Summed as it goes, so memory holds the totals, not every page's parts.
     metrics = mergeRollups([...metrics, ...rollUpResults(rolled)], metricRollupKey);
-    buckets = mergeRollups([...buckets, ...rollUpBuckets(rolled)], bucketRollupKey);
+    metricHours = mergeRollups([...metricHours, ...rollUpHours(rolled)], hourlyRollupKey);
     addSketchValues(sketches, rolled);
     if (perUser) {
       addUnits(rolled);
@@ -189,7 +189,7 @@ export async function rebuildExperiment(
       rows.map((r) => ({
         ...rolledResultRow(r),
         unitUserId: perUser ? r.user_id : null,
-        bucket: hourOf(isoTime(r.created_at)),
+        hour: hourOf(isoTime(r.created_at)),
       })),
     );
   }
@@ -225,22 +225,22 @@ export async function rebuildExperiment(
           [f.metric]: (f.kind as MetricKind) === 'proportion' ? Number(f.value) === 1 : Number(f.value),
         },
         unitUserId: perUser ? f.user_id : null,
-        bucket: hourOf(isoTime(f.created_at)),
+        hour: hourOf(isoTime(f.created_at)),
       })),
     );
   }
 
   await executeInChunks(trx, countStatement('result_rollups', counts));
   await executeInChunks(trx, metricRollupStatement(metrics));
-  await executeInChunks(trx, bucketRollupStatement(buckets));
+  await executeInChunks(trx, hourlyRollupStatement(metricHours));
   const sums = [...users.values()];
   await executeInChunks(trx, unitSumStatement(sums));
   await executeInChunks(trx, unitRollupStatement(rollUpUnits(sums)));
   const hours = applyUnitDeltasByHour([...hourly.values()], new Map());
-  await executeInChunks(trx, bucketUnitRollupStatement(hours.buckets));
+  await executeInChunks(trx, hourlyUnitRollupStatement(hours.hourly));
   const bins = sketches.rows();
   await executeInChunks(trx, sketchBinStatement(bins.all));
-  await executeInChunks(trx, bucketSketchBinStatement(bins.hourly));
+  await executeInChunks(trx, hourlySketchBinStatement(bins.hourly));
   return { results, exposures: await rebuildExposures(trx, experimentId, perUser) };
 }
 
@@ -272,7 +272,7 @@ async function rebuildExposures(
       hourly.push({
         experimentId,
         version: e.version,
-        bucket: hourOf(e.createdAt),
+        hour: hourOf(e.createdAt),
         count: 1,
         variants: [{ variantKey: e.variantKey, n: 1 }],
         json: '',
@@ -293,7 +293,7 @@ async function rebuildExposures(
   const hours = new Map<string, ExposureBatch>();
   const foldHours = () => {
     for (const h of hourly) {
-      const key = `${h.version}\u0000${h.bucket}\u0000${h.variants[0]!.variantKey}`;
+      const key = `${h.version}\u0000${h.hour}\u0000${h.variants[0]!.variantKey}`;
       const acc = hours.get(key);
       if (acc) acc.variants[0]!.n += 1;
       else hours.set(key, h);
@@ -307,7 +307,7 @@ async function rebuildExposures(
   }
   const rollups = rollUpExposures(counted);
   await executeInChunks(trx, exposureRollupStatement(rollups));
-  await executeInChunks(trx, bucketExposureStatement([...hours.values()]));
+  await executeInChunks(trx, hourlyExposureStatement([...hours.values()]));
   const distinct = [...users.values()];
   await executeInChunks(trx, exposureUsersStatement(distinct));
   await executeInChunks(trx, exposureUserRollupStatement(rollUpExposures(distinct)));

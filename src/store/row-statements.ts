@@ -6,9 +6,9 @@ import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import {
-  type BucketRollup,
-  bucketRollupKey,
   type ExposureRollup,
+  type HourlyRollup,
+  hourlyRollupKey,
   type MetricRollup,
   type RolledResult,
   rollUpExposures,
@@ -222,12 +222,12 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
 }
 
 /** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */
-export function bucketRollupStatement(rollups: BucketRollup[]): RowStatement {
+export function hourlyRollupStatement(rollups: HourlyRollup[]): RowStatement {
   return upsertStatement(
     'bucket_rollups',
-    sortedBy(rollups, bucketRollupKey).map((r) => ({
+    sortedBy(rollups, hourlyRollupKey).map((r) => ({
       experiment_id: r.experimentId,
-      bucket: r.bucket,
+      bucket: r.hour,
       experiment_version: r.version,
       variant_key: r.variantKey,
       metric: r.metric,
@@ -240,20 +240,20 @@ export function bucketRollupStatement(rollups: BucketRollup[]): RowStatement {
 }
 
 /** Exposures per hour and variant, from the batches' own hours. */
-export function bucketExposureStatement(batches: ExposureBatch[]): RowStatement {
+export function hourlyExposureStatement(batches: ExposureBatch[]): RowStatement {
   const counts = new Map<
     string,
-    { experimentId: number; bucket: string; version: number; variantKey: string; n: number }
+    { experimentId: number; hour: string; version: number; variantKey: string; n: number }
   >();
   for (const b of batches) {
     for (const v of b.variants) {
-      const key = `${b.experimentId}\u0000${b.bucket}\u0000${b.version}\u0000${v.variantKey}`;
+      const key = `${b.experimentId}\u0000${b.hour}\u0000${b.version}\u0000${v.variantKey}`;
       const acc = counts.get(key);
       if (acc) acc.n += v.n;
       else
         counts.set(key, {
           experimentId: b.experimentId,
-          bucket: b.bucket,
+          hour: b.hour,
           version: b.version,
           variantKey: v.variantKey,
           n: v.n,
@@ -265,7 +265,7 @@ export function bucketExposureStatement(batches: ExposureBatch[]): RowStatement 
     'bucket_exposures',
     sorted.map(([, c]) => ({
       experiment_id: c.experimentId,
-      bucket: c.bucket,
+      bucket: c.hour,
       experiment_version: c.version,
       variant_key: c.variantKey,
       n: c.n,
@@ -338,7 +338,7 @@ export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
  * Idempotency-Key answers, replacing a claim or an expired row for the same owner and key (ADR 0016).
  * Written in the transaction of the data they describe, so a retry finds both or neither.
  */
-export function idempotencyAnswerStatement(answers: IdempotencyRecord[]): RowStatement {
+export function idempotencyRecordStatement(answers: IdempotencyRecord[]): RowStatement {
   return upsertStatement(
     'idempotency_keys',
     answers.map((a) => ({
@@ -374,7 +374,7 @@ export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>
       ),
     ),
     countStatement('result_rollups', rollUpExposures(batch.results)),
-    idempotencyAnswerStatement(batch.answers ?? []),
+    idempotencyRecordStatement(batch.idempotencyRecords ?? []),
   ];
   return statements.filter((s) => s.rows.length > 0);
 }

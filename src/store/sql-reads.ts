@@ -15,7 +15,7 @@ import {
   type SketchBinsTable,
   type UnitRollupsTable,
 } from './schema.js';
-import type { Buckets, Result, ResultPage, ResultQuery, ResultTarget, Rollups } from './store.js';
+import type { HourlyData, Result, ResultPage, ResultQuery, ResultTarget, Rollups } from './store.js';
 
 export function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -134,7 +134,7 @@ export async function readRollups(db: Kysely<Database>, experimentId: number): P
   };
 }
 
-export async function readBuckets(db: Kysely<Database>, experimentId: number): Promise<Buckets> {
+export async function readHourly(db: Kysely<Database>, experimentId: number): Promise<HourlyData> {
   const units = await db
     .selectFrom('bucket_unit_rollups')
     .selectAll()
@@ -163,7 +163,7 @@ export async function readBuckets(db: Kysely<Database>, experimentId: number): P
   return {
     metrics: metrics.map((m) => ({
       experimentId,
-      bucket: m.bucket,
+      hour: m.bucket,
       version: Number(m.experiment_version),
       variantKey: m.variant_key,
       metric: m.metric,
@@ -173,13 +173,13 @@ export async function readBuckets(db: Kysely<Database>, experimentId: number): P
       sumSquares: Number(m.sum_squares),
     })),
     exposures: exposures.map((e) => ({
-      bucket: e.bucket,
+      hour: e.bucket,
       version: Number(e.experiment_version),
       variantKey: e.variant_key,
       n: Number(e.n),
     })),
-    units: units.map((u) => ({ ...toUnitRollup(u), bucket: u.bucket })),
-    sketches: bins.map((b) => ({ ...toSketchRow(b), bucket: b.bucket })),
+    units: units.map((u) => ({ ...toUnitRollup(u), hour: u.bucket })),
+    sketches: bins.map((b) => ({ ...toSketchRow(b), hour: b.bucket })),
   };
 }
 

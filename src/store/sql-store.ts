@@ -32,7 +32,7 @@ import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
-import { idempotencyAnswerStatement, rowStatements } from './row-statements.js';
+import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { translatingErrors } from './sql-errors.js';
 import {
@@ -40,13 +40,13 @@ import {
   findResult,
   lastResultSeq,
   listExposures,
-  readBuckets,
+  readHourly,
   readMetricNames,
   readResults,
   readRollups,
 } from './sql-reads.js';
 import type {
-  Buckets,
+  HourlyData,
   IdempotencyRow,
   IdempotencyStore,
   KeyStore,
@@ -96,11 +96,11 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     return this.run(() => selectRevision(this.readOnly));
   }
 
-  insertExperiment(experiment: Experiment, answer?: IdempotencyRecord): Promise<StoredExperiment> {
-    return this.run(() => this.insert(experiment, answer));
+  insertExperiment(experiment: Experiment, record?: IdempotencyRecord): Promise<StoredExperiment> {
+    return this.run(() => this.insert(experiment, record));
   }
 
-  private async insert(experiment: Experiment, answer?: IdempotencyRecord): Promise<StoredExperiment> {
+  private async insert(experiment: Experiment, record?: IdempotencyRecord): Promise<StoredExperiment> {
     try {
       return await this.readWrite.transaction().execute(async (trx) => {
         const { id } = await trx
@@ -109,7 +109,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
           .returning('id')
           .executeTakeFirstOrThrow();
         await insertVersionRow(trx, Number(id), experiment);
-        if (answer !== undefined) await executeInChunks(trx, idempotencyAnswerStatement([answer]));
+        if (record !== undefined) await executeInChunks(trx, idempotencyRecordStatement([record]));
         await this.changed(trx);
         return { id: Number(id), experiment };
       });
@@ -234,8 +234,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     return this.run(() => selectVersions(this.readOnly, experimentId));
   }
 
-  readBuckets(experimentId: number): Promise<Buckets> {
-    return this.run(() => readBuckets(this.readOnly, experimentId));
+  readHourly(experimentId: number): Promise<HourlyData> {
+    return this.run(() => readHourly(this.readOnly, experimentId));
   }
 
   findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {

@@ -4,9 +4,9 @@ import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
-import type { BucketRollup, ExposureRollup, MetricRollup } from '../core/rollups.js';
+import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
-import type { BucketUnitRollup } from '../core/unit-hours.js';
+import type { HourlyUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 
@@ -71,22 +71,22 @@ export interface Rollups {
 }
 
 /** Sketch bin counts of one hour. */
-export interface BucketSketch extends SketchRow {
-  bucket: string;
+export interface HourlySketch extends SketchRow {
+  hour: string;
 }
 
 /** The hourly rollups of one experiment (the time series), oldest hour first. */
-export interface Buckets {
-  metrics: BucketRollup[];
-  exposures: BucketExposure[];
+export interface HourlyData {
+  metrics: HourlyRollup[];
+  exposures: HourlyExposure[];
   /** How much each hour's writes moved unit_rollups (sticky experiments; core/unit-hours.ts). */
-  units: BucketUnitRollup[];
-  sketches: BucketSketch[];
+  units: HourlyUnitRollup[];
+  sketches: HourlySketch[];
 }
 
 /** Exposures of one hour (the time series). */
-export interface BucketExposure {
-  bucket: string;
+export interface HourlyExposure {
+  hour: string;
   version: number;
   variantKey: string;
   n: number;
@@ -113,7 +113,7 @@ export interface Store {
    * Inserts a new experiment; ConflictError when the slug exists. `answer`, when given, commits in the
    * same transaction (an Idempotency-Key's stored answer).
    */
-  insertExperiment(experiment: Experiment, answer?: IdempotencyRecord): Promise<StoredExperiment>;
+  insertExperiment(experiment: Experiment, record?: IdempotencyRecord): Promise<StoredExperiment>;
   /**
    * Reads the experiment, applies `change` (which may throw a domain error) and writes the result, all
    * in one transaction. NotFoundError when the slug is unknown.
@@ -137,7 +137,7 @@ export interface Store {
   /** Every variant definition the experiment has had, oldest first. */
   listVersions(experimentId: number): Promise<StoredVersion[]>;
   /** The hourly rollups of one experiment, every version, oldest hour first. */
-  readBuckets(experimentId: number): Promise<Buckets>;
+  readHourly(experimentId: number): Promise<HourlyData>;
   /** The result `logId` of an experiment, for feedback on it; undefined when there is none. */
   findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined>;
   /**

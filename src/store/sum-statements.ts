@@ -2,8 +2,8 @@
 // the shape of row-statements.ts: multi-row upserts in key order (no deadlock between PostgreSQL writers).
 import type { ExposureUser } from '../core/exposure-users.js';
 import type { ExposureRollup } from '../core/rollups.js';
-import { bucketSketchKey, type SketchMove, sketchKey } from '../core/sketch-rollups.js';
-import { type BucketUnitRollup, bucketUnitRollupKey } from '../core/unit-hours.js';
+import { hourlySketchKey, type SketchMove, sketchKey } from '../core/sketch-rollups.js';
+import { type HourlyUnitRollup, hourlyUnitRollupKey } from '../core/unit-hours.js';
 import {
   countStatement,
   type RowStatement,
@@ -31,10 +31,10 @@ export const exposureUserRollupStatement = (counts: ExposureRollup[]) =>
   countStatement('exposure_user_rollups', counts);
 
 /** Hourly moves of the unit rollups (core/unit-hours.ts), added to. */
-export function bucketUnitRollupStatement(rollups: BucketUnitRollup[]): RowStatement {
+export function hourlyUnitRollupStatement(rollups: HourlyUnitRollup[]): RowStatement {
   return upsertStatement(
     'bucket_unit_rollups',
-    sortedBy(rollups, bucketUnitRollupKey).map((r) => ({ ...unitRollupRow(r), bucket: r.bucket })),
+    sortedBy(rollups, hourlyUnitRollupKey).map((r) => ({ ...unitRollupRow(r), bucket: r.hour })),
   );
 }
 
@@ -57,9 +57,9 @@ export function sketchBinStatement(moves: SketchMove[]): RowStatement {
 }
 
 /** Sketch bin counts of one hour, moved as sketchBinStatement's. */
-export function bucketSketchBinStatement(moves: SketchMove[]): RowStatement {
+export function hourlySketchBinStatement(moves: SketchMove[]): RowStatement {
   return upsertStatement(
     'bucket_sketch_bins',
-    sortedBy(moves, bucketSketchKey).map((m) => ({ ...sketchRow(m), bucket: m.bucket })),
+    sortedBy(moves, hourlySketchKey).map((m) => ({ ...sketchRow(m), bucket: m.hour })),
   );
 }
