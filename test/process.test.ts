@@ -2,8 +2,8 @@
 // stopping `npm start` (SIGTERM to npm, or Ctrl-C's SIGINT) stops the server and frees its port.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -129,11 +129,28 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.equal(health.status, 200);
     await health.text();
 
-    npm.kill(signal);
-    // npm passes the signal on to the server (the start script execs node: no shell in between),
-    // waits for it to drain and exit, and exits itself.
-    assert.equal(await exited, 0, log);
-    assert.equal(await listening(url), false, `the server still listens on ${url} after npm exited:\n${log}`);
-    assert.match(log, new RegExp(`"signal":"${signal}".*shutting down|shutting down.*"signal":"${signal}"`));
+    // The server's own pid (its JSON log lines carry it), to end it here should the test fail.
+    const serverPid = Number(/"pid":(\d+)/.exec(log)?.[1]);
+    try {
+      npm.kill(signal);
+      // npm passes the signal on to the server (the start script execs node: no shell in between),
+      // waits for it to drain and exit, and exits itself.
+      assert.equal(await exited, 0, log);
+      assert.equal(
+        await listening(url),
+        false,
+        `the server still listens on ${url} after npm exited:\n${log}`,
+      );
+      assert.match(
+        log,
+        new RegExp(`"signal":"${signal}".*shutting down|shutting down.*"signal":"${signal}"`),
+      );
+    } finally {
+      try {
+        if (serverPid > 0) process.kill(serverPid, 'SIGKILL');
+      } catch {
+        // already gone, as it should be
+      }
+    }
   });
 }

@@ -64,16 +64,24 @@ test('a metric without a chosen direction or role is not saved; threshold and st
     assert.match(await summary.innerText(), /Not saved: choose "Better when" and "Role" for 'cost_usd'/);
     assert.equal(await cost.getByTestId('metric-direction').getAttribute('aria-invalid'), 'true');
     assert.equal(await cost.getByTestId('metric-role').getAttribute('aria-invalid'), 'true');
-    assert.match(await cost.locator('.field-error').first().innerText(), /'cost_usd' is better higher or lower/);
+    assert.deepEqual(await cost.locator('.field-error').allInnerTexts(), [
+      'Choose higher or lower',
+      'Choose a role',
+    ]);
     // The first unchosen select has the focus, so the keyboard lands where the choice is missing.
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'metric-direction');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('data-testid')),
+      'metric-direction',
+    );
     assert.equal(await status(`/experiment/${SLUG}`), 404, 'nothing was sent');
+    await screenshot(page, 'metric-form-refused-1280');
 
     // Choosing only the direction is not enough: the role is named as still missing.
     await cost.getByTestId('metric-direction').selectOption('decrease');
     assert.equal(await cost.getByTestId('metric-direction').getAttribute('aria-invalid'), 'false');
     await page.getByTestId('save').click();
-    assert.match(await cost.locator('.field-error').innerText(), /Choose the role of 'cost_usd'/);
+    assert.deepEqual(await cost.locator('.field-error').allInnerTexts(), ['Choose a role']);
+    assert.match(await summary.innerText(), /for 'cost_usd'\./);
     assert.equal(await status(`/experiment/${SLUG}`), 404, 'still nothing sent');
 
     // A second metric with no name yet is named by its position.
@@ -86,7 +94,11 @@ test('a metric without a chosen direction or role is not saved; threshold and st
 
     // The guardrail shows its tolerated loss; every metric its statistic.
     await cost.getByTestId('metric-role').selectOption('guardrail');
-    assert.equal(await success.getByTestId('metric-threshold').count(), 0, 'only a guardrail has a threshold');
+    assert.equal(
+      await success.getByTestId('metric-threshold').count(),
+      0,
+      'only a guardrail has a threshold',
+    );
     await cost.getByTestId('metric-threshold').fill('5');
     await cost.getByTestId('metric-statistic').selectOption('p95');
     assert.equal(await summary.count(), 0, 'the refusal goes once everything is chosen');

@@ -73,10 +73,9 @@ export function metricsFrom(rows) {
     seen.add(name);
     // No defaults: a direction or role guessed for the user reverses a verdict (cost_usd saved as
     // "higher is better, primary"), so a new metric starts on "choose…" and is not sent until chosen.
-    if (!DIRECTIONS.includes(m.direction))
-      errors[`metrics.${i}.direction`] = `Choose whether ${called(m, i)} is better higher or lower`;
-    if (!ROLES.includes(m.role))
-      errors[`metrics.${i}.role`] = `Choose the role of ${called(m, i)}: primary, secondary or guardrail`;
+    // Short, under the select; the line under the metrics names each metric still to choose.
+    if (!DIRECTIONS.includes(m.direction)) errors[`metrics.${i}.direction`] = 'Choose higher or lower';
+    if (!ROLES.includes(m.role)) errors[`metrics.${i}.role`] = 'Choose a role';
     const out = { name, direction: m.direction, role: m.role };
     if (m.kind) out.kind = m.kind;
     if (m.mde.trim() !== '') {
