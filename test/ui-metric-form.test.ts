@@ -70,7 +70,7 @@ test('a metric without a chosen direction or role is not saved; threshold and st
     ]);
     // The first unchosen select has the focus, so the keyboard lands where the choice is missing.
     assert.equal(
-      await page.evaluate(() => document.activeElement?.getAttribute('data-testid')),
+      await page.evaluate("document.activeElement?.getAttribute('data-testid')"),
       'metric-direction',
     );
     assert.equal(await status(`/experiment/${SLUG}`), 404, 'nothing was sent');
