@@ -13,7 +13,10 @@ const force = process.argv.includes('--force');
 if (!force && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === wanted) process.exit(0);
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+process.stderr.write('agentsplit: building dist/ from the TypeScript sources (tsc, about 20-40 s)…\n');
+const started = Date.now();
 rmSync('dist', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 cpSync('src/store/migrations', 'dist/store/migrations', { recursive: true });
 writeFileSync(STAMP, wanted);
+process.stderr.write(`agentsplit: built in ${Math.round((Date.now() - started) / 1000)} s\n`);

@@ -126,7 +126,7 @@ describe('creating and running an experiment from the dashboard', () => {
       await b.getByTestId('variant-weight').fill('50');
       assert.match(await page.getByTestId('weight-sum').innerText(), /sum to 100%/);
 
-      // Metric definitions: the first added is the primary.
+      // Metric definitions: each direction and role chosen (a new metric has no default).
       const metrics: Array<[string, string, string]> = [
         ['success', 'increase', 'primary'],
         ['cost_usd', 'decrease', 'guardrail'],

@@ -15,6 +15,12 @@ import {
   weightSum,
 } from '../parts/form-rules.js';
 
+/** Random vs sticky in two sentences: sticky is the usual choice for agents and conversations. */
+const ASSIGNMENT_HINT =
+  'random: every assign call draws a variant by weight, so one user may meet several variants. ' +
+  'sticky: the same userId always gets the same variant (while the weights stay), the choice for agents ' +
+  'and conversations, where a user should keep one behaviour from turn to turn.';
+
 let nextRow = 0;
 const row = (fields) => ({ id: ++nextRow, ...fields });
 
@@ -194,9 +200,10 @@ function MetricEditor({ rows, errors, onChange }) {
     onChange([
       ...rows,
       row({
+        // No default direction or role: the user chooses both (form-rules.js refuses to save until then).
         name: '',
-        direction: 'increase',
-        role: rows.length === 0 ? 'primary' : 'secondary',
+        direction: '',
+        role: '',
         kind: '',
         mde: '',
         threshold: '',
@@ -218,7 +225,8 @@ function MetricEditor({ rows, errors, onChange }) {
   return html`<fieldset class="metrics-editor">
     <legend>Metrics</legend>
     <p class="hint small">
-      Declare which way is better so the analysis can name a winner. The primary metric decides the verdict;
+      Declare which way is better so the analysis can name a winner: there is no default, choose it and the
+      role for each metric (cost and latency are usually better lower). The primary metric decides the verdict;
       a guardrail fails when its interval lies wholly beyond its threshold, the loss you tolerate in its worse
       direction (0%: none). Numeric metrics compare their mean, or a quantile (p95: the slowest 5% of calls).
       Metrics you do not declare are still analysed, without a direction.
@@ -236,10 +244,12 @@ function MetricEditor({ rows, errors, onChange }) {
             aria-invalid=${String(Boolean(nameError))} aria-describedby=${described(nameId, nameError)} autocomplete="off" />
         </${Field}>
         ${select(i, r, 'direction', 'Better when', [
+          ['', 'choose…'],
           ['increase', 'higher'],
           ['decrease', 'lower'],
         ])}
         ${select(i, r, 'role', 'Role', [
+          ['', 'choose…'],
           ['primary', 'primary'],
           ['secondary', 'secondary'],
           ['guardrail', 'guardrail'],
@@ -392,9 +402,9 @@ function ExperimentForm({ experiment, onSaved }) {
       </${Field}>
       <div class="grid-2">
         <${Field} id="assignment" label="Assignment" error=${errors.assignment}
-          hint=${creating ? 'random: a weighted draw per call; sticky: the same user keeps a variant while the weights stay. Cannot change later.' : null}>
+          hint=${`${ASSIGNMENT_HINT}${creating ? ' It cannot change later.' : ''}`}>
           <select id="assignment" value=${form.assignment} onChange=${set('assignment')} disabled=${!creating}
-            aria-describedby=${described('assignment', errors.assignment, creating)} data-testid="field-assignment">
+            aria-describedby=${described('assignment', errors.assignment, true)} data-testid="field-assignment">
             <option value="random">random</option>
             <option value="sticky">sticky</option>
           </select>

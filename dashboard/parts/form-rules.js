@@ -38,6 +38,20 @@ export function variantsFrom(rows) {
 /** What a numeric metric can be compared on (src/core/metric-definitions.ts STATISTICS). */
 export const STATISTICS = ['mean', 'p50', 'p90', 'p95', 'p99'];
 
+/** Which way is better, and a metric's part in the verdict (src/core/metric-definitions.ts). */
+export const DIRECTIONS = ['increase', 'decrease'];
+export const ROLES = ['primary', 'secondary', 'guardrail'];
+
+/** A metric as messages name it: 'cost_usd', or "metric 2" while it has no name yet. */
+const called = (m, i) => (m.name.trim() ? `'${m.name.trim()}'` : `metric ${i + 1}`);
+
+/** The metrics the form cannot send yet because a direction or role is still to choose. */
+export function unchosen(rows) {
+  return rows
+    .filter((m) => !(DIRECTIONS.includes(m.direction) && ROLES.includes(m.role)))
+    .map((m) => called(m, rows.indexOf(m)));
+}
+
 /** A fraction as the form shows it in percent: 0.05 -> '5' (two decimals at most); absent -> ''. */
 export function percentText(fraction) {
   return fraction === undefined || fraction === null ? '' : String(Math.round(fraction * 10000) / 100);
@@ -57,6 +71,11 @@ export function metricsFrom(rows) {
     else if (name.length > 200) errors[`metrics.${i}.name`] = 'At most 200 characters';
     else if (seen.has(name)) errors[`metrics.${i}.name`] = `'${name}' is defined twice`;
     seen.add(name);
+    // No defaults: a direction or role guessed for the user reverses a verdict (cost_usd saved as
+    // "higher is better, primary"), so a new metric starts on "choose…" and is not sent until chosen.
+    // Short, under the select; the line under the metrics names each metric still to choose.
+    if (!DIRECTIONS.includes(m.direction)) errors[`metrics.${i}.direction`] = 'Choose higher or lower';
+    if (!ROLES.includes(m.role)) errors[`metrics.${i}.role`] = 'Choose a role';
     const out = { name, direction: m.direction, role: m.role };
     if (m.kind) out.kind = m.kind;
     if (m.mde.trim() !== '') {
@@ -81,6 +100,10 @@ export function metricsFrom(rows) {
     if (statistic !== 'mean' || m.statisticSet) out.statistic = statistic;
     return out;
   });
+  const missing = unchosen(rows);
+  if (missing.length) {
+    errors.metrics = `Not saved: choose "Better when" and "Role" for ${missing.join(', ')}. There is no default: a wrong guess would reverse the verdict.`;
+  }
   return { metrics, errors };
 }
 
