@@ -2,7 +2,7 @@
 // users' running sums (core/units.ts). Read inside the batch's exclusive section (PostgreSQL: under the
 // experiments' append locks; SQLite: as the only writer, one batch at a time), planned by the pure planner
 // (batch-plan.ts, which the memory store uses too), then written as statements with the rest of the batch.
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import {
   type CommittedUsers,
   type ExposureUser,
@@ -44,78 +44,88 @@ function chunks<T>(items: T[]): T[][] {
   return out;
 }
 
-async function readFeedback(db: Kysely<Database>, items: NewFeedback[]): Promise<Map<string, FeedbackRow>> {
-  const current = new Map<string, FeedbackRow>();
+/**
+ * The stored rows of `table` whose experiment and `column` match the items' (one IN list per experiment
+ * and chunk of keys), as `convert` makes them, by `keyOf`.
+ */
+async function readStored<T extends 'feedback' | 'unit_sums', R>(
+  db: Kysely<Database>,
+  table: T,
+  column: 'target' | 'user_id',
+  items: ReadonlyArray<{ experimentId: number; key: string }>,
+  convert: (row: Selectable<Database[T]>) => R,
+  keyOf: (r: R) => string,
+): Promise<Map<string, R>> {
+  const current = new Map<string, R>();
   const byExperiment = new Map<number, Set<string>>();
-  for (const f of items) {
-    const set = byExperiment.get(f.experimentId) ?? new Set<string>();
-    set.add(f.target);
-    byExperiment.set(f.experimentId, set);
+  for (const { experimentId, key } of items) {
+    const set = byExperiment.get(experimentId) ?? new Set<string>();
+    set.add(key);
+    byExperiment.set(experimentId, set);
   }
-  for (const [experimentId, targets] of byExperiment) {
-    for (const part of chunks([...targets])) {
-      const rows = await db
-        .selectFrom('feedback')
+  for (const [experimentId, keys] of byExperiment) {
+    for (const part of chunks([...keys])) {
+      const rows = await (db as unknown as Kysely<Pick<Database, 'feedback'>>)
+        .selectFrom(table as 'feedback')
         .selectAll()
         .where('experiment_id', '=', experimentId)
-        .where('target', 'in', part)
+        .where(column as 'target', 'in', part)
         .execute();
-      for (const r of rows) {
-        const row: FeedbackRow = {
-          experimentId: Number(r.experiment_id),
-          target: r.target,
-          metric: r.metric,
-          feedbackId: r.feedback_id,
-          version: Number(r.experiment_version),
-          variantKey: r.variant_key,
-          userId: r.user_id,
-          kind: r.kind as MetricKind,
-          value: Number(r.value),
-          overCap: Number(r.over_cap) === 1,
-          comment: r.comment,
-          createdAt: isoTime(r.created_at),
-          updatedAt: isoTime(r.updated_at),
-        };
-        current.set(feedbackKey(row), row);
+      for (const r of rows as unknown as Array<Selectable<Database[T]>>) {
+        const row = convert(r);
+        current.set(keyOf(row), row);
       }
     }
   }
   return current;
 }
 
-async function readUnitSums(db: Kysely<Database>, deltas: UnitDelta[]): Promise<Map<string, UnitSum>> {
-  const current = new Map<string, UnitSum>();
-  const byExperiment = new Map<number, Set<string>>();
-  for (const d of deltas) {
-    const set = byExperiment.get(d.experimentId) ?? new Set<string>();
-    set.add(d.userId);
-    byExperiment.set(d.experimentId, set);
-  }
-  for (const [experimentId, users] of byExperiment) {
-    for (const part of chunks([...users])) {
-      const rows = await db
-        .selectFrom('unit_sums')
-        .selectAll()
-        .where('experiment_id', '=', experimentId)
-        .where('user_id', 'in', part)
-        .execute();
-      for (const r of rows) {
-        const sum: UnitSum = {
-          experimentId: Number(r.experiment_id),
-          userId: r.user_id,
-          version: Number(r.experiment_version),
-          variantKey: r.variant_key,
-          metric: r.metric,
-          kind: r.kind as MetricKind,
-          n: Number(r.n),
-          sum: Number(r.sum),
-        };
-        current.set(unitKey(sum), sum);
-      }
-    }
-  }
-  return current;
-}
+const feedbackOf = (r: Selectable<Database['feedback']>): FeedbackRow => ({
+  experimentId: Number(r.experiment_id),
+  target: r.target,
+  metric: r.metric,
+  feedbackId: r.feedback_id,
+  version: Number(r.experiment_version),
+  variantKey: r.variant_key,
+  userId: r.user_id,
+  kind: r.kind as MetricKind,
+  value: Number(r.value),
+  overCap: Number(r.over_cap) === 1,
+  comment: r.comment,
+  createdAt: isoTime(r.created_at),
+  updatedAt: isoTime(r.updated_at),
+});
+
+const unitSumOf = (r: Selectable<Database['unit_sums']>): UnitSum => ({
+  experimentId: Number(r.experiment_id),
+  userId: r.user_id,
+  version: Number(r.experiment_version),
+  variantKey: r.variant_key,
+  metric: r.metric,
+  kind: r.kind as MetricKind,
+  n: Number(r.n),
+  sum: Number(r.sum),
+});
+
+const readFeedback = (db: Kysely<Database>, items: NewFeedback[]) =>
+  readStored(
+    db,
+    'feedback',
+    'target',
+    items.map((f) => ({ experimentId: f.experimentId, key: f.target })),
+    feedbackOf,
+    feedbackKey,
+  );
+
+const readUnitSums = (db: Kysely<Database>, deltas: UnitDelta[]) =>
+  readStored(
+    db,
+    'unit_sums',
+    'user_id',
+    deltas.map((d) => ({ experimentId: d.experimentId, key: d.userId })),
+    unitSumOf,
+    unitKey,
+  );
 
 /** The users of sticky experiments' exposures already stored (keys of exposureUserKey), skipping `known` ones. */
 async function readExposureUsers(

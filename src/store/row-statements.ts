@@ -15,6 +15,7 @@ import {
 } from '../core/rollups.js';
 import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import { rowsOf } from './columns.js';
 import type { Database, ResultsTable } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
@@ -171,20 +172,20 @@ export function upsertStatement(table: UpsertTable, rows: object[]): RowStatemen
 const metricKey = (r: Omit<MetricRollup, 'n' | 'sum' | 'sumSquares'>) =>
   `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
 
+/** The fields every rollup row starts with: its experiment, version and variant. */
+const OF_VARIANT = ['experimentId', 'version', 'variantKey'] as const;
+/** A unit rollup's sums over users (core/units.ts). */
+const UNIT_SUMS = ['units', 'sumX', 'sumX2', 'sumY', 'sumY2', 'sumXY'] as const;
+const MOMENTS = ['n', 'sum', 'sumSquares'] as const;
+
+const metricRollupRow = rowsOf<MetricRollup>([...OF_VARIANT, 'metric', 'kind', ...MOMENTS]);
+const hourlyRollupRow = rowsOf<HourlyRollup>([...OF_VARIANT, 'hour', 'metric', 'kind', ...MOMENTS]);
+const countRow = rowsOf<ExposureRollup>([...OF_VARIANT, 'n']);
+const hourlyCountRow = rowsOf<ExposureRollup & { hour: string }>([...OF_VARIANT, 'hour', 'n']);
+const unitSumRow = rowsOf<UnitSum>([...OF_VARIANT, 'userId', 'metric', 'kind', 'n', 'sum']);
+
 export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
-  return upsertStatement(
-    'metric_rollups',
-    sortedBy(rollups, metricKey).map((r) => ({
-      experiment_id: r.experimentId,
-      experiment_version: r.version,
-      variant_key: r.variantKey,
-      metric: r.metric,
-      kind: r.kind,
-      n: r.n,
-      sum: r.sum,
-      sum_squares: r.sumSquares,
-    })),
-  );
+  return upsertStatement('metric_rollups', sortedBy(rollups, metricKey).map(metricRollupRow));
 }
 
 /** Counts per experiment, version and variant key, added to: exposures, results or distinct users (`table`). */
@@ -194,12 +195,7 @@ export function countStatement(
 ): RowStatement {
   return upsertStatement(
     table,
-    sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`).map((r) => ({
-      experiment_id: r.experimentId,
-      experiment_version: r.version,
-      variant_key: r.variantKey,
-      n: r.n,
-    })),
+    sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`).map(countRow),
   );
 }
 
@@ -223,20 +219,7 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
 
 /** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */
 export function hourlyRollupStatement(rollups: HourlyRollup[]): RowStatement {
-  return upsertStatement(
-    'bucket_rollups',
-    sortedBy(rollups, hourlyRollupKey).map((r) => ({
-      experiment_id: r.experimentId,
-      bucket: r.hour,
-      experiment_version: r.version,
-      variant_key: r.variantKey,
-      metric: r.metric,
-      kind: r.kind,
-      n: r.n,
-      sum: r.sum,
-      sum_squares: r.sumSquares,
-    })),
-  );
+  return upsertStatement('bucket_rollups', sortedBy(rollups, hourlyRollupKey).map(hourlyRollupRow));
 }
 
 /** Exposures per hour and variant, from the batches' own hours. */
@@ -263,49 +246,17 @@ export function hourlyExposureStatement(batches: ExposureBatch[]): RowStatement 
   const sorted = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return upsertStatement(
     'bucket_exposures',
-    sorted.map(([, c]) => ({
-      experiment_id: c.experimentId,
-      bucket: c.hour,
-      experiment_version: c.version,
-      variant_key: c.variantKey,
-      n: c.n,
-    })),
+    sorted.map(([, c]) => hourlyCountRow(c)),
   );
 }
 
 /** Users' running sums, replaced by their new values (read and planned under the batch's lock). */
 export function unitSumStatement(sums: UnitSum[]): RowStatement {
-  return upsertStatement(
-    'unit_sums',
-    sortedBy(sums, unitKey).map((u) => ({
-      experiment_id: u.experimentId,
-      user_id: u.userId,
-      experiment_version: u.version,
-      variant_key: u.variantKey,
-      metric: u.metric,
-      kind: u.kind,
-      n: u.n,
-      sum: u.sum,
-    })),
-  );
+  return upsertStatement('unit_sums', sortedBy(sums, unitKey).map(unitSumRow));
 }
 
 /** A unit rollup's columns (the per-variant sums over users the delta method reads). */
-export function unitRollupRow(r: UnitRollup) {
-  return {
-    experiment_id: r.experimentId,
-    experiment_version: r.version,
-    variant_key: r.variantKey,
-    metric: r.metric,
-    kind: r.kind,
-    units: r.units,
-    sum_x: r.sumX,
-    sum_x2: r.sumX2,
-    sum_y: r.sumY,
-    sum_y2: r.sumY2,
-    sum_xy: r.sumXY,
-  };
-}
+export const unitRollupRow = rowsOf<UnitRollup>([...OF_VARIANT, 'metric', 'kind', ...UNIT_SUMS]);
 
 /** Per-variant sums over users, moved by the difference each user's new sums make (core/units.ts). */
 export function unitRollupStatement(rollups: UnitRollup[]): RowStatement {

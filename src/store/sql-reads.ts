@@ -67,111 +67,82 @@ function toSketchRow(b: Selectable<SketchBinsTable>): SketchRow {
   };
 }
 
+/** The tables holding an experiment's rollups, each with an experiment_id column. */
+type RollupTable =
+  | 'metric_rollups'
+  | 'exposure_rollups'
+  | 'result_rollups'
+  | 'unit_rollups'
+  | 'exposure_user_rollups'
+  | 'sketch_bins'
+  | 'bucket_rollups'
+  | 'bucket_exposures'
+  | 'bucket_unit_rollups'
+  | 'bucket_sketch_bins';
+
+/**
+ * Every row of one experiment in `table`; sketch bins without their zero counts; the hourly tables
+ * (bucket_*) oldest hour first.
+ */
+async function rowsOf<T extends RollupTable>(
+  db: Kysely<Database>,
+  table: T,
+  experimentId: number,
+): Promise<Array<Selectable<Database[T]>>> {
+  // One query shape for ten tables: typed per table by the signature, built on one of them.
+  const one = db as unknown as Kysely<Pick<Database, 'bucket_sketch_bins'>>;
+  let query = one
+    .selectFrom(table as 'bucket_sketch_bins')
+    .selectAll()
+    .where('experiment_id', '=', experimentId);
+  if (table.endsWith('sketch_bins')) query = query.where('count', '<>', 0);
+  if (table.startsWith('bucket_')) query = query.orderBy('bucket');
+  return (await query.execute()) as unknown as Array<Selectable<Database[T]>>;
+}
+
+const toMetricRollup = (m: Selectable<Database['metric_rollups']>): MetricRollup => ({
+  experimentId: Number(m.experiment_id),
+  version: Number(m.experiment_version),
+  variantKey: m.variant_key,
+  metric: m.metric,
+  kind: m.kind as MetricRollup['kind'],
+  n: Number(m.n),
+  sum: Number(m.sum),
+  sumSquares: Number(m.sum_squares),
+});
+
+const toCount = (r: Selectable<Database['exposure_rollups']>) => ({
+  experimentId: Number(r.experiment_id),
+  version: Number(r.experiment_version),
+  variantKey: r.variant_key,
+  n: Number(r.n),
+});
+
 /** All rollups of an experiment (the analysis reads these). */
 export async function readRollups(db: Kysely<Database>, experimentId: number): Promise<Rollups> {
-  const metrics = await db
-    .selectFrom('metric_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .execute();
-  const exposures = await db
-    .selectFrom('exposure_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .execute();
-  const results = await db
-    .selectFrom('result_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .execute();
-  const units = await db
-    .selectFrom('unit_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .execute();
-  const users = await db
-    .selectFrom('exposure_user_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .execute();
-  const bins = await db
-    .selectFrom('sketch_bins')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .where('count', '<>', 0)
-    .execute();
+  const metrics = await rowsOf(db, 'metric_rollups', experimentId);
+  const exposures = await rowsOf(db, 'exposure_rollups', experimentId);
+  const results = await rowsOf(db, 'result_rollups', experimentId);
+  const units = await rowsOf(db, 'unit_rollups', experimentId);
+  const users = await rowsOf(db, 'exposure_user_rollups', experimentId);
+  const bins = await rowsOf(db, 'sketch_bins', experimentId);
   return {
-    exposureUsers: users.map((r) => ({
-      experimentId: Number(r.experiment_id),
-      version: Number(r.experiment_version),
-      variantKey: r.variant_key,
-      n: Number(r.n),
-    })),
+    exposureUsers: users.map(toCount),
     sketches: bins.map(toSketchRow),
-    results: results.map((r) => ({
-      experimentId: Number(r.experiment_id),
-      version: Number(r.experiment_version),
-      variantKey: r.variant_key,
-      n: Number(r.n),
-    })),
+    results: results.map(toCount),
     units: units.map(toUnitRollup),
-    metrics: metrics.map((m) => ({
-      experimentId: Number(m.experiment_id),
-      version: Number(m.experiment_version),
-      variantKey: m.variant_key,
-      metric: m.metric,
-      kind: m.kind as MetricRollup['kind'],
-      n: Number(m.n),
-      sum: Number(m.sum),
-      sumSquares: Number(m.sum_squares),
-    })),
-    exposures: exposures.map((e) => ({
-      experimentId: Number(e.experiment_id),
-      version: Number(e.experiment_version),
-      variantKey: e.variant_key,
-      n: Number(e.n),
-    })),
+    metrics: metrics.map(toMetricRollup),
+    exposures: exposures.map(toCount),
   };
 }
 
 export async function readHourly(db: Kysely<Database>, experimentId: number): Promise<HourlyData> {
-  const units = await db
-    .selectFrom('bucket_unit_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .orderBy('bucket')
-    .execute();
-  const bins = await db
-    .selectFrom('bucket_sketch_bins')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .where('count', '<>', 0)
-    .orderBy('bucket')
-    .execute();
-  const metrics = await db
-    .selectFrom('bucket_rollups')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .orderBy('bucket')
-    .execute();
-  const exposures = await db
-    .selectFrom('bucket_exposures')
-    .selectAll()
-    .where('experiment_id', '=', experimentId)
-    .orderBy('bucket')
-    .execute();
+  const units = await rowsOf(db, 'bucket_unit_rollups', experimentId);
+  const bins = await rowsOf(db, 'bucket_sketch_bins', experimentId);
+  const metrics = await rowsOf(db, 'bucket_rollups', experimentId);
+  const exposures = await rowsOf(db, 'bucket_exposures', experimentId);
   return {
-    metrics: metrics.map((m) => ({
-      experimentId,
-      hour: m.bucket,
-      version: Number(m.experiment_version),
-      variantKey: m.variant_key,
-      metric: m.metric,
-      kind: m.kind as MetricRollup['kind'],
-      n: Number(m.n),
-      sum: Number(m.sum),
-      sumSquares: Number(m.sum_squares),
-    })),
+    metrics: metrics.map((m) => ({ ...toMetricRollup(m), hour: m.bucket })),
     exposures: exposures.map((e) => ({
       hour: e.bucket,
       version: Number(e.experiment_version),

@@ -4,6 +4,7 @@ import type { ExposureUser } from '../core/exposure-users.js';
 import type { ExposureRollup } from '../core/rollups.js';
 import { hourlySketchKey, type SketchMove, sketchKey } from '../core/sketch-rollups.js';
 import { type HourlyUnitRollup, hourlyUnitRollupKey } from '../core/unit-hours.js';
+import { rowsOf } from './columns.js';
 import {
   countStatement,
   type RowStatement,
@@ -39,17 +40,25 @@ export function hourlyUnitRollupStatement(rollups: HourlyUnitRollup[]): RowState
 }
 
 /** A sketch bin's columns (with its hour, for the hourly table). */
-function sketchRow(m: SketchMove) {
-  return {
-    experiment_id: m.experimentId,
-    experiment_version: m.version,
-    variant_key: m.variantKey,
-    metric: m.metric,
-    side: m.side,
-    key: m.key,
-    count: m.count,
-  };
-}
+const hourlySketchRow = rowsOf<SketchMove>([
+  'experimentId',
+  'hour',
+  'version',
+  'variantKey',
+  'metric',
+  'side',
+  'key',
+  'count',
+]);
+const sketchRow = rowsOf<SketchMove>([
+  'experimentId',
+  'version',
+  'variantKey',
+  'metric',
+  'side',
+  'key',
+  'count',
+]);
 
 /** Sketch bin counts moved by the batch's values (`count = count + k`, k signed), all-time. */
 export function sketchBinStatement(moves: SketchMove[]): RowStatement {
@@ -58,8 +67,5 @@ export function sketchBinStatement(moves: SketchMove[]): RowStatement {
 
 /** Sketch bin counts of one hour, moved as sketchBinStatement's. */
 export function hourlySketchBinStatement(moves: SketchMove[]): RowStatement {
-  return upsertStatement(
-    'bucket_sketch_bins',
-    sortedBy(moves, hourlySketchKey).map((m) => ({ ...sketchRow(m), bucket: m.hour })),
-  );
+  return upsertStatement('bucket_sketch_bins', sortedBy(moves, hourlySketchKey).map(hourlySketchRow));
 }
