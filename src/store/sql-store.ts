@@ -34,6 +34,8 @@ import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { idempotencyAnswerStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
+import { planSegments } from './segment-plan.js';
+import { readSegments, segmentLookups, segmentStatements } from './segment-rows.js';
 import { translatingErrors } from './sql-errors.js';
 import {
   countExposures,
@@ -54,6 +56,7 @@ import type {
   ResultQuery,
   ResultTarget,
   Rollups,
+  SegmentRows,
   Store,
   StoredExperiment,
   StoredKey,
@@ -188,7 +191,15 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
             feedbackOverCap,
             this.committedUsers,
           );
-          const statements = [...rowStatements(batch, overCap), ...client.statements, ...planned.statements];
+          const segments = segmentStatements(
+            await planSegments(batch, rolled, segmentLookups(this.readOnly)),
+          );
+          const statements = [
+            ...rowStatements(batch, overCap),
+            ...client.statements,
+            ...planned.statements,
+            ...segments,
+          ];
           await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
           this.committedUsers.remember(planned.userKeys);
           return { metricsOverCap: overCap };
@@ -200,6 +211,9 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     const unitExposures = [
       ...sent.exposures.filter((b) => b.unit === true).map((b) => b.experimentId),
       ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
+      // Assign contexts' segment values and the results waiting for them are read and written in turn.
+      ...sent.exposures.filter((b) => b.segments !== undefined).map((b) => b.experimentId),
+      ...(sent.clientExposures ?? []).filter((e) => e.segments).map((e) => e.experimentId),
     ];
     return this.run(async () => {
       const { decision, userKeys, overCap } = await this.readWrite.transaction().execute(async (trx) => {
@@ -218,6 +232,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         for (const st of rowStatements(batch, overCap)) await executeInChunks(trx, st);
         const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
         for (const st of planned.statements) await executeInChunks(trx, st);
+        const segments = await planSegments(batch, rolled, segmentLookups(trx));
+        for (const st of segmentStatements(segments)) await executeInChunks(trx, st);
         return { decision: decided, userKeys: planned.userKeys, overCap };
       });
       decision?.committed();
@@ -228,6 +244,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
 
   readRollups(experimentId: number): Promise<Rollups> {
     return this.run(() => readRollups(this.readOnly, experimentId));
+  }
+
+  readSegments(experimentId: number, key: string): Promise<SegmentRows> {
+    return this.run(() => readSegments(this.readOnly, experimentId, key));
   }
 
   listVersions(experimentId: number): Promise<StoredVersion[]> {
