@@ -1,13 +1,24 @@
 // The memory store's segment rows (store/segment-plan.ts plans them as for the SQL store): assign contexts'
 // values by assignment, results waiting for a client's exposure, and the rollups per segment value.
+
 import type { RolledResult } from '../core/rollups.js';
-import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
-import type { NewResult } from '../core/writes.js';
+import type { SegmentCount, SegmentRollup } from '../core/segments.js';
+import type { NewResult, WriteBatch } from '../core/writes.js';
 import { rolledOf } from './batch-plan.js';
-import type { PendingResult, PendingSegment, SegmentLookups, SegmentPlan } from './segment-plan.js';
+import {
+  type PendingSegment,
+  planSegments,
+  type SegmentFound,
+  type SegmentNeeds,
+  type SegmentPlan,
+  segmentNeeds,
+} from './segment-plan.js';
 import type { SegmentRows } from './store.js';
 
 const SEP = '\u0000';
+
+/** The committed results by logId (the memory store's). */
+type Results = ReadonlyMap<string, { result: NewResult; metricsOverCap: string[] | null }>;
 
 export class MemorySegments {
   /** By experiment and assignment id, then key: the value (first kept). */
@@ -17,32 +28,33 @@ export class MemorySegments {
   private readonly metrics = new Map<string, SegmentRollup>();
   private readonly counts = new Map<string, SegmentCount>();
 
-  /** The lookups, given the committed results by logId (read back as the rollups saw them). */
-  lookups(
-    results: ReadonlyMap<string, { result: NewResult; metricsOverCap: string[] | null }>,
-  ): SegmentLookups {
-    const resultOf = (logId: string): RolledResult | undefined => {
-      const c = results.get(logId);
-      return c && { ...rolledOf(c.result), overCap: c.metricsOverCap && new Set(c.metricsOverCap) };
-    };
-    return {
-      assignments: async (experimentId, ids) =>
-        ids.flatMap((assignmentId) => {
-          const values = this.assignments.get(`${experimentId}${SEP}${assignmentId}`);
-          return values
-            ? [...values].map(
-                ([key, value]): AssignmentSegment => ({ experimentId, assignmentId, key, value }),
-              )
-            : [];
-        }),
-      pending: async (experimentId, ids) =>
-        ids.flatMap((id) =>
-          (this.pending.get(`${experimentId}${SEP}${id}`) ?? []).flatMap((p): PendingResult[] => {
-            const rolled = resultOf(p.logId);
-            return rolled ? [{ ...p, rolled }] : [];
-          }),
-        ),
-    };
+  /** The segment plan of `batch` (segment-plan.ts), read from these rows. */
+  plan(batch: WriteBatch, rolled: readonly RolledResult[], results: Results): SegmentPlan | null {
+    const needs = segmentNeeds(batch);
+    return needs && planSegments(batch, rolled, this.find(needs, results));
+  }
+
+  /** What `needs` asks for, given the committed results by logId (read back as the rollups saw them). */
+  find(needs: SegmentNeeds, results: Results): SegmentFound {
+    const found: SegmentFound = { assignments: [], pending: [] };
+    for (const [experimentId, ids] of needs.assignments) {
+      for (const assignmentId of ids) {
+        const values = this.assignments.get(`${experimentId}${SEP}${assignmentId}`);
+        for (const [key, value] of values ?? [])
+          found.assignments.push({ experimentId, assignmentId, key, value });
+      }
+    }
+    for (const [experimentId, ids] of needs.pending) {
+      for (const id of ids) {
+        for (const p of this.pending.get(`${experimentId}${SEP}${id}`) ?? []) {
+          const c = results.get(p.logId);
+          if (!c) continue;
+          const rolled = { ...rolledOf(c.result), overCap: c.metricsOverCap && new Set(c.metricsOverCap) };
+          found.pending.push({ ...p, rolled });
+        }
+      }
+    }
+    return found;
   }
 
   apply(plan: SegmentPlan | null): void {

@@ -25,7 +25,6 @@ import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.j
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments } from './memory-segments.js';
-import { planSegments } from './segment-plan.js';
 import type {
   Buckets,
   Result,
@@ -185,7 +184,7 @@ export class MemoryStore implements Store {
     const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
     const units = applyUnitDeltasByHour(plan.units, this.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
-    const segments = await planSegments(batch, rolled, this.segments.lookups(this.byLogId));
+    const segments = this.segments.plan(batch, rolled, this.byLogId);
 
     // Kept: nothing below can fail.
     for (const [i, r] of batch.results.entries()) {

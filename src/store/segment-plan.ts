@@ -25,12 +25,26 @@ export interface PendingResult extends PendingSegment {
   rolled: RolledResult;
 }
 
-/** What the plan needs from what is stored already. */
+/** What the plan needs from what is stored already, per experiment: assignments to find, and to resolve. */
+export interface SegmentNeeds {
+  /** Assignment ids whose stored segment values are needed (results naming them). */
+  assignments: Map<number, string[]>;
+  /** Assignment ids this batch stores values of: the results waiting for them. */
+  pending: Map<number, string[]>;
+}
+
+/** The reads of what is stored already (segment-rows.ts). */
 export interface SegmentLookups {
   /** The stored segment values of these assignments of one experiment. */
   assignments(experimentId: number, assignmentIds: string[]): Promise<AssignmentSegment[]>;
   /** The results waiting for these assignments of one experiment. */
   pending(experimentId: number, assignmentIds: string[]): Promise<PendingResult[]>;
+}
+
+/** What is stored already, as SegmentNeeds asked for. */
+export interface SegmentFound {
+  assignments: AssignmentSegment[];
+  pending: PendingResult[];
 }
 
 export interface SegmentPlan {
@@ -61,15 +75,41 @@ function byExperiment(
   return new Map([...out].map(([id, set]) => [id, [...set]]));
 }
 
-/** Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided). */
-export async function planSegments(
-  batch: WriteBatch,
-  rolled: readonly RolledResult[],
-  look: SegmentLookups,
-): Promise<SegmentPlan | null> {
+/** What `batch` needs read before it is planned (null: it has nothing to do with segments). */
+export function segmentNeeds(batch: WriteBatch): SegmentNeeds | null {
   const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
   const segmented = batch.results.some((r) => r.segments !== undefined);
   if (assignments.length === 0 && !segmented) return null;
+  const inBatch = new Set(assignments.map((a) => key2(a.experimentId, a.assignmentId)));
+  const toFind = batch.results.flatMap((r) =>
+    r.segments &&
+    r.segments.lookup.length > 0 &&
+    r.assignmentId !== null &&
+    !inBatch.has(key2(r.experimentId, r.assignmentId))
+      ? [{ experimentId: r.experimentId, assignmentId: r.assignmentId }]
+      : [],
+  );
+  return { assignments: byExperiment(toFind), pending: byExperiment(assignments) };
+}
+
+/** Reads what `needs` asks for with `look` (on the batch's transaction, or in its writer turn). */
+export async function findSegments(needs: SegmentNeeds, look: SegmentLookups): Promise<SegmentFound> {
+  const found: SegmentFound = { assignments: [], pending: [] };
+  for (const [experimentId, ids] of needs.assignments) {
+    found.assignments.push(...(await look.assignments(experimentId, ids)));
+  }
+  for (const [experimentId, ids] of needs.pending)
+    found.pending.push(...(await look.pending(experimentId, ids)));
+  return found;
+}
+
+/** Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided). */
+export function planSegments(
+  batch: WriteBatch,
+  rolled: readonly RolledResult[],
+  stored: SegmentFound,
+): SegmentPlan {
+  const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
   // The batch's own exposures first (a log committed with its assign's exposure), then the stored ones.
   const known = new Map<string, Map<string, string>>();
   const keep = (a: AssignmentSegment) => {
@@ -82,15 +122,7 @@ export async function planSegments(
     if (!values.has(a.key)) values.set(a.key, a.value);
   };
   for (const a of assignments) keep(a);
-  const toFind = batch.results.flatMap((r) =>
-    r.segments && r.segments.lookup.length > 0 && r.assignmentId !== null
-      ? [{ experimentId: r.experimentId, assignmentId: r.assignmentId }]
-      : [],
-  );
-  for (const [experimentId, ids] of byExperiment(toFind)) {
-    const missing = ids.filter((id) => !known.has(key2(experimentId, id)));
-    if (missing.length > 0) for (const a of await look.assignments(experimentId, missing)) keep(a);
-  }
+  for (const a of stored.assignments) keep(a);
   const results: SegmentedResult[] = [];
   const waiting: PendingSegment[] = [];
   for (const [i, r] of batch.results.entries()) {
@@ -106,20 +138,13 @@ export async function planSegments(
     }
     results.push({ rolled: rolled[i]!, segments });
   }
-  // Results committed before this batch's exposures, waiting for them.
+  // Results committed before this batch's exposures, waiting for them: resolved either way (the assign
+  // context has this key's value, or it has none).
   const resolved: PendingSegment[] = [];
-  for (const [experimentId, ids] of byExperiment(assignments)) {
-    for (const p of await look.pending(experimentId, ids)) {
-      // Resolved either way: the assign context has this key's value, or it has none.
-      resolved.push({
-        experimentId: p.experimentId,
-        assignmentId: p.assignmentId,
-        logId: p.logId,
-        key: p.key,
-      });
-      const value = known.get(key2(p.experimentId, p.assignmentId))?.get(p.key);
-      if (value !== undefined) results.push({ rolled: p.rolled, segments: { [p.key]: value } });
-    }
+  for (const p of stored.pending) {
+    resolved.push({ experimentId: p.experimentId, assignmentId: p.assignmentId, logId: p.logId, key: p.key });
+    const value = known.get(key2(p.experimentId, p.assignmentId))?.get(p.key);
+    if (value !== undefined) results.push({ rolled: p.rolled, segments: { [p.key]: value } });
   }
   const { metrics, counts } = rollUpSegments(results);
   return { assignments, waiting, resolved, metrics, counts };

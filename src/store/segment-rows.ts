@@ -1,17 +1,38 @@
 // The segment rows of a batch (segment-plan.ts plans them): the lookups of stored assign contexts' values
 // and of waiting results, and the statements that write the plan, for both databases.
 import type { Kysely } from 'kysely';
+import type { RolledResult } from '../core/rollups.js';
 import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
+import type { WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
-import type { PendingResult, PendingSegment, SegmentLookups, SegmentPlan } from './segment-plan.js';
+import {
+  findSegments,
+  type PendingResult,
+  type PendingSegment,
+  planSegments,
+  type SegmentLookups,
+  type SegmentPlan,
+  segmentNeeds,
+} from './segment-plan.js';
 
 /** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
 const KEYS_PER_READ = 500;
 
 function* chunks<T>(items: T[]): Generator<T[]> {
   for (let i = 0; i < items.length; i += KEYS_PER_READ) yield items.slice(i, i + KEYS_PER_READ);
+}
+
+/** The segment statements of `batch`, planned from reads on `db` (the transaction, or in SQLite's writer turn). */
+export async function segmentWrites(
+  db: Kysely<Database>,
+  batch: WriteBatch,
+  rolled: readonly RolledResult[],
+): Promise<RowStatement[]> {
+  const needs = segmentNeeds(batch);
+  if (needs === null) return [];
+  return segmentStatements(planSegments(batch, rolled, await findSegments(needs, segmentLookups(db))));
 }
 
 /** The lookups on `db` (the batch's transaction, or the read connection in SQLite's writer turn). */

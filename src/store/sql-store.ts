@@ -34,8 +34,7 @@ import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { idempotencyAnswerStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
-import { planSegments } from './segment-plan.js';
-import { readSegments, segmentLookups, segmentStatements } from './segment-rows.js';
+import { readSegments, segmentWrites } from './segment-rows.js';
 import { translatingErrors } from './sql-errors.js';
 import {
   countExposures,
@@ -191,9 +190,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
             feedbackOverCap,
             this.committedUsers,
           );
-          const segments = segmentStatements(
-            await planSegments(batch, rolled, segmentLookups(this.readOnly)),
-          );
+          const segments = await segmentWrites(this.readOnly, batch, rolled);
           const statements = [
             ...rowStatements(batch, overCap),
             ...client.statements,
@@ -211,8 +208,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     const unitExposures = [
       ...sent.exposures.filter((b) => b.unit === true).map((b) => b.experimentId),
       ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
-      // Assign contexts' segment values and the results waiting for them are read and written in turn.
-      ...sent.exposures.filter((b) => b.segments !== undefined).map((b) => b.experimentId),
+      ...sent.exposures.filter((b) => b.segments !== undefined).map((b) => b.experimentId), // waiting results
       ...(sent.clientExposures ?? []).filter((e) => e.segments).map((e) => e.experimentId),
     ];
     return this.run(async () => {
@@ -232,8 +228,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         for (const st of rowStatements(batch, overCap)) await executeInChunks(trx, st);
         const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
         for (const st of planned.statements) await executeInChunks(trx, st);
-        const segments = await planSegments(batch, rolled, segmentLookups(trx));
-        for (const st of segmentStatements(segments)) await executeInChunks(trx, st);
+        for (const st of await segmentWrites(trx, batch, rolled)) await executeInChunks(trx, st);
         return { decision: decided, userKeys: planned.userKeys, overCap };
       });
       decision?.committed();
