@@ -1499,10 +1499,10 @@ for (const backend of sqlBackends) {
         [4],
       );
       assert.deepEqual(await store.listResults({ experimentId: id, limit: 100 }), listedBefore);
-      // The same, with the metric definitions migration 006 adds (none).
+      // The same, with the metric definitions migration 006 adds (none), and 011's segments (none).
       assert.deepEqual(await store.findExperiment('before-004'), {
         ...experimentBefore!,
-        experiment: { ...experimentBefore!.experiment, metrics: [] },
+        experiment: { ...experimentBefore!.experiment, metrics: [], segments: [] },
       });
       assert.equal(listedBefore.results.length, 30);
       assert.deepEqual(listedBefore.results[3]!.context, { z: 1, a: [{ y: 2, x: 'é' }] });
