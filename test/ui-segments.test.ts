@@ -75,7 +75,9 @@ test('segments declared in the form, then picked on the experiment page', async 
     assert.equal(await page.getByTestId('segments').count(), 0, 'no segments before one is picked');
     const picker = page.getByTestId('segment-picker');
     assert.deepEqual(
-      await picker.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+      await picker
+        .locator('option')
+        .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
       ['', 'plan', 'region'],
     );
     await picker.selectOption('plan');
@@ -103,7 +105,8 @@ test('segments declared in the form, then picked on the experiment page', async 
     await page.reload();
     await page.getByTestId('segments').waitFor();
     await page.getByTestId('segment-picker').selectOption('');
-    await page.waitForFunction(() => !document.querySelector('[data-testid="segments"]'));
+    await page.getByTestId('segments').waitFor({ state: 'detached' });
+    assert.doesNotMatch(page.url(), /segment=/);
     assertNoConsoleErrors(page);
     await page.context().close();
   }
