@@ -1900,7 +1900,10 @@ for (const backend of backends) {
         metrics: JSON.stringify({ score: 4 }),
         segments: { values: {}, lookup: ['plan'], wait: false },
       });
-      const client = withSegments({ ...exposure(id, 'A'), assignmentId: 'cli-1' }, 'free');
+      const client = {
+        ...withSegments({ ...exposure(id, 'A'), assignmentId: 'cli-1' }, 'free'),
+        byClient: true,
+      };
       await store.appendBatch({ results: [later], exposures: toExposureBatches([client]) });
       read = await readBack(id, 'plan');
       assert.deepEqual(read.counts, { 'pro/A': 1, 'free/B': 2, 'free/A': 1 });

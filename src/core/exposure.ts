@@ -14,6 +14,8 @@ export interface Exposure {
   unit?: boolean;
   /** Its context's values of the experiment's declared segment keys (core/segments.ts). Not in the stored form. */
   segments?: Record<string, string> | null;
+  /** A client made it (POST /exposures) for an experiment that declares segments: results may wait for it. */
+  byClient?: boolean;
 }
 
 /**

@@ -72,6 +72,8 @@ export interface ExposureBatch {
   users?: Array<{ userId: string; variantKey: string }>;
   /** The segment values of their assign contexts (experiments that declare segments). */
   segments?: AssignmentSegment[];
+  /** Assignment ids clients made, of experiments that declare segments: results logged first wait for them. */
+  clientIds?: string[];
 }
 
 /** What one group-commit transaction writes. */

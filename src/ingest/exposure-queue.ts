@@ -38,6 +38,8 @@ class Segment {
   users: Map<string, string> | null = null;
   /** The segment values of the exposures' assign contexts (experiments that declare segments). */
   assignmentSegments: AssignmentSegment[] | null = null;
+  /** Assignment ids clients made (ExposureBatch.clientIds). */
+  clientIds: string[] | null = null;
   readonly variants = new Map<string, number>();
 
   constructor(
@@ -83,6 +85,7 @@ class Segment {
         ? { unit: true, users: [...this.users].map(([userId, variantKey]) => ({ userId, variantKey })) }
         : {}),
       ...(this.assignmentSegments ? { segments: this.assignmentSegments } : {}),
+      ...(this.clientIds ? { clientIds: this.clientIds } : {}),
     };
   }
 
@@ -157,6 +160,10 @@ export class ExposureQueue {
     if (e.segments) {
       segment.assignmentSegments ??= [];
       segment.assignmentSegments.push(...assignmentSegmentsOf([e]));
+    }
+    if (e.byClient) {
+      segment.clientIds ??= [];
+      segment.clientIds.push(e.assignmentId);
     }
     this.total++;
     return true;

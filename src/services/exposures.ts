@@ -108,8 +108,9 @@ export class ExposureService {
       context: input.context ?? null,
       createdAt: time > now ? now : time,
       unit: live.experiment.assignment === 'sticky',
-      segments:
-        live.experiment.segments.length > 0 ? segmentValues(input.context, live.experiment.segments) : null,
+      ...(live.experiment.segments.length > 0
+        ? { segments: segmentValues(input.context, live.experiment.segments), byClient: true }
+        : {}),
     };
     return exposure;
   }

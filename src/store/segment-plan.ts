@@ -29,7 +29,7 @@ export interface PendingResult extends PendingSegment {
 export interface SegmentNeeds {
   /** Assignment ids whose stored segment values are needed (results naming them). */
   assignments: Map<number, string[]>;
-  /** Assignment ids this batch stores values of: the results waiting for them. */
+  /** Assignment ids of this batch's client exposures: the results waiting for them. */
   pending: Map<number, string[]>;
 }
 
@@ -78,8 +78,11 @@ function byExperiment(
 /** What `batch` needs read before it is planned (null: it has nothing to do with segments). */
 export function segmentNeeds(batch: WriteBatch): SegmentNeeds | null {
   const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
+  const clients = batch.exposures.flatMap((b) =>
+    (b.clientIds ?? []).map((assignmentId) => ({ experimentId: b.experimentId, assignmentId })),
+  );
   const segmented = batch.results.some((r) => r.segments !== undefined);
-  if (assignments.length === 0 && !segmented) return null;
+  if (assignments.length === 0 && clients.length === 0 && !segmented) return null;
   const inBatch = new Set(assignments.map((a) => key2(a.experimentId, a.assignmentId)));
   const toFind = batch.results.flatMap((r) =>
     r.segments &&
@@ -89,7 +92,8 @@ export function segmentNeeds(batch: WriteBatch): SegmentNeeds | null {
       ? [{ experimentId: r.experimentId, assignmentId: r.assignmentId }]
       : [],
   );
-  return { assignments: byExperiment(toFind), pending: byExperiment(assignments) };
+  // Only a client's exposure can come after its results (assign's own is queued before its answer).
+  return { assignments: byExperiment(toFind), pending: byExperiment(clients) };
 }
 
 /** Reads what `needs` asks for with `look` (on the batch's transaction, or in its writer turn). */

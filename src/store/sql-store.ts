@@ -209,7 +209,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
       ...sent.exposures.filter((b) => b.unit === true).map((b) => b.experimentId),
       ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
       ...sent.exposures.filter((b) => b.segments !== undefined).map((b) => b.experimentId), // waiting results
-      ...(sent.clientExposures ?? []).filter((e) => e.segments).map((e) => e.experimentId),
+      ...(sent.clientExposures ?? []).filter((e) => e.byClient).map((e) => e.experimentId),
     ];
     return this.run(async () => {
       const { decision, userKeys, overCap } = await this.readWrite.transaction().execute(async (trx) => {
