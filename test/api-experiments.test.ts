@@ -74,6 +74,7 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
       'metrics',
       'name',
       'seed',
+      'segments',
       'slug',
       'status',
       'updatedAt',
@@ -81,6 +82,7 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
       'version',
     ]);
     assert.deepEqual(body.metrics, [], 'no metric definitions unless declared');
+    assert.deepEqual(body.segments, [], 'no segments unless declared');
     assert.equal(body.slug, slug);
     assert.equal(body.status, 'draft');
     assert.equal(body.active, false);
@@ -113,6 +115,7 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
         ...fields,
         active: true,
         metrics: [],
+        segments: [],
         version: 1,
         createdAt: undefined,
         updatedAt: undefined,

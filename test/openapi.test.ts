@@ -330,6 +330,7 @@ describe('the OpenAPI document', { skip: SKIP_BACKEND }, () => {
       'method',
       'metrics',
       'nStar',
+      'segment',
       'sided',
       'version',
     ]);

@@ -1499,10 +1499,10 @@ for (const backend of sqlBackends) {
         [4],
       );
       assert.deepEqual(await store.listResults({ experimentId: id, limit: 100 }), listedBefore);
-      // The same, with the metric definitions migration 006 adds (none).
+      // The same, with the metric definitions migration 006 adds (none), and 011's segments (none).
       assert.deepEqual(await store.findExperiment('before-004'), {
         ...experimentBefore!,
-        experiment: { ...experimentBefore!.experiment, metrics: [] },
+        experiment: { ...experimentBefore!.experiment, metrics: [], segments: [] },
       });
       assert.equal(listedBefore.results.length, 30);
       assert.deepEqual(listedBefore.results[3]!.context, { z: 1, a: [{ y: 2, x: 'é' }] });
@@ -1841,6 +1841,94 @@ for (const backend of backends) {
       await store.rebuildRollups(id);
       assert.deepEqual(binCounts((await store.readRollups(id)).sketches), binCounts(live.sketches));
       assert.deepEqual(binCounts((await store.readHourly(id)).sketches), binCounts(stored.sketches));
+    });
+  });
+}
+
+for (const backend of backends) {
+  describe(`store contract, segments of issue 26: ${backend.name}`, { skip: backend.skip }, () => {
+    let store: Store;
+    after(async () => store?.close());
+
+    /** Counts and metric sums per value and variant, as readSegments answers them. */
+    async function readBack(id: number, key: string) {
+      const rows = await store.readSegments(id, key);
+      const counts: Record<string, number> = {};
+      for (const c of rows.counts)
+        counts[`${c.value}/${c.variantKey}`] = (counts[`${c.value}/${c.variantKey}`] ?? 0) + c.n;
+      const sums: Record<string, [number, number, number]> = {};
+      for (const m of rows.metrics)
+        sums[`${m.value}/${m.variantKey}/${m.metric}/${m.kind}`] = [m.n, m.sum, m.sumSquares];
+      return { counts, sums };
+    }
+
+    test('a result counts under its own context value, else its assignment’s: in the same batch, a later one, or waiting for a client’s exposure', async () => {
+      store = await backend.open();
+      const { id } = await store.insertExperiment({ ...experiment('segments'), segments: ['plan'] });
+      const withSegments = (e: Exposure, plan: string): Exposure => ({
+        ...e,
+        context: { plan },
+        segments: { plan },
+      });
+      const own = result(id, {
+        variantKey: 'A',
+        metrics: JSON.stringify({ score: 2, ok: true }),
+        segments: { values: { plan: 'pro' }, lookup: [], wait: false },
+      });
+      // Its assign's exposure in the same batch.
+      const served = withSegments({ ...exposure(id, 'B'), assignmentId: 'srv-1' }, 'free');
+      const sameBatch = result(id, {
+        variantKey: 'B',
+        assignmentId: 'srv-1',
+        metrics: JSON.stringify({ score: 3 }),
+        segments: { values: {}, lookup: ['plan'], wait: false },
+      });
+      // A client's result before its exposure: it waits.
+      const early = result(id, {
+        variantKey: 'A',
+        assignmentId: 'cli-1',
+        metrics: JSON.stringify({ score: 5, ok: false }),
+        segments: { values: {}, lookup: ['plan'], wait: true },
+      });
+      await store.appendBatch({ results: [own, sameBatch, early], exposures: toExposureBatches([served]) });
+      let read = await readBack(id, 'plan');
+      assert.deepEqual(read.counts, { 'pro/A': 1, 'free/B': 1 });
+      // A later batch: a result naming the stored assignment, and the client's exposure resolving `early`.
+      const later = result(id, {
+        variantKey: 'B',
+        assignmentId: 'srv-1',
+        metrics: JSON.stringify({ score: 4 }),
+        segments: { values: {}, lookup: ['plan'], wait: false },
+      });
+      const client = {
+        ...withSegments({ ...exposure(id, 'A'), assignmentId: 'cli-1' }, 'free'),
+        byClient: true,
+      };
+      await store.appendBatch({ results: [later], exposures: toExposureBatches([client]) });
+      read = await readBack(id, 'plan');
+      assert.deepEqual(read.counts, { 'pro/A': 1, 'free/B': 2, 'free/A': 1 });
+      assert.deepEqual(read.sums, {
+        'pro/A/score/mean': [1, 2, 4],
+        'pro/A/ok/proportion': [1, 1, 1],
+        'free/B/score/mean': [2, 7, 25],
+        'free/A/score/mean': [1, 5, 25],
+        'free/A/ok/proportion': [1, 0, 0],
+      });
+      // The same exposure again resolves nothing twice; another key reads nothing.
+      await store.appendBatch({ results: [], exposures: toExposureBatches([client]) });
+      assert.deepEqual((await readBack(id, 'plan')).counts, { 'pro/A': 1, 'free/B': 2, 'free/A': 1 });
+      assert.deepEqual(await store.readSegments(id, 'region'), { metrics: [], counts: [] });
+      // An experiment without results can still be deleted with its assignments' segment values.
+      const bare = await store.insertExperiment({ ...experiment('segments-bare'), segments: ['plan'] });
+      await store.appendBatch({
+        results: [],
+        exposures: toExposureBatches([withSegments(exposure(bare.id), 'x')]),
+      });
+      await store.deleteExperiment('segments-bare', () => {});
+      assert.equal(
+        (await store.listExperiments()).some((s) => s.experiment.slug === 'segments-bare'),
+        false,
+      );
     });
   });
 }

@@ -52,6 +52,7 @@ function initial(experiment) {
       seed: experiment.seed,
       variants: experiment.variants.map(variantRow),
       metrics: experiment.metrics.map(metricRow),
+      segments: (experiment.segments ?? []).join(', '),
     };
   }
   const payload = { prompt: '' };
@@ -66,7 +67,16 @@ function initial(experiment) {
       variantRow({ key: 'B', payload, trafficPercent: 50 }),
     ],
     metrics: [],
+    segments: '',
   };
+}
+
+/** The segments field (comma-separated context keys) as the API's list. */
+function segmentList(text) {
+  return text
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
 }
 
 /** A label, the control, and the error the API or the form has for it. */
@@ -349,6 +359,7 @@ function ExperimentForm({ experiment, onSaved }) {
       if (form.name.trim()) body.name = form.name.trim();
       if (form.description.trim()) body.description = form.description.trim();
       if (form.assignment === 'sticky' && form.seed.trim()) body.seed = form.seed.trim();
+      if (segmentList(form.segments).length > 0) body.segments = segmentList(form.segments);
     } else {
       body = {};
       if (form.name !== experiment.name) body.name = form.name;
@@ -356,6 +367,8 @@ function ExperimentForm({ experiment, onSaved }) {
       if (JSON.stringify(built.variants) !== JSON.stringify(experiment.variants))
         body.variants = built.variants;
       if (JSON.stringify(defs.metrics) !== JSON.stringify(experiment.metrics)) body.metrics = defs.metrics;
+      const segments = segmentList(form.segments);
+      if (JSON.stringify(segments) !== JSON.stringify(experiment.segments ?? [])) body.segments = segments;
       if (Object.keys(body).length === 0) {
         setNote('Nothing changed.');
         return;
@@ -399,6 +412,11 @@ function ExperimentForm({ experiment, onSaved }) {
       <${Field} id="description" label="Description" error=${errors.description}>
         <textarea id="description" rows="2" value=${form.description} onInput=${set('description')}
           aria-describedby=${described('description', errors.description)} data-testid="field-description"></textarea>
+      </${Field}>
+      <${Field} id="segments" label="Segments" error=${errors.segments}
+        hint="Optional: up to 5 context keys (comma-separated, e.g. plan, region) to split the analysis by; results count from when a key is declared.">
+        <input id="segments" value=${form.segments} onInput=${set('segments')} placeholder="plan, region"
+          aria-describedby=${described('segments', errors.segments, true)} data-testid="field-segments" autocomplete="off" spellcheck="false" />
       </${Field}>
       <div class="grid-2">
         <${Field} id="assignment" label="Assignment" error=${errors.assignment}

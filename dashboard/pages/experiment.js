@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { ErrorNote, VerdictBadge } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
 import { Scorecard } from '../parts/scorecard.js';
+import { Segments } from '../parts/segments.js';
 import { VariantCards, Versions } from '../parts/variants.js';
 
 export const REFRESH_MS = 5000;
@@ -24,6 +25,25 @@ export function analysisOptions(query) {
     control: query.control || undefined,
     correction: CORRECTIONS.includes(query.correction) ? query.correction || undefined : undefined,
   };
+}
+
+/** The segment asked for, when the experiment declares it (else none: the server would refuse it). */
+export function segmentOf(experiment, query) {
+  return query.segment && (experiment.segments ?? []).includes(query.segment) ? query.segment : undefined;
+}
+
+/** A select of the declared segments ('' for none): the page then shows the analysis per value too. */
+function SegmentPicker({ experiment, query, path }) {
+  const segments = experiment.segments ?? [];
+  if (segments.length === 0) return null;
+  const pick = (e) => navigate(path, { ...query, segment: e.currentTarget.value || undefined });
+  return html`<label class="field inline">
+    <span>Segment</span>
+    <select value=${segmentOf(experiment, query) ?? ''} onChange=${pick} data-testid="segment-picker">
+      <option value="">none</option>
+      ${segments.map((k) => html`<option value=${k}>${k}</option>`)}
+    </select>
+  </label>`;
 }
 
 /** Method, alpha and control: kept in the address, so a link shows the same reading. */
@@ -65,9 +85,19 @@ export function AnalysisOptions({ experiment, query, path, extra = null }) {
 export function useAnalysis(experiment, query) {
   const { api } = useSession();
   const o = analysisOptions(query);
+  const segment = segmentOf(experiment, query);
   const state = useLoad(
-    () => api.get(withQuery(experimentPath(experiment.slug, '/analysis'), o)),
-    [experiment.slug, experiment.version, experiment.status, o.method, o.alpha, o.control, o.correction],
+    () => api.get(withQuery(experimentPath(experiment.slug, '/analysis'), { ...o, segment })),
+    [
+      experiment.slug,
+      experiment.version,
+      experiment.status,
+      o.method,
+      o.alpha,
+      o.control,
+      o.correction,
+      segment,
+    ],
   );
   usePoll(state.reload, REFRESH_MS, experiment.status === 'running');
   return state;
@@ -164,10 +194,12 @@ function Overview({ experiment, query }) {
         <h2 id="scorecard-title">Scorecard</h2>
         <${Freshness} state=${state} running=${experiment.status === 'running'} />
       </div>
-      <${AnalysisOptions} experiment=${experiment} query=${query} path=${path} />
+      <${AnalysisOptions} experiment=${experiment} query=${query} path=${path}
+        extra=${html`<${SegmentPicker} experiment=${experiment} query=${query} path=${path} />`} />
       ${analysis ? html`<${Scorecard} analysis=${analysis} declared=${experiment.metrics} />` : !state.error && html`<p class="muted">Loading the analysis…</p>`}
       ${analysis && html`<${Warnings} warnings=${analysis.warnings} />`}
     </section>
+    ${analysis && html`<${Segments} analysis=${analysis} declared=${experiment.metrics} />`}
     <section aria-labelledby="variants-title">
       <h2 id="variants-title">Variants</h2>
       <${VariantCards} experiment=${experiment} exposures=${analysis?.exposures} />

@@ -7,6 +7,7 @@ import {
   type MetricDefinitionInput,
   validateMetricDefinitions,
 } from './metric-definitions.js';
+import { validateSegments } from './segments.js';
 
 export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -30,6 +31,8 @@ export interface Experiment {
   variants: Variant[];
   /** Declared metrics: which way is better and their role in the verdict (editing them loses nothing). */
   metrics: MetricDefinition[];
+  /** Context keys whose values split the analysis (GET …/analysis?segment=key; core/segments.ts). */
+  segments: string[];
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -44,12 +47,14 @@ export interface NewExperiment {
   seed?: string;
   variants: Variant[];
   metrics?: MetricDefinitionInput[];
+  segments?: string[];
 }
 
 export interface ExperimentChanges {
   status?: Status;
   variants?: Variant[];
   metrics?: MetricDefinitionInput[];
+  segments?: string[];
   name?: string;
   description?: string;
 }
@@ -139,6 +144,7 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
     seed: input.seed ?? slug,
     variants: validateVariants(input.variants),
     metrics: validateMetricDefinitions(input.metrics ?? []),
+    segments: validateSegments(input.segments ?? []),
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -167,6 +173,8 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
   }
   // Definitions change how rollups are read, not what was assigned: no new version.
   if (changes.metrics !== undefined) next.metrics = validateMetricDefinitions(changes.metrics);
+  // Segments count results from when they are declared: results committed before have no value.
+  if (changes.segments !== undefined) next.segments = validateSegments(changes.segments);
   if (changes.variants !== undefined) {
     const variants = validateVariants(changes.variants);
     // Compared as values, not text: key order inside payloads is not a change (same weights, same users).

@@ -12,6 +12,10 @@ export interface Exposure {
   createdAt: string;
   /** Its experiment is sticky: its user is counted once per version (core/exposure-users.ts). Not stored. */
   unit?: boolean;
+  /** Its context's values of the experiment's declared segment keys (core/segments.ts). Not in the stored form. */
+  segments?: Record<string, string> | null;
+  /** A client made it (POST /exposures) for an experiment that declares segments: results may wait for it. */
+  byClient?: boolean;
 }
 
 /**

@@ -1,6 +1,7 @@
 // What the ingest pipeline hands the store (Store.appendBatch): the results, exposure batches and feedback of one transaction.
 import type { Exposure } from './exposure.js';
 import type { IdempotencyRecord } from './idempotency.js';
+import type { AssignmentSegment, ResultSegments } from './segments.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
 export type JsonText = string;
@@ -27,6 +28,8 @@ export interface NewResult {
   unit?: boolean;
   /** The variant its assignmentId was issued for, when that differs from variantKey (flagged). */
   assignedVariant?: string | null;
+  /** Its experiment declares segments: its values, and the keys to find in its assignment's (core/segments.ts). */
+  segments?: ResultSegments;
 }
 
 /** A metric value of late feedback (a number, or true/false as 1/0 of a proportion). */
@@ -67,6 +70,10 @@ export interface ExposureBatch {
   unit?: boolean;
   /** With `unit`: each user once, with the variant first exposed to (absent: read from `json`). */
   users?: Array<{ userId: string; variantKey: string }>;
+  /** The segment values of their assign contexts (experiments that declare segments). */
+  segments?: AssignmentSegment[];
+  /** Assignment ids clients made, of experiments that declare segments: results logged first wait for them. */
+  clientIds?: string[];
 }
 
 /** What one group-commit transaction writes. */

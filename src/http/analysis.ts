@@ -41,6 +41,17 @@ const AnalysisQuery = Type.Object({
       description: 'Only results and exposures made under this version of the variants. Default: all, pooled',
     }),
   ),
+  segment: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'A context key the experiment declares in segments: the answer adds segments, the analysis per value ' +
+        '(top 50 by results, the rest as one "(other)"), read from rollups kept at write time. Exploratory: ' +
+        'no verdict per segment',
+      examples: ['plan'],
+    }),
+  ),
 });
 
 export function analysisRoutes(analysis: AnalysisService): Route[] {

@@ -5,6 +5,7 @@
 // generation per assign, collected later by full mark-compacts (CPU, and heap growth between them).
 // Serialized at once into a Buffer, the exposure's object and string die young and cost the collector nothing.
 import { type Exposure, encodeExposure } from '../core/exposure.js';
+import { type AssignmentSegment, assignmentSegmentsOf } from '../core/segments.js';
 import { hourOf } from '../core/time.js';
 import type { ExposureBatch } from '../core/writes.js';
 
@@ -35,6 +36,10 @@ class Segment {
    * counts distinct users). Kept beside the bytes so that counting them never parses the JSON again.
    */
   users: Map<string, string> | null = null;
+  /** The segment values of the exposures' assign contexts (experiments that declare segments). */
+  assignmentSegments: AssignmentSegment[] | null = null;
+  /** Assignment ids clients made (ExposureBatch.clientIds). */
+  clientIds: string[] | null = null;
   readonly variants = new Map<string, number>();
 
   constructor(
@@ -79,6 +84,8 @@ class Segment {
       ...(this.users
         ? { unit: true, users: [...this.users].map(([userId, variantKey]) => ({ userId, variantKey })) }
         : {}),
+      ...(this.assignmentSegments ? { segments: this.assignmentSegments } : {}),
+      ...(this.clientIds ? { clientIds: this.clientIds } : {}),
     };
   }
 
@@ -149,6 +156,14 @@ export class ExposureQueue {
     if (e.unit === true) {
       segment.users ??= new Map();
       if (!segment.users.has(e.userId)) segment.users.set(e.userId, e.variantKey);
+    }
+    if (e.segments) {
+      segment.assignmentSegments ??= [];
+      segment.assignmentSegments.push(...assignmentSegmentsOf([e]));
+    }
+    if (e.byClient) {
+      segment.clientIds ??= [];
+      segment.clientIds.push(e.assignmentId);
     }
     this.total++;
     return true;

@@ -3,6 +3,7 @@
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
+import { SEGMENT_NOTE, topSegments } from '../core/segments.js';
 import {
   type Analysis,
   type AnalysisMethod,
@@ -26,11 +27,13 @@ export interface AnalysisQuery {
   correction?: Correction;
   version?: number;
   nStar?: number;
+  /** A declared segment key: the analysis per value of it too (exploratory). */
+  segment?: string;
 }
 
 export interface AnalysisDeps {
   experiments: Pick<ExperimentCache, 'find'>;
-  store: Pick<Store, 'readRollups' | 'listVersions'>;
+  store: Pick<Store, 'readRollups' | 'listVersions' | 'readSegments'>;
 }
 
 export class AnalysisService {
@@ -47,9 +50,17 @@ export class AnalysisService {
     if (q.version !== undefined && (q.version < 1 || q.version > experiment.version)) {
       throw new ValidationError(`version must be between 1 and ${experiment.version} (got ${q.version})`);
     }
-    const [rollups, versions] = await Promise.all([
+    const segment = q.segment;
+    if (segment !== undefined && !experiment.segments.includes(segment)) {
+      const declared = experiment.segments.length > 0 ? experiment.segments.join(', ') : 'none';
+      throw new ValidationError(
+        `segment '${segment}' is not declared by '${experiment.slug}' (segments: ${declared}); declare it with PATCH /experiment/${experiment.slug} {"segments": [...]}`,
+      );
+    }
+    const [rollups, versions, segmentRows] = await Promise.all([
       this.deps.store.readRollups(live.id),
       this.deps.store.listVersions(live.id),
+      segment === undefined ? undefined : this.deps.store.readSegments(live.id, segment),
     ]);
     // Version N is read with version N's variants; pooled, with the current ones.
     const variants: Variant[] =
@@ -74,13 +85,24 @@ export class AnalysisService {
       }
     }
     const exposures = rollups.exposures.filter(inVersion);
+    const declaration = {
+      slug: experiment.slug,
+      assignment: experiment.assignment,
+      variants,
+      metrics: experiment.metrics,
+    };
+    const options = {
+      control,
+      method: q.method ?? 'frequentist',
+      alpha: q.alpha ?? 0.05,
+      sided: q.sided ?? 'two',
+      correction: q.correction,
+      version: q.version ?? null,
+      nStar: q.nStar,
+      metrics: q.metrics,
+    } as const;
     const analysis = analyzeRollups({
-      experiment: {
-        slug: experiment.slug,
-        assignment: experiment.assignment,
-        variants,
-        metrics: experiment.metrics,
-      },
+      experiment: declaration,
       versions: versions.filter(inVersion),
       rollups: {
         exposures,
@@ -92,21 +114,40 @@ export class AnalysisService {
         units: rollups.units.filter(inVersion),
         sketches: rollups.sketches.filter(inVersion),
       },
-      options: {
-        control,
-        method: q.method ?? 'frequentist',
-        alpha: q.alpha ?? 0.05,
-        sided: q.sided ?? 'two',
-        correction: q.correction,
-        version: q.version ?? null,
-        nStar: q.nStar,
-        metrics: q.metrics,
-      },
+      options,
     });
     if (q.version === undefined) {
       analysis.warnings.unshift(...payloadChanges(versions, analysis.versions, keys));
     }
-    return analysis;
+    if (segment === undefined || segmentRows === undefined) return analysis;
+    // Each value through the same assembly, per call (a segment splits calls, not the randomized users),
+    // with the metrics of the whole analysis in its order; its verdict is not kept.
+    const names = analysis.metrics.map((m) => m.name);
+    const counts = segmentRows.counts.filter(inVersion);
+    const segmented = counts.reduce((a, c) => a + (keys.includes(c.variantKey) ? c.n : 0), 0);
+    const total = Object.values(analysis.results).reduce((a, n) => a + n, 0);
+    const segments = topSegments(segmentRows.metrics.filter(inVersion), counts).map((s) => {
+      const part = analyzeRollups({
+        experiment: { ...declaration, assignment: 'random' },
+        versions: [],
+        rollups: { exposures: [], results: s.counts, metrics: s.metrics, units: [], sketches: [] },
+        options: { ...options, metrics: names },
+      });
+      return {
+        value: s.value,
+        ...(s.mergedValues === undefined ? {} : { mergedValues: s.mergedValues }),
+        results: part.results,
+        metrics: part.metrics,
+        warnings: part.warnings.filter((w) => !w.startsWith('srm') && !w.startsWith('sample-ratio')),
+      };
+    });
+    return {
+      ...analysis,
+      segment,
+      segmentNote: SEGMENT_NOTE,
+      withoutSegment: Math.max(0, total - segmented),
+      segments,
+    };
   }
 }
 

@@ -5,6 +5,7 @@ import { NotFoundError } from '../core/errors.js';
 import { whyNotServing } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
+import { segmentValues } from '../core/segments.js';
 import type { ExperimentCache } from './experiment-cache.js';
 
 export interface Assignment {
@@ -51,6 +52,7 @@ export function createAssign(deps: AssignmentDeps): Assign {
       context: context ?? null,
       createdAt: deps.now(),
       unit: experiment.assignment === 'sticky',
+      segments: experiment.segments.length > 0 ? segmentValues(context, experiment.segments) : null,
     });
     return {
       variant: variant.key,

@@ -5,6 +5,7 @@ import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import { shownId } from '../core/messages.js';
+import { segmentValues } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { IssuedAssignments } from './issued-assignments.js';
@@ -107,6 +108,9 @@ export class ExposureService {
       context: input.context ?? null,
       createdAt: time > now ? now : time,
       unit: live.experiment.assignment === 'sticky',
+      ...(live.experiment.segments.length > 0
+        ? { segments: segmentValues(input.context, live.experiment.segments), byClient: true }
+        : {}),
     };
     return exposure;
   }

@@ -39,7 +39,9 @@ export class IssuedAssignments {
     if (issued === null || issued.version > live.experiment.version) return null;
     if (issued.version !== live.experiment.version) return undefined;
     const variant = live.experiment.variants[issued.variantIndex];
-    return variant ? { version: issued.version, variantKey: variant.key, userId: issued.userId } : null;
+    if (!variant) return null;
+    const target = { version: issued.version, variantKey: variant.key, userId: issued.userId };
+    return issued.byServer ? { byServer: true, ...target } : target;
   }
 
   private async variantsOf(experimentId: number, version: number): Promise<Variant[] | undefined> {

@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
+import { resultSegments } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../core/writes.js';
 import type { Result, Store } from '../store/store.js';
@@ -295,6 +296,16 @@ export class ResultService {
       output: toJson(input.output),
       metrics: toJson(input.metrics),
       context: toJson(input.context),
+      segments: resultSegments(
+        input.context,
+        live.experiment.segments,
+        input.assignmentId === undefined
+          ? undefined
+          : {
+              id: input.assignmentId,
+              clientMade: assigned !== null && assigned !== undefined && !assigned.byServer,
+            },
+      ),
       timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
       createdAt: this.deps.now(),
     };

@@ -149,6 +149,25 @@ export const MetricAnalysisSchema = Type.Object(
   { title: 'MetricAnalysis', description: 'One metric across the variants' },
 );
 
+const SEGMENTS_DESCRIPTION =
+  'With ?segment=key: per value of the key (the 50 values with most results, most first; the rest merged as ' +
+  "one '(other)'), the metrics in the shape of the analysis's own, per call, and no verdict";
+
+export const SegmentAnalysisSchema = Type.Object(
+  {
+    value: Type.String({
+      description: "The key's value (numbers and true/false as their JSON text), or '(other)'",
+    }),
+    mergedValues: Type.Optional(Type.Integer({ description: "'(other)' only: how many values it merges" })),
+    results: Type.Record(Type.String(), Type.Integer(), {
+      description: 'Results in this segment per variant key',
+    }),
+    metrics: Type.Array(MetricAnalysisSchema, { description: 'The metrics analysed, within this segment' }),
+    warnings: Type.Array(Type.String(), { description: "This segment's own warnings" }),
+  },
+  { title: 'SegmentAnalysis' },
+);
+
 const ANALYSIS_EXAMPLE = {
   slug: 'checkout-prompt',
   control: 'A',
@@ -313,6 +332,24 @@ export const AnalysisSchema = Type.Object(
     warnings: Type.Array(Type.String(), {
       description: 'Why a number is null or should not be trusted, each prefixed with its metric and variant',
     }),
+    segment: Type.Optional(
+      Type.String({ description: 'With ?segment=key: the context key the results are split by' }),
+    ),
+    segmentNote: Type.Optional(
+      Type.String({
+        description:
+          'With ?segment: segment reads are exploratory (no verdict per segment; with many segments some ' +
+          'differences are chance: multiple comparisons)',
+      }),
+    ),
+    withoutSegment: Type.Optional(
+      Type.Integer({
+        description:
+          "With ?segment: results with no value of the key (none in their own or their assign's context, or " +
+          'logged before the key was declared), in no segment',
+      }),
+    ),
+    segments: Type.Optional(Type.Array(SegmentAnalysisSchema, { description: SEGMENTS_DESCRIPTION })),
   },
   {
     title: 'Analysis',

@@ -20,6 +20,7 @@ export function toExperiment(row: Selectable<ExperimentsTable>): StoredExperimen
       seed: row.seed,
       variants: json(row.variants),
       metrics: json(row.metrics),
+      segments: json(row.segments),
       version: Number(row.version),
       createdAt: isoTime(row.created_at),
       updatedAt: isoTime(row.updated_at),
@@ -37,6 +38,7 @@ export function experimentColumns(e: Experiment) {
     seed: e.seed,
     variants: JSON.stringify(e.variants),
     metrics: JSON.stringify(e.metrics),
+    segments: JSON.stringify(e.segments),
     version: e.version,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
@@ -115,6 +117,14 @@ export async function deleteExperimentRows(trx: Transaction<Database>, id: numbe
   await trx.deleteFrom('exposure_users').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('exposure_ids').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('exposure_user_rollups').where('experiment_id', '=', id).execute();
+  for (const table of [
+    'assignment_segments',
+    'segment_pending',
+    'segment_rollups',
+    'segment_results',
+  ] as const) {
+    await trx.deleteFrom(table).where('experiment_id', '=', id).execute();
+  }
   await trx.deleteFrom('experiment_versions').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('experiments').where('id', '=', id).execute();
 }

@@ -24,6 +24,7 @@ import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../co
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
+import { MemorySegments } from './memory-segments.js';
 import type {
   HourlyData,
   Result,
@@ -31,6 +32,7 @@ import type {
   ResultQuery,
   ResultTarget,
   Rollups,
+  SegmentRows,
   Store,
   StoredExperiment,
   StoredVersion,
@@ -83,6 +85,7 @@ export class MemoryStore implements Store {
   private readonly exposureBatches: ExposureBatch[] = [];
   private readonly feedback = new Map<string, FeedbackRow>();
   private readonly rollups = new MemoryRollups();
+  private readonly segments = new MemorySegments();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
   private lastExperimentId = 0;
@@ -130,6 +133,7 @@ export class MemoryStore implements Store {
     // The SQL store's foreign keys refuse this too: results would point at nothing.
     if (hasResults) throw new Error(`experiment '${slug}' has results and cannot be deleted`);
     forget(this.rollups.exposureRollups, current.id);
+    this.segments.forget(current.id);
     forget(this.rollups.exposureUsers, current.id);
     forget(this.rollups.exposureUserRollups, current.id);
     for (const key of this.exposureIds) if (key.startsWith(`${current.id}\n`)) this.exposureIds.delete(key);
@@ -180,6 +184,7 @@ export class MemoryStore implements Store {
     const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
     const units = applyUnitDeltasByHour(plan.units, this.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
+    const segments = this.segments.plan(batch, rolled, this.byLogId);
 
     // Kept: nothing below can fail.
     for (const [i, r] of batch.results.entries()) {
@@ -198,6 +203,7 @@ export class MemoryStore implements Store {
     this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
     this.rollups.addHourly(mergeRollups(plan.hourly, hourlyRollupKey));
     this.rollups.addUnits(units.rollups);
+    this.segments.apply(segments);
     for (const r of units.hourly) addUnitRollup(this.rollups.hourlyUnitRollups, r, hourlyUnitRollupKey);
     this.rollups.addSketches(plan.sketches);
     for (const u of users.rows) this.rollups.exposureUsers.set(exposureUserKey(u), { ...u });
@@ -265,6 +271,10 @@ export class MemoryStore implements Store {
           .map((c) => ({ experimentId, version: c.result.version, variantKey: c.result.variantKey })),
       ),
     };
+  }
+
+  async readSegments(experimentId: number, key: string): Promise<SegmentRows> {
+    return this.segments.read(experimentId, key);
   }
 
   async readHourly(experimentId: number): Promise<HourlyData> {

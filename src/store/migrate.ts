@@ -1,5 +1,7 @@
-// Applies the dialect's numbered SQL migrations (store/migrations/<dialect>/NNN_name.sql) once each, in order.
-import { readdirSync, readFileSync } from 'node:fs';
+// Applies the numbered SQL migrations once each, in order. One file serves both databases
+// (store/migrations/shared/NNN_name.sql), its column types written as the tokens below; the few steps only
+// one dialect can express live in store/migrations/<dialect>/ under the same number for each.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { SqlDatabase } from './database.js';
 
@@ -9,16 +11,50 @@ export interface Migration {
   sql: string;
 }
 
+/** What each type token of a shared migration is in each dialect. */
+export const COLUMN_TYPES: Readonly<Record<string, Readonly<Record<SqlDatabase['dialect'], string>>>> = {
+  serial: { postgres: 'BIGSERIAL PRIMARY KEY', sqlite: 'INTEGER PRIMARY KEY' },
+  bigint: { postgres: 'BIGINT', sqlite: 'INTEGER' },
+  double: { postgres: 'DOUBLE PRECISION', sqlite: 'REAL' },
+  json: { postgres: 'JSONB', sqlite: 'TEXT' },
+  time: { postgres: 'TIMESTAMPTZ', sqlite: 'TEXT' },
+  bool: { postgres: 'BOOLEAN', sqlite: 'INTEGER' },
+};
+
+/** A shared migration's text for one dialect: every {{token}} replaced, an unknown token an error. */
+export function renderMigration(text: string, dialect: SqlDatabase['dialect']): string {
+  return text.replace(/\{\{(\w+)\}\}/g, (_, token: string) => {
+    const type = COLUMN_TYPES[token]?.[dialect];
+    if (type === undefined) throw new Error(`unknown column type token {{${token}}} in a migration`);
+    return type;
+  });
+}
+
+function filesIn(dir: URL): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f)) : [];
+}
+
 export function loadMigrations(dialect: SqlDatabase['dialect']): Migration[] {
-  const dir = new URL(`./migrations/${dialect}/`, import.meta.url);
-  return readdirSync(dir)
-    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
-    .sort()
-    .map((f) => ({
-      version: Number(f.slice(0, 3)),
-      name: f.slice(4, -4),
-      sql: readFileSync(new URL(f, dir), 'utf8'),
-    }));
+  const shared = new URL('./migrations/shared/', import.meta.url);
+  const own = new URL(`./migrations/${dialect}/`, import.meta.url);
+  const all = [
+    ...filesIn(shared).map((f) => ({
+      f,
+      text: renderMigration(readFileSync(new URL(f, shared), 'utf8'), dialect),
+    })),
+    ...filesIn(own).map((f) => ({ f, text: readFileSync(new URL(f, own), 'utf8') })),
+  ].sort((a, b) => (a.f < b.f ? -1 : 1));
+  const migrations = all.map(({ f, text }) => ({
+    version: Number(f.slice(0, 3)),
+    name: f.slice(4, -4),
+    sql: text,
+  }));
+  for (let i = 1; i < migrations.length; i++) {
+    if (migrations[i]!.version === migrations[i - 1]!.version) {
+      throw new Error(`two migrations numbered ${migrations[i]!.version} (shared and ${dialect})`);
+    }
+  }
+  return migrations;
 }
 
 /**

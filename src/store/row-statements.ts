@@ -89,6 +89,16 @@ const VARIANT = ['experiment_id', 'experiment_version', 'variant_key'];
 const METRIC = [...VARIANT, 'metric', 'kind'];
 /** …and per hour (the time series' rollups). */
 const HOURLY_METRIC = ['experiment_id', 'bucket', 'experiment_version', 'variant_key', 'metric', 'kind'];
+/** …per segment key and value (segment_rollups; the first five: segment_results). */
+const SEGMENT_METRIC = [
+  'experiment_id',
+  'segment_key',
+  'value',
+  'experiment_version',
+  'variant_key',
+  'metric',
+  'kind',
+];
 /** A sketch bin's key after its experiment (and hour). */
 const BIN = ['experiment_version', 'variant_key', 'metric', 'side', 'key'];
 /** The per-variant sums over users the delta method reads (core/units.ts). */
@@ -129,6 +139,10 @@ const UPSERTS = {
   sketch_bins: { keys: ['experiment_id', ...BIN], add: ['count'], chunk: 2000 },
   bucket_sketch_bins: { keys: ['experiment_id', 'bucket', ...BIN], add: ['count'], chunk: 2000 },
   exposure_users: { keys: ['experiment_id', 'experiment_version', 'user_id'], chunk: 2000 },
+  segment_rollups: { keys: SEGMENT_METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
+  segment_results: { keys: SEGMENT_METRIC.slice(0, 5), add: ['n'], chunk: 2000 },
+  assignment_segments: { keys: ['experiment_id', 'assignment_id', 'segment_key'], chunk: 2000 },
+  segment_pending: { keys: ['experiment_id', 'assignment_id', 'log_id', 'segment_key'], chunk: 2000 },
   feedback: {
     keys: ['experiment_id', 'target', 'metric'],
     replace: ['feedback_id', 'kind', 'value', 'comment', 'updated_at'],

@@ -21,6 +21,8 @@ export interface ExperimentsTable {
   variants: string;
   /** JSON array of metric definitions (migration 006). */
   metrics: Generated<string>;
+  /** JSON array of segment keys (migration 011). */
+  segments: Generated<string>;
   version: number;
   created_at: Time;
   updated_at: Time;
@@ -240,7 +242,39 @@ export interface BucketSketchBinsTable extends SketchBinsTable {
   bucket: string;
 }
 
+/** An assign context's value of a declared segment key, per assignment id (migration 011). */
+export interface AssignmentSegmentsTable {
+  experiment_id: number;
+  assignment_id: string;
+  segment_key: string;
+  value: string;
+}
+
+/** A result waiting for its client exposure's value of a segment key (migration 011). */
+export interface SegmentPendingTable {
+  experiment_id: number;
+  assignment_id: string;
+  log_id: string;
+  segment_key: string;
+}
+
+/** Metric sums per segment key and value (migration 011). */
+export interface SegmentRollupsTable extends MetricRollupsTable {
+  segment_key: string;
+  value: string;
+}
+
+/** Results per segment key and value (migration 011). */
+export interface SegmentResultsTable extends ResultRollupsTable {
+  segment_key: string;
+  value: string;
+}
+
 export interface Database {
+  assignment_segments: AssignmentSegmentsTable;
+  segment_pending: SegmentPendingTable;
+  segment_rollups: SegmentRollupsTable;
+  segment_results: SegmentResultsTable;
   exposure_users: ExposureUsersTable;
   exposure_ids: ExposureIdsTable;
   exposure_user_rollups: ResultRollupsTable;

@@ -34,6 +34,7 @@ import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
+import { readSegments, segmentWrites } from './segment-rows.js';
 import { translatingErrors } from './sql-errors.js';
 import {
   countExposures,
@@ -54,6 +55,7 @@ import type {
   ResultQuery,
   ResultTarget,
   Rollups,
+  SegmentRows,
   Store,
   StoredExperiment,
   StoredKey,
@@ -188,7 +190,13 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
             feedbackOverCap,
             this.committedUsers,
           );
-          const statements = [...rowStatements(batch, overCap), ...client.statements, ...planned.statements];
+          const segments = await segmentWrites(this.readOnly, batch, rolled);
+          const statements = [
+            ...rowStatements(batch, overCap),
+            ...client.statements,
+            ...planned.statements,
+            ...segments,
+          ];
           await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
           this.committedUsers.remember(planned.userKeys);
           return { metricsOverCap: overCap };
@@ -200,6 +208,8 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     const unitExposures = [
       ...sent.exposures.filter((b) => b.unit === true).map((b) => b.experimentId),
       ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
+      ...sent.exposures.filter((b) => b.segments !== undefined).map((b) => b.experimentId), // waiting results
+      ...(sent.clientExposures ?? []).filter((e) => e.byClient).map((e) => e.experimentId),
     ];
     return this.run(async () => {
       const { decision, userKeys, overCap } = await this.readWrite.transaction().execute(async (trx) => {
@@ -218,6 +228,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         for (const st of rowStatements(batch, overCap)) await executeInChunks(trx, st);
         const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
         for (const st of planned.statements) await executeInChunks(trx, st);
+        for (const st of await segmentWrites(trx, batch, rolled)) await executeInChunks(trx, st);
         return { decision: decided, userKeys: planned.userKeys, overCap };
       });
       decision?.committed();
@@ -228,6 +239,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
 
   readRollups(experimentId: number): Promise<Rollups> {
     return this.run(() => readRollups(this.readOnly, experimentId));
+  }
+
+  readSegments(experimentId: number, key: string): Promise<SegmentRows> {
+    return this.run(() => readSegments(this.readOnly, experimentId, key));
   }
 
   listVersions(experimentId: number): Promise<StoredVersion[]> {

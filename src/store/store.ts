@@ -5,6 +5,7 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
 import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
+import type { SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { HourlyUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
@@ -57,6 +58,11 @@ export interface ResultPage {
 }
 
 /** Store methods throw UnavailableError when the database cannot be reached; it is worth a retry. */
+export interface SegmentRows {
+  metrics: SegmentRollup[];
+  counts: SegmentCount[];
+}
+
 export interface Rollups {
   metrics: MetricRollup[];
   exposures: ExposureRollup[];
@@ -134,6 +140,8 @@ export interface Store {
   listExposures(experimentId: number): Promise<Exposure[]>;
   /** The live rollups of one experiment, every version: what analysis reads instead of results. */
   readRollups(experimentId: number): Promise<Rollups>;
+  /** One segment key's rollups (core/segments.ts): metric sums and result counts per value, version, variant. */
+  readSegments(experimentId: number, key: string): Promise<SegmentRows>;
   /** Every variant definition the experiment has had, oldest first. */
   listVersions(experimentId: number): Promise<StoredVersion[]>;
   /** The hourly rollups of one experiment, every version, oldest hour first. */

@@ -20,6 +20,7 @@ export const EXPERIMENT_EXAMPLE = {
   seed: 'checkout-prompt',
   variants: [VARIANT_A, VARIANT_B],
   metrics: [],
+  segments: [],
   version: 1,
   createdAt: '2025-06-02T09:14:03.512Z',
   updatedAt: '2025-06-02T09:14:03.512Z',

@@ -79,6 +79,20 @@ export const MetricDefinitionSchema = Type.Object(
   },
 );
 const MetricDefinitions = Type.Array(MetricDefinitionSchema, { maxItems: 50 });
+const Segments = Type.Array(
+  Type.String({
+    pattern: '^[A-Za-z0-9._-]{1,64}$',
+    description: 'A context key (as given to assign or log)',
+  }),
+  {
+    maxItems: 5,
+    description:
+      'Context keys whose values split the analysis (GET /experiment/{slug}/analysis?segment=key): up to 5, ' +
+      'unique. A result counts under its own context value of the key, else under its assign context; ' +
+      'results are counted from when the key is declared.',
+    examples: [['plan', 'region']],
+  },
+);
 
 export const ExperimentSchema = Type.Object(
   {
@@ -91,6 +105,7 @@ export const ExperimentSchema = Type.Object(
     seed: Type.String({ description: 'What sticky assignment hashes with the userId (default: the slug)' }),
     variants: Type.Array(VariantSchema),
     metrics: MetricDefinitions,
+    segments: Segments,
     version: Type.Integer({ description: 'Bumped whenever the variants change' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
@@ -129,6 +144,7 @@ export const CreateExperimentBody = Type.Object(
     seed: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 100 }),
     metrics: Type.Optional(MetricDefinitions),
+    segments: Type.Optional(Segments),
   },
   {
     examples: [
@@ -147,6 +163,7 @@ export const UpdateExperimentBody = Type.Object(
     status: Type.Optional(StatusSchema),
     variants: Type.Optional(Type.Array(VariantSchema, { minItems: 1, maxItems: 100 })),
     metrics: Type.Optional(MetricDefinitions),
+    segments: Type.Optional(Segments),
     name: Type.Optional(NameSchema),
     description: Type.Optional(DescriptionSchema),
   },

@@ -3,7 +3,7 @@
 -- however often one is sent it is stored once. Assign's own ids are unique by construction and carry
 -- the server's check: they are never written here.
 CREATE TABLE exposure_ids (
-  experiment_id BIGINT NOT NULL,
+  experiment_id {{bigint}} NOT NULL,
   assignment_uuid TEXT NOT NULL,
   PRIMARY KEY (experiment_id, assignment_uuid)
 );

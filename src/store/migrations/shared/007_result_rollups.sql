@@ -2,9 +2,9 @@
 -- like the exposure counts, so a dashboard can show how many results an experiment has without a scan.
 -- Rows logged before this migration are counted by `npm run rollups:rebuild`.
 CREATE TABLE result_rollups (
-  experiment_id BIGINT NOT NULL,
+  experiment_id {{bigint}} NOT NULL,
   experiment_version INTEGER NOT NULL,
   variant_key TEXT NOT NULL,
-  n BIGINT NOT NULL,
+  n {{bigint}} NOT NULL,
   PRIMARY KEY (experiment_id, experiment_version, variant_key)
 );

@@ -4,8 +4,8 @@
 -- Expand only: instances of the previous release keep writing `exposures` during a rolling deploy;
 -- the store reads those rows alongside the batches.
 CREATE TABLE exposure_batches (
-  seq BIGSERIAL PRIMARY KEY,
-  experiment_id BIGINT NOT NULL,
+  seq {{serial}},
+  experiment_id {{bigint}} NOT NULL,
   experiment_version INTEGER NOT NULL,
   count INTEGER NOT NULL,
   exposures TEXT NOT NULL

@@ -10,9 +10,9 @@ CREATE TABLE api_keys (
   prefix TEXT NOT NULL,
   hash TEXT NOT NULL UNIQUE,
   rate_limit_per_second INTEGER,
-  created_at TEXT NOT NULL,
-  last_used_at TEXT,
-  revoked_at TEXT
+  created_at {{time}} NOT NULL,
+  last_used_at {{time}},
+  revoked_at {{time}}
 );
 
 -- One row per (key owner, Idempotency-Key): 'pending' while the first request runs (PostgreSQL
@@ -25,7 +25,7 @@ CREATE TABLE idempotency_keys (
   state TEXT NOT NULL,
   status INTEGER,
   answer TEXT,
-  created_at TEXT NOT NULL,
+  created_at {{time}} NOT NULL,
   PRIMARY KEY (owner, key)
 );
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);

@@ -1,0 +1,155 @@
+// The segment part of writing a batch, shared by the SQL store (segment-rows.ts reads and writes it) and the
+// memory store: the assign contexts' values to keep, each result's value of each declared key (its own, else
+// its assignment's: from this batch's exposures or stored ones), results that wait for a client's exposure,
+// and the waiting results this batch's exposures resolve. Rolled up per segment value (core/segments.ts).
+import type { RolledResult } from '../core/rollups.js';
+import {
+  type AssignmentSegment,
+  rollUpSegments,
+  type SegmentCount,
+  type SegmentedResult,
+  type SegmentRollup,
+} from '../core/segments.js';
+import type { WriteBatch } from '../core/writes.js';
+
+/** A result waiting for its assignment's value of `key` (a client's exposure not stored yet). */
+export interface PendingSegment {
+  experimentId: number;
+  assignmentId: string;
+  logId: string;
+  key: string;
+}
+
+/** A waiting result found again: its rollup view (as stored, over-cap names left out). */
+export interface PendingResult extends PendingSegment {
+  rolled: RolledResult;
+}
+
+/** What the plan needs from what is stored already, per experiment: assignments to find, and to resolve. */
+export interface SegmentNeeds {
+  /** Assignment ids whose stored segment values are needed (results naming them). */
+  assignments: Map<number, string[]>;
+  /** Assignment ids of this batch's client exposures: the results waiting for them. */
+  pending: Map<number, string[]>;
+}
+
+/** The reads of what is stored already (segment-rows.ts). */
+export interface SegmentLookups {
+  /** The stored segment values of these assignments of one experiment. */
+  assignments(experimentId: number, assignmentIds: string[]): Promise<AssignmentSegment[]>;
+  /** The results waiting for these assignments of one experiment. */
+  pending(experimentId: number, assignmentIds: string[]): Promise<PendingResult[]>;
+}
+
+/** What is stored already, as SegmentNeeds asked for. */
+export interface SegmentFound {
+  assignments: AssignmentSegment[];
+  pending: PendingResult[];
+}
+
+export interface SegmentPlan {
+  /** Assign contexts' values to keep (first kept: insert, nothing on conflict). */
+  assignments: AssignmentSegment[];
+  /** Results that start waiting. */
+  waiting: PendingSegment[];
+  /** Waiting results resolved now (to delete). */
+  resolved: PendingSegment[];
+  metrics: SegmentRollup[];
+  counts: SegmentCount[];
+}
+
+const key2 = (experimentId: number, assignmentId: string) => `${experimentId}\u0000${assignmentId}`;
+
+function byExperiment(
+  items: Iterable<{ experimentId: number; assignmentId: string }>,
+): Map<number, string[]> {
+  const out = new Map<number, Set<string>>();
+  for (const i of items) {
+    let set = out.get(i.experimentId);
+    if (!set) {
+      set = new Set();
+      out.set(i.experimentId, set);
+    }
+    set.add(i.assignmentId);
+  }
+  return new Map([...out].map(([id, set]) => [id, [...set]]));
+}
+
+/** What `batch` needs read before it is planned (null: it has nothing to do with segments). */
+export function segmentNeeds(batch: WriteBatch): SegmentNeeds | null {
+  const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
+  const clients = batch.exposures.flatMap((b) =>
+    (b.clientIds ?? []).map((assignmentId) => ({ experimentId: b.experimentId, assignmentId })),
+  );
+  const segmented = batch.results.some((r) => r.segments !== undefined);
+  if (assignments.length === 0 && clients.length === 0 && !segmented) return null;
+  const inBatch = new Set(assignments.map((a) => key2(a.experimentId, a.assignmentId)));
+  const toFind = batch.results.flatMap((r) =>
+    r.segments &&
+    r.segments.lookup.length > 0 &&
+    r.assignmentId !== null &&
+    !inBatch.has(key2(r.experimentId, r.assignmentId))
+      ? [{ experimentId: r.experimentId, assignmentId: r.assignmentId }]
+      : [],
+  );
+  // Only a client's exposure can come after its results (assign's own is queued before its answer).
+  return { assignments: byExperiment(toFind), pending: byExperiment(clients) };
+}
+
+/** Reads what `needs` asks for with `look` (on the batch's transaction, or in its writer turn). */
+export async function findSegments(needs: SegmentNeeds, look: SegmentLookups): Promise<SegmentFound> {
+  const found: SegmentFound = { assignments: [], pending: [] };
+  for (const [experimentId, ids] of needs.assignments) {
+    found.assignments.push(...(await look.assignments(experimentId, ids)));
+  }
+  for (const [experimentId, ids] of needs.pending)
+    found.pending.push(...(await look.pending(experimentId, ids)));
+  return found;
+}
+
+/** Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided). */
+export function planSegments(
+  batch: WriteBatch,
+  rolled: readonly RolledResult[],
+  stored: SegmentFound,
+): SegmentPlan {
+  const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
+  // The batch's own exposures first (a log committed with its assign's exposure), then the stored ones.
+  const known = new Map<string, Map<string, string>>();
+  const keep = (a: AssignmentSegment) => {
+    const k = key2(a.experimentId, a.assignmentId);
+    let values = known.get(k);
+    if (!values) {
+      values = new Map();
+      known.set(k, values);
+    }
+    if (!values.has(a.key)) values.set(a.key, a.value);
+  };
+  for (const a of assignments) keep(a);
+  for (const a of stored.assignments) keep(a);
+  const results: SegmentedResult[] = [];
+  const waiting: PendingSegment[] = [];
+  for (const [i, r] of batch.results.entries()) {
+    if (!r.segments) continue;
+    const segments = { ...r.segments.values };
+    const found = r.assignmentId === null ? undefined : known.get(key2(r.experimentId, r.assignmentId));
+    for (const key of r.segments.lookup) {
+      const value = found?.get(key);
+      if (value !== undefined) segments[key] = value;
+      else if (r.segments.wait) {
+        waiting.push({ experimentId: r.experimentId, assignmentId: r.assignmentId!, logId: r.logId, key });
+      }
+    }
+    results.push({ rolled: rolled[i]!, segments });
+  }
+  // Results committed before this batch's exposures, waiting for them: resolved either way (the assign
+  // context has this key's value, or it has none).
+  const resolved: PendingSegment[] = [];
+  for (const p of stored.pending) {
+    resolved.push({ experimentId: p.experimentId, assignmentId: p.assignmentId, logId: p.logId, key: p.key });
+    const value = known.get(key2(p.experimentId, p.assignmentId))?.get(p.key);
+    if (value !== undefined) results.push({ rolled: p.rolled, segments: { [p.key]: value } });
+  }
+  const { metrics, counts } = rollUpSegments(results);
+  return { assignments, waiting, resolved, metrics, counts };
+}

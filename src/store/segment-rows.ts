@@ -1,0 +1,222 @@
+// The segment rows of a batch (segment-plan.ts plans them): the lookups of stored assign contexts' values
+// and of waiting results, and the statements that write the plan, for both databases.
+import type { Kysely } from 'kysely';
+import type { RolledResult } from '../core/rollups.js';
+import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
+import type { WriteBatch } from '../core/writes.js';
+import type { MetricKind } from '../stats/arms.js';
+import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
+import type { Database } from './schema.js';
+import {
+  findSegments,
+  type PendingResult,
+  type PendingSegment,
+  planSegments,
+  type SegmentLookups,
+  type SegmentPlan,
+  segmentNeeds,
+} from './segment-plan.js';
+
+/** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
+const KEYS_PER_READ = 500;
+
+function* chunks<T>(items: T[]): Generator<T[]> {
+  for (let i = 0; i < items.length; i += KEYS_PER_READ) yield items.slice(i, i + KEYS_PER_READ);
+}
+
+/** The segment statements of `batch`, planned from reads on `db` (the transaction, or in SQLite's writer turn). */
+export async function segmentWrites(
+  db: Kysely<Database>,
+  batch: WriteBatch,
+  rolled: readonly RolledResult[],
+): Promise<RowStatement[]> {
+  const needs = segmentNeeds(batch);
+  if (needs === null) return [];
+  return segmentStatements(planSegments(batch, rolled, await findSegments(needs, segmentLookups(db))));
+}
+
+/** The lookups on `db` (the batch's transaction, or the read connection in SQLite's writer turn). */
+export function segmentLookups(db: Kysely<Database>): SegmentLookups {
+  return {
+    async assignments(experimentId, ids) {
+      const out: AssignmentSegment[] = [];
+      for (const part of chunks(ids)) {
+        const rows = await db
+          .selectFrom('assignment_segments')
+          .selectAll()
+          .where('experiment_id', '=', experimentId)
+          .where('assignment_id', 'in', part)
+          .execute();
+        for (const r of rows) {
+          out.push({ experimentId, assignmentId: r.assignment_id, key: r.segment_key, value: r.value });
+        }
+      }
+      return out;
+    },
+    async pending(experimentId, ids) {
+      const out: PendingResult[] = [];
+      for (const part of chunks(ids)) {
+        const rows = await db
+          .selectFrom('segment_pending as p')
+          .innerJoin('results as r', 'r.log_id', 'p.log_id')
+          .select([
+            'p.assignment_id',
+            'p.log_id',
+            'p.segment_key',
+            'r.experiment_id',
+            'r.experiment_version',
+            'r.variant_key',
+            'r.metrics',
+            'r.metrics_over_cap',
+          ])
+          .where('p.experiment_id', '=', experimentId)
+          .where('p.assignment_id', 'in', part)
+          .execute();
+        for (const r of rows) {
+          out.push({
+            experimentId,
+            assignmentId: r.assignment_id,
+            logId: r.log_id,
+            key: r.segment_key,
+            rolled: rolledResultRow(r),
+          });
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** The statements of a plan, rows in key order (two writers then lock rows in one order). */
+export function segmentStatements(plan: SegmentPlan | null): RowStatement[] {
+  if (plan === null) return [];
+  const out: RowStatement[] = [];
+  if (plan.assignments.length > 0) {
+    out.push(
+      upsertStatement(
+        'assignment_segments',
+        sortedBy(plan.assignments, (a) => `${a.experimentId}\u0000${a.assignmentId}\u0000${a.key}`).map(
+          (a) => ({
+            experiment_id: a.experimentId,
+            assignment_id: a.assignmentId,
+            segment_key: a.key,
+            value: a.value,
+          }),
+        ),
+      ),
+    );
+  }
+  if (plan.waiting.length > 0) out.push(upsertStatement('segment_pending', plan.waiting.map(pendingRow)));
+  if (plan.resolved.length > 0) out.push(deletePendingStatement(plan.resolved.map(pendingRow)));
+  if (plan.metrics.length > 0) out.push(segmentRollupStatement(plan.metrics));
+  if (plan.counts.length > 0) out.push(segmentResultStatement(plan.counts));
+  return out;
+}
+
+const pendingRow = (p: PendingSegment) => ({
+  experiment_id: p.experimentId,
+  assignment_id: p.assignmentId,
+  log_id: p.logId,
+  segment_key: p.key,
+});
+
+/** Deletes rows of segment_pending (its parameters row by row, in column order, like the inserts). */
+function deletePendingStatement(rows: Array<ReturnType<typeof pendingRow>>): RowStatement {
+  return {
+    name: 'segment_pending_delete',
+    rows,
+    chunk: 500,
+    build: (db, chunk) =>
+      db
+        .deleteFrom('segment_pending')
+        .where((eb) =>
+          eb.or(
+            (chunk as typeof rows).map((r) =>
+              eb.and([
+                eb('experiment_id', '=', r.experiment_id),
+                eb('assignment_id', '=', r.assignment_id),
+                eb('log_id', '=', r.log_id),
+                eb('segment_key', '=', r.segment_key),
+              ]),
+            ),
+          ),
+        ),
+  };
+}
+
+const segmentKey = (r: SegmentCount | SegmentRollup) =>
+  `${r.experimentId}\u0000${r.key}\u0000${r.value}\u0000${r.version}\u0000${r.variantKey}`;
+
+function segmentRollupStatement(rows: SegmentRollup[]): RowStatement {
+  return upsertStatement(
+    'segment_rollups',
+    sortedBy(rows, (r) => `${segmentKey(r)}\u0000${r.metric}\u0000${r.kind}`).map((r) => ({
+      experiment_id: r.experimentId,
+      segment_key: r.key,
+      value: r.value,
+      experiment_version: r.version,
+      variant_key: r.variantKey,
+      metric: r.metric,
+      kind: r.kind,
+      n: r.n,
+      sum: r.sum,
+      sum_squares: r.sumSquares,
+    })),
+  );
+}
+
+function segmentResultStatement(rows: SegmentCount[]): RowStatement {
+  return upsertStatement(
+    'segment_results',
+    sortedBy(rows, segmentKey).map((r) => ({
+      experiment_id: r.experimentId,
+      segment_key: r.key,
+      value: r.value,
+      experiment_version: r.version,
+      variant_key: r.variantKey,
+      n: r.n,
+    })),
+  );
+}
+
+/** One key's segment rows of an experiment: what an analysis by segment reads (O(values), never results). */
+export async function readSegments(
+  db: Kysely<Database>,
+  experimentId: number,
+  key: string,
+): Promise<{ metrics: SegmentRollup[]; counts: SegmentCount[] }> {
+  const metrics = await db
+    .selectFrom('segment_rollups')
+    .selectAll()
+    .where('experiment_id', '=', experimentId)
+    .where('segment_key', '=', key)
+    .execute();
+  const counts = await db
+    .selectFrom('segment_results')
+    .selectAll()
+    .where('experiment_id', '=', experimentId)
+    .where('segment_key', '=', key)
+    .execute();
+  return {
+    metrics: metrics.map((m) => ({
+      experimentId,
+      key,
+      value: m.value,
+      version: Number(m.experiment_version),
+      variantKey: m.variant_key,
+      metric: m.metric,
+      kind: m.kind as MetricKind,
+      n: Number(m.n),
+      sum: Number(m.sum),
+      sumSquares: Number(m.sum_squares),
+    })),
+    counts: counts.map((c) => ({
+      experimentId,
+      key,
+      value: c.value,
+      version: Number(c.experiment_version),
+      variantKey: c.variant_key,
+      n: Number(c.n),
+    })),
+  };
+}
