@@ -49,6 +49,19 @@ export function feedbackValues(metrics: JsonObject): FeedbackValue[] {
   });
 }
 
+/** One item of a batch: the experiment it is for and its feedback, or why the edge already refused it. */
+export type FeedbackBatchItem = { slug: string; input: FeedbackInput } | { refused: string };
+
+/** A batch's outcome: how many items are committed, and the others by their index with the reason. */
+export interface FeedbackBatchReceipt {
+  accepted: number;
+  rejected: Array<{ index: number; error: string }>;
+}
+
+/** What makes one item of a batch rejected rather than the whole batch failed: the request's own faults. */
+const itemFault = (err: unknown): err is ValidationError | NotFoundError =>
+  err instanceof ValidationError || err instanceof NotFoundError;
+
 export class FeedbackService {
   constructor(private readonly deps: FeedbackDeps) {}
 
@@ -57,6 +70,47 @@ export class FeedbackService {
     input: FeedbackInput,
     record?: RecordAnswer<FeedbackReceipt>,
   ): Promise<FeedbackReceipt> {
+    const feedback = await this.prepare(slug, input);
+    const receipt = { feedbackId: feedback.feedbackId };
+    await this.deps.ingest.appendFeedback([feedback], record?.(receipt));
+    return receipt;
+  }
+
+  /**
+   * Feedback for many experiments at once (issue 26): each item is checked and upserted exactly as `give`
+   * would; an item `give` would refuse (400 or 404) is rejected by its index, the others are committed
+   * together, with the Idempotency-Key's answer, before this resolves.
+   */
+  async giveMany(
+    items: readonly FeedbackBatchItem[],
+    record?: RecordAnswer<FeedbackBatchReceipt>,
+  ): Promise<FeedbackBatchReceipt> {
+    const prepared = await Promise.all(
+      items.map(async (item): Promise<NewFeedback | string> => {
+        if ('refused' in item) return item.refused;
+        try {
+          return await this.prepare(item.slug, item.input);
+        } catch (err) {
+          if (itemFault(err)) return err.message;
+          throw err;
+        }
+      }),
+    );
+    const accepted: NewFeedback[] = [];
+    const rejected: FeedbackBatchReceipt['rejected'] = [];
+    prepared.forEach((p, index) => {
+      if (typeof p === 'string') rejected.push({ index, error: p });
+      else accepted.push(p);
+    });
+    const receipt = { accepted: accepted.length, rejected };
+    const answer = record?.(receipt);
+    // Nothing to write and no answer to keep: nothing to commit.
+    if (accepted.length > 0 || answer !== undefined) await this.deps.ingest.appendFeedback(accepted, answer);
+    return receipt;
+  }
+
+  /** The feedback as stored, once its target is found; a 400 or 404 (domain error) when it cannot be. */
+  private async prepare(slug: string, input: FeedbackInput): Promise<NewFeedback> {
     const hasAssignment = input.assignmentId !== undefined;
     if (hasAssignment === (input.logId !== undefined)) {
       throw new ValidationError(
@@ -82,9 +136,8 @@ export class FeedbackService {
       if (!result) throw new NotFoundError(`experiment '${slug}' has no result with logId '${id}'`);
       target = { target: `l:${id}`, ...result };
     }
-    const feedbackId = this.deps.newId();
-    const feedback: NewFeedback = {
-      feedbackId,
+    return {
+      feedbackId: this.deps.newId(),
       experimentId: live.id,
       ...target,
       // Sticky experiments randomized users: the feedback joins its user's unit (ADR 0018).
@@ -93,8 +146,5 @@ export class FeedbackService {
       comment: input.comment ?? null,
       createdAt: this.deps.now(),
     };
-    const receipt = { feedbackId };
-    await this.deps.ingest.appendFeedback([feedback], record?.(receipt));
-    return receipt;
   }
 }
