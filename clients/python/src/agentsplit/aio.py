@@ -128,7 +128,9 @@ class AsyncClient(_ClientBase):
 
     # flush and close -------------------------------------------------------------------------------
     async def flush(self, timeout: Optional[float] = None) -> bool:
-        """Sends everything queued and waits for the answers, at most ``timeout`` seconds. Never raises."""
+        """Sends everything queued and waits for the answers, at most ``timeout`` seconds. True once
+        nothing is left to send (each item committed, or refused for good and counted in ``failed``),
+        False when the timeout passed first. Never raises."""
         try:
             self._ensure_worker()
             if self._task is None or self._task.done():
@@ -147,11 +149,14 @@ class AsyncClient(_ClientBase):
             logger.warning("agentsplit: flush failed", exc_info=True)
             return False
 
-    async def close(self, timeout: Optional[float] = None) -> None:
-        """Flushes, stops the worker task and closes the connections. Never raises."""
+    async def close(self, timeout: Optional[float] = None) -> int:
+        """Flushes (at most ``timeout`` seconds), then ends all work: the worker task sends nothing more
+        (a request in flight is waited for, at most the client's ``timeout`` + 1 s, then cancelled),
+        nothing is retried after close returns. Returns how many items were not delivered (0: all were),
+        said as "closed with N item(s) not delivered" and counted in ``failed``. Never raises."""
         try:
             if self._closed:
-                return
+                return 0
             await self.flush(timeout)
             self._closed = True
             self._stop = True
@@ -168,8 +173,10 @@ class AsyncClient(_ClientBase):
             if self._registered:
                 atexit.unregister(self._at_exit)
                 self._registered = False
+            return n
         except Exception:
             logger.warning("agentsplit: close failed", exc_info=True)
+            return self.queued
 
     def _at_exit(self) -> None:
         """The loop is gone at exit: send what is left with a synchronous connection."""
@@ -241,7 +248,7 @@ class AsyncClient(_ClientBase):
                 now = time.monotonic()
                 if self._flush_requested or self._stop or now >= next_tick or len(d.queue) >= d.batch_size or d.pending:
                     self._flush_requested = False
-                    while True:
+                    while not self._stop:  # closing: nothing more is sent
                         b, wait = d.next_ready(time.monotonic())
                         if b is None:
                             break

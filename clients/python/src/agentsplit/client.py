@@ -93,7 +93,9 @@ class Client(_ClientBase):
     # flush and close -------------------------------------------------------------------------------
     def flush(self, timeout: Optional[float] = None) -> bool:
         """Sends everything queued and waits for the answers, at most ``timeout`` seconds (default
-        ``flush_timeout``). True when all was answered. Never raises."""
+        ``flush_timeout``). True once nothing is left to send: every item committed (``delivered``) or
+        refused by the server for good (``failed``); False when the timeout passed first (``queued`` items
+        still wait, and are still retried). Never raises."""
         try:
             if self._thread is None or not self._thread.is_alive():
                 return self._delivery.idle()
@@ -113,11 +115,14 @@ class Client(_ClientBase):
             logger.warning("agentsplit: flush failed", exc_info=True)
             return False
 
-    def close(self, timeout: Optional[float] = None) -> None:
-        """Flushes (at most ``timeout`` seconds), stops the worker and closes the connections. Never raises."""
+    def close(self, timeout: Optional[float] = None) -> int:
+        """Flushes (at most ``timeout`` seconds), then ends all work: the worker sends nothing more (a
+        request in flight is waited for, at most ``timeout`` of the client + 1 s), nothing is retried
+        after close returns, and the connections are closed. Returns how many items were not delivered
+        (0: all were), said as "closed with N item(s) not delivered" and counted in ``failed``. Never raises."""
         try:
             if self._closed:
-                return
+                return 0
             self.flush(timeout)
             self._closed = True
             self._stop = True
@@ -132,8 +137,10 @@ class Client(_ClientBase):
             if self._registered:
                 atexit.unregister(self._at_exit)
                 self._registered = False
+            return n
         except Exception:
             logger.warning("agentsplit: close failed", exc_info=True)
+            return self.queued
 
     def _at_exit(self) -> None:
         self._registered = False
@@ -198,7 +205,7 @@ class Client(_ClientBase):
                 now = time.monotonic()
                 if self._flush_requested or self._stop or now >= next_tick or len(d.queue) >= d.batch_size or d.pending:
                     self._flush_requested = False
-                    while True:
+                    while not self._stop:  # closing: nothing more is sent
                         b, wait = d.next_ready(time.monotonic())
                         if b is None:
                             break
