@@ -193,11 +193,14 @@ class StandIn:
                     outer.seen.append({"method": self.command, "path": self.path, "key": self.headers.get("idempotency-key"), "body": body, "t": time.monotonic()})
                 status, data = answer(self.command, self.path, body)
                 out = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (its timeout): nothing to answer
 
             do_GET = do_POST = _do
 
