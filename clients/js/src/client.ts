@@ -63,7 +63,7 @@ export class AgentSplit<P = JsonObject> {
   /** Why the client cannot reach the service at all (no URL or key), or ''. */
   private readonly unusable: string;
   private closed = false;
-  private closing: Promise<void> | undefined;
+  private closing: Promise<number> | undefined;
   private enqueued = 0;
   private exitFlushedAt = -1;
   private readonly onBeforeExit: (() => void) | undefined;
@@ -310,8 +310,9 @@ export class AgentSplit<P = JsonObject> {
   }
 
   /**
-   * Queues late feedback (a thumbs-up, a judge's score) for POST /experiment/:slug/feedback, by
-   * assignmentId or logId. Sending the same metric again for the same assignment replaces its value.
+   * Queues late feedback (a thumbs-up, a judge's score) on an assignment or a result of experiment `slug`,
+   * by assignmentId or logId. Sent in the background with the feedback of every experiment, up to
+   * batchSize items a POST /feedback. Sending the same metric again for the same target replaces its value.
    */
   feedback(slug: string, entry: FeedbackEntry): void {
     try {
@@ -338,7 +339,9 @@ export class AgentSplit<P = JsonObject> {
 
   /**
    * Sends everything queued and waits for the answers, at most `timeoutMs` (default flushTimeoutMs).
-   * Resolves true when everything queued was answered; never rejects.
+   * Resolves true once nothing is left to send (every item committed, counted in `delivered`, or refused
+   * by the server for good, in `failed`); false when the timeout passed first (`queued` + `inFlight`
+   * items still wait, and are still retried). Never rejects.
    */
   async flush(timeoutMs: number = this.flushTimeoutMs): Promise<boolean> {
     try {
@@ -349,11 +352,13 @@ export class AgentSplit<P = JsonObject> {
   }
 
   /**
-   * Flushes what was queued before it (at most timeoutMs), then stops the background work and aborts any
-   * request still in flight: nothing of the client is left running. Calls made after close() answer the
-   * default (assign) or are dropped, counted as failed and said once. Never rejects; later calls are no-ops.
+   * Flushes what was queued before it (at most timeoutMs), then ends all work: the request in flight is
+   * aborted, nothing is sent or retried after close resolves, the definitions' refresh stops. Resolves with
+   * how many items were not delivered (0: all were), said as "closed with N item(s) not delivered" and
+   * counted in `failed`. Calls made after close() answer the default (assign) or are dropped, counted as
+   * failed and said once. Never rejects; a second call answers the first's promise.
    */
-  close(timeoutMs: number = this.flushTimeoutMs): Promise<void> {
+  close(timeoutMs: number = this.flushTimeoutMs): Promise<number> {
     this.closed = true;
     this.closing ??= (async () => {
       try {
@@ -361,18 +366,19 @@ export class AgentSplit<P = JsonObject> {
       } catch {
         // never raise
       }
-      this.shutDown(`closed with %n item(s) not delivered within ${timeoutMs} ms`);
+      return this.shutDown(`closed with %n item(s) not delivered within ${timeoutMs} ms`);
     })();
     return this.closing;
   }
 
   /** Stops delivery (aborting requests in flight) and the definitions' refresh; says what was lost. */
-  private shutDown(lost: string): void {
+  private shutDown(lost: string): number {
     this.closed = true;
     const n = this.delivery.stop();
     this.definitions?.stop();
     if (this.onBeforeExit !== undefined) process.removeListener('beforeExit', this.onBeforeExit);
     if (n > 0) this.warnings.warn('closed', lost.replace('%n', String(n)));
+    return n;
   }
 
   /** Re-reads the definitions now (local mode); resolves when done, never rejects. */
