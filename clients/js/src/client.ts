@@ -4,6 +4,14 @@ import { Delivery } from './delivery.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
 import { chooseIndex, Definitions } from './local.js';
+import { analysisQuery, experimentPath, manage, verdictFirst } from './manage.js';
+import type {
+  Analysis,
+  AnalysisParams,
+  CreateExperimentFields,
+  Experiment,
+  UpdateExperimentFields,
+} from './manage-types.js';
 import type {
   AgentSplitOptions,
   Assignment,
@@ -57,6 +65,7 @@ export class AgentSplit<P = JsonObject> {
   private readonly apiKey: string;
   private readonly timeoutMs: number;
   private readonly flushTimeoutMs: number;
+  private readonly managementTimeoutMs: number;
   private readonly warnings: Warnings;
   private readonly delivery: Delivery;
   private readonly definitions: Definitions | undefined;
@@ -73,6 +82,7 @@ export class AgentSplit<P = JsonObject> {
     this.apiKey = options.apiKey ?? env('AGENTSPLIT_API_KEY') ?? '';
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.flushTimeoutMs = options.flushTimeoutMs ?? 10_000;
+    this.managementTimeoutMs = options.managementTimeoutMs ?? 10_000;
     this.warnings = new Warnings(options.logger ?? console);
     this.unusable =
       this.baseUrl === ''
@@ -379,6 +389,40 @@ export class AgentSplit<P = JsonObject> {
     if (this.onBeforeExit !== undefined) process.removeListener('beforeExit', this.onBeforeExit);
     if (n > 0) this.warnings.warn('closed', lost.replace('%n', String(n)));
     return n;
+  }
+
+  // Management and reading: these reject (AgentSplitError: status, the server's error), unlike the rest.
+
+  /** POST /experiments (a key with the admin scope, or the root key): the experiment as created. */
+  createExperiment(fields: CreateExperimentFields): Promise<Experiment> {
+    return this.manage('POST', '/experiments', 201, fields);
+  }
+
+  /** GET /experiment/:slug (a read or admin key). */
+  getExperiment(slug: string): Promise<Experiment> {
+    return this.manage('GET', experimentPath(slug), 200);
+  }
+
+  /** PATCH /experiment/:slug (admin): status, variants, metrics, name, description; the experiment after. */
+  updateExperiment(slug: string, fields: UpdateExperimentFields): Promise<Experiment> {
+    return this.manage('PATCH', experimentPath(slug), 200, fields);
+  }
+
+  /** GET /experiment/:slug/analysis (a read or admin key): the verdict first, then every metric. */
+  async analysis(slug: string, params?: AnalysisParams): Promise<Analysis> {
+    const path = experimentPath(slug, `/analysis${analysisQuery(params)}`);
+    return verdictFirst(await this.manage<Analysis>('GET', path, 200));
+  }
+
+  private manage<T>(method: string, path: string, expected: number, body?: unknown): Promise<T> {
+    const target = {
+      baseUrl: this.baseUrl,
+      apiKey: this.apiKey,
+      timeoutMs: this.managementTimeoutMs,
+      unusable: this.unusable,
+      closed: this.closed,
+    };
+    return manage<T>(target, method, path, expected, body);
   }
 
   /** Re-reads the definitions now (local mode); resolves when done, never rejects. */
