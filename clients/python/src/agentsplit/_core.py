@@ -32,6 +32,7 @@ from ._hash import (
     pick_weighted,
 )
 from ._ids import base36, uuid7
+from ._manage import AgentSplitError
 
 logger = logging.getLogger("agentsplit")
 
@@ -43,6 +44,7 @@ DEFAULT_BATCH_SIZE = 100
 DEFAULT_MAX_QUEUE = 10_000
 DEFAULT_REFRESH_INTERVAL = 5.0
 DEFAULT_FLUSH_TIMEOUT = 10.0
+DEFAULT_MANAGEMENT_TIMEOUT = 10.0  # create_experiment, get_experiment, update_experiment, analysis
 DEFAULT_BACKOFF_BASE = 0.5
 DEFAULT_BACKOFF_MAX = 30.0
 WARN_EVERY = 10.0  # seconds between two warnings of the same kind
@@ -607,6 +609,7 @@ class _ClientBase:
         backoff_base: float = DEFAULT_BACKOFF_BASE,
         backoff_max: float = DEFAULT_BACKOFF_MAX,
         flush_at_exit: bool = True,
+        management_timeout: float = DEFAULT_MANAGEMENT_TIMEOUT,
     ) -> None:
         self.base_url = (base_url or os.environ.get("AGENTSPLIT_URL") or "").rstrip("/")
         self.api_key = api_key or os.environ.get("AGENTSPLIT_API_KEY") or ""
@@ -615,6 +618,7 @@ class _ClientBase:
         self.flush_interval = float(flush_interval)
         self.refresh_interval = float(refresh_interval)
         self.flush_timeout = float(flush_timeout)
+        self.management_timeout = float(management_timeout)
         self.flush_at_exit = flush_at_exit
         self._warned: Dict[str, float] = {}
         self._auth_logged = False
@@ -817,6 +821,13 @@ class _ClientBase:
     # log, track, feedback ----------------------------------------------------------------------------
     def _wake(self) -> None:  # overridden
         pass
+
+    def _management_target(self, method: str, path: str) -> None:
+        """Raises when the client cannot make a management call at all (closed, no base_url)."""
+        if self._closed:
+            raise AgentSplitError(0, "the client is closed", method, path)
+        if not self.enabled:
+            raise AgentSplitError(0, "no base_url (nor AGENTSPLIT_URL)", method, path)
 
     def log(
         self,

@@ -16,7 +16,9 @@ from typing import Any, Optional
 
 import httpx
 
+from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
+from ._manage import AgentSplitError, Analysis, Experiment
 
 
 class AsyncClient(_ClientBase):
@@ -125,6 +127,33 @@ class AsyncClient(_ClientBase):
     def feedback(self, experiment: str, *args: Any, **kwargs: Any) -> None:
         self._ensure_worker()
         super().feedback(experiment, *args, **kwargs)
+
+    # management and reading (these raise AgentSplitError) ----------------------------------------
+    async def create_experiment(self, **fields: Any) -> Experiment:
+        """POST /experiments (an admin key, or the root key); see ``Client.create_experiment``."""
+        return await self._manage(_manage.create_request(fields))
+
+    async def get_experiment(self, slug: str) -> Experiment:
+        """GET /experiment/:slug (a read or admin key)."""
+        return await self._manage(_manage.get_request(slug))
+
+    async def update_experiment(self, slug: str, **fields: Any) -> Experiment:
+        """PATCH /experiment/:slug (admin)."""
+        return await self._manage(_manage.update_request(slug, fields))
+
+    async def analysis(self, slug: str, **params: Any) -> Analysis:
+        """GET /experiment/:slug/analysis (a read or admin key), its ``verdict`` first."""
+        return _manage.verdict_first(await self._manage(_manage.analysis_request(slug, params)))
+
+    async def _manage(self, request: _manage.Request) -> Any:
+        method, path, body, expected = request
+        self._management_target(method, path)
+        self._bind()  # the connections of the running event loop
+        try:
+            r = await self._http.request(method, path, content=body, timeout=self.management_timeout)
+        except httpx.HTTPError as err:
+            raise AgentSplitError(0, "%s: %s" % (type(err).__name__, err), method, path) from err
+        return _manage.answer(method, path, r.status_code, parse_json(r.content), expected)
 
     # flush and close -------------------------------------------------------------------------------
     async def flush(self, timeout: Optional[float] = None) -> bool:

@@ -11,13 +11,17 @@ from typing import Any, Optional
 
 import httpx
 
+from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
+from ._manage import AgentSplitError, Analysis, Experiment
 
 
 class Client(_ClientBase):
     """``Client(base_url, api_key, timeout=2.0, local=False, ...)``; see the package's README for options.
 
-    ``assign``, ``log``, ``track``, ``feedback``, ``flush`` and ``close`` never raise.
+    ``assign``, ``log``, ``track``, ``feedback``, ``flush`` and ``close`` never raise. The management and
+    reading calls (``create_experiment``, ``get_experiment``, ``update_experiment``, ``analysis``) do:
+    ``AgentSplitError`` with ``status`` and the server's ``error``.
     """
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = 2.0, **options: Any) -> None:
@@ -89,6 +93,35 @@ class Client(_ClientBase):
         except Exception:
             self._unexpected("assign", experiment)
             return self._default(experiment, user_id, default)
+
+    # management and reading (these raise AgentSplitError) ----------------------------------------
+    def create_experiment(self, **fields: Any) -> Experiment:
+        """POST /experiments (an admin key, or the root key): ``slug``, ``variants`` and the rest as the
+        API names them (``status``, ``assignment``, ``metrics``, ...). Answers the experiment as created."""
+        return self._manage(_manage.create_request(fields))
+
+    def get_experiment(self, slug: str) -> Experiment:
+        """GET /experiment/:slug (a read or admin key)."""
+        return self._manage(_manage.get_request(slug))
+
+    def update_experiment(self, slug: str, **fields: Any) -> Experiment:
+        """PATCH /experiment/:slug (admin): ``status``, ``variants``, ``metrics``, ``name``, ``description``."""
+        return self._manage(_manage.update_request(slug, fields))
+
+    def analysis(self, slug: str, **params: Any) -> Analysis:
+        """GET /experiment/:slug/analysis (a read or admin key), its ``verdict`` first. ``params``: the API's
+        options (``method``, ``metrics`` as a list, ``control``, ``alpha``, ``sided``, ``correction``,
+        ``version``, ``n_star``)."""
+        return _manage.verdict_first(self._manage(_manage.analysis_request(slug, params)))
+
+    def _manage(self, request: _manage.Request) -> Any:
+        method, path, body, expected = request
+        self._management_target(method, path)
+        try:
+            r = self._http.request(method, path, content=body, timeout=self.management_timeout)
+        except httpx.HTTPError as err:
+            raise AgentSplitError(0, "%s: %s" % (type(err).__name__, err), method, path) from err
+        return _manage.answer(method, path, r.status_code, parse_json(r.content), expected)
 
     # flush and close -------------------------------------------------------------------------------
     def flush(self, timeout: Optional[float] = None) -> bool:
