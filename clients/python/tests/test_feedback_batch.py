@@ -223,3 +223,27 @@ def test_async_close_against_a_slow_server_ends_all_work(stand_in, caplog):
     assert srv.posts(), "the server was tried before close"
     assert [p for p in srv.posts() if p["t"] >= closed_at] == [], "no request after close returned"
     assert not [m for m in after(caplog, time.time() - 1.5) if "retrying" in m]
+
+
+def test_close_while_a_slow_server_still_answers_stops_sending_at_once(stand_in, caplog):
+    """The issue's case: items still going out one batch after another when close() is called. The
+    worker must stop at its next batch (not send until its join times out, then retry a request whose
+    connection close() cut: "ReadError ([Errno 9] Bad file descriptor) ... retrying")."""
+    caplog.set_level(logging.DEBUG, logger="agentsplit")
+
+    def answer(method: str, path: str, body: Any) -> Tuple[int, Any]:
+        time.sleep(0.3)
+        return 200, {"success": True, "accepted": len(body.get("feedback", [body])), "rejected": []}
+
+    srv = stand_in(answer)
+    c = Client(srv.url, ROOT_KEY, timeout=1.0, batch_size=1, flush_at_exit=False)
+    for i in range(24):
+        c.feedback("x", assignment_id="id-%d" % i, metrics={"rating": i})
+    lost = c.close(0.5)
+    closed_at = time.monotonic()
+    time.sleep(1.5)  # the answer to a request cut by close would come now, and with it a retry
+    assert 0 < lost < 24 and c.failed == lost and c.delivered == 24 - lost
+    assert closed_message(caplog) == ["agentsplit: closed with %d item(s) not delivered (counted in failed)" % lost]
+    assert len(srv.posts()) == c.delivered, "every request sent was answered and counted: none cut short"
+    assert [p for p in srv.posts() if p["t"] >= closed_at] == [], "no request after close returned"
+    assert not [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
