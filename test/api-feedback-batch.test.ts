@@ -219,7 +219,7 @@ describe('POST /feedback (a batch across experiments)', { skip: SKIP_BACKEND }, 
     assert.equal(r2.headers['idempotent-replayed'], 'true');
   });
 
-  test('1000 items in one request are all committed; 1001 is a 400', async () => {
+  test('1000 items in one request are all committed; 1001 is a 400', async (t) => {
     const { slug } = await api.createExperiment();
     const logIds: string[] = [];
     for (let i = 0; i < 2; i++) {
@@ -227,7 +227,9 @@ describe('POST /feedback (a batch across experiments)', { skip: SKIP_BACKEND }, 
       logIds.push(...(await api.logMany(slug, results)));
     }
     const items = logIds.map((logId, i) => ({ experiment: slug, logId, metrics: { score: i % 10 } }));
+    const t0 = performance.now();
     const answer = await send(items);
+    t.diagnostic(`1000 items by logId: ${(performance.now() - t0).toFixed(0)} ms (${runtime.backend})`);
     assert.deepEqual(answer, { success: true, accepted: 1000, rejected: [] });
     const score = await readings(slug, 'score');
     assert.equal(score.A?.n, 500);

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { metricKind } from '../core/rollups.js';
 import type { FeedbackValue, NewFeedback } from '../core/writes.js';
-import type { Store } from '../store/store.js';
+import type { ResultTarget, Store } from '../store/store.js';
 import type { ExperimentCache } from './experiment-cache.js';
 import type { IssuedAssignments } from './issued-assignments.js';
 import type { RecordAnswer } from './results.js';
@@ -23,7 +23,7 @@ export interface FeedbackReceipt {
 export interface FeedbackDeps {
   experiments: Pick<ExperimentCache, 'find'>;
   assignments: Pick<IssuedAssignments, 'resolve'>;
-  store: Pick<Store, 'findResult'>;
+  store: Pick<Store, 'findResult' | 'findResults'>;
   ingest: {
     appendFeedback(feedback: NewFeedback[], answer?: ReturnType<RecordAnswer<unknown>>): Promise<void>;
   };
@@ -58,6 +58,9 @@ export interface FeedbackBatchReceipt {
   rejected: Array<{ index: number; error: string }>;
 }
 
+/** Where `prepare` finds the result a logId names: the store, or what a batch read ahead. */
+type ResultLookup = (experimentId: number, logId: string) => Promise<ResultTarget | undefined>;
+
 /** What makes one item of a batch rejected rather than the whole batch failed: the request's own faults. */
 const itemFault = (err: unknown): err is ValidationError | NotFoundError =>
   err instanceof ValidationError || err instanceof NotFoundError;
@@ -85,23 +88,21 @@ export class FeedbackService {
     items: readonly FeedbackBatchItem[],
     record?: RecordAnswer<FeedbackBatchReceipt>,
   ): Promise<FeedbackBatchReceipt> {
-    const prepared = await Promise.all(
-      items.map(async (item): Promise<NewFeedback | string> => {
-        if ('refused' in item) return item.refused;
-        try {
-          return await this.prepare(item.slug, item.input);
-        } catch (err) {
-          if (itemFault(err)) return err.message;
-          throw err;
-        }
-      }),
-    );
     const accepted: NewFeedback[] = [];
     const rejected: FeedbackBatchReceipt['rejected'] = [];
-    prepared.forEach((p, index) => {
-      if (typeof p === 'string') rejected.push({ index, error: p });
-      else accepted.push(p);
-    });
+    const results = await this.resultsNamed(items);
+    for (const [index, item] of items.entries()) {
+      if ('refused' in item) {
+        rejected.push({ index, error: item.refused });
+        continue;
+      }
+      try {
+        accepted.push(await this.prepare(item.slug, item.input, results));
+      } catch (err) {
+        if (!itemFault(err)) throw err;
+        rejected.push({ index, error: err.message });
+      }
+    }
     const receipt = { accepted: accepted.length, rejected };
     const answer = record?.(receipt);
     // Nothing to write and no answer to keep: nothing to commit.
@@ -109,8 +110,35 @@ export class FeedbackService {
     return receipt;
   }
 
+  /**
+   * The results a batch's items name, read per experiment in one statement (one read per item, a
+   * thousand at once, queue on SQLite's one read connection and the PostgreSQL pool: 1 to 2 s for 1000
+   * items, measured). Items that will be refused anyway are left to `prepare`.
+   */
+  private async resultsNamed(items: readonly FeedbackBatchItem[]): Promise<ResultLookup> {
+    const bySlug = new Map<string, string[]>();
+    for (const item of items) {
+      if ('refused' in item) continue;
+      const logId = item.input.logId;
+      if (logId === undefined || !LOG_ID.test(logId)) continue;
+      const ids = bySlug.get(item.slug);
+      if (ids === undefined) bySlug.set(item.slug, [logId]);
+      else ids.push(logId);
+    }
+    const found = new Map<number, Map<string, ResultTarget>>();
+    for (const [slug, logIds] of bySlug) {
+      const live = await this.deps.experiments.find(slug);
+      if (live) found.set(live.id, await this.deps.store.findResults(live.id, logIds));
+    }
+    return async (experimentId, logId) => found.get(experimentId)?.get(logId);
+  }
+
   /** The feedback as stored, once its target is found; a 400 or 404 (domain error) when it cannot be. */
-  private async prepare(slug: string, input: FeedbackInput): Promise<NewFeedback> {
+  private async prepare(
+    slug: string,
+    input: FeedbackInput,
+    findResult: ResultLookup = (experimentId, logId) => this.deps.store.findResult(experimentId, logId),
+  ): Promise<NewFeedback> {
     const hasAssignment = input.assignmentId !== undefined;
     if (hasAssignment === (input.logId !== undefined)) {
       throw new ValidationError(
@@ -132,7 +160,7 @@ export class FeedbackService {
       target = { target: `a:${id.slice(0, 36)}`, ...assigned };
     } else {
       const id = input.logId!;
-      const result = LOG_ID.test(id) ? await this.deps.store.findResult(live.id, id) : undefined;
+      const result = LOG_ID.test(id) ? await findResult(live.id, id) : undefined;
       if (!result) throw new NotFoundError(`experiment '${slug}' has no result with logId '${id}'`);
       target = { target: `l:${id}`, ...result };
     }

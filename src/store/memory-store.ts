@@ -281,6 +281,15 @@ export class MemoryStore implements Store {
     return { version: r.version, variantKey: r.variantKey, userId: r.userId };
   }
 
+  async findResults(experimentId: number, logIds: readonly string[]): Promise<Map<string, ResultTarget>> {
+    const found = new Map<string, ResultTarget>();
+    for (const logId of logIds) {
+      const target = await this.findResult(experimentId, logId);
+      if (target !== undefined) found.set(logId, target);
+    }
+    return found;
+  }
+
   /** As rebuild.ts: results, then feedback rows (latest value, the hour it first came), then exposures. */
   async rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
     const ids = experimentId === undefined ? [...this.experiments.keys()] : [experimentId];

@@ -38,6 +38,7 @@ import { translatingErrors } from './sql-errors.js';
 import {
   countExposures,
   findResult,
+  findResults,
   lastResultSeq,
   listExposures,
   readBuckets,
@@ -240,6 +241,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
 
   findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
     return this.run(() => findResult(this.readOnly, experimentId, logId));
+  }
+
+  findResults(experimentId: number, logIds: readonly string[]): Promise<Map<string, ResultTarget>> {
+    return this.run(() => findResults(this.readOnly, experimentId, logIds));
   }
 
   rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
