@@ -247,3 +247,29 @@ def test_close_while_a_slow_server_still_answers_stops_sending_at_once(stand_in,
     assert len(srv.posts()) == c.delivered, "every request sent was answered and counted: none cut short"
     assert [p for p in srv.posts() if p["t"] >= closed_at] == [], "no request after close returned"
     assert not [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
+
+
+def test_async_close_while_a_slow_server_still_answers_stops_sending_at_once(stand_in, caplog):
+    caplog.set_level(logging.DEBUG, logger="agentsplit")
+
+    def answer(method: str, path: str, body: Any) -> Tuple[int, Any]:
+        time.sleep(0.3)
+        return 200, {"success": True, "accepted": len(body.get("feedback", [body])), "rejected": []}
+
+    srv = stand_in(answer)
+
+    async def main() -> Tuple[int, float, Any]:
+        c = AsyncClient(srv.url, ROOT_KEY, timeout=1.0, batch_size=1, flush_at_exit=False)
+        for i in range(24):
+            c.feedback("x", assignment_id="id-%d" % i, metrics={"rating": i})
+        lost = await c.close(0.5)
+        closed_at = time.monotonic()
+        await asyncio.sleep(1.5)  # the loop runs on: a task still alive would send again
+        return lost, closed_at, c
+
+    lost, closed_at, c = asyncio.run(main())
+    assert 0 < lost < 24 and c.failed == lost and c.delivered == 24 - lost
+    assert closed_message(caplog) == ["agentsplit: closed with %d item(s) not delivered (counted in failed)" % lost]
+    assert len(srv.posts()) == c.delivered, "every request sent was answered and counted: none cut short"
+    assert [p for p in srv.posts() if p["t"] >= closed_at] == [], "no request after close returned"
+    assert not [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
