@@ -5,7 +5,7 @@
 //
 // Options (environment): AGENTSPLIT_EXPERIMENT (slug, default support-prompt-demo), AGENTSPLIT_USERS
 // (default 200), AGENTSPLIT_LOCAL=1 to assign in-process from the definitions.
-import { AgentSplit } from '../clients/js/src/index.js';
+import { AgentSplit, AgentSplitError } from '../clients/js/src/index.js';
 
 interface Prompt {
   prompt: string;
@@ -22,60 +22,35 @@ const PROMPTS = {
   B: 'Answer in two sentences, then offer one next step.',
 };
 
-/** What the example reads from the API's answers. */
-interface ApiBody {
-  status?: string;
-  error?: string;
-  verdict?: { status: string; variant?: string; summary: string };
-  exposures?: Record<string, number>;
-  results?: Record<string, number>;
-}
-
-/** Admin calls (create, read the analysis) with the root key; the client itself only assigns and logs. */
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body?: ApiBody }> {
-  const res = await fetch(baseUrl + path, {
-    method,
-    headers: { 'x-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+/** Management and reading (create, start, the verdict) through the client: these throw AgentSplitError. */
+const admin = new AgentSplit({ baseUrl, apiKey, flushOnExit: false });
 
 /** Creates the experiment, or reuses it (and starts it again if it is paused or a draft). */
 async function ensureExperiment(): Promise<void> {
-  const created = await api('POST', '/experiments', {
-    slug,
-    name: 'Support prompt (demo)',
-    status: 'running',
-    assignment: 'sticky',
-    variants: [
-      { key: 'A', trafficPercent: 50, payload: { prompt: PROMPTS.A } },
-      { key: 'B', trafficPercent: 50, payload: { prompt: PROMPTS.B } },
-    ],
-    metrics: [
-      { name: 'success', direction: 'increase', role: 'primary' },
-      { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
-      { name: 'latency_ms', direction: 'decrease', role: 'secondary' },
-      { name: 'thumbs_up', direction: 'increase', role: 'secondary' },
-    ],
-  });
-  if (created.status === 201) {
+  try {
+    await admin.createExperiment({
+      slug,
+      name: 'Support prompt (demo)',
+      status: 'running',
+      assignment: 'sticky',
+      variants: [
+        { key: 'A', trafficPercent: 50, payload: { prompt: PROMPTS.A } },
+        { key: 'B', trafficPercent: 50, payload: { prompt: PROMPTS.B } },
+      ],
+      metrics: [
+        { name: 'success', direction: 'increase', role: 'primary' },
+        { name: 'cost_usd', direction: 'decrease', role: 'guardrail' },
+        { name: 'latency_ms', direction: 'decrease', role: 'secondary' },
+        { name: 'thumbs_up', direction: 'increase', role: 'secondary' },
+      ],
+    });
     console.log(`created experiment ${slug}`);
     return;
+  } catch (err) {
+    if (!(err instanceof AgentSplitError) || err.status !== 409) throw err;
   }
-  if (created.status !== 409)
-    throw new Error(`create ${slug}: ${created.status} ${JSON.stringify(created.body)}`);
-  const current = await api('GET', `/experiment/${slug}`);
-  if (current.body?.status !== 'running') {
-    const started = await api('PATCH', `/experiment/${slug}`, { status: 'running' });
-    if (started.status !== 200)
-      throw new Error(`start ${slug}: ${started.status} ${JSON.stringify(started.body)}`);
+  if ((await admin.getExperiment(slug)).status !== 'running') {
+    await admin.updateExperiment(slug, { status: 'running' });
   }
   console.log(`reusing experiment ${slug}`);
 }
@@ -191,16 +166,8 @@ async function main(): Promise<number> {
       )}), ${failures} model failures; delivered ${stats.delivered}, failed ${stats.failed}, dropped ${stats.dropped}${delivered ? '' : ' (flush timed out)'}`,
   );
 
-  const analysis = await api('GET', `/experiment/${slug}/analysis`);
-  if (analysis.status !== 200) {
-    console.error(`analysis: ${analysis.status} ${JSON.stringify(analysis.body)}`);
-    return 1;
-  }
-  const { verdict, exposures, results } = analysis.body ?? {};
-  if (verdict === undefined) {
-    console.error('analysis: no verdict in the answer');
-    return 1;
-  }
+  const { verdict, exposures, results } = await admin.analysis(slug);
+  await admin.close();
   console.log(`exposures ${JSON.stringify(exposures)}, results ${JSON.stringify(results)}`);
   console.log(
     `verdict: ${verdict.status}${verdict.variant ? ` (${verdict.variant})` : ''} — ${verdict.summary}`,

@@ -3,10 +3,11 @@
 
     AGENTSPLIT_URL=http://127.0.0.1:3000 AGENTSPLIT_API_KEY=<root key> python3 examples/python_agent.py
 
-Creates the experiment with the root key (or reuses it), then for ~200 users: assigns a prompt, runs a
-stand-in model (no network; no real LLM) inside ``track`` (latency, errors, output), logs a follow-up
-step, sends late feedback (a thumbs-up), flushes, and prints the verdict of GET /experiment/:slug/analysis.
-Runs from a checkout without installing (it falls back to clients/python/src).
+Creates the experiment with the root key through the client (``create_experiment``, or reuses it), then
+for ~200 users: assigns a prompt, runs a stand-in model (no network; no real LLM) inside ``track``
+(latency, errors, output), logs a follow-up step, sends late feedback (a thumbs-up), flushes, and prints
+the verdict of ``client.analysis``. Runs from a checkout without installing (it falls back to
+clients/python/src).
 """
 
 from __future__ import annotations
@@ -19,12 +20,10 @@ import time
 from pathlib import Path
 
 try:
-    from agentsplit import Client
+    from agentsplit import AgentSplitError, Client
 except ImportError:  # not installed: use the checkout's copy
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients" / "python" / "src"))
-    from agentsplit import Client
-
-import httpx
+    from agentsplit import AgentSplitError, Client
 
 SLUG = os.environ.get("AGENTSPLIT_EXAMPLE_SLUG", "python-agent-support-prompt")
 USERS = int(os.environ.get("AGENTSPLIT_EXAMPLE_USERS", "200"))
@@ -43,33 +42,31 @@ def fake_model(prompt: str, question: str, rng: random.Random) -> dict:
     return {"answer": "(%d tokens about %r)" % (tokens, question), "tokens": tokens, "resolved": resolved}
 
 
-def ensure_experiment(url: str, key: str) -> None:
-    headers = {"x-api-key": key}
-    body = {
-        "slug": SLUG,
-        "name": "Support prompt (Python example)",
-        "status": "running",
-        "assignment": "sticky",
-        "variants": [
-            {"key": "helpful", "trafficPercent": 50, "payload": {"prompt": "You are a helpful support assistant."}},
-            {"key": "concise", "trafficPercent": 50, "payload": {"prompt": "You are a concise support assistant."}},
-        ],
-        "metrics": [
-            {"name": "resolved", "direction": "increase", "role": "primary", "kind": "proportion"},
-            {"name": "tokens", "direction": "decrease", "role": "secondary"},
-            {"name": "error", "direction": "decrease", "role": "guardrail", "kind": "proportion"},
-        ],
-    }
-    r = httpx.post(url + "/experiments", json=body, headers=headers, timeout=10)
-    if r.status_code == 201:
+def ensure_experiment(client: Client) -> None:
+    """Management calls raise AgentSplitError (status, the server's error), unlike the agent's calls."""
+    try:
+        client.create_experiment(
+            slug=SLUG,
+            name="Support prompt (Python example)",
+            status="running",
+            assignment="sticky",
+            variants=[
+                {"key": "helpful", "trafficPercent": 50, "payload": {"prompt": "You are a helpful support assistant."}},
+                {"key": "concise", "trafficPercent": 50, "payload": {"prompt": "You are a concise support assistant."}},
+            ],
+            metrics=[
+                {"name": "resolved", "direction": "increase", "role": "primary", "kind": "proportion"},
+                {"name": "tokens", "direction": "decrease", "role": "secondary"},
+                {"name": "error", "direction": "decrease", "role": "guardrail", "kind": "proportion"},
+            ],
+        )
         print("created experiment %r" % SLUG)
-    elif r.status_code == 409:
-        current = httpx.get(url + "/experiment/" + SLUG, headers=headers, timeout=10).json()
-        if current.get("status") != "running":
-            httpx.patch(url + "/experiment/" + SLUG, json={"status": "running"}, headers=headers, timeout=10)
+    except AgentSplitError as err:
+        if err.status != 409:
+            raise SystemExit("could not create the experiment: %s" % err)
+        if client.get_experiment(SLUG)["status"] != "running":
+            client.update_experiment(SLUG, status="running")
         print("reusing experiment %r" % SLUG)
-    else:
-        raise SystemExit("could not create the experiment: HTTP %d %s" % (r.status_code, r.text))
 
 
 def main() -> int:
@@ -78,10 +75,9 @@ def main() -> int:
     key = os.environ.get("AGENTSPLIT_API_KEY", "")
     if not key:
         raise SystemExit("set AGENTSPLIT_API_KEY (the root key: the example creates its experiment)")
-    ensure_experiment(url, key)
-
     rng = random.Random(7)
     client = Client(url, key, timeout=2.0)
+    ensure_experiment(client)
     started = time.monotonic()
     counts = {"server": 0, "default": 0, "errors": 0}
     for i in range(USERS):
@@ -103,18 +99,18 @@ def main() -> int:
         # the user's thumbs-up arrives later: feedback on the assignment
         client.feedback(SLUG, assignment_id=a.assignment_id, metrics={"thumbs_up": out["resolved"] or rng.random() < 0.1})
     ok = client.flush(15)
-    client.close()
     took = time.monotonic() - started
     print("%d users in %.1f s (%d assigned by the server, %d defaults, %d model errors); delivered %d, flush %s"
           % (USERS, took, counts["server"], counts["default"], counts["errors"], client.delivered, "ok" if ok else "timed out"))
 
-    analysis = httpx.get(url + "/experiment/%s/analysis" % SLUG, headers={"x-api-key": key}, timeout=10).json()
-    print("results per variant:", analysis.get("results"))
-    for m in analysis.get("metrics", []):
+    analysis = client.analysis(SLUG)  # the verdict first
+    client.close()
+    print("results per variant:", analysis["results"])
+    for m in analysis["metrics"]:
         if m["name"] in ("resolved", "thumbs_up", "tokens"):
             print("  %-10s %s" % (m["name"], ", ".join("%s n=%s mean=%.3f" % (v["key"], v["n"], v["mean"] or 0) for v in m["variants"])))
-    verdict = analysis.get("verdict", {})
-    print("verdict: %s: %s" % (verdict.get("status"), verdict.get("summary")))
+    verdict = analysis["verdict"]
+    print("verdict: %s: %s" % (verdict["status"], verdict["summary"]))
     return 0
 
 

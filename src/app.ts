@@ -10,6 +10,7 @@ import { compileRoute } from './http/compile.js';
 import { createCors } from './http/cors.js';
 import { registerDocs } from './http/docs.js';
 import { experimentRoutes } from './http/experiments.js';
+import { feedbackRoutes } from './http/feedback.js';
 import { healthRoutes } from './http/health.js';
 import { createInject, type Inject } from './http/inject.js';
 import { keyRoutes } from './http/keys.js';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...experimentRoutes(deps.experiments),
     ...assignRoutes(deps.assign),
     ...resultRoutes(deps.results, deps.feedback),
+    ...feedbackRoutes(deps.feedback),
     ...localEvaluationRoutes(deps.live, deps.exposures),
     ...analysisRoutes(deps.analysis),
     ...timeseriesRoutes(deps.timeseries),

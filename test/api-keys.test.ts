@@ -181,6 +181,20 @@ const PROBES: Probe[] = [
       metrics: { thumbs_up: true },
     }),
   },
+  {
+    scope: 'log',
+    method: 'POST',
+    url: () => '/feedback',
+    body: async () => ({
+      feedback: [
+        {
+          experiment: 'alpha',
+          assignmentId: (await rt.api.assign('alpha', { userId: 'u-feedback' })).assignmentId,
+          metrics: { rating: 3 },
+        },
+      ],
+    }),
+  },
   { scope: 'assign', method: 'GET', url: () => '/experiments/definitions' },
   {
     scope: 'assign',

@@ -959,6 +959,25 @@ for (const backend of backends) {
       assert.equal(await store.findResult(id, 'no-such-log'), undefined);
     });
 
+    test('findResults finds many results by logId at once, only within their experiment', async () => {
+      const { id } = await store.insertExperiment(experiment('find-results'));
+      const { id: otherId } = await store.insertExperiment(experiment('find-results-other'));
+      const mine = Array.from({ length: 1200 }, (_, i) =>
+        result(id, { variantKey: i % 2 ? 'B' : 'A', userId: i % 3 ? `u${i}` : null }),
+      );
+      const theirs = result(otherId);
+      await store.appendBatch({ results: [...mine, theirs], exposures: [] });
+      const asked = [...mine.map((r) => r.logId), theirs.logId, 'no-such-log', mine[0]!.logId];
+      const found = await store.findResults(id, asked);
+      assert.equal(found.size, 1200, 'beyond one statement (1000 ids), each once');
+      for (const r of mine) {
+        assert.deepEqual(found.get(r.logId), await store.findResult(id, r.logId));
+      }
+      assert.equal(found.has(theirs.logId), false);
+      assert.equal(found.has('no-such-log'), false);
+      assert.deepEqual(await store.findResults(id, []), new Map());
+    });
+
     // SQLite file: appendBatch reads users' sums and feedback rows on the read connection before it hands
     // the batch to the writer thread; batches take turns from that read to the commit, or they would plan
     // from the same reads and lose updates.

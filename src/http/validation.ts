@@ -39,3 +39,15 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     return validator;
   };
 }
+
+let itemAjv: Ajv | undefined;
+
+/**
+ * A check of one part of a body against `schema`, as strict as a body's (the items of a batch, each
+ * checked on its own): null when it fits, else the issues (errors.ts's describeValidation words them).
+ */
+export function compileItemCheck(schema: object): (value: unknown) => Validator['errors'] {
+  itemAjv ??= makeAjv({ coerceTypes: false });
+  const validate = itemAjv.compile(schema);
+  return (value) => (validate(value) ? null : ([...(validate.errors ?? [])] as Validator['errors']));
+}

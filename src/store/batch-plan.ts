@@ -16,7 +16,7 @@ import {
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
 import { type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
-import type { NewFeedback, NewResult } from '../core/writes.js';
+import type { NewFeedback, NewResult, WriteBatch } from '../core/writes.js';
 
 /** A result as the rollups see it (the cap's decision still to make: overCap null), its user's unit, its hour. */
 export function rolledOf(r: NewResult): RolledResult {
@@ -87,4 +87,17 @@ export function planRollups(
     sketches,
     feedbackRows,
   };
+}
+
+/**
+ * The experiments whose exposures are written under their append lock too (PostgreSQL): sticky ones'
+ * distinct users (two instances inserting the same new user must not both count it), and exposures that
+ * results may be waiting on for their segment values (server-issued with segments, or client-made).
+ */
+export function exposureLocks(sent: WriteBatch): number[] {
+  const client = sent.clientExposures ?? [];
+  return [
+    ...sent.exposures.filter((b) => b.unit === true || b.segments !== undefined).map((b) => b.experimentId),
+    ...client.filter((e) => e.unit === true || e.byClient).map((e) => e.experimentId),
+  ];
 }

@@ -33,7 +33,14 @@ import {
   hourlyUnitRollupKey,
   unitDeltasByHour,
 } from '../core/unit-hours.js';
-import { rollUpUnits, type UnitRollup, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
+import {
+  rollUpUnits,
+  type UnitDelta,
+  type UnitRollup,
+  type UnitSum,
+  unitDeltasOfResults,
+  unitKey,
+} from '../core/units.js';
 import type { ExposureBatch } from '../core/writes.js';
 import type { HourlyData, HourlyExposure, Rollups } from './store.js';
 
@@ -257,5 +264,15 @@ export class MemoryRollups {
       })),
     );
     return counted.reduce((n, r) => n + r.n, 0);
+  }
+
+  /** The users' sums the deltas move (what batch-plan.ts reads), copied. */
+  storedSums(deltas: UnitDelta[]): Map<string, UnitSum> {
+    const current = new Map<string, UnitSum>();
+    for (const d of deltas) {
+      const sum = this.unitSums.get(unitKey(d));
+      if (sum) current.set(unitKey(d), { ...sum });
+    }
+    return current;
   }
 }

@@ -19,7 +19,7 @@ import {
 } from '../core/rollups.js';
 import { hourOf } from '../core/time.js';
 import { addUnitRollup, applyUnitDeltasByHour, hourlyUnitRollupKey } from '../core/unit-hours.js';
-import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
+import { unitKey } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
@@ -45,8 +45,6 @@ interface Committed {
   /** Its metric names the cap left out (ADR 0014), as the SQL store's `metrics_over_cap`. */
   metricsOverCap: string[] | null;
 }
-
-/** A bucket_exposures row. */
 
 function parse(text: string | null): JsonObject | null {
   return text === null ? null : (JSON.parse(text) as JsonObject);
@@ -182,7 +180,7 @@ export class MemoryStore implements Store {
 
     const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
     const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
-    const units = applyUnitDeltasByHour(plan.units, this.storedSums(plan.units));
+    const units = applyUnitDeltasByHour(plan.units, this.rollups.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
     const segments = this.segments.plan(batch, rolled, this.byLogId);
 
@@ -286,9 +284,17 @@ export class MemoryStore implements Store {
   }
 
   async findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
-    const r = this.byLogId.get(logId)?.result;
-    if (r === undefined || r.experimentId !== experimentId) return undefined;
-    return { version: r.version, variantKey: r.variantKey, userId: r.userId };
+    return (await this.findResults(experimentId, [logId])).get(logId);
+  }
+
+  async findResults(experimentId: number, logIds: readonly string[]): Promise<Map<string, ResultTarget>> {
+    const found = new Map<string, ResultTarget>();
+    for (const logId of logIds) {
+      const r = this.byLogId.get(logId)?.result;
+      if (r?.experimentId === experimentId)
+        found.set(logId, { version: r.version, variantKey: r.variantKey, userId: r.userId });
+    }
+    return found;
   }
 
   /** As rebuild.ts: results, then feedback rows (latest value, the hour it first came), then exposures. */
@@ -383,16 +389,6 @@ export class MemoryStore implements Store {
         const row = this.feedback.get(key);
         if (row) current.set(key, { ...row });
       }
-    }
-    return current;
-  }
-
-  /** The users' sums the deltas move (what batch-plan.ts reads). */
-  private storedSums(deltas: UnitDelta[]): Map<string, UnitSum> {
-    const current = new Map<string, UnitSum>();
-    for (const d of deltas) {
-      const sum = this.rollups.unitSums.get(unitKey(d));
-      if (sum) current.set(unitKey(d), { ...sum });
     }
     return current;
   }

@@ -168,6 +168,34 @@ export async function findResult(
   return row && { version: Number(row.experiment_version), variantKey: row.variant_key, userId: row.user_id };
 }
 
+/** Log ids looked up in one statement (well below SQLite's and PostgreSQL's bound parameters). */
+const LOG_IDS_PER_READ = 1000;
+
+export async function findResults(
+  db: Kysely<Database>,
+  experimentId: number,
+  logIds: readonly string[],
+): Promise<Map<string, ResultTarget>> {
+  const found = new Map<string, ResultTarget>();
+  const unique = [...new Set(logIds)];
+  for (let i = 0; i < unique.length; i += LOG_IDS_PER_READ) {
+    const rows = await db
+      .selectFrom('results')
+      .select(['log_id', 'experiment_version', 'variant_key', 'user_id'])
+      .where('experiment_id', '=', experimentId)
+      .where('log_id', 'in', unique.slice(i, i + LOG_IDS_PER_READ))
+      .execute();
+    for (const row of rows) {
+      found.set(row.log_id, {
+        version: Number(row.experiment_version),
+        variantKey: row.variant_key,
+        userId: row.user_id,
+      });
+    }
+  }
+  return found;
+}
+
 export async function listExposures(db: Kysely<Database>, experimentId: number): Promise<Exposure[]> {
   const out: Exposure[] = [];
   // Rows written one by one before migration 003 (or by an older instance during a rolling deploy).

@@ -6,7 +6,7 @@ import type { Exposure } from '../core/exposure.js';
 import { CommittedUsers } from '../core/exposure-users.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
-import { overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
+import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
 import { plannedStatements } from './batch-statements.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { compileRows, executeInChunks } from './compile-rows.js';
@@ -39,6 +39,7 @@ import { translatingErrors } from './sql-errors.js';
 import {
   countExposures,
   findResult,
+  findResults,
   lastResultSeq,
   listExposures,
   readHourly,
@@ -203,14 +204,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
         }),
       );
     }
-    // Sticky exposures' distinct users are read and inserted under the experiment's lock too: two
-    // instances inserting the same new user must not both count it.
-    const unitExposures = [
-      ...sent.exposures.filter((b) => b.unit === true).map((b) => b.experimentId),
-      ...(sent.clientExposures ?? []).filter((e) => e.unit === true).map((e) => e.experimentId),
-      ...sent.exposures.filter((b) => b.segments !== undefined).map((b) => b.experimentId), // waiting results
-      ...(sent.clientExposures ?? []).filter((e) => e.byClient).map((e) => e.experimentId),
-    ];
+    const unitExposures = exposureLocks(sent);
     return this.run(async () => {
       const { decision, userKeys, overCap } = await this.readWrite.transaction().execute(async (trx) => {
         const batch = await claimClientExposures(trx, sent);
@@ -255,6 +249,10 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
 
   findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
     return this.run(() => findResult(this.readOnly, experimentId, logId));
+  }
+
+  findResults(experimentId: number, logIds: readonly string[]): Promise<Map<string, ResultTarget>> {
+    return this.run(() => findResults(this.readOnly, experimentId, logIds));
   }
 
   rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {

@@ -148,6 +148,8 @@ export interface Store {
   readHourly(experimentId: number): Promise<HourlyData>;
   /** The result `logId` of an experiment, for feedback on it; undefined when there is none. */
   findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined>;
+  /** The results among `logIds` of an experiment, by logId (a batch of feedback); absent: none there. */
+  findResults(experimentId: number, logIds: readonly string[]): Promise<Map<string, ResultTarget>>;
   /**
    * Recomputes the rollups of one experiment (or all) from the raw results and exposures, replacing
    * the live ones in one transaction. Returns how many results and exposures it read.

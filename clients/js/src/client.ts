@@ -4,6 +4,14 @@ import { Delivery } from './delivery.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
 import { chooseIndex, Definitions } from './local.js';
+import { analysisQuery, experimentPath, manage, verdictFirst } from './manage.js';
+import type {
+  Analysis,
+  AnalysisParams,
+  CreateExperimentFields,
+  Experiment,
+  UpdateExperimentFields,
+} from './manage-types.js';
 import type {
   AgentSplitOptions,
   Assignment,
@@ -57,13 +65,14 @@ export class AgentSplit<P = JsonObject> {
   private readonly apiKey: string;
   private readonly timeoutMs: number;
   private readonly flushTimeoutMs: number;
+  private readonly managementTimeoutMs: number;
   private readonly warnings: Warnings;
   private readonly delivery: Delivery;
   private readonly definitions: Definitions | undefined;
   /** Why the client cannot reach the service at all (no URL or key), or ''. */
   private readonly unusable: string;
   private closed = false;
-  private closing: Promise<void> | undefined;
+  private closing: Promise<number> | undefined;
   private enqueued = 0;
   private exitFlushedAt = -1;
   private readonly onBeforeExit: (() => void) | undefined;
@@ -73,6 +82,7 @@ export class AgentSplit<P = JsonObject> {
     this.apiKey = options.apiKey ?? env('AGENTSPLIT_API_KEY') ?? '';
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.flushTimeoutMs = options.flushTimeoutMs ?? 10_000;
+    this.managementTimeoutMs = options.managementTimeoutMs ?? 10_000;
     this.warnings = new Warnings(options.logger ?? console);
     this.unusable =
       this.baseUrl === ''
@@ -310,8 +320,9 @@ export class AgentSplit<P = JsonObject> {
   }
 
   /**
-   * Queues late feedback (a thumbs-up, a judge's score) for POST /experiment/:slug/feedback, by
-   * assignmentId or logId. Sending the same metric again for the same assignment replaces its value.
+   * Queues late feedback (a thumbs-up, a judge's score) on an assignment or a result of experiment `slug`,
+   * by assignmentId or logId. Sent in the background with the feedback of every experiment, up to
+   * batchSize items a POST /feedback. Sending the same metric again for the same target replaces its value.
    */
   feedback(slug: string, entry: FeedbackEntry): void {
     try {
@@ -338,7 +349,9 @@ export class AgentSplit<P = JsonObject> {
 
   /**
    * Sends everything queued and waits for the answers, at most `timeoutMs` (default flushTimeoutMs).
-   * Resolves true when everything queued was answered; never rejects.
+   * Resolves true once nothing is left to send (every item committed, counted in `delivered`, or refused
+   * by the server for good, in `failed`); false when the timeout passed first (`queued` + `inFlight`
+   * items still wait, and are still retried). Never rejects.
    */
   async flush(timeoutMs: number = this.flushTimeoutMs): Promise<boolean> {
     try {
@@ -349,11 +362,13 @@ export class AgentSplit<P = JsonObject> {
   }
 
   /**
-   * Flushes what was queued before it (at most timeoutMs), then stops the background work and aborts any
-   * request still in flight: nothing of the client is left running. Calls made after close() answer the
-   * default (assign) or are dropped, counted as failed and said once. Never rejects; later calls are no-ops.
+   * Flushes what was queued before it (at most timeoutMs), then ends all work: the request in flight is
+   * aborted, nothing is sent or retried after close resolves, the definitions' refresh stops. Resolves with
+   * how many items were not delivered (0: all were), said as "closed with N item(s) not delivered" and
+   * counted in `failed`. Calls made after close() answer the default (assign) or are dropped, counted as
+   * failed and said once. Never rejects; a second call answers the first's promise.
    */
-  close(timeoutMs: number = this.flushTimeoutMs): Promise<void> {
+  close(timeoutMs: number = this.flushTimeoutMs): Promise<number> {
     this.closed = true;
     this.closing ??= (async () => {
       try {
@@ -361,18 +376,53 @@ export class AgentSplit<P = JsonObject> {
       } catch {
         // never raise
       }
-      this.shutDown(`closed with %n item(s) not delivered within ${timeoutMs} ms`);
+      return this.shutDown(`closed with %n item(s) not delivered within ${timeoutMs} ms`);
     })();
     return this.closing;
   }
 
   /** Stops delivery (aborting requests in flight) and the definitions' refresh; says what was lost. */
-  private shutDown(lost: string): void {
+  private shutDown(lost: string): number {
     this.closed = true;
     const n = this.delivery.stop();
     this.definitions?.stop();
     if (this.onBeforeExit !== undefined) process.removeListener('beforeExit', this.onBeforeExit);
     if (n > 0) this.warnings.warn('closed', lost.replace('%n', String(n)));
+    return n;
+  }
+
+  // Management and reading: these reject (AgentSplitError: status, the server's error), unlike the rest.
+
+  /** POST /experiments (a key with the admin scope, or the root key): the experiment as created. */
+  createExperiment(fields: CreateExperimentFields): Promise<Experiment> {
+    return this.manage('POST', '/experiments', 201, fields);
+  }
+
+  /** GET /experiment/:slug (a read or admin key). */
+  getExperiment(slug: string): Promise<Experiment> {
+    return this.manage('GET', experimentPath(slug), 200);
+  }
+
+  /** PATCH /experiment/:slug (admin): status, variants, metrics, name, description; the experiment after. */
+  updateExperiment(slug: string, fields: UpdateExperimentFields): Promise<Experiment> {
+    return this.manage('PATCH', experimentPath(slug), 200, fields);
+  }
+
+  /** GET /experiment/:slug/analysis (a read or admin key): the verdict first, then every metric. */
+  async analysis(slug: string, params?: AnalysisParams): Promise<Analysis> {
+    const path = experimentPath(slug, `/analysis${analysisQuery(params)}`);
+    return verdictFirst(await this.manage<Analysis>('GET', path, 200));
+  }
+
+  private manage<T>(method: string, path: string, expected: number, body?: unknown): Promise<T> {
+    const target = {
+      baseUrl: this.baseUrl,
+      apiKey: this.apiKey,
+      timeoutMs: this.managementTimeoutMs,
+      unusable: this.unusable,
+      closed: this.closed,
+    };
+    return manage<T>(target, method, path, expected, body);
   }
 
   /** Re-reads the definitions now (local mode); resolves when done, never rejects. */

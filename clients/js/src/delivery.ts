@@ -109,7 +109,8 @@ function describeItem(item: QueuedItem): string {
 /** The item as it goes on the wire, or a TypeError when JSON.stringify gives nothing. */
 function itemJson(item: QueuedItem): string {
   let json: string | undefined;
-  if (item.kind === 'feedback') json = JSON.stringify(item.entry);
+  // An item of POST /feedback: its experiment, then the single route's body.
+  if (item.kind === 'feedback') json = JSON.stringify({ experiment: item.slug, ...item.entry });
   else if (item.kind === 'log') {
     const { entry, at } = item;
     json = JSON.stringify(entry.timestamp === undefined ? { ...entry, timestamp: iso(at) } : entry);
@@ -128,6 +129,18 @@ function itemJson(item: QueuedItem): string {
   if (typeof json !== 'string') throw new TypeError('JSON.stringify gave no text');
   return json;
 }
+
+/** Where each kind of batch goes (logs: per experiment), and the field holding its items. */
+const PATHS: Record<QueuedItem['kind'], (slug: string) => string> = {
+  log: (slug) => `/experiment/${encodeURIComponent(slug)}/logs`,
+  exposure: () => '/exposures',
+  feedback: () => '/feedback',
+};
+const FIELDS: Record<QueuedItem['kind'], string> = {
+  log: 'results',
+  exposure: 'exposures',
+  feedback: 'feedback',
+};
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -296,8 +309,8 @@ export class Delivery {
   }
 
   /**
-   * Batches in the order their first item was queued: logs per experiment, exposures together, feedback
-   * alone. Each item is serialised here, on its own: one that cannot be (a BigInt, a circular object) is
+   * Batches in the order their first item was queued: logs per experiment, exposures of every experiment
+   * together (POST /exposures), feedback of every experiment together (POST /feedback). Each item is serialised here, on its own: one that cannot be (a BigInt, a circular object) is
    * dropped and counted as failed, with a warning, and its neighbours go.
    */
   private group(items: QueuedItem[]): Batch[] {
@@ -315,22 +328,13 @@ export class Delivery {
         );
         continue;
       }
-      if (item.kind === 'feedback') {
-        batches.push({
-          kind: 'feedback',
-          json: [json],
-          path: `/experiment/${encodeURIComponent(item.slug)}/feedback`,
-          split: false,
-        });
-        continue;
-      }
-      const key = item.kind === 'log' ? `l:${item.slug}` : 'e';
+      const key = item.kind === 'log' ? `l:${item.slug}` : item.kind;
       let batch = open.get(key);
       if (batch === undefined || batch.json.length >= this.cfg.batchSize) {
         batch = {
           kind: item.kind,
           json: [],
-          path: item.kind === 'log' ? `/experiment/${encodeURIComponent(item.slug)}/logs` : '/exposures',
+          path: PATHS[item.kind](item.kind === 'log' ? item.slug : ''),
           split: false,
         };
         open.set(key, batch);
@@ -342,8 +346,7 @@ export class Delivery {
   }
 
   private bodyOf(batch: Batch): string {
-    if (batch.kind === 'feedback') return batch.json[0]!;
-    return `{"${batch.kind === 'log' ? 'results' : 'exposures'}":[${batch.json.join(',')}]}`;
+    return `{"${FIELDS[batch.kind]}":[${batch.json.join(',')}]}`;
   }
 
   /** Sends each item of `batch` alone, once (a refused or failing batch: one bad item must not lose the rest). */
@@ -439,14 +442,15 @@ export class Delivery {
     const b = answer.body as
       | { rejected?: Array<{ index: number; error: string }>; warnings?: unknown; warning?: unknown }
       | undefined;
-    if (batch.kind === 'exposure') {
+    if (batch.kind !== 'log') {
+      // Exposures and feedback: the items the server could not take come back by index, not stored.
       const rejected = b?.rejected;
       if (Array.isArray(rejected) && rejected.length > 0) {
         this.settle(n - rejected.length, rejected.length);
         const first = rejected[0]!;
         this.warnings.warn(
-          'exposure-rejected',
-          `POST /exposures rejected ${rejected.length} of ${n} exposure(s), e.g. #${first.index}: ${first.error}`,
+          `${batch.kind}-rejected`,
+          `POST ${batch.path} rejected ${rejected.length} of ${n} ${batch.kind === 'exposure' ? 'exposure(s)' : 'feedback item(s)'}, e.g. #${first.index}: ${first.error}`,
         );
         return;
       }

@@ -2,6 +2,21 @@
 // hash and id helpers are at @agentsplit/client/conformance, not here.
 export { AgentSplit } from './client.js';
 export type { CompiledDefinition, Definition } from './local.js';
+export { AgentSplitError } from './manage.js';
+export type {
+  Analysis,
+  AnalysisParams,
+  CreateExperimentFields,
+  Effect,
+  Experiment,
+  ExperimentStatus,
+  MetricAnalysis,
+  MetricDefinition,
+  UpdateExperimentFields,
+  Variant,
+  VariantAnalysis,
+  Verdict,
+} from './manage-types.js';
 export type {
   AgentSplitOptions,
   Assignment,

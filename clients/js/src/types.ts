@@ -86,6 +86,8 @@ export interface AgentSplitOptions {
   maxQueueSize?: number;
   /** Timeout of one delivery request, ms (default 10,000). */
   deliveryTimeoutMs?: number;
+  /** Timeout of createExperiment, getExperiment, updateExperiment and analysis, ms (default 10,000). */
+  managementTimeoutMs?: number;
   /** How long flush() and close() wait at most, ms (default 10,000). */
   flushTimeoutMs?: number;
   /** First retry delay, ms (default 500); doubles up to retryMaxMs (default 30,000). */

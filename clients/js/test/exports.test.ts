@@ -59,8 +59,8 @@ test('the exports map names "." and "./conformance", each with its types', () =>
   }
 });
 
-test('the main entry is the client, without the hash and id helpers', () => {
-  assert.deepEqual(exportedNames(pkg.name), ['AgentSplit']);
+test('the main entry is the client and its error class, without the hash and id helpers', () => {
+  assert.deepEqual(exportedNames(pkg.name), ['AgentSplit', 'AgentSplitError']);
 });
 
 test('the conformance subpath has the draw and the ids, named "variant"', () => {

@@ -17,8 +17,10 @@ import tempfile
 import threading
 import time
 import uuid
+import json
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import httpx
 import pytest
@@ -169,6 +171,65 @@ class Server:
         r = self.call("GET", "/experiment/%s/analysis" % slug)
         assert r.status_code == 200, r.text
         return r.json()
+
+
+class StandIn:
+    """An HTTP server in a thread: ``answer(method, path, body) -> (status, json)``; notes every request."""
+
+    def __init__(self, answer: Callable[[str, str, Any], Tuple[int, Any]]) -> None:
+        self.seen: List[Dict[str, Any]] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def _do(self) -> None:
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                body = json.loads(raw) if raw else None
+                with outer.lock:
+                    outer.seen.append({"method": self.command, "path": self.path, "key": self.headers.get("idempotency-key"), "body": body, "t": time.monotonic()})
+                status, data = answer(self.command, self.path, body)
+                out = json.dumps(data).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (its timeout): nothing to answer
+
+            do_GET = do_POST = _do
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def posts(self, path: Optional[str] = None) -> List[Dict[str, Any]]:
+        with self.lock:
+            return [s for s in self.seen if s["method"] == "POST" and (path is None or s["path"] == path)]
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture()
+def stand_in():
+    made: List[StandIn] = []
+
+    def make(answer: Callable[[str, str, Any], Tuple[int, Any]]) -> StandIn:
+        s = StandIn(answer)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.stop()
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -28,9 +29,18 @@ def test_batches_group_logs_per_experiment_and_send_exposures_first():
     d.put(("feedback", "y", {"assignmentId": "2", "metrics": {"a": 1}}, 0.0))
     b, _ = d.next_ready(time.monotonic())
     kinds = [(x.kind, x.slug, len(x.items)) for x in d.pending]
-    assert kinds == [("exposure", "x", 2), ("log", "x", 3), ("log", "x", 1), ("log", "y", 1), ("feedback", "x", 1), ("feedback", "y", 1)]
+    assert kinds == [("exposure", "x", 2), ("log", "x", 3), ("log", "x", 1), ("log", "y", 1), ("feedback", "x", 2)]
     assert b is d.pending[0] and b.path() == "/exposures"
     assert b'"experiment":"y","assignmentId":"id-2","context":{"k":1}' in b.content()
+    # feedback of every experiment in one POST /feedback, each item naming its experiment
+    fb = d.pending[-1]
+    assert fb.path() == "/feedback"
+    assert json.loads(fb.content()) == {
+        "feedback": [
+            {"experiment": "x", "assignmentId": "1", "metrics": {"a": 1}},
+            {"experiment": "y", "assignmentId": "2", "metrics": {"a": 1}},
+        ]
+    }
     assert len({x.key for x in d.pending}) == len(d.pending)
 
 

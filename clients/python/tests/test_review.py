@@ -6,12 +6,9 @@ and URL-encoded slugs. A tiny http.server stands in for the server where an answ
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from conftest import ROOT_KEY
@@ -19,62 +16,6 @@ from conftest import ROOT_KEY
 from agentsplit import AsyncClient, Client
 
 FAST = dict(flush_interval=0.05, backoff_base=0.01, backoff_max=0.02, flush_at_exit=False)
-
-
-class StandIn:
-    """An HTTP server in a thread: ``answer(method, path, body) -> (status, json)``; notes every request."""
-
-    def __init__(self, answer: Callable[[str, str, Any], Tuple[int, Any]]) -> None:
-        self.seen: List[Dict[str, Any]] = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def _do(self) -> None:
-                n = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(n) if n else b""
-                body = json.loads(raw) if raw else None
-                with outer.lock:
-                    outer.seen.append({"method": self.command, "path": self.path, "key": self.headers.get("idempotency-key"), "body": body, "t": time.monotonic()})
-                status, data = answer(self.command, self.path, body)
-                out = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            do_GET = do_POST = _do
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def posts(self, path: Optional[str] = None) -> List[Dict[str, Any]]:
-        with self.lock:
-            return [s for s in self.seen if s["method"] == "POST" and (path is None or s["path"] == path)]
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture()
-def stand_in():
-    made: List[StandIn] = []
-
-    def make(answer: Callable[[str, str, Any], Tuple[int, Any]]) -> StandIn:
-        s = StandIn(answer)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.stop()
 
 
 def warnings_of(caplog: Any, text: str = "") -> List[logging.LogRecord]:
@@ -394,6 +335,6 @@ def test_slugs_are_url_encoded(stand_in):
     assert [p["path"] for p in srv.posts()] == [
         "/experiment/a%2Fb%3Fc%23d/assign",
         "/experiment/a%2Fb%3Fc%23d/logs",
-        "/experiment/a%2Fb%3Fc%23d/feedback",
+        "/feedback",
         "/experiment/a%2Fb%3Fc%23d/assign",
     ]

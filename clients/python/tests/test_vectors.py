@@ -100,7 +100,20 @@ def test_the_helpers_live_in_conformance_not_in_the_api():
     import agentsplit
     import agentsplit.conformance
 
-    assert sorted(agentsplit.__all__) == ["Assignment", "AsyncClient", "Client", "Run"]
+    assert sorted(agentsplit.__all__) == [
+        "AgentSplitError",
+        "Analysis",
+        "Assignment",
+        "AsyncClient",
+        "Client",
+        "Experiment",
+        "MetricAnalysis",
+        "MetricDefinition",
+        "Run",
+        "Variant",
+        "VariantAnalysis",
+        "Verdict",
+    ]
     for name in ("bucket_ranges", "choose_variation", "choose_variant", "hash_v2", "uuid7", "assignment_id"):
         assert name not in agentsplit.__all__
     assert sorted(agentsplit.conformance.__all__) == [

@@ -12,14 +12,23 @@ The draw and the id helpers (for checking a port against the server) are in ``ag
 """
 
 from ._core import Assignment, Run
+from ._manage import AgentSplitError, Analysis, Experiment, MetricAnalysis, MetricDefinition, Variant, VariantAnalysis, Verdict
 from .aio import AsyncClient
 from .client import Client
 
 __all__ = [
+    "AgentSplitError",
+    "Analysis",
     "AsyncClient",
     "Assignment",
     "Client",
+    "Experiment",
+    "MetricAnalysis",
+    "MetricDefinition",
     "Run",
+    "Variant",
+    "VariantAnalysis",
+    "Verdict",
 ]
 
 __version__ = "0.1.0"

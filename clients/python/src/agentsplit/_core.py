@@ -32,6 +32,7 @@ from ._hash import (
     pick_weighted,
 )
 from ._ids import base36, uuid7
+from ._manage import AgentSplitError
 
 logger = logging.getLogger("agentsplit")
 
@@ -43,6 +44,7 @@ DEFAULT_BATCH_SIZE = 100
 DEFAULT_MAX_QUEUE = 10_000
 DEFAULT_REFRESH_INTERVAL = 5.0
 DEFAULT_FLUSH_TIMEOUT = 10.0
+DEFAULT_MANAGEMENT_TIMEOUT = 10.0  # create_experiment, get_experiment, update_experiment, analysis
 DEFAULT_BACKOFF_BASE = 0.5
 DEFAULT_BACKOFF_MAX = 30.0
 WARN_EVERY = 10.0  # seconds between two warnings of the same kind
@@ -229,6 +231,10 @@ def item_object(it: Item) -> Any:
         x = dict(value)
         x["timestamp"] = iso(t)
         return x
+    if kind == "feedback":  # an item of POST /feedback: its experiment, then the single route's body
+        x = {"experiment": slug}
+        x.update(value)
+        return x
     return value
 
 
@@ -255,7 +261,9 @@ def encode_items(items: List[Item], bad: Any) -> Tuple[List[Item], bytes]:
 def path_of(kind: str, slug: str) -> str:
     if kind == "exposure":
         return "/exposures"
-    return "/experiment/%s/%s" % (quote(slug, safe=""), "logs" if kind == "log" else "feedback")
+    if kind == "feedback":
+        return "/feedback"
+    return "/experiment/%s/logs" % quote(slug, safe="")
 
 
 class Batch:
@@ -281,7 +289,7 @@ class Batch:
             return b'{"exposures":' + self.array + b"}"
         if self.kind == "log":
             return b'{"results":' + self.array + b"}"
-        return self.array[1:-1]  # feedback: one a request, the object itself
+        return b'{"feedback":' + self.array + b"}"
 
 
 def assign_path(slug: str) -> str:
@@ -336,6 +344,7 @@ class Delivery:
         self.failed = 0  # items dropped for good: refused by the server, not JSON, given up, after close
         self.delivered = 0  # items the server accepted
         self.auth_failed = False
+        self.closed = False  # set by discard(): an answer or error that comes after it changes nothing
 
     # callers' side ---------------------------------------------------------------------------------
     def put(self, item: Item) -> bool:
@@ -362,6 +371,7 @@ class Delivery:
     def discard(self) -> int:
         """close(): what was not delivered is dropped and counted as failed; returns how many."""
         with self.lock:
+            self.closed = True
             n = len(self.queue) + sum(len(b.items) for b in self.pending) + sum(len(b.items) for b in self.deferred)
             self.queue.clear()
             self.pending.clear()
@@ -372,7 +382,8 @@ class Delivery:
     # worker's side ---------------------------------------------------------------------------------
     def _form(self) -> None:
         """Moves up to 10 batches' worth of items into batches: exposures, then logs per experiment,
-        then feedback one a request (so feedback on a local id follows its exposure). The items are
+        then feedback of every experiment (POST /feedback), so feedback follows the exposure of its local
+        id and the result it names. The items are
         made JSON here (not in the callers' calls), a batch in one go; when one cannot be (a circular
         reference, NaN), each on its own: only the bad one is dropped and counted."""
         q = self.queue
@@ -382,10 +393,8 @@ class Delivery:
             items.append(q.popleft())
         groups: Dict[Tuple[str, str], List[Item]] = {}
         for it in items:
-            if it[0] == "exposure":
-                k = ("exposure", "")
-            elif it[0] == "feedback":
-                k = ("feedback", str(len(groups)))  # each its own batch, in order
+            if it[0] == "exposure" or it[0] == "feedback":
+                k = (it[0], "")  # one batch for every experiment's
             else:
                 k = (it[0], it[1])
             g = groups.get(k)
@@ -397,7 +406,7 @@ class Delivery:
             for i in range(0, len(its), self.batch_size):
                 chunk, array = encode_items(its[i : i + self.batch_size], self._unencodable)
                 if chunk:
-                    self.pending.append(Batch(kind, chunk[0][1], chunk, array, single=(kind == "feedback")))
+                    self.pending.append(Batch(kind, chunk[0][1], chunk, array))
 
     def _unencodable(self, it: Item, err: BaseException) -> None:
         self.failed += 1
@@ -492,20 +501,28 @@ class Delivery:
         )
 
     def on_error(self, b: Batch, err: BaseException) -> None:
+        if self.closed:  # close() counted it as not delivered: no retry, no word of one
+            return
         self._retry(b, 0.0, "%s (%s)" % (type(err).__name__, err))
 
     def on_response(self, b: Batch, status: int, headers: Mapping[str, str], data: Any, auth_error: Any) -> None:
+        if self.closed:
+            return
         if 200 <= status < 300:
             if not self._done(b):
                 return
             n = len(b.items)
-            if b.kind == "exposure" and isinstance(data, dict):
+            if b.kind in ("exposure", "feedback") and isinstance(data, dict):
                 for r in data.get("rejected") or []:
                     n -= 1
                     self.failed += 1
                     idx = r.get("index") if isinstance(r, dict) else None
-                    aid = b.items[idx][2][0] if isinstance(idx, int) and 0 <= idx < len(b.items) else "?"
-                    logger.warning("agentsplit: the server refused exposure %s: %s", aid, r.get("error") if isinstance(r, dict) else r)
+                    it = b.items[idx] if isinstance(idx, int) and 0 <= idx < len(b.items) else None
+                    error = r.get("error") if isinstance(r, dict) else r
+                    if b.kind == "exposure":
+                        logger.warning("agentsplit: the server refused exposure %s: %s", it[2][0] if it else "?", error)
+                    else:
+                        self._warn("feedback-rejected", "agentsplit: the server refused feedback on %r: %s", it[1] if it else "?", error)
             elif isinstance(data, dict) and (data.get("warnings") or data.get("warning")):
                 self._warn(
                     "server-warning:%s:%s" % (b.kind, b.slug),
@@ -592,6 +609,7 @@ class _ClientBase:
         backoff_base: float = DEFAULT_BACKOFF_BASE,
         backoff_max: float = DEFAULT_BACKOFF_MAX,
         flush_at_exit: bool = True,
+        management_timeout: float = DEFAULT_MANAGEMENT_TIMEOUT,
     ) -> None:
         self.base_url = (base_url or os.environ.get("AGENTSPLIT_URL") or "").rstrip("/")
         self.api_key = api_key or os.environ.get("AGENTSPLIT_API_KEY") or ""
@@ -600,6 +618,7 @@ class _ClientBase:
         self.flush_interval = float(flush_interval)
         self.refresh_interval = float(refresh_interval)
         self.flush_timeout = float(flush_timeout)
+        self.management_timeout = float(management_timeout)
         self.flush_at_exit = flush_at_exit
         self._warned: Dict[str, float] = {}
         self._auth_logged = False
@@ -802,6 +821,13 @@ class _ClientBase:
     # log, track, feedback ----------------------------------------------------------------------------
     def _wake(self) -> None:  # overridden
         pass
+
+    def _management_target(self, method: str, path: str) -> None:
+        """Raises when the client cannot make a management call at all (closed, no base_url)."""
+        if self._closed:
+            raise AgentSplitError(0, "the client is closed", method, path)
+        if not self.enabled:
+            raise AgentSplitError(0, "no base_url (nor AGENTSPLIT_URL)", method, path)
 
     def log(
         self,

@@ -16,7 +16,9 @@ from typing import Any, Optional
 
 import httpx
 
+from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
+from ._manage import AgentSplitError, Analysis, Experiment
 
 
 class AsyncClient(_ClientBase):
@@ -126,9 +128,38 @@ class AsyncClient(_ClientBase):
         self._ensure_worker()
         super().feedback(experiment, *args, **kwargs)
 
+    # management and reading (these raise AgentSplitError) ----------------------------------------
+    async def create_experiment(self, **fields: Any) -> Experiment:
+        """POST /experiments (an admin key, or the root key); see ``Client.create_experiment``."""
+        return await self._manage(_manage.create_request(fields))
+
+    async def get_experiment(self, slug: str) -> Experiment:
+        """GET /experiment/:slug (a read or admin key)."""
+        return await self._manage(_manage.get_request(slug))
+
+    async def update_experiment(self, slug: str, **fields: Any) -> Experiment:
+        """PATCH /experiment/:slug (admin)."""
+        return await self._manage(_manage.update_request(slug, fields))
+
+    async def analysis(self, slug: str, **params: Any) -> Analysis:
+        """GET /experiment/:slug/analysis (a read or admin key), its ``verdict`` first."""
+        return _manage.verdict_first(await self._manage(_manage.analysis_request(slug, params)))
+
+    async def _manage(self, request: _manage.Request) -> Any:
+        method, path, body, expected = request
+        self._management_target(method, path)
+        self._bind()  # the connections of the running event loop
+        try:
+            r = await self._http.request(method, path, content=body, timeout=self.management_timeout)
+        except httpx.HTTPError as err:
+            raise AgentSplitError(0, "%s: %s" % (type(err).__name__, err), method, path) from err
+        return _manage.answer(method, path, r.status_code, parse_json(r.content), expected)
+
     # flush and close -------------------------------------------------------------------------------
     async def flush(self, timeout: Optional[float] = None) -> bool:
-        """Sends everything queued and waits for the answers, at most ``timeout`` seconds. Never raises."""
+        """Sends everything queued and waits for the answers, at most ``timeout`` seconds. True once
+        nothing is left to send (each item committed, or refused for good and counted in ``failed``),
+        False when the timeout passed first. Never raises."""
         try:
             self._ensure_worker()
             if self._task is None or self._task.done():
@@ -147,11 +178,14 @@ class AsyncClient(_ClientBase):
             logger.warning("agentsplit: flush failed", exc_info=True)
             return False
 
-    async def close(self, timeout: Optional[float] = None) -> None:
-        """Flushes, stops the worker task and closes the connections. Never raises."""
+    async def close(self, timeout: Optional[float] = None) -> int:
+        """Flushes (at most ``timeout`` seconds), then ends all work: the worker task sends nothing more
+        (a request in flight is waited for, at most the client's ``timeout`` + 1 s, then cancelled),
+        nothing is retried after close returns. Returns how many items were not delivered (0: all were),
+        said as "closed with N item(s) not delivered" and counted in ``failed``. Never raises."""
         try:
             if self._closed:
-                return
+                return 0
             await self.flush(timeout)
             self._closed = True
             self._stop = True
@@ -168,8 +202,10 @@ class AsyncClient(_ClientBase):
             if self._registered:
                 atexit.unregister(self._at_exit)
                 self._registered = False
+            return n
         except Exception:
             logger.warning("agentsplit: close failed", exc_info=True)
+            return self.queued
 
     def _at_exit(self) -> None:
         """The loop is gone at exit: send what is left with a synchronous connection."""
@@ -241,7 +277,7 @@ class AsyncClient(_ClientBase):
                 now = time.monotonic()
                 if self._flush_requested or self._stop or now >= next_tick or len(d.queue) >= d.batch_size or d.pending:
                     self._flush_requested = False
-                    while True:
+                    while not self._stop:  # closing: nothing more is sent
                         b, wait = d.next_ready(time.monotonic())
                         if b is None:
                             break

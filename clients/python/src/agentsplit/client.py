@@ -11,13 +11,17 @@ from typing import Any, Optional
 
 import httpx
 
+from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
+from ._manage import AgentSplitError, Analysis, Experiment
 
 
 class Client(_ClientBase):
     """``Client(base_url, api_key, timeout=2.0, local=False, ...)``; see the package's README for options.
 
-    ``assign``, ``log``, ``track``, ``feedback``, ``flush`` and ``close`` never raise.
+    ``assign``, ``log``, ``track``, ``feedback``, ``flush`` and ``close`` never raise. The management and
+    reading calls (``create_experiment``, ``get_experiment``, ``update_experiment``, ``analysis``) do:
+    ``AgentSplitError`` with ``status`` and the server's ``error``.
     """
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = 2.0, **options: Any) -> None:
@@ -90,10 +94,41 @@ class Client(_ClientBase):
             self._unexpected("assign", experiment)
             return self._default(experiment, user_id, default)
 
+    # management and reading (these raise AgentSplitError) ----------------------------------------
+    def create_experiment(self, **fields: Any) -> Experiment:
+        """POST /experiments (an admin key, or the root key): ``slug``, ``variants`` and the rest as the
+        API names them (``status``, ``assignment``, ``metrics``, ...). Answers the experiment as created."""
+        return self._manage(_manage.create_request(fields))
+
+    def get_experiment(self, slug: str) -> Experiment:
+        """GET /experiment/:slug (a read or admin key)."""
+        return self._manage(_manage.get_request(slug))
+
+    def update_experiment(self, slug: str, **fields: Any) -> Experiment:
+        """PATCH /experiment/:slug (admin): ``status``, ``variants``, ``metrics``, ``name``, ``description``."""
+        return self._manage(_manage.update_request(slug, fields))
+
+    def analysis(self, slug: str, **params: Any) -> Analysis:
+        """GET /experiment/:slug/analysis (a read or admin key), its ``verdict`` first. ``params``: the API's
+        options (``method``, ``metrics`` as a list, ``control``, ``alpha``, ``sided``, ``correction``,
+        ``version``, ``n_star``)."""
+        return _manage.verdict_first(self._manage(_manage.analysis_request(slug, params)))
+
+    def _manage(self, request: _manage.Request) -> Any:
+        method, path, body, expected = request
+        self._management_target(method, path)
+        try:
+            r = self._http.request(method, path, content=body, timeout=self.management_timeout)
+        except httpx.HTTPError as err:
+            raise AgentSplitError(0, "%s: %s" % (type(err).__name__, err), method, path) from err
+        return _manage.answer(method, path, r.status_code, parse_json(r.content), expected)
+
     # flush and close -------------------------------------------------------------------------------
     def flush(self, timeout: Optional[float] = None) -> bool:
         """Sends everything queued and waits for the answers, at most ``timeout`` seconds (default
-        ``flush_timeout``). True when all was answered. Never raises."""
+        ``flush_timeout``). True once nothing is left to send: every item committed (``delivered``) or
+        refused by the server for good (``failed``); False when the timeout passed first (``queued`` items
+        still wait, and are still retried). Never raises."""
         try:
             if self._thread is None or not self._thread.is_alive():
                 return self._delivery.idle()
@@ -113,11 +148,14 @@ class Client(_ClientBase):
             logger.warning("agentsplit: flush failed", exc_info=True)
             return False
 
-    def close(self, timeout: Optional[float] = None) -> None:
-        """Flushes (at most ``timeout`` seconds), stops the worker and closes the connections. Never raises."""
+    def close(self, timeout: Optional[float] = None) -> int:
+        """Flushes (at most ``timeout`` seconds), then ends all work: the worker sends nothing more (a
+        request in flight is waited for, at most ``timeout`` of the client + 1 s), nothing is retried
+        after close returns, and the connections are closed. Returns how many items were not delivered
+        (0: all were), said as "closed with N item(s) not delivered" and counted in ``failed``. Never raises."""
         try:
             if self._closed:
-                return
+                return 0
             self.flush(timeout)
             self._closed = True
             self._stop = True
@@ -132,8 +170,10 @@ class Client(_ClientBase):
             if self._registered:
                 atexit.unregister(self._at_exit)
                 self._registered = False
+            return n
         except Exception:
             logger.warning("agentsplit: close failed", exc_info=True)
+            return self.queued
 
     def _at_exit(self) -> None:
         self._registered = False
@@ -198,7 +238,7 @@ class Client(_ClientBase):
                 now = time.monotonic()
                 if self._flush_requested or self._stop or now >= next_tick or len(d.queue) >= d.batch_size or d.pending:
                     self._flush_requested = False
-                    while True:
+                    while not self._stop:  # closing: nothing more is sent
                         b, wait = d.next_ready(time.monotonic())
                         if b is None:
                             break

@@ -1,0 +1,164 @@
+// The answers and inputs of the management and reading calls (createExperiment, getExperiment,
+// updateExperiment, analysis): the server's own shapes (its OpenAPI document at /openapi.json).
+import type { JsonObject } from './types.js';
+
+export interface Variant {
+  /** A-Z a-z 0-9 . _ -, 1-64 characters, unique in the experiment. */
+  key: string;
+  payload: JsonObject;
+  /** Share of traffic in [0, 100]; all variants sum to 100. */
+  trafficPercent: number;
+}
+
+export interface MetricDefinition {
+  name: string;
+  /** Which way is better. */
+  direction: 'increase' | 'decrease';
+  role?: 'primary' | 'secondary' | 'guardrail';
+  kind?: 'mean' | 'proportion';
+  minimumDetectableEffect?: number;
+  threshold?: number;
+  statistic?: 'mean' | 'p50' | 'p90' | 'p95' | 'p99';
+}
+
+export type ExperimentStatus = 'draft' | 'running' | 'paused' | 'completed' | 'archived';
+
+export interface Experiment {
+  slug: string;
+  name: string;
+  description: string;
+  status: ExperimentStatus;
+  /** true exactly when status is 'running'. */
+  active: boolean;
+  assignment: 'random' | 'sticky';
+  seed: string;
+  variants: Variant[];
+  /** The declared metrics ([] when none). */
+  metrics: MetricDefinition[];
+  /** Bumped whenever the variants change. */
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** POST /experiments: a slug and the variants; the rest has defaults (status draft, assignment random). */
+export interface CreateExperimentFields {
+  slug: string;
+  variants: Variant[];
+  name?: string;
+  description?: string;
+  status?: ExperimentStatus;
+  assignment?: 'random' | 'sticky';
+  seed?: string;
+  metrics?: MetricDefinition[];
+}
+
+/** PATCH /experiment/:slug: what changes. */
+export interface UpdateExperimentFields {
+  status?: ExperimentStatus;
+  variants?: Variant[];
+  metrics?: MetricDefinition[];
+  name?: string;
+  description?: string;
+}
+
+/** GET /experiment/:slug/analysis's options; absent: the server's defaults. */
+export interface AnalysisParams {
+  control?: string;
+  /** Metric names (an array, or comma-separated). Default: every metric with data. */
+  metrics?: string[] | string;
+  alpha?: number;
+  method?: 'frequentist' | 'bayesian' | 'sequential';
+  sided?: 'two' | 'greater' | 'less' | 'better';
+  correction?: 'none' | 'holm' | 'bh';
+  /** Only data of this version of the variants. Default: every version, pooled. */
+  version?: number;
+  /** method=sequential: the sample size at which the confidence sequence is tightest. */
+  nStar?: number;
+}
+
+export interface Verdict {
+  /** winner, no-winner-yet, guardrail-failed, sample-ratio-mismatch or not-enough-data. */
+  status: string;
+  /** The winner, or the variant that failed a guardrail. */
+  variant?: string;
+  /** The primary metric, or the guardrail that failed. */
+  metric?: string;
+  /** One plain sentence: what to do and how sure to be. */
+  summary: string;
+}
+
+export interface Effect {
+  estimate: number | null;
+  /** [lower, upper] at 1 − alpha; a bound a one-sided test does not have is null. */
+  ci: [number | null, number | null];
+  stdError: number | null;
+  pValue: number | null;
+}
+
+export interface VariantAnalysis {
+  key: string;
+  n: number;
+  mean: number | null;
+  stdDev: number | null;
+  /** Treatments only (absent for the control). */
+  absolute?: Effect;
+  relative?: Effect;
+  pValue?: number | null;
+  adjustedPValue?: number | null;
+  significant?: boolean;
+  better?: boolean | null;
+  worse?: boolean | null;
+  chanceToWin?: number | null;
+  risk?: [number | null, number | null];
+  guardrail?: {
+    status: 'passed' | 'failed' | 'inconclusive';
+    threshold: number;
+    bound: number | null;
+    absolute: Effect;
+    relative: Effect;
+  };
+  quantiles?: { p50: number | null; p90: number | null; p95: number | null; p99: number | null };
+  moreUnits?: number | null;
+}
+
+export interface MetricAnalysis {
+  name: string;
+  kind: string;
+  direction: string | null;
+  role: string | null;
+  unit: string;
+  sided: string;
+  minimumDetectableEffect: number | null;
+  statistic: string;
+  threshold: number | null;
+  label: string;
+  noVariation: boolean;
+  corrected: boolean;
+  variants: VariantAnalysis[];
+}
+
+/** The analysis, its verdict first. */
+export interface Analysis {
+  verdict: Verdict;
+  slug: string;
+  control: string;
+  method: string;
+  alpha: number;
+  sided: string;
+  correction: string;
+  version: number | null;
+  versions: number[];
+  unit: string;
+  results: Record<string, number>;
+  exposures: Record<string, number>;
+  srm: {
+    chiSquare: number | null;
+    pValue: number | null;
+    mismatch: boolean;
+    unit: 'user' | 'call';
+    counts: Record<string, number>;
+  };
+  metrics: MetricAnalysis[];
+  warnings: string[];
+}

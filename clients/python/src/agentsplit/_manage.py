@@ -1,0 +1,194 @@
+"""Management and reading (create_experiment, get_experiment, update_experiment, analysis), without I/O:
+the request each call makes and what its answer becomes. Unlike the hot path these raise: an
+``AgentSplitError`` carrying the status and the server's message, because a script that creates an
+experiment or reads a verdict must know when it did not happen. The answers' types are the server's own
+shapes (its OpenAPI document at /openapi.json)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import quote
+
+if sys.version_info >= (3, 11):  # pragma: no cover - which branch depends on the Python
+    from typing import NotRequired, TypedDict
+else:  # pragma: no cover
+    from typing import TypedDict
+
+    NotRequired = Optional  # type: ignore[assignment]
+
+
+class AgentSplitError(Exception):
+    """A management or reading call that did not succeed: ``status`` (0 when no answer came: a network
+    error, a timeout, a closed client) and ``error``, the server's message (or what went wrong)."""
+
+    def __init__(self, status: int, error: str, method: str, path: str) -> None:
+        self.status = status
+        self.error = error
+        self.method = method
+        self.path = path
+        super().__init__("%s %s %s: %s" % (method, path, "failed" if status == 0 else "answered %d" % status, error))
+
+
+class Variant(TypedDict):
+    key: str
+    payload: Dict[str, Any]
+    trafficPercent: float
+
+
+class MetricDefinition(TypedDict):
+    name: str
+    direction: str  # 'increase' or 'decrease': which way is better
+    role: NotRequired[str]  # primary, secondary or guardrail
+    kind: NotRequired[str]
+    minimumDetectableEffect: NotRequired[float]
+    threshold: NotRequired[float]
+    statistic: NotRequired[str]
+
+
+class Experiment(TypedDict):
+    slug: str
+    name: str
+    description: str
+    status: str  # draft, running, paused, completed, archived
+    active: bool  # True exactly when status is 'running'
+    assignment: str  # random or sticky
+    seed: str
+    variants: List[Variant]
+    metrics: List[MetricDefinition]
+    version: int  # bumped whenever the variants change
+    createdAt: str
+    updatedAt: str
+
+
+class Verdict(TypedDict):
+    status: str  # winner, no-winner-yet, guardrail-failed, sample-ratio-mismatch or not-enough-data
+    variant: NotRequired[str]
+    metric: NotRequired[str]
+    summary: str  # one plain sentence: what to do and how sure to be
+
+
+class Effect(TypedDict):
+    estimate: Optional[float]
+    ci: List[Optional[float]]  # [lower, upper] at 1 - alpha
+    stdError: Optional[float]
+    pValue: Optional[float]
+
+
+class VariantAnalysis(TypedDict):
+    key: str
+    n: int
+    mean: Optional[float]
+    stdDev: Optional[float]
+    # treatments only (absent for the control):
+    absolute: NotRequired[Effect]
+    relative: NotRequired[Effect]
+    pValue: NotRequired[Optional[float]]
+    adjustedPValue: NotRequired[Optional[float]]
+    significant: NotRequired[bool]
+    better: NotRequired[Optional[bool]]
+    worse: NotRequired[Optional[bool]]
+    chanceToWin: NotRequired[Optional[float]]
+    risk: NotRequired[List[Optional[float]]]
+    guardrail: NotRequired[Dict[str, Any]]
+    quantiles: NotRequired[Dict[str, Optional[float]]]
+    moreUnits: NotRequired[Optional[float]]
+
+
+class MetricAnalysis(TypedDict):
+    name: str
+    kind: str
+    direction: Optional[str]
+    role: Optional[str]
+    unit: str
+    sided: str
+    minimumDetectableEffect: Optional[float]
+    statistic: str
+    threshold: Optional[float]
+    label: str
+    noVariation: bool
+    corrected: bool
+    variants: List[VariantAnalysis]
+
+
+class Analysis(TypedDict):
+    """The analysis, its verdict first."""
+
+    verdict: Verdict
+    slug: str
+    control: str
+    method: str
+    alpha: float
+    sided: str
+    correction: str
+    version: Optional[int]
+    versions: List[int]
+    unit: str
+    results: Dict[str, int]
+    exposures: Dict[str, int]
+    srm: Dict[str, Any]
+    metrics: List[MetricAnalysis]
+    warnings: List[str]
+
+
+# --- the requests ----------------------------------------------------------------------------------------
+
+# (method, path, body or None, the status of success)
+Request = Tuple[str, str, Optional[bytes], int]
+
+
+def _body(fields: Mapping[str, Any]) -> bytes:
+    return json.dumps(dict(fields), separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _experiment(slug: str) -> str:
+    return "/experiment/%s" % quote(str(slug), safe="")
+
+
+def create_request(fields: Mapping[str, Any]) -> Request:
+    return "POST", "/experiments", _body(fields), 201
+
+
+def get_request(slug: str) -> Request:
+    return "GET", _experiment(slug), None, 200
+
+
+def update_request(slug: str, fields: Mapping[str, Any]) -> Request:
+    return "PATCH", _experiment(slug), _body(fields), 200
+
+
+_SNAKE = re.compile(r"_([a-z])")
+
+
+def analysis_request(slug: str, params: Mapping[str, Any]) -> Request:
+    """``n_star=`` or ``nStar=`` alike; ``metrics`` a list or comma-separated text; None leaves it out."""
+    query: List[Tuple[str, str]] = []
+    for name, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        query.append((_SNAKE.sub(lambda m: m.group(1).upper(), name), str(value)))
+    q = "&".join("%s=%s" % (quote(k, safe=""), quote(v, safe=",")) for k, v in query)
+    return "GET", _experiment(slug) + "/analysis" + ("?" + q if q else ""), None, 200
+
+
+def answer(method: str, path: str, status: int, data: Any, expected: int) -> Any:
+    """The answer's JSON when its status is the expected one, else an AgentSplitError."""
+    if status == expected and isinstance(data, dict):
+        return data
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, str):
+        error = "the answer is not JSON" if status == expected else "HTTP %d" % status
+    raise AgentSplitError(status, error, method, path)
+
+
+def verdict_first(analysis: Dict[str, Any]) -> Analysis:
+    """The analysis with its verdict as the first key (what a reader looks at; printed first)."""
+    out: Dict[str, Any] = {"verdict": analysis.get("verdict")}
+    out.update((k, v) for k, v in analysis.items() if k != "verdict")
+    return out  # type: ignore[return-value]
