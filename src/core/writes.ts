@@ -67,6 +67,8 @@ export interface ExposureBatch {
   unit?: boolean;
   /** With `unit`: each user once, with the variant first exposed to (absent: read from `json`). */
   users?: Array<{ userId: string; variantKey: string }>;
+  /** The exposures that had a context: their assignment id's UUID and the context as JSON text. */
+  contexts?: Array<{ assignmentUuid: string; context: string }>;
 }
 
 /** What one group-commit transaction writes. */

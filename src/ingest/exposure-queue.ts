@@ -36,6 +36,8 @@ class Segment {
    */
   users: Map<string, string> | null = null;
   readonly variants = new Map<string, number>();
+  /** The exposures that had a context (kept for assignment_contexts: a result shows its assign's context). */
+  contexts: Array<{ assignmentUuid: string; context: string }> | null = null;
 
   constructor(
     readonly experimentId: number,
@@ -79,6 +81,7 @@ class Segment {
       ...(this.users
         ? { unit: true, users: [...this.users].map(([userId, variantKey]) => ({ userId, variantKey })) }
         : {}),
+      ...(this.contexts ? { contexts: this.contexts } : {}),
     };
   }
 
@@ -146,6 +149,13 @@ export class ExposureQueue {
       this.segments.push(segment);
     }
     segment.append(json, e.variantKey, maxBytes);
+    if (e.context !== null) {
+      segment.contexts ??= [];
+      segment.contexts.push({
+        assignmentUuid: e.assignmentId.slice(0, 36),
+        context: JSON.stringify(e.context),
+      });
+    }
     if (e.unit === true) {
       segment.users ??= new Map();
       if (!segment.users.has(e.userId)) segment.users.set(e.userId, e.variantKey);

@@ -51,6 +51,11 @@ export interface ResultListQuery {
   variant?: string;
   since?: string;
   until?: string;
+  order?: 'asc' | 'desc';
+  metric?: string;
+  min?: number;
+  max?: number;
+  sort?: 'time' | 'metric';
 }
 
 export interface ResultDeps {
@@ -87,14 +92,52 @@ function toJson(value: JsonObject | undefined): string | null {
   return value === undefined ? null : JSON.stringify(value);
 }
 
-export function encodeCursor(seq: number): string {
-  return Buffer.from(`r:${seq}`).toString('base64url');
+/**
+ * Where a page ends, for the next one: the cursor says the order it was made for, so a cursor of one
+ * order (or of another metric) is refused by another. `r:<seq>` (oldest first, as before issue 26),
+ * `d:<seq>` (newest first), `v:<a|d>:<seq>:<value>:<metric>` (by a metric's value).
+ */
+export interface ResultPosition {
+  order: 'asc' | 'desc';
+  seq: number;
+  /** Sorted by this metric's value: the value at seq. */
+  metric?: { name: string; value: number };
 }
 
-export function decodeCursor(cursor: string): number {
-  const m = /^r:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new ValidationError('cursor is not valid: pass the nextCursor of a previous page unchanged');
-  return Number(m[1]);
+export function encodeCursor(p: ResultPosition): string {
+  const text = p.metric
+    ? `v:${p.order === 'desc' ? 'd' : 'a'}:${p.seq}:${p.metric.value}:${p.metric.name}`
+    : `${p.order === 'desc' ? 'd' : 'r'}:${p.seq}`;
+  return Buffer.from(text).toString('base64url');
+}
+
+const INVALID_CURSOR = 'cursor is not valid: pass the nextCursor of a previous page unchanged';
+
+function describe(order: 'asc' | 'desc', metric: string | undefined): string {
+  return metric === undefined ? `order=${order}` : `sort=metric with metric '${metric}' and order=${order}`;
+}
+
+/** The position a cursor names, which must have been made for `order` (and the sorted metric, if any). */
+export function decodeCursor(cursor: string, order: 'asc' | 'desc', sortedBy?: string): ResultPosition {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const byTime = /^([rd]):(\d{1,15})$/.exec(text);
+  const byValue = /^v:([ad]):(\d{1,15}):([^:]{1,40}):(.+)$/s.exec(text);
+  let made: ResultPosition;
+  if (byTime) made = { order: byTime[1] === 'd' ? 'desc' : 'asc', seq: Number(byTime[2]) };
+  else if (byValue && Number.isFinite(Number(byValue[3]))) {
+    const value = Number(byValue[3]);
+    made = {
+      order: byValue[1] === 'd' ? 'desc' : 'asc',
+      seq: Number(byValue[2]),
+      metric: { name: byValue[4]!, value },
+    };
+  } else throw new ValidationError(INVALID_CURSOR);
+  if (made.order !== order || made.metric?.name !== sortedBy) {
+    throw new ValidationError(
+      `cursor was made for ${describe(made.order, made.metric?.name)}, not ${describe(order, sortedBy)}: pass the same order and sort as the page it came from`,
+    );
+  }
+  return made;
 }
 
 export class ResultService {
@@ -185,19 +228,40 @@ export class ResultService {
   }
 
   async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
+    const order = q.order ?? 'asc';
+    const byValue = q.sort === 'metric';
+    if (q.metric === undefined && (q.min !== undefined || q.max !== undefined || byValue)) {
+      throw new ValidationError(
+        `${byValue ? 'sort=metric' : 'min and max'} need metric=<name>: the metric to compare`,
+      );
+    }
+    if (q.min !== undefined && q.max !== undefined && q.min > q.max) {
+      throw new ValidationError(`min (${q.min}) is greater than max (${q.max}): no value could match`);
+    }
+    const sortedBy = byValue ? q.metric : undefined;
+    const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor, order, sortedBy);
     const live = await this.experiment(slug);
     const page = await this.deps.store.listResults({
       experimentId: live.id,
-      afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+      afterSeq: position?.seq,
+      afterValue: position?.metric?.value,
+      order,
+      metric: q.metric === undefined ? undefined : { name: q.metric, min: q.min, max: q.max, byValue },
       variantKey: q.variant,
       since: q.since === undefined ? undefined : normalizeTime(q.since, 'since'),
       until: q.until === undefined ? undefined : normalizeTime(q.until, 'until'),
       limit: q.limit ?? 100,
     });
-    return {
-      results: page.results,
-      nextCursor: page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null,
-    };
+    let nextCursor: string | null = null;
+    if (page.hasMore && page.lastSeq !== null) {
+      const value = page.lastValue;
+      nextCursor = encodeCursor({
+        order,
+        seq: page.lastSeq,
+        ...(sortedBy !== undefined && typeof value === 'number' ? { metric: { name: sortedBy, value } } : {}),
+      });
+    }
+    return { results: page.results, nextCursor };
   }
 
   /**

@@ -203,6 +203,26 @@ export function countStatement(
   );
 }
 
+/** The contexts assignments were made with, by UUID (migration 011); a UUID stored before is kept. */
+function assignmentContextStatement(batches: ExposureBatch[]): RowStatement {
+  return {
+    name: 'assignment_contexts',
+    rows: batches.flatMap((b) =>
+      (b.contexts ?? []).map((c) => ({
+        experiment_id: b.experimentId,
+        assignment_uuid: c.assignmentUuid,
+        context: c.context,
+      })),
+    ),
+    chunk: 1000,
+    build: (db, rows) =>
+      db
+        .insertInto('assignment_contexts')
+        .values(rows as never)
+        .onConflict((oc) => oc.doNothing()),
+  };
+}
+
 export const exposureRollupStatement = (rollups: ExposureRollup[]) =>
   countStatement('exposure_rollups', rollups);
 
@@ -366,6 +386,7 @@ export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
+    assignmentContextStatement(batch.exposures),
     exposureRollupStatement(
       rollUpExposures(
         batch.exposures.flatMap((b) =>

@@ -150,6 +150,14 @@ export const ResultSchema = Type.Object(
     timestamp: Type.Union([Type.String(), Type.Null()], { description: "The client's time, as sent" }),
     createdAt: Type.String({ description: 'When the service stored it' }),
     experimentVersion: Type.Integer({ description: "The experiment's version when it was logged" }),
+    feedback: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Boolean()]), {
+      description:
+        'The latest feedback on this result by metric: given on its logId, else on its assignmentId (true/false as sent); {} when none',
+    }),
+    assignmentContext: Type.Union([JsonObjectSchema, Type.Null()], {
+      description:
+        'The context its assignmentId was assigned with (POST /assign, or the exposure a client sent to POST /exposures); null when none is known',
+    }),
   },
   {
     title: 'Result',
@@ -186,6 +194,34 @@ export const ListResultsQuery = Type.Object({
       examples: ['2025-06-03T00:00:00Z'],
     }),
   ),
+  order: Type.Optional(
+    Type.Enum(['asc', 'desc'], {
+      type: 'string',
+      default: 'asc',
+      description:
+        'asc: oldest first (or lowest value first with sort=metric); desc: newest (or highest) first',
+      examples: ['desc'],
+    }),
+  ),
+  metric: Type.Optional(
+    Type.String({
+      ...METRIC_NAME,
+      description:
+        "Only results with a number or true/false (as 1/0) for this metric: feedback on the logId, else on the assignmentId, else the result's own metric",
+      examples: ['rating'],
+    }),
+  ),
+  min: Type.Optional(Type.Number({ description: 'With metric: its value >= min', examples: [1] })),
+  max: Type.Optional(Type.Number({ description: 'With metric: its value <= max', examples: [2] })),
+  sort: Type.Optional(
+    Type.Enum(['time', 'metric'], {
+      type: 'string',
+      default: 'time',
+      description:
+        "time: commit order; metric: by the metric's value (then commit order), e.g. worst first. Each page of a metric read scans the experiment's results",
+      examples: ['metric'],
+    }),
+  ),
 });
 
 export const ListResultsResponse = Type.Object(
@@ -197,7 +233,7 @@ export const ListResultsResponse = Type.Object(
   },
   {
     title: 'ResultPage',
-    description: 'A page of results, oldest first',
+    description: 'A page of results, oldest first unless order=desc or sort=metric',
     examples: [{ results: [RESULT_EXAMPLE], nextCursor: 'cjoxMDA' }],
   },
 );
