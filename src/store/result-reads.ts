@@ -1,6 +1,7 @@
 // Pages of results with what was said about them (issue 26): one query for the page (in commit order
 // either way, or by a metric's value), then one for the feedback on its results and one for the
-// contexts of their assignments: three queries a page, whatever its size.
+// contexts of their assignments: three queries a page, whatever its size. A read by a metric's value on
+// SQLite reads in steps that give the event loop back (scanSqlite): no index holds that value.
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
 import type { JsonObject } from '../core/json.js';
 import { type Database, isoTime, type ResultsTable } from './schema.js';
@@ -56,43 +57,119 @@ function metricValueSql(dialect: 'sqlite' | 'postgres', name: string): RawBuilde
       WHEN 'boolean' THEN CASE WHEN (${own} #>> '{}') = 'true' THEN 1.0 ELSE 0.0 END END)`;
 }
 
+/** Results one step of a SQLite metric read looks at: a few milliseconds of the event loop each. */
+const SCAN_CHUNK = 1000;
+
+type Filtered = ReturnType<typeof filtered>;
+
+/** The results of the query's experiment that its variant and time filters keep (no order, no cursor). */
+function filtered(db: Kysely<Database>, q: ResultQuery) {
+  let query = db.selectFrom('results as r').where('r.experiment_id', '=', q.experimentId);
+  if (q.uptoSeq !== undefined) query = query.where('r.seq', '<=', q.uptoSeq);
+  if (q.variantKey !== undefined) query = query.where('r.variant_key', '=', q.variantKey);
+  if (q.since !== undefined) query = query.where('r.created_at', '>=', q.since);
+  if (q.until !== undefined) query = query.where('r.created_at', '<', q.until);
+  return query;
+}
+
+/** Whether (value, seq) comes after the cursor's pair in the query's order. */
+function afterCursor(q: ResultQuery, v: number, seq: number): boolean {
+  const desc = q.order === 'desc';
+  if (q.afterSeq === undefined) return true;
+  if (q.metric?.byValue === true && q.afterValue !== undefined && v !== q.afterValue) {
+    return desc ? v < q.afterValue : v > q.afterValue;
+  }
+  return desc ? seq < q.afterSeq : seq > q.afterSeq;
+}
+
+/**
+ * SQLite, a metric read: its reads run on the event loop, and no index holds a metric's value, so the
+ * results are read in steps of SCAN_CHUNK (their position and value only) with a turn of the event loop
+ * between steps; the page's rows are read at the end. Answers the page's (seq, value) pairs, in order.
+ */
+async function scanSqlite(
+  base: Filtered,
+  q: ResultQuery,
+  value: RawBuilder<number | null>,
+): Promise<Array<{ seq: number; v: number }>> {
+  const m = q.metric!;
+  const byValue = m.byValue === true;
+  const desc = q.order === 'desc';
+  // By time, the scan goes in the page's order and stops once the page is full; by value, it reads all.
+  const scanDesc = !byValue && desc;
+  const picked: Array<{ seq: number; v: number }> = [];
+  const sign = desc ? -1 : 1;
+  const compare = (a: { seq: number; v: number }, b: { seq: number; v: number }) =>
+    sign * (a.v - b.v || a.seq - b.seq);
+  let pos = !byValue ? q.afterSeq : undefined;
+  for (;;) {
+    let step = base.select(['r.seq']).select(value.as('v'));
+    if (pos !== undefined) step = step.where('r.seq', scanDesc ? '<' : '>', pos);
+    const rows = await step
+      .orderBy('r.seq', scanDesc ? 'desc' : 'asc')
+      .limit(SCAN_CHUNK)
+      .execute();
+    for (const row of rows) {
+      const v = row.v === null ? null : Number(row.v);
+      const seq = Number(row.seq);
+      if (v === null || (m.min !== undefined && v < m.min) || (m.max !== undefined && v > m.max)) continue;
+      if (byValue && !afterCursor(q, v, seq)) continue;
+      picked.push({ seq, v });
+    }
+    if (byValue && picked.length > 4 * (q.limit + 1)) {
+      picked.sort(compare);
+      picked.length = q.limit + 1;
+    }
+    if ((!byValue && picked.length > q.limit) || rows.length < SCAN_CHUNK) break;
+    pos = Number(rows[rows.length - 1]!.seq);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  if (byValue) picked.sort(compare);
+  return picked.slice(0, q.limit + 1);
+}
+
 export async function readResults(
   db: Kysely<Database>,
   dialect: 'sqlite' | 'postgres',
   q: ResultQuery,
 ): Promise<ResultPage> {
   const desc = q.order === 'desc';
-  const cmp = desc ? '<' : '>';
-  let query = db.selectFrom('results as r').selectAll('r').where('r.experiment_id', '=', q.experimentId);
-  if (q.uptoSeq !== undefined) query = query.where('r.seq', '<=', q.uptoSeq);
-  if (q.variantKey !== undefined) query = query.where('r.variant_key', '=', q.variantKey);
-  if (q.since !== undefined) query = query.where('r.created_at', '>=', q.since);
-  if (q.until !== undefined) query = query.where('r.created_at', '<', q.until);
+  const direction = desc ? 'desc' : 'asc';
   const m = q.metric;
   const value = m && metricValueSql(dialect, m.name);
-  if (value) {
-    query = query.where(value, 'is not', null);
-    const num = (n: number) => (dialect === 'postgres' ? sql`${n}::float8` : sql`${n}`);
-    if (m.min !== undefined) query = query.where(sql<SqlBool>`${value} >= ${num(m.min)}`);
-    if (m.max !== undefined) query = query.where(sql<SqlBool>`${value} <= ${num(m.max)}`);
-  }
   const byValue = value !== undefined && m?.byValue === true;
-  if (byValue && q.afterSeq !== undefined && q.afterValue !== undefined) {
-    const at = dialect === 'postgres' ? sql`${q.afterValue}::float8` : sql`${q.afterValue}`;
-    const op = sql.raw(cmp);
-    query = query.where(
-      sql<SqlBool>`(${value} ${op} ${at} OR (${value} = ${at} AND r.seq ${op} ${q.afterSeq}))`,
-    );
-  } else if (q.afterSeq !== undefined) {
-    query = query.where('r.seq', cmp, q.afterSeq);
+  let rows: Array<Selectable<ResultsTable> & { metric_value?: number | string | null }>;
+  if (value && dialect === 'sqlite') {
+    const pairs = await scanSqlite(filtered(db, q), q, value);
+    const seqs = pairs.map((p) => p.seq);
+    const read =
+      seqs.length === 0
+        ? []
+        : await db.selectFrom('results as r').selectAll('r').where('r.seq', 'in', seqs).execute();
+    const bySeq = new Map(read.map((r) => [Number(r.seq), r]));
+    rows = pairs.map((p) => ({ ...bySeq.get(p.seq)!, metric_value: p.v }));
+  } else {
+    let query = filtered(db, q).selectAll('r');
+    const cmp = desc ? '<' : '>';
+    if (value) {
+      query = query.where(value, 'is not', null);
+      if (m.min !== undefined) query = query.where(sql<SqlBool>`${value} >= ${sql`${m.min}::float8`}`);
+      if (m.max !== undefined) query = query.where(sql<SqlBool>`${value} <= ${sql`${m.max}::float8`}`);
+    }
+    if (byValue && q.afterSeq !== undefined && q.afterValue !== undefined) {
+      const at = sql`${q.afterValue}::float8`;
+      const op = sql.raw(cmp);
+      query = query.where(
+        sql<SqlBool>`(${value} ${op} ${at} OR (${value} = ${at} AND r.seq ${op} ${q.afterSeq}))`,
+      );
+    } else if (q.afterSeq !== undefined) {
+      query = query.where('r.seq', cmp, q.afterSeq);
+    }
+    const ordered = byValue
+      ? query.select(value.as('metric_value')).orderBy(value, direction).orderBy('r.seq', direction)
+      : query.orderBy('r.seq', direction);
+    rows = await ordered.limit(q.limit + 1).execute();
   }
-  const direction = desc ? 'desc' : 'asc';
-  const ordered = byValue
-    ? query.select(value.as('metric_value')).orderBy(value, direction).orderBy('r.seq', direction)
-    : query.orderBy('r.seq', direction);
-  const rows = (await ordered.limit(q.limit + 1).execute()) as Array<
-    Selectable<ResultsTable> & { metric_value?: number | string | null }
-  >;
   const hasMore = rows.length > q.limit;
   const page = hasMore ? rows.slice(0, q.limit) : rows;
   const last = page[page.length - 1];
