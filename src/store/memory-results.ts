@@ -1,5 +1,6 @@
 // The memory store's pages of results (memory-store.ts): the same answers as result-reads.ts gives
 // from SQL, worked out over the committed results in memory.
+import type { FeedbackRow } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import { metricValue } from '../core/result-values.js';
 import type { Result, ResultPage, ResultQuery } from './store.js';
@@ -7,8 +8,10 @@ import type { Result, ResultPage, ResultQuery } from './store.js';
 export interface MemoryResult {
   seq: number;
   experimentId: number;
-  /** As read back, without feedback and assignment context (filled here). */
-  result: Result;
+  variantKey: string;
+  createdAt: string;
+  /** As read back, without feedback and assignment context (filled here); parsed only when looked at. */
+  read(): Result;
 }
 
 export interface WhatWasSaid {
@@ -16,6 +19,24 @@ export interface WhatWasSaid {
   feedback(experimentId: number, target: string): Record<string, number | boolean> | undefined;
   /** The context the assignment with this UUID was made with. */
   context(experimentId: number, uuid: string): JsonObject | undefined;
+}
+
+/** What was said, from the memory store's feedback rows and assignment contexts (`<experimentId>\n<uuid>`). */
+export function saidFrom(rows: Iterable<FeedbackRow>, contexts: Map<string, string>): WhatWasSaid {
+  const byTarget = new Map<string, Record<string, number | boolean>>();
+  for (const f of rows) {
+    const key = `${f.experimentId}\n${f.target}`;
+    const values = byTarget.get(key) ?? {};
+    values[f.metric] = f.kind === 'proportion' ? f.value === 1 : f.value;
+    byTarget.set(key, values);
+  }
+  return {
+    feedback: (experimentId, target) => byTarget.get(`${experimentId}\n${target}`),
+    context: (experimentId, uuid) => {
+      const text = contexts.get(`${experimentId}\n${uuid}`);
+      return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
+    },
+  };
 }
 
 /** `r` with its feedback (logId's over its assignment's) and its assignment's context. */
@@ -41,14 +62,17 @@ export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: Wha
     return desc ? seq < q.afterSeq : seq > q.afterSeq;
   };
   const matching: Array<{ seq: number; value: number | undefined; result: Result }> = [];
-  for (const c of all) {
+  // In the page's order, stopping once it is full, except by value (every result is looked at).
+  const inOrder = desc && !byValue ? [...all].reverse() : all;
+  for (const c of inOrder) {
+    if (!byValue && matching.length > q.limit) break;
     if (c.experimentId !== q.experimentId) continue;
     if (q.uptoSeq !== undefined && c.seq > q.uptoSeq) continue;
-    const r = c.result;
-    if (q.variantKey !== undefined && r.variantKey !== q.variantKey) continue;
-    if (q.since !== undefined && r.createdAt < q.since) continue;
-    if (q.until !== undefined && r.createdAt >= q.until) continue;
-    const result = withWhatWasSaid(q.experimentId, r, said);
+    if (q.variantKey !== undefined && c.variantKey !== q.variantKey) continue;
+    if (q.since !== undefined && c.createdAt < q.since) continue;
+    if (q.until !== undefined && c.createdAt >= q.until) continue;
+    if (!byValue && !after(c.seq, undefined)) continue;
+    const result = withWhatWasSaid(q.experimentId, c.read(), said);
     const value = m === undefined ? undefined : metricValue(result, m.name);
     if (m !== undefined) {
       if (value === undefined) continue;

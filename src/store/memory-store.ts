@@ -23,7 +23,7 @@ import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
-import { listMemoryResults } from './memory-results.js';
+import { listMemoryResults, saidFrom } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import type {
   Buckets,
@@ -239,24 +239,11 @@ export class MemoryStore implements Store {
     const all = this.results.map((c) => ({
       seq: c.seq,
       experimentId: c.result.experimentId,
-      result: toResult(c),
+      variantKey: c.result.variantKey,
+      createdAt: c.result.createdAt,
+      read: () => toResult(c),
     }));
-    return listMemoryResults(all, q, {
-      feedback: (experimentId, target) => {
-        const values: Record<string, number | boolean> = {};
-        let any = false;
-        for (const f of this.feedback.values()) {
-          if (f.experimentId !== experimentId || f.target !== target) continue;
-          values[f.metric] = f.kind === 'proportion' ? f.value === 1 : f.value;
-          any = true;
-        }
-        return any ? values : undefined;
-      },
-      context: (experimentId, uuid) => {
-        const text = this.contexts.get(`${experimentId}\n${uuid}`);
-        return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
-      },
-    });
+    return listMemoryResults(all, q, saidFrom(this.feedback.values(), this.contexts));
   }
 
   async lastResultSeq(experimentId: number): Promise<number> {
