@@ -15,6 +15,7 @@ import {
 } from '../core/rollups.js';
 import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import { assignmentContextRows, insertAssignmentContexts } from './assignment-contexts.js';
 import type { Database, ResultsTable } from './schema.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
@@ -203,26 +204,6 @@ export function countStatement(
   );
 }
 
-/** The contexts assignments were made with, by UUID (migration 011); a UUID stored before is kept. */
-function assignmentContextStatement(batches: ExposureBatch[]): RowStatement {
-  return {
-    name: 'assignment_contexts',
-    rows: batches.flatMap((b) =>
-      (b.contexts ?? []).map((c) => ({
-        experiment_id: b.experimentId,
-        assignment_uuid: c.assignmentUuid,
-        context: c.context,
-      })),
-    ),
-    chunk: 1000,
-    build: (db, rows) =>
-      db
-        .insertInto('assignment_contexts')
-        .values(rows as never)
-        .onConflict((oc) => oc.doNothing()),
-  };
-}
-
 export const exposureRollupStatement = (rollups: ExposureRollup[]) =>
   countStatement('exposure_rollups', rollups);
 
@@ -386,7 +367,12 @@ export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
-    assignmentContextStatement(batch.exposures),
+    {
+      name: 'assignment_contexts',
+      rows: assignmentContextRows(batch.exposures),
+      chunk: 1000,
+      build: insertAssignmentContexts,
+    },
     exposureRollupStatement(
       rollUpExposures(
         batch.exposures.flatMap((b) =>
