@@ -50,9 +50,9 @@ async function seed(): Promise<void> {
     ],
     metrics: [{ name: 'rating', direction: 'increase', role: 'primary' }],
   });
-  // 24 calls: each question asked several times; every third one rated late by feedback (on its
+  // 30 calls: each question asked several times; every third one rated late by feedback (on its
   // assignment or on the result), the others carry their own rating; tokens are undeclared.
-  for (let i = 0; i < 24; i++) {
+  for (let i = 0; i < 30; i++) {
     const userId = `user-${i}`;
     const a = await call<{ variant: string; assignmentId: string }>('POST', `/experiment/${SLUG}/assign`, {
       userId,
@@ -129,8 +129,9 @@ describe('the results page in headless Chromium', () => {
         page,
         newest.results.map((r) => r.logId),
       );
-      const oldest = await results('order=asc&limit=1');
-      assert.equal((await shownIds(page)).at(-1), oldest.results[0]!.logId);
+      // Newest first is commit order reversed.
+      const oldestFirst = (await results('order=asc&limit=100')).results.map((r) => r.logId);
+      assert.deepEqual(await shownIds(page), oldestFirst.reverse().slice(0, 25));
       // Each row: its feedback and its assign context, as the API has them.
       for (const r of newest.results) {
         const row = page.locator(`[data-testid="result-row"][data-log-id="${r.logId}"]`);
@@ -181,7 +182,7 @@ describe('the results page in headless Chromium', () => {
       // rating should increase: worst is lowest first.
       assert.match(await page.getByTestId('worst-is').innerText(), /lowest/);
       const worst = await results('metric=rating&sort=metric&order=asc&limit=25');
-      assert.equal(worst.results.length, 24);
+      assert.equal(worst.results.length, 25);
       await waitForRows(
         page,
         worst.results.map((r) => r.logId),
@@ -190,6 +191,20 @@ describe('the results page in headless Chromium', () => {
       const firstRow = page.getByTestId('result-row').first();
       assert.equal((await firstRow.getByTestId('result-feedback').innerText()).trim(), 'rating: 1');
       await screenshot(page, 'results-worst-first');
+      // The next page continues worst first, by the API's cursor.
+      assert.ok(worst.nextCursor);
+      const rest = await results(`metric=rating&sort=metric&order=asc&limit=25&cursor=${worst.nextCursor}`);
+      assert.equal(rest.results.length, 5);
+      await page.getByTestId('next-page').click();
+      await waitForRows(
+        page,
+        rest.results.map((r) => r.logId),
+      );
+      await page.getByTestId('prev-page').click();
+      await waitForRows(
+        page,
+        worst.results.map((r) => r.logId),
+      );
 
       // Best first, then an undeclared metric whose worst end is picked: highest tokens first.
       await page.getByTestId('results-view').selectOption('best');

@@ -61,13 +61,17 @@ export function SideBySide({ experiment, a, b, since, until }) {
     );
   const loaded = useLoad(async () => {
     const [left, right] = await Promise.all([read(a), read(b)]);
-    return { left: byInput(left.results), right: byInput(right.results) };
+    return { a, b, since, until, left: byInput(left.results), right: byInput(right.results) };
   }, [experiment.slug, a, b, since, until]);
-  if (loaded.error) return html`<${ErrorNote} error=${loaded.error} />`;
-  if (!loaded.data) return html`<${Loading} what="Reading both variants' results" />`;
-  const { left, right } = loaded.data;
-  const both = [...left.keys()].filter((k) => right.has(k));
   if (a === b) return html`<p class="empty">Pick two different variants.</p>`;
+  if (loaded.error) return html`<${ErrorNote} error=${loaded.error} />`;
+  const data = loaded.data;
+  // Kept while another pair loads: shown only for the pair and times it was read for.
+  if (!data || data.a !== a || data.b !== b || data.since !== since || data.until !== until) {
+    return html`<${Loading} what="Reading both variants' results" />`;
+  }
+  const { left, right } = data;
+  const both = [...left.keys()].filter((k) => right.has(k));
   if (both.length === 0) {
     return html`<p class="empty" data-testid="compare-none">
       No input has results from both ${a} and ${b} among the newest ${COMPARED} of each.
