@@ -32,10 +32,12 @@ after(async () => {
 
 const RESULT_FIELDS = [
   'assignedVariant',
+  'assignmentContext',
   'assignmentId',
   'context',
   'createdAt',
   'experimentVersion',
+  'feedback',
   'input',
   'knownVariant',
   'logId',

@@ -1511,14 +1511,45 @@ for (const backend of sqlBackends) {
           })) as never,
         )
         .execute();
-      const listedBefore = await store.listResults({ experimentId: id, limit: 100 });
+      // Read as rows: the store's listing also reads tables later migrations add (feedback, contexts).
+      const parsed = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+      const rowsBefore = await db.readOnly
+        .selectFrom('results')
+        .select(['log_id', 'input', 'output', 'metrics', 'context'])
+        .where('experiment_id', '=', id)
+        .orderBy('seq')
+        .execute();
+      const listedBefore = {
+        results: rowsBefore.map((r) => ({
+          logId: r.log_id,
+          input: parsed(r.input),
+          output: parsed(r.output),
+          metrics: parsed(r.metrics),
+          context: parsed(r.context),
+        })),
+      };
       const experimentBefore = await store.findExperiment('before-004');
       assert.deepEqual(
         (await migrate(db)).filter((v) => v <= 4),
         [4],
       );
-      assert.deepEqual(await store.listResults({ experimentId: id, limit: 100 }), listedBefore);
-      // The same, with the metric definitions migration 006 adds (none), and 011's segments (none).
+      const listedAfter = await store.listResults({ experimentId: id, limit: 100 });
+      assert.deepEqual(
+        listedAfter.results.map(({ logId, input, output, metrics, context }) => ({
+          logId,
+          input,
+          output,
+          metrics,
+          context,
+        })),
+        listedBefore.results,
+      );
+      assert.ok(
+        listedAfter.results.every(
+          (r) => r.assignmentContext === null && Object.keys(r.feedback).length === 0,
+        ),
+      );
+      // The same, with the metric definitions migration 006 adds (none), and the segments of a later one (none).
       assert.deepEqual(await store.findExperiment('before-004'), {
         ...experimentBefore!,
         experiment: { ...experimentBefore!.experiment, metrics: [], segments: [] },

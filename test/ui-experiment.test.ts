@@ -526,23 +526,29 @@ describe('the results page in headless Chromium', () => {
       try {
         const rows = page.getByTestId('result-row');
         await rows.first().waitFor();
-        const api = await call('GET', `/experiment/${SLUG}/results?limit=25`);
+        // Newest first.
+        const api = await call('GET', `/experiment/${SLUG}/results?limit=25&order=desc`);
         assert.equal(await rows.count(), 25);
         assert.equal(await rows.first().getAttribute('data-log-id'), api.results[0].logId);
         await page.getByTestId('next-page').click();
         await page.locator(`[data-log-id="${api.results[24].logId}"]`).waitFor({ state: 'detached' });
-        const second = await call('GET', `/experiment/${SLUG}/results?limit=25&cursor=${api.nextCursor}`);
+        const second = await call(
+          'GET',
+          `/experiment/${SLUG}/results?limit=25&order=desc&cursor=${api.nextCursor}`,
+        );
         await page.locator(`[data-log-id="${second.results[0].logId}"]`).waitFor();
         await page.getByTestId('prev-page').click();
         await page.locator(`[data-log-id="${api.results[0].logId}"]`).waitFor();
 
-        // Open the first result: its input, output and context as JSON.
-        await rows.first().getByTestId('expand-result').click();
+        // Open the newest result with an input (the newest two are the flagged ones): its JSON.
+        const opened = api.results.find((r: { input: unknown }) => r.input !== null);
+        const openedRow = page.locator(`[data-testid="result-row"][data-log-id="${opened.logId}"]`);
+        await openedRow.getByTestId('expand-result').click();
         const detail = page.getByTestId('result-detail');
         await detail.waitFor();
-        assert.match(await detail.innerText(), new RegExp(api.results[0].input.question.replace('?', '\\?')));
-        assert.match(await detail.innerText(), new RegExp(api.results[0].logId));
-        assert.equal(await rows.first().getByTestId('expand-result').getAttribute('aria-expanded'), 'true');
+        assert.match(await detail.innerText(), new RegExp(opened.input.question.replace('?', '\\?')));
+        assert.match(await detail.innerText(), new RegExp(opened.logId));
+        assert.equal(await openedRow.getByTestId('expand-result').getAttribute('aria-expanded'), 'true');
         await screenshot(page, `experiment-results-${width}`);
 
         // From the time the flagged ones were logged: both, flagged.
@@ -562,11 +568,10 @@ describe('the results page in headless Chromium', () => {
 
         // Variant B only, from the start.
         await page.goto(`${base}/ui/#/experiment/${SLUG}/results`);
-        await page.getByTestId('variant-filter').fill('B');
-        await page.getByTestId('variant-filter').press('Enter');
+        await page.getByTestId('variant-filter').selectOption('B');
         await page.waitForFunction('location.hash.includes("variant=B")');
         await page.locator('[data-testid="result-row"]').first().waitFor();
-        const onlyB = await call('GET', `/experiment/${SLUG}/results?limit=25&variant=B`);
+        const onlyB = await call('GET', `/experiment/${SLUG}/results?limit=25&order=desc&variant=B`);
         await page.locator(`[data-log-id="${onlyB.results[0].logId}"]`).waitFor();
         const variants = await page
           .getByTestId('result-row')

@@ -334,13 +334,13 @@ describe('the showcase experiment in headless Chromium', () => {
         await chartsDrawn(page);
         await shoot(page, `showcase-charts-${width}`);
 
-        // The results, the first row opened: its JSON is the API's first result.
+        // The results, the first row opened: its JSON is the API's newest result.
         await page.getByTestId('tab-results').click();
         await page.getByTestId('result-row').first().waitFor();
         const first = (
           await call<{ results: { logId: string; input: { question: string } }[] }>(
             'GET',
-            `/experiment/${SLUG}/results?limit=1`,
+            `/experiment/${SLUG}/results?limit=1&order=desc`,
           )
         ).results[0]!;
         const firstRow = page.getByTestId('result-row').first();

@@ -1,12 +1,16 @@
-// Results: a paged table of what the agents logged, oldest first as the API pages it; a row opens to its
-// JSON. Filters by variant and time; exports everything as CSV or NDJSON (with the key, hence fetch).
+// Results: a paged table of what the agents logged, newest first (or oldest first, or worst/best first
+// by any metric or feedback: the API's order, metric and sort=metric), each with the feedback given on it
+// and the context its assign received; a row opens to its JSON. Filters by variant (a select) and time;
+// "Side by side" shows two variants' outputs for the same input. Exports everything as CSV or NDJSON
+// (with the key, hence fetch).
 import { useState } from 'preact/hooks';
 import { experimentPath, withQuery } from '../api.js';
-import { formatTime, formatValue } from '../format.js';
 import { navigate, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
-import { ErrorNote, errorText, Json } from '../parts/common.js';
+import { ErrorNote, errorText } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
+import { ResultRow } from '../parts/result-row.js';
+import { SideBySide } from '../parts/side-by-side.js';
 
 const SIZES = ['25', '50', '100'];
 
@@ -24,74 +28,6 @@ function toLocal(iso) {
   if (Number.isNaN(d.getTime())) return '';
   const pad = (n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-
-function metricText(metrics) {
-  if (!metrics) return '';
-  return Object.entries(metrics)
-    .map(
-      ([k, v]) =>
-        `${k}: ${typeof v === 'number' ? formatValue(v) : typeof v === 'object' ? JSON.stringify(v) : v}`,
-    )
-    .join(' · ');
-}
-
-function Flags({ result: r }) {
-  return html`${
-    !r.knownVariant &&
-    html`<span class="chip bad" data-testid="flag-unknown" title="variantKey named no variant when logged: stored, not analysed"
-      >unknown variant</span
-    >`
-  }${
-    r.assignedVariant &&
-    html`<span class="chip warn" data-testid="flag-assigned" title=${`The assignmentId was issued for ${r.assignedVariant}, not ${r.variantKey}`}
-      >assigned ${r.assignedVariant}</span
-    >`
-  }`;
-}
-
-function ResultRow({ result: r, open, onToggle }) {
-  const flagged = !r.knownVariant || Boolean(r.assignedVariant);
-  const detail = `result-${r.logId}`;
-  return html`<tr class=${flagged ? 'flagged' : ''} data-testid="result-row" data-log-id=${r.logId} data-flagged=${String(flagged)}>
-      <td data-label="Time" title=${`stored ${r.createdAt}${r.timestamp ? `; client time ${r.timestamp}` : ''}`}>
-        ${formatTime(r.createdAt)}
-      </td>
-      <td data-label="Variant"><span class="mono strong">${r.variantKey}</span> <${Flags} result=${r} /></td>
-      <td data-label="User" class="mono">${r.userId ?? html`<span class="muted">—</span>`}</td>
-      <td data-label="Metrics" class="metrics-cell small wide">${metricText(r.metrics)}</td>
-      <td data-label="">
-        <button
-          type="button"
-          class="small"
-          aria-expanded=${String(open)}
-          aria-controls=${detail}
-          onClick=${onToggle}
-          data-testid="expand-result"
-        >
-          ${open ? 'Hide' : 'Details'}
-        </button>
-      </td>
-    </tr>
-    ${
-      open &&
-      html`<tr class="detail-row" id=${detail} data-testid="result-detail">
-        <td colspan="5" class="wide">
-          <div class="detail-grid">
-            <div><h4>Input</h4><${Json} value=${r.input} label="Input" /></div>
-            <div><h4>Output</h4><${Json} value=${r.output} label="Output" /></div>
-            <div><h4>Context</h4><${Json} value=${r.context} label="Context" /></div>
-            <div><h4>Metrics</h4><${Json} value=${r.metrics} label="Metrics" /></div>
-          </div>
-          <dl class="ids small">
-            <dt>logId</dt><dd class="mono">${r.logId}</dd>
-            <dt>assignmentId</dt><dd class="mono">${r.assignmentId ?? '—'}</dd>
-            <dt>client time</dt><dd class="mono">${r.timestamp ?? '—'}</dd>
-            <dt>version</dt><dd>${r.experimentVersion}</dd>
-          </dl>
-        </td>
-      </tr>`
-    }`;
 }
 
 function ExportButtons({ slug }) {
@@ -130,17 +66,71 @@ function ExportButtons({ slug }) {
   </div>`;
 }
 
+/** How the list is ordered: the API's order, and sort=metric for worst and best first. */
+const VIEWS = [
+  ['newest', 'Newest first'],
+  ['oldest', 'Oldest first'],
+  ['worst', 'Worst first, by a metric'],
+  ['best', 'Best first, by a metric'],
+];
+
+/**
+ * Which end is worse for a metric: its declared direction (a metric that should increase is worst at its
+ * lowest), else what the viewer picked (`worst=low|high`, lowest by default).
+ */
+function worstIsLow(direction, picked) {
+  if (direction === 'increase') return true;
+  if (direction === 'decrease') return false;
+  return picked !== 'high';
+}
+
+/** The API query of the list: order, and the metric to sort by for worst and best first. */
+function listQuery(query, metric, direction) {
+  const view = query.view ?? 'newest';
+  if (view === 'oldest') return { order: 'asc' };
+  if ((view === 'worst' || view === 'best') && metric) {
+    const lowFirst = worstIsLow(direction, query.worst) === (view === 'worst');
+    return { metric, sort: 'metric', order: lowFirst ? 'asc' : 'desc' };
+  }
+  return { order: 'desc' };
+}
+
+/** Metric names to pick from: declared ones, then any the analysis counts (results' metrics and feedback). */
+function useMetricNames(experiment) {
+  const { api } = useSession();
+  const analysis = useLoad(() => api.get(experimentPath(experiment.slug, '/analysis')), [experiment.slug]);
+  const directions = new Map();
+  for (const m of experiment.metrics ?? []) directions.set(m.name, m.direction);
+  for (const m of analysis.data?.metrics ?? []) {
+    if (!directions.has(m.name)) directions.set(m.name, m.direction);
+  }
+  const keys = Object.keys(analysis.data?.results ?? {});
+  return { directions, keys };
+}
+
 function Results({ experiment, query }) {
   const { api } = useSession();
   const size = SIZES.includes(query.limit) ? query.limit : '25';
-  const filters = { variant: query.variant, since: query.since, until: query.until, limit: size };
+  const view = VIEWS.some(([v]) => v === query.view) ? query.view : 'newest';
+  const compare = query.mode === 'compare';
+  const { directions, keys } = useMetricNames(experiment);
+  const names = [...directions.keys()];
+  const byMetric = view === 'worst' || view === 'best';
+  const metric = byMetric ? (query.metric ?? names[0]) : undefined;
+  const direction = metric === undefined ? undefined : directions.get(metric);
+  const order = listQuery({ ...query, view }, metric, direction);
+  const filters = { variant: query.variant, since: query.since, until: query.until, limit: size, ...order };
   // The cursors of the pages before this one, so "Previous" can go back.
   const [trail, setTrail] = useState([]);
   const cursor = trail.at(-1);
   const [open, setOpen] = useState(() => new Set());
+  const waiting = byMetric && metric === undefined;
   const page = useLoad(
-    () => api.get(withQuery(experimentPath(experiment.slug, '/results'), { ...filters, cursor })),
-    [experiment.slug, query.variant, query.since, query.until, size, cursor],
+    () =>
+      waiting
+        ? Promise.resolve({ results: [], nextCursor: null })
+        : api.get(withQuery(experimentPath(experiment.slug, '/results'), { ...filters, cursor })),
+    [experiment.slug, JSON.stringify(filters), cursor, waiting],
   );
   const path = `/experiment/${experiment.slug}/results`;
   const setFilter = (name, value) => {
@@ -153,35 +143,74 @@ function Results({ experiment, query }) {
     else next.add(id);
     setOpen(next);
   };
-  // Any key can be typed: results logged under a key that names no variant are stored too (flagged).
+  // The variants, and any other key results were logged under (stored, flagged): a select, not free text.
   const variants = experiment.variants.map((v) => v.key);
-  // A known key (or none) applies at once; any other key on Enter or when the field is left.
-  const pickVariant = (e) => {
-    const value = e.currentTarget.value.trim();
-    if (value === '' || variants.includes(value)) setFilter('variant', value);
-  };
-  const submitVariant = (e) => {
-    e.preventDefault();
-    setFilter('variant', e.currentTarget.elements.variant.value.trim());
-  };
+  const options = [...new Set([...variants, ...keys, ...(query.variant ? [query.variant] : [])])];
+  const compareA = query.a && options.includes(query.a) ? query.a : variants[0];
+  const compareB = query.b && options.includes(query.b) ? query.b : (variants[1] ?? variants[0]);
   const results = page.data?.results ?? [];
+  const viewText = VIEWS.find(([v]) => v === view)[1];
+  const declared = direction === 'increase' || direction === 'decrease';
 
   return html`<div class="results">
-    <form class="toolbar" role="group" aria-label="Filters" onSubmit=${submitVariant}>
-      <label class="field inline">
-        <span>Variant</span>
-        <input
-          name="variant"
-          list="variant-keys"
-          size="10"
-          placeholder="all"
-          value=${query.variant ?? ''}
-          onInput=${pickVariant}
-          onChange=${(e) => setFilter('variant', e.currentTarget.value.trim())}
-          data-testid="variant-filter"
-        />
-        <datalist id="variant-keys">${variants.map((k) => html`<option value=${k}></option>`)}</datalist>
-      </label>
+    <div class="toolbar" role="group" aria-label="Show">
+      <button type="button" aria-pressed=${String(!compare)} onClick=${() => setFilter('mode', '')} data-testid="mode-list">List</button>
+      <button type="button" aria-pressed=${String(compare)} onClick=${() => setFilter('mode', 'compare')} data-testid="mode-compare">
+        Side by side
+      </button>
+    </div>
+    <form class="toolbar" role="group" aria-label="Filters" onSubmit=${(e) => e.preventDefault()}>
+      ${
+        compare
+          ? html`<label class="field inline">
+                <span>Left</span>
+                <select value=${compareA} onChange=${(e) => setFilter('a', e.currentTarget.value)} data-testid="compare-a">
+                  ${options.map((k) => html`<option value=${k}>${k}</option>`)}
+                </select>
+              </label>
+              <label class="field inline">
+                <span>Right</span>
+                <select value=${compareB} onChange=${(e) => setFilter('b', e.currentTarget.value)} data-testid="compare-b">
+                  ${options.map((k) => html`<option value=${k}>${k}</option>`)}
+                </select>
+              </label>`
+          : html`<label class="field inline">
+                <span>Variant</span>
+                <select value=${query.variant ?? ''} onChange=${(e) => setFilter('variant', e.currentTarget.value)} data-testid="variant-filter">
+                  <option value="">all</option>
+                  ${options.map((k) => html`<option value=${k}>${k}${variants.includes(k) ? '' : ' (not a variant)'}</option>`)}
+                </select>
+              </label>
+              <label class="field inline">
+                <span>Order</span>
+                <select value=${view} onChange=${(e) => setFilter('view', e.currentTarget.value)} data-testid="results-view">
+                  ${VIEWS.map(([v, text]) => html`<option value=${v}>${text}</option>`)}
+                </select>
+              </label>
+              ${
+                byMetric &&
+                html`<label class="field inline">
+                  <span>Metric</span>
+                  <select value=${metric ?? ''} onChange=${(e) => setFilter('metric', e.currentTarget.value)} data-testid="results-metric">
+                    ${names.length === 0 && html`<option value="">no metrics yet</option>`}
+                    ${names.map((n) => html`<option value=${n}>${n}</option>`)}
+                  </select>
+                </label>
+                ${
+                  declared
+                    ? html`<span class="muted small" data-testid="worst-is">
+                        worst is ${direction === 'increase' ? 'lowest' : 'highest'} (declared: should ${direction})
+                      </span>`
+                    : html`<label class="field inline">
+                        <span>Worst is</span>
+                        <select value=${query.worst === 'high' ? 'high' : 'low'} onChange=${(e) => setFilter('worst', e.currentTarget.value)} data-testid="worst-is">
+                          <option value="low">lowest</option>
+                          <option value="high">highest</option>
+                        </select>
+                      </label>`
+                }`
+              }`
+      }
       <label class="field inline">
         <span>From</span>
         <input type="datetime-local" step="1" value=${toLocal(query.since)} onChange=${(e) => setFilter('since', toIso(e.currentTarget.value))} data-testid="since" />
@@ -190,27 +219,42 @@ function Results({ experiment, query }) {
         <span>Until</span>
         <input type="datetime-local" step="1" value=${toLocal(query.until)} onChange=${(e) => setFilter('until', toIso(e.currentTarget.value))} data-testid="until" />
       </label>
-      <label class="field inline">
-        <span>Per page</span>
-        <select value=${size} onChange=${(e) => setFilter('limit', e.currentTarget.value)} data-testid="page-size">
-          ${SIZES.map((s) => html`<option value=${s}>${s}</option>`)}
-        </select>
-      </label>
+      ${
+        !compare &&
+        html`<label class="field inline">
+          <span>Per page</span>
+          <select value=${size} onChange=${(e) => setFilter('limit', e.currentTarget.value)} data-testid="page-size">
+            ${SIZES.map((s) => html`<option value=${s}>${s}</option>`)}
+          </select>
+        </label>`
+      }
     </form>
     <${ExportButtons} slug=${experiment.slug} />
-    <${ErrorNote} error=${page.error} />
+    ${
+      compare
+        ? html`<${SideBySide} experiment=${experiment} a=${compareA} b=${compareB} since=${query.since} until=${query.until} />`
+        : html`<${ErrorNote} error=${page.error} />
+    ${
+      byMetric &&
+      html`<p class="muted small">
+        Only results with a value for ${metric ?? 'a metric'} (feedback on the result, else on its assignment, else its own
+        metric; true/false as 1/0), ${view === 'worst' ? 'worst' : 'best'} first.
+      </p>`
+    }
     ${
       page.data && results.length === 0
-        ? html`<p class="empty" data-testid="no-results">No results${query.variant || query.since || query.until ? ' match these filters' : ' yet'}.</p>`
+        ? html`<p class="empty" data-testid="no-results">No results${query.variant || query.since || query.until || byMetric ? ' match these filters' : ' yet'}.</p>`
         : html`<div class="table-wrap">
             <table class="stack compact results-table" data-testid="results-table" aria-busy=${String(page.loading)}>
-              <caption class="visually-hidden">Results, oldest first</caption>
+              <caption class="visually-hidden">Results, ${viewText.toLowerCase()}</caption>
               <thead>
                 <tr>
                   <th scope="col">Time</th>
                   <th scope="col">Variant</th>
                   <th scope="col">User</th>
                   <th scope="col">Metrics</th>
+                  <th scope="col">Feedback</th>
+                  <th scope="col">Assign context</th>
                   <th scope="col"><span class="visually-hidden">Details</span></th>
                 </tr>
               </thead>
@@ -236,7 +280,8 @@ function Results({ experiment, query }) {
       >
         Next
       </button>
-    </nav>
+    </nav>`
+    }
   </div>`;
 }
 

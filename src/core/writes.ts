@@ -74,6 +74,8 @@ export interface ExposureBatch {
   segments?: AssignmentSegment[];
   /** Assignment ids clients made, of experiments that declare segments: results logged first wait for them. */
   clientIds?: string[];
+  /** The exposures that had a context: their assignment id's UUID and the context as JSON text. */
+  contexts?: Array<{ assignmentUuid: string; context: string }>;
 }
 
 /** What one group-commit transaction writes. */

@@ -1,5 +1,6 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
+import { shownMetric } from '../core/result-values.js';
 import type { FeedbackReceipt, FeedbackService } from '../services/feedback.js';
 import type { LogReceipt, LogsAnswer, Result, ResultService } from '../services/results.js';
 import { type Route, route, Stream } from './route.js';
@@ -31,6 +32,8 @@ const CSV_COLUMNS = [
   'output',
   'metrics',
   'context',
+  'feedback',
+  'assignmentContext',
 ] as const;
 
 /** Text a spreadsheet would run as a formula: it begins with = + - @, a tab or a carriage return. */
@@ -50,14 +53,14 @@ function csvCell(value: unknown): string {
 
 /**
  * One row per result: the fields (JSON objects as JSON text), then one column per analysed metric,
- * `metric:<name>`, holding its number or true/false, so a spreadsheet can pivot on metrics directly.
+ * `metric:<name>`, holding its number or true/false (the feedback given on it, else its own value:
+ * core/result-values.ts), so a spreadsheet can pivot on metrics directly.
  */
 function csvLine(result: Result, metricNames: readonly string[]): string {
   const cells = CSV_COLUMNS.map((c) => csvCell(result[c]));
-  const metrics = result.metrics ?? {};
   for (const name of metricNames) {
-    const value = Object.hasOwn(metrics, name) ? metrics[name] : undefined;
-    cells.push(typeof value === 'number' || typeof value === 'boolean' ? String(value) : '');
+    const value = shownMetric(result, name);
+    cells.push(value === undefined ? '' : String(value));
   }
   return `${cells.join(',')}\r\n`;
 }
@@ -150,7 +153,12 @@ export function resultRoutes(results: ResultService, feedback: FeedbackService):
       scope: 'read',
       schema: {
         tags,
-        summary: 'Read results, oldest first, a page at a time',
+        summary: 'Read results a page at a time: oldest or newest first, or by a metric (worst first)',
+        description:
+          'Each result carries `feedback` (the latest given on its logId, else on its assignmentId) and ' +
+          '`assignmentContext` (the context its assignment was made with). `metric` keeps the results that have ' +
+          'a value for it (feedback first, then their own metric; true/false as 1/0), within `min`/`max`; ' +
+          '`sort=metric` orders by that value. A cursor only continues the order and sort it was made for (else 400).',
         params: SlugParams,
         querystring: ListResultsQuery,
         response: { 200: ListResultsResponse, ...errorResponses },

@@ -41,6 +41,8 @@ class Segment {
   /** Assignment ids clients made (ExposureBatch.clientIds). */
   clientIds: string[] | null = null;
   readonly variants = new Map<string, number>();
+  /** The exposures that had a context (kept for assignment_contexts: a result shows its assign's context). */
+  contexts: Array<{ assignmentUuid: string; context: string }> | null = null;
 
   constructor(
     readonly experimentId: number,
@@ -86,6 +88,7 @@ class Segment {
         : {}),
       ...(this.assignmentSegments ? { segments: this.assignmentSegments } : {}),
       ...(this.clientIds ? { clientIds: this.clientIds } : {}),
+      ...(this.contexts ? { contexts: this.contexts } : {}),
     };
   }
 
@@ -153,6 +156,13 @@ export class ExposureQueue {
       this.segments.push(segment);
     }
     segment.append(json, e.variantKey, maxBytes);
+    if (e.context !== null) {
+      segment.contexts ??= [];
+      segment.contexts.push({
+        assignmentUuid: e.assignmentId.slice(0, 36),
+        context: JSON.stringify(e.context),
+      });
+    }
     if (e.unit === true) {
       segment.users ??= new Map();
       if (!segment.users.has(e.userId)) segment.users.set(e.userId, e.variantKey);

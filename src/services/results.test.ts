@@ -73,6 +73,8 @@ test('a logged result is readable once its promise resolves, with every field', 
       timestamp: '2026-03-01T12:00:00.000Z',
       createdAt: NOW,
       experimentVersion: 1,
+      feedback: {},
+      assignmentContext: null,
     },
   ]);
   const rollups = await store.readRollups(id);

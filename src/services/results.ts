@@ -15,6 +15,7 @@ import type { Result, Store } from '../store/store.js';
 /** A stored result as services hand it out (the http layer names it from here, not from the store). */
 export type { Result };
 
+import { decodeCursor, encodeCursor } from '../core/result-cursor.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { AssignmentTarget, IssuedAssignments } from './issued-assignments.js';
 
@@ -52,6 +53,11 @@ export interface ResultListQuery {
   variant?: string;
   since?: string;
   until?: string;
+  order?: 'asc' | 'desc';
+  metric?: string;
+  min?: number;
+  max?: number;
+  sort?: 'time' | 'metric';
 }
 
 export interface ResultDeps {
@@ -86,16 +92,6 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function toJson(value: JsonObject | undefined): string | null {
   return value === undefined ? null : JSON.stringify(value);
-}
-
-export function encodeCursor(seq: number): string {
-  return Buffer.from(`r:${seq}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): number {
-  const m = /^r:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new ValidationError('cursor is not valid: pass the nextCursor of a previous page unchanged');
-  return Number(m[1]);
 }
 
 export class ResultService {
@@ -186,19 +182,40 @@ export class ResultService {
   }
 
   async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
+    const order = q.order ?? 'asc';
+    const byValue = q.sort === 'metric';
+    if (q.metric === undefined && (q.min !== undefined || q.max !== undefined || byValue)) {
+      throw new ValidationError(
+        `${byValue ? 'sort=metric' : 'min and max'} need metric=<name>: the metric to compare`,
+      );
+    }
+    if (q.min !== undefined && q.max !== undefined && q.min > q.max) {
+      throw new ValidationError(`min (${q.min}) is greater than max (${q.max}): no value could match`);
+    }
+    const sortedBy = byValue ? q.metric : undefined;
+    const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor, order, sortedBy);
     const live = await this.experiment(slug);
     const page = await this.deps.store.listResults({
       experimentId: live.id,
-      afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+      afterSeq: position?.seq,
+      afterValue: position?.metric?.value,
+      order,
+      metric: q.metric === undefined ? undefined : { name: q.metric, min: q.min, max: q.max, byValue },
       variantKey: q.variant,
       since: q.since === undefined ? undefined : normalizeTime(q.since, 'since'),
       until: q.until === undefined ? undefined : normalizeTime(q.until, 'until'),
       limit: q.limit ?? 100,
     });
-    return {
-      results: page.results,
-      nextCursor: page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null,
-    };
+    let nextCursor: string | null = null;
+    if (page.hasMore && page.lastSeq !== null) {
+      const value = page.lastValue;
+      nextCursor = encodeCursor({
+        order,
+        seq: page.lastSeq,
+        ...(sortedBy !== undefined && typeof value === 'number' ? { metric: { name: sortedBy, value } } : {}),
+      });
+    }
+    return { results: page.results, nextCursor };
   }
 
   /**

@@ -116,6 +116,7 @@ export async function deleteExperimentRows(trx: Transaction<Database>, id: numbe
   await trx.deleteFrom('exposure_rollups').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('exposure_users').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('exposure_ids').where('experiment_id', '=', id).execute();
+  await trx.deleteFrom('assignment_contexts').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('exposure_user_rollups').where('experiment_id', '=', id).execute();
   for (const table of [
     'assignment_segments',

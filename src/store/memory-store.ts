@@ -23,6 +23,7 @@ import { unitKey } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
+import { listMemoryResults, saidFrom } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments } from './memory-segments.js';
 import type {
@@ -65,6 +66,8 @@ function toResult({ result: r }: Committed): Result {
     timestamp: r.timestamp,
     createdAt: r.createdAt,
     experimentVersion: r.version,
+    feedback: {},
+    assignmentContext: null,
   };
 }
 
@@ -86,6 +89,8 @@ export class MemoryStore implements Store {
   private readonly segments = new MemorySegments();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
+  /** assignment_contexts: the context of each assignment made with one, by experiment and UUID. */
+  private readonly contexts = new Map<string, string>();
   private lastExperimentId = 0;
   private lastSeq = 0;
   private revision = 0;
@@ -135,6 +140,7 @@ export class MemoryStore implements Store {
     forget(this.rollups.exposureUsers, current.id);
     forget(this.rollups.exposureUserRollups, current.id);
     for (const key of this.exposureIds) if (key.startsWith(`${current.id}\n`)) this.exposureIds.delete(key);
+    for (const key of this.contexts.keys()) if (key.startsWith(`${current.id}\n`)) this.contexts.delete(key);
     this.versions.delete(current.id);
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
@@ -194,7 +200,13 @@ export class MemoryStore implements Store {
       this.results.push(committed);
       this.byLogId.set(r.logId, committed);
     }
-    for (const b of batch.exposures) this.exposureBatches.push({ ...b, variants: [...b.variants] });
+    for (const b of batch.exposures) {
+      this.exposureBatches.push({ ...b, variants: [...b.variants] });
+      for (const c of b.contexts ?? []) {
+        const key = `${b.experimentId}\n${c.assignmentUuid}`;
+        if (!this.contexts.has(key)) this.contexts.set(key, c.context);
+      }
+    }
     for (const row of client.rows) this.exposureIds.add(exposureIdKey(row));
     for (const row of plan.feedbackRows ?? []) this.feedback.set(feedbackKey(row), { ...row });
     for (const s of units.sums) this.rollups.unitSums.set(unitKey(s), { ...s });
@@ -228,21 +240,14 @@ export class MemoryStore implements Store {
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
-    const matching: Committed[] = [];
-    for (const c of this.results) {
-      const r = c.result;
-      if (r.experimentId !== q.experimentId) continue;
-      if (q.afterSeq !== undefined && c.seq <= q.afterSeq) continue;
-      if (q.uptoSeq !== undefined && c.seq > q.uptoSeq) continue;
-      if (q.variantKey !== undefined && r.variantKey !== q.variantKey) continue;
-      if (q.since !== undefined && r.createdAt < q.since) continue;
-      if (q.until !== undefined && r.createdAt >= q.until) continue;
-      matching.push(c);
-      if (matching.length > q.limit) break;
-    }
-    const hasMore = matching.length > q.limit;
-    const page = hasMore ? matching.slice(0, q.limit) : matching;
-    return { results: page.map(toResult), lastSeq: page.at(-1)?.seq ?? null, hasMore };
+    const all = this.results.map((c) => ({
+      seq: c.seq,
+      experimentId: c.result.experimentId,
+      variantKey: c.result.variantKey,
+      createdAt: c.result.createdAt,
+      read: () => toResult(c),
+    }));
+    return listMemoryResults(all, q, saidFrom(this.feedback.values(), this.contexts));
   }
 
   async lastResultSeq(experimentId: number): Promise<number> {

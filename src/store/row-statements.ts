@@ -15,6 +15,7 @@ import {
 } from '../core/rollups.js';
 import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import { assignmentContextRows, insertAssignmentContexts } from './assignment-contexts.js';
 import { rowsOf } from './columns.js';
 import type { Database, ResultsTable } from './schema.js';
 
@@ -331,6 +332,12 @@ export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
+    {
+      name: 'assignment_contexts',
+      rows: assignmentContextRows(batch.exposures),
+      chunk: 1000,
+      build: insertAssignmentContexts,
+    },
     exposureRollupStatement(
       rollUpExposures(
         batch.exposures.flatMap((b) =>

@@ -222,6 +222,14 @@ export interface ExposureIdsTable {
   assignment_uuid: string;
 }
 
+/** The context an assignment was made with, by the assignment id's UUID (migration 012). */
+export interface AssignmentContextsTable {
+  experiment_id: number;
+  assignment_uuid: string;
+  /** JSON text of the context object. */
+  context: string;
+}
+
 /** Hourly moves of unit_rollups (migration 008): its columns and the hour. */
 export interface BucketUnitRollupsTable extends UnitRollupsTable {
   bucket: string;
@@ -277,6 +285,7 @@ export interface Database {
   segment_results: SegmentResultsTable;
   exposure_users: ExposureUsersTable;
   exposure_ids: ExposureIdsTable;
+  assignment_contexts: AssignmentContextsTable;
   exposure_user_rollups: ResultRollupsTable;
   bucket_unit_rollups: BucketUnitRollupsTable;
   sketch_bins: SketchBinsTable;

@@ -8,36 +8,11 @@ import type { SketchRow } from '../core/sketch-rollups.js';
 import type { UnitRollup } from '../core/units.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { exposureBatches } from './rebuild.js';
-import {
-  type Database,
-  isoTime,
-  type ResultsTable,
-  type SketchBinsTable,
-  type UnitRollupsTable,
-} from './schema.js';
-import type { HourlyData, Result, ResultPage, ResultQuery, ResultTarget, Rollups } from './store.js';
+import { type Database, isoTime, type SketchBinsTable, type UnitRollupsTable } from './schema.js';
+import type { HourlyData, ResultTarget, Rollups } from './store.js';
 
 export function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
-
-function toResult(row: Selectable<ResultsTable>): Result {
-  return {
-    logId: row.log_id,
-    variantKey: row.variant_key,
-    // 0/1 on SQLite, a boolean on PostgreSQL.
-    knownVariant: Boolean(row.known_variant),
-    userId: row.user_id,
-    assignmentId: row.assignment_id,
-    assignedVariant: row.assigned_variant ?? null,
-    input: json<JsonObject | null>(row.input),
-    output: json<JsonObject | null>(row.output),
-    metrics: json<JsonObject | null>(row.metrics),
-    context: json<JsonObject | null>(row.context),
-    timestamp: row.client_timestamp === null ? null : isoTime(row.client_timestamp),
-    createdAt: isoTime(row.created_at),
-    experimentVersion: Number(row.experiment_version),
-  };
 }
 
 function toUnitRollup(u: Selectable<UnitRollupsTable>): UnitRollup {
@@ -223,23 +198,6 @@ export async function listExposures(db: Kysely<Database>, experimentId: number):
   // Both kinds: in time order (a stable sort keeps each kind's own order within a millisecond).
   if (mixed) out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   return out;
-}
-
-export async function readResults(db: Kysely<Database>, q: ResultQuery): Promise<ResultPage> {
-  let query = db.selectFrom('results').selectAll().where('experiment_id', '=', q.experimentId);
-  if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
-  if (q.uptoSeq !== undefined) query = query.where('seq', '<=', q.uptoSeq);
-  if (q.variantKey !== undefined) query = query.where('variant_key', '=', q.variantKey);
-  if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
-  if (q.until !== undefined) query = query.where('created_at', '<', q.until);
-  const rows = await query
-    .orderBy('seq')
-    .limit(q.limit + 1)
-    .execute();
-  const hasMore = rows.length > q.limit;
-  const page = hasMore ? rows.slice(0, q.limit) : rows;
-  const last = page[page.length - 1];
-  return { results: page.map(toResult), lastSeq: last ? Number(last.seq) : null, hasMore };
 }
 
 export async function lastResultSeq(db: Kysely<Database>, experimentId: number): Promise<number> {

@@ -32,6 +32,7 @@ import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
+import { readResults } from './result-reads.js';
 import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { readSegments, segmentWrites } from './segment-rows.js';
@@ -44,7 +45,6 @@ import {
   listExposures,
   readHourly,
   readMetricNames,
-  readResults,
   readRollups,
 } from './sql-reads.js';
 import type {
@@ -286,7 +286,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
   }
 
   listResults(q: ResultQuery): Promise<ResultPage> {
-    return this.run(() => readResults(this.readOnly, q));
+    return this.run(() => readResults(this.readOnly, this.db.dialect, q));
   }
 
   lastResultSeq(experimentId: number): Promise<number> {

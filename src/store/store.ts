@@ -34,12 +34,33 @@ export interface Result {
   timestamp: string | null;
   createdAt: string;
   experimentVersion: number;
+  /**
+   * The latest feedback on this result, by metric: given on its logId, else on its assignmentId
+   * (numbers as numbers, proportions as true/false); {} when none.
+   */
+  feedback: Record<string, number | boolean>;
+  /** The context the assign of its assignmentId received (assign, or the exposure a client sent); null when none is known. */
+  assignmentContext: JsonObject | null;
+}
+
+/** Only results with a value for `name` (feedback first, then their own metric; core/result-values.ts), within min/max. */
+export interface MetricFilter {
+  name: string;
+  min?: number;
+  max?: number;
+  /** Ordered by that value (then by position), not by position alone. */
+  byValue?: boolean;
 }
 
 export interface ResultQuery {
   experimentId: number;
-  /** Only results committed after this position (exclusive). */
+  /** Only results after this position (exclusive) in the query's order: for `desc`, before it. */
   afterSeq?: number;
+  /** With `metric.byValue`: the value at afterSeq's result (the page starts after that pair). */
+  afterValue?: number;
+  /** Commit order, oldest first (`asc`, the default) or newest first. */
+  order?: 'asc' | 'desc';
+  metric?: MetricFilter;
   /** Only results at or before this position (export snapshots). */
   uptoSeq?: number;
   variantKey?: string;
@@ -54,6 +75,8 @@ export interface ResultPage {
   results: Result[];
   /** Position of the last result returned, for the next page; null when nothing was returned. */
   lastSeq: number | null;
+  /** With `metric.byValue`: the last result's value. */
+  lastValue?: number | null;
   hasMore: boolean;
 }
 

@@ -52,4 +52,6 @@ export const RESULT_EXAMPLE = {
   timestamp: LOG_EXAMPLE.timestamp,
   createdAt: '2025-06-02T09:20:11.348Z',
   experimentVersion: 1,
+  feedback: { thumbs_up: true },
+  assignmentContext: { plan: 'pro' },
 };

@@ -150,6 +150,14 @@ export const ResultSchema = Type.Object(
     timestamp: Type.Union([Type.String(), Type.Null()], { description: "The client's time, as sent" }),
     createdAt: Type.String({ description: 'When the service stored it' }),
     experimentVersion: Type.Integer({ description: "The experiment's version when it was logged" }),
+    feedback: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Boolean()]), {
+      description:
+        'The latest feedback on this result by metric: given on its logId, else on its assignmentId (true/false as sent); {} when none',
+    }),
+    assignmentContext: Type.Union([JsonObjectSchema, Type.Null()], {
+      description:
+        'The context its assignmentId was assigned with (POST /assign, or the exposure a client sent to POST /exposures); null when none is known',
+    }),
   },
   {
     title: 'Result',
@@ -186,6 +194,34 @@ export const ListResultsQuery = Type.Object({
       examples: ['2025-06-03T00:00:00Z'],
     }),
   ),
+  order: Type.Optional(
+    Type.Enum(['asc', 'desc'], {
+      type: 'string',
+      default: 'asc',
+      description:
+        'asc: oldest first (or lowest value first with sort=metric); desc: newest (or highest) first',
+      examples: ['desc'],
+    }),
+  ),
+  metric: Type.Optional(
+    Type.String({
+      ...METRIC_NAME,
+      description:
+        "Only results with a number or true/false (as 1/0) for this metric: feedback on the logId, else on the assignmentId, else the result's own metric",
+      examples: ['rating'],
+    }),
+  ),
+  min: Type.Optional(Type.Number({ description: 'With metric: its value >= min', examples: [1] })),
+  max: Type.Optional(Type.Number({ description: 'With metric: its value <= max', examples: [2] })),
+  sort: Type.Optional(
+    Type.Enum(['time', 'metric'], {
+      type: 'string',
+      default: 'time',
+      description:
+        "time: commit order; metric: by the metric's value (then commit order), e.g. worst first. Each page of a metric read scans the experiment's results",
+      examples: ['metric'],
+    }),
+  ),
 });
 
 export const ListResultsResponse = Type.Object(
@@ -197,7 +233,7 @@ export const ListResultsResponse = Type.Object(
   },
   {
     title: 'ResultPage',
-    description: 'A page of results, oldest first',
+    description: 'A page of results, oldest first unless order=desc or sort=metric',
     examples: [{ results: [RESULT_EXAMPLE], nextCursor: 'cjoxMDA' }],
   },
 );
@@ -230,10 +266,10 @@ export const ExportResponse = {
         description: 'A header row, then one row per Result; JSON objects as JSON text',
       },
       example:
-        'logId,variantKey,userId,assignmentId,experimentVersion,timestamp,createdAt,input,output,metrics,context\r\n' +
-        `${LOG_ID},B,user-42,${ASSIGNMENT_ID},1,2025-06-02T09:20:11.200Z,2025-06-02T09:20:11.348Z,` +
+        'logId,variantKey,knownVariant,userId,assignmentId,assignedVariant,experimentVersion,timestamp,createdAt,input,output,metrics,context,feedback,assignmentContext,metric:rating,metric:tokens\r\n' +
+        `${LOG_ID},B,true,user-42,${ASSIGNMENT_ID},,1,2025-06-02T09:20:11.200Z,2025-06-02T09:20:11.348Z,` +
         '"{""question"":""Where is my order?""}","{""answer"":""It ships today.""}",' +
-        '"{""latency_ms"":812,""tokens"":153,""cost_usd"":0.0021,""rating"":5}","{""plan"":""pro""}"\r\n',
+        '"{""latency_ms"":812,""tokens"":153}","{""plan"":""pro""}","{""rating"":5}","{""plan"":""pro""}",5,153\r\n',
     },
   },
 };

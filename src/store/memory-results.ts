@@ -1,0 +1,98 @@
+// The memory store's pages of results (memory-store.ts): the same answers as result-reads.ts gives
+// from SQL, worked out over the committed results in memory.
+import type { FeedbackRow } from '../core/feedback.js';
+import type { JsonObject } from '../core/json.js';
+import { metricValue } from '../core/result-values.js';
+import type { Result, ResultPage, ResultQuery } from './store.js';
+
+export interface MemoryResult {
+  seq: number;
+  experimentId: number;
+  variantKey: string;
+  createdAt: string;
+  /** As read back, without feedback and assignment context (filled here); parsed only when looked at. */
+  read(): Result;
+}
+
+export interface WhatWasSaid {
+  /** The feedback rows of `target` ('l:<logId>' or 'a:<uuid>') in the experiment, by metric. */
+  feedback(experimentId: number, target: string): Record<string, number | boolean> | undefined;
+  /** The context the assignment with this UUID was made with. */
+  context(experimentId: number, uuid: string): JsonObject | undefined;
+}
+
+/** What was said, from the memory store's feedback rows and assignment contexts (`<experimentId>\n<uuid>`). */
+export function saidFrom(rows: Iterable<FeedbackRow>, contexts: Map<string, string>): WhatWasSaid {
+  const byTarget = new Map<string, Record<string, number | boolean>>();
+  for (const f of rows) {
+    const key = `${f.experimentId}\n${f.target}`;
+    const values = byTarget.get(key) ?? {};
+    values[f.metric] = f.kind === 'proportion' ? f.value === 1 : f.value;
+    byTarget.set(key, values);
+  }
+  return {
+    feedback: (experimentId, target) => byTarget.get(`${experimentId}\n${target}`),
+    context: (experimentId, uuid) => {
+      const text = contexts.get(`${experimentId}\n${uuid}`);
+      return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
+    },
+  };
+}
+
+/** `r` with its feedback (logId's over its assignment's) and its assignment's context. */
+function withWhatWasSaid(experimentId: number, r: Result, said: WhatWasSaid): Result {
+  const uuid = r.assignmentId?.slice(0, 36);
+  const onAssignment = uuid === undefined ? undefined : said.feedback(experimentId, `a:${uuid}`);
+  return {
+    ...r,
+    feedback: { ...onAssignment, ...said.feedback(experimentId, `l:${r.logId}`) },
+    assignmentContext: (uuid !== undefined && said.context(experimentId, uuid)) || null,
+  };
+}
+
+export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: WhatWasSaid): ResultPage {
+  const desc = q.order === 'desc';
+  const m = q.metric;
+  const byValue = m?.byValue === true;
+  const after = (seq: number, value: number | undefined) => {
+    if (q.afterSeq === undefined) return true;
+    if (byValue && q.afterValue !== undefined && value !== undefined && value !== q.afterValue) {
+      return desc ? value < q.afterValue : value > q.afterValue;
+    }
+    return desc ? seq < q.afterSeq : seq > q.afterSeq;
+  };
+  const matching: Array<{ seq: number; value: number | undefined; result: Result }> = [];
+  // In the page's order, stopping once it is full, except by value (every result is looked at).
+  const inOrder = desc && !byValue ? [...all].reverse() : all;
+  for (const c of inOrder) {
+    if (!byValue && matching.length > q.limit) break;
+    if (c.experimentId !== q.experimentId) continue;
+    if (q.uptoSeq !== undefined && c.seq > q.uptoSeq) continue;
+    if (q.variantKey !== undefined && c.variantKey !== q.variantKey) continue;
+    if (q.since !== undefined && c.createdAt < q.since) continue;
+    if (q.until !== undefined && c.createdAt >= q.until) continue;
+    if (!byValue && !after(c.seq, undefined)) continue;
+    const result = withWhatWasSaid(q.experimentId, c.read(), said);
+    const value = m === undefined ? undefined : metricValue(result, m.name);
+    if (m !== undefined) {
+      if (value === undefined) continue;
+      if (m.min !== undefined && value < m.min) continue;
+      if (m.max !== undefined && value > m.max) continue;
+    }
+    if (!after(c.seq, value)) continue;
+    matching.push({ seq: c.seq, value, result });
+  }
+  const sign = desc ? -1 : 1;
+  matching.sort((a, b) =>
+    byValue && a.value !== b.value ? sign * ((a.value ?? 0) - (b.value ?? 0)) : sign * (a.seq - b.seq),
+  );
+  const hasMore = matching.length > q.limit;
+  const page = matching.slice(0, q.limit);
+  const last = page.at(-1);
+  return {
+    results: page.map((p) => p.result),
+    lastSeq: last?.seq ?? null,
+    ...(byValue ? { lastValue: last?.value ?? null } : {}),
+    hasMore,
+  };
+}
