@@ -25,17 +25,18 @@ import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.j
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments } from './memory-segments.js';
-import type {
-  HourlyData,
-  Result,
-  ResultPage,
-  ResultQuery,
-  ResultTarget,
-  Rollups,
-  SegmentRows,
-  Store,
-  StoredExperiment,
-  StoredVersion,
+import {
+  type HourlyData,
+  type Result,
+  type ResultPage,
+  type ResultQuery,
+  type ResultTarget,
+  type Rollups,
+  resultTarget,
+  type SegmentRows,
+  type Store,
+  type StoredExperiment,
+  type StoredVersion,
 } from './store.js';
 
 /** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */
@@ -179,7 +180,8 @@ export class MemoryStore implements Store {
       rolledFb.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
 
     const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
-    const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
+    const fbSegments = this.segments.feedbackSegments(batch);
+    const plan = planRollups(feedback, stored, rolled, feedbackOverCap, fbSegments);
     const units = applyUnitDeltasByHour(plan.units, this.rollups.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
     const segments = this.segments.plan(batch, rolled, this.byLogId);
@@ -201,7 +203,7 @@ export class MemoryStore implements Store {
     this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
     this.rollups.addHourly(mergeRollups(plan.hourly, hourlyRollupKey));
     this.rollups.addUnits(units.rollups);
-    this.segments.apply(segments);
+    this.segments.apply(segments, plan.segments);
     for (const r of units.hourly) addUnitRollup(this.rollups.hourlyUnitRollups, r, hourlyUnitRollupKey);
     this.rollups.addSketches(plan.sketches);
     for (const u of users.rows) this.rollups.exposureUsers.set(exposureUserKey(u), { ...u });
@@ -291,8 +293,7 @@ export class MemoryStore implements Store {
     const found = new Map<string, ResultTarget>();
     for (const logId of logIds) {
       const r = this.byLogId.get(logId)?.result;
-      if (r?.experimentId === experimentId)
-        found.set(logId, { version: r.version, variantKey: r.variantKey, userId: r.userId });
+      if (r?.experimentId === experimentId) found.set(logId, resultTarget(r));
     }
     return found;
   }
