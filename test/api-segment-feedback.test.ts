@@ -4,7 +4,9 @@
 // segment, enters it when replaced (nothing is taken out of it). Every n, mean and standard deviation is
 // checked against the latest values sent, kept here per target, on both databases.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { clientAssignmentIdFor } from '../src/core/assignment-id.js';
 import {
   type Api,
   makeTempDir,
@@ -254,6 +256,46 @@ describe('feedback in segments', { skip: SKIP_BACKEND }, () => {
     await feedback(slug, { logId: late, metrics: { rating: 2 } });
     await feedback(slug, { logId: late, metrics: { rating: 8 } });
     rated.set(`l:${late}`, { variant: 'B', plan: 'free', rating: 8 });
+    await check(slug, rated);
+  });
+
+  test('a client-made assignment: feedback before its exposure is in no segment; replaced after it, it is', async () => {
+    const slug = await create(['plan']);
+    const defs = (await api.get('/experiments/definitions')).json() as {
+      experiments: Array<{ slug: string; assignmentIdKey: number; version: number }>;
+    };
+    const d = defs.experiments.find((e) => e.slug === slug)!;
+    const rated = new Map<string, Rated>();
+    const ids: Array<{ id: string; variant: string; logId: string }> = [];
+    for (let u = 0; u < 4; u++) {
+      const variantIndex = u % 2;
+      const uuid = randomUUID().replace(/^(.{14})./, '$17');
+      const id = clientAssignmentIdFor(uuid, d.assignmentIdKey, {
+        version: d.version,
+        variantIndex,
+        userId: `client-${u}`,
+      });
+      const variant = variants[variantIndex]!.key;
+      const logId = await log(slug, { variantKey: variant, assignmentId: id });
+      await feedback(slug, { assignmentId: id, metrics: { rating: u } });
+      await feedback(slug, { logId, metrics: { rating: u + 0.5 } });
+      rated.set(`a:${id}`, { variant, plan: undefined, rating: u });
+      rated.set(`l:${logId}`, { variant, plan: undefined, rating: u + 0.5 });
+      ids.push({ id, variant, logId });
+    }
+    await check(slug, rated);
+    const res = await api.post('/exposures', {
+      exposures: ids.map((c) => ({ experiment: slug, assignmentId: c.id, context: { plan: 'pro' } })),
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    // The results resolved into "pro"; their feedback stays where it was counted until replaced.
+    await check(slug, rated);
+    for (const [u, c] of ids.entries()) {
+      await feedback(slug, { assignmentId: c.id, metrics: { rating: 10 + u } });
+      await feedback(slug, { logId: c.logId, metrics: { rating: 20 + u } });
+      rated.set(`a:${c.id}`, { variant: c.variant, plan: 'pro', rating: 10 + u });
+      rated.set(`l:${c.logId}`, { variant: c.variant, plan: 'pro', rating: 20 + u });
+    }
     await check(slug, rated);
   });
 });
