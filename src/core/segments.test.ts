@@ -172,7 +172,8 @@ describe('segments', () => {
     const counts: SegmentCount[] = [
       { experimentId: 1, key: 'plan', value: 'pro', version: 1, variantKey: 'A', n: 1 },
     ];
-    const shown = topSegments([row('pro', 1), row('rated-only', 3)], counts);
+    // 'emptied': its only value moved out (n back to 0): shown nowhere.
+    const shown = topSegments([row('pro', 1), row('rated-only', 3), row('emptied', 0)], counts);
     assert.deepEqual(
       shown.map((s) => [s.value, s.counts.length, s.metrics.map((m) => m.n)]),
       [

@@ -167,9 +167,9 @@ export function rollUpSegments(results: Iterable<SegmentedResult>): {
 }
 
 /**
- * The values of one key to show: the TOP_SEGMENTS with most results (ties by value; values with feedback
- * and no result last), and the rest merged
- * as one OTHER_SEGMENT value (its rows summed per version, variant, metric and kind).
+ * The values of one key to show: the TOP_SEGMENTS with most results (ties by value; values only feedback
+ * gave, with no result, last), and the rest merged as one OTHER_SEGMENT value (its rows summed per
+ * version, variant, metric and kind).
  */
 export function topSegments(
   metrics: readonly SegmentRollup[],
@@ -178,7 +178,7 @@ export function topSegments(
   const totals = new Map<string, number>();
   for (const c of counts) totals.set(c.value, (totals.get(c.value) ?? 0) + c.n);
   // A value only feedback gave (on assignments, with no result of that value yet) ranks with 0 results.
-  for (const m of metrics) if (!totals.has(m.value)) totals.set(m.value, 0);
+  for (const m of metrics) if (m.n > 0 && !totals.has(m.value)) totals.set(m.value, 0);
   const ranked = [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const shown = new Set(ranked.slice(0, TOP_SEGMENTS).map(([v]) => v));
   const out: Array<{
@@ -199,7 +199,9 @@ export function topSegments(
   }
   for (const m of metrics) {
     if (shown.has(m.value)) byValue.get(m.value)!.metrics.push(m);
-    else addTo(other.metrics, `${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.kind}`, m);
+    // Not ranked: a value with neither results nor feedback left (rows moved back to n = 0) shows nowhere.
+    else if (totals.has(m.value))
+      addTo(other.metrics, `${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.kind}`, m);
   }
   if (other.counts.size > 0 || other.metrics.size > 0) {
     out.push({
