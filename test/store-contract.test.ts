@@ -11,6 +11,7 @@ import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
 import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
+import type { TargetSegments } from '../src/core/segments.js';
 import type { SketchRow } from '../src/core/sketch-rollups.js';
 import { hourOf } from '../src/core/time.js';
 import type { HourlyUnitRollup } from '../src/core/unit-hours.js';
@@ -942,18 +943,28 @@ for (const backend of backends) {
     test('findResult finds a result by logId within its experiment, and not in another one', async () => {
       const { id } = await store.insertExperiment(experiment('find-result'));
       const { id: otherId } = await store.insertExperiment(experiment('find-result-other'));
-      const target = result(id, { variantKey: 'B', version: 2, userId: 'finder' });
+      const target = result(id, {
+        variantKey: 'B',
+        version: 2,
+        userId: 'finder',
+        assignmentId: 'as-finder',
+        context: JSON.stringify({ plan: 'pro', n: 2 }),
+      });
       const anonymous = result(id, { variantKey: 'A', userId: null });
       await store.appendBatch({ results: [target, anonymous, result(otherId)], exposures: [] });
       assert.deepEqual(await store.findResult(id, target.logId), {
         version: 2,
         variantKey: 'B',
         userId: 'finder',
+        assignmentId: 'as-finder',
+        context: { plan: 'pro', n: 2 },
       });
       assert.deepEqual(await store.findResult(id, anonymous.logId), {
         version: 1,
         variantKey: 'A',
         userId: null,
+        assignmentId: null,
+        context: null,
       });
       assert.equal(await store.findResult(otherId, target.logId), undefined);
       assert.equal(await store.findResult(id, 'no-such-log'), undefined);
@@ -1979,6 +1990,77 @@ for (const backend of backends) {
         (await store.listExperiments()).some((s) => s.experiment.slug === 'segments-bare'),
         false,
       );
+    });
+
+    test('feedback counts in its target’s segment; a replacement leaves only the segments that counted the old value', async () => {
+      const { id } = await store.insertExperiment({ ...experiment('segments-feedback'), segments: ['plan'] });
+      const rating = (value: number): FeedbackValue[] => [{ metric: 'rating', kind: 'mean', value }];
+      const fb = (target: string, variantKey: string, value: number, segments?: TargetSegments) =>
+        ({
+          feedbackId: `fb-seg-${++counter}`,
+          experimentId: id,
+          target,
+          version: 1,
+          variantKey,
+          userId: null,
+          unit: false,
+          values: rating(value),
+          comment: null,
+          createdAt: NOW,
+          ...(segments ? { segments } : {}),
+        }) satisfies NewFeedback;
+      const lookup = (assignmentId: string): TargetSegments => ({
+        values: {},
+        lookup: ['plan'],
+        assignmentId,
+      });
+      const served = {
+        ...exposure(id, 'B'),
+        assignmentId: 'fa-1',
+        context: { plan: 'team' },
+        segments: { plan: 'team' },
+      };
+      await store.appendBatch({ results: [], exposures: toExposureBatches([served]) });
+      // On a result's own value, on an assignment's stored value (by assignment and by a result naming
+      // it), on an assignment with no value, and one given before the key was declared (no segments).
+      await store.appendBatch({
+        results: [],
+        exposures: [],
+        feedback: [
+          fb('l:own', 'A', 4, { values: { plan: 'pro' }, lookup: [], assignmentId: null }),
+          fb('a:fa-1', 'B', 2, lookup('fa-1')),
+          fb('l:named', 'B', 3, lookup('fa-1')),
+          fb('a:fa-none', 'A', 5, lookup('fa-none')),
+          fb('l:early', 'A', 1),
+        ],
+      });
+      let read = await readBack(id, 'plan');
+      assert.deepEqual(read.sums, {
+        'pro/A/rating/mean': [1, 4, 16],
+        'team/B/rating/mean': [2, 5, 13],
+      });
+      assert.deepEqual(read.counts, {}, 'feedback counts no results');
+      // Replacements: by the difference where the old value was counted; twice in one batch; and the
+      // early one enters the segment now (n + 1, nothing taken out of a segment that never counted it).
+      await store.appendBatch({
+        results: [],
+        exposures: [],
+        feedback: [
+          fb('l:own', 'A', 2, { values: { plan: 'pro' }, lookup: [], assignmentId: null }),
+          fb('a:fa-1', 'B', 6, lookup('fa-1')),
+          fb('a:fa-1', 'B', 1, lookup('fa-1')),
+          fb('l:early', 'A', 7, { values: { plan: 'pro' }, lookup: [], assignmentId: null }),
+        ],
+      });
+      read = await readBack(id, 'plan');
+      assert.deepEqual(read.sums, {
+        'pro/A/rating/mean': [2, 9, 53],
+        'team/B/rating/mean': [2, 4, 10],
+      });
+      // The whole analysis counts every value once, at its latest.
+      const whole = (await store.readRollups(id)).metrics.filter((m) => m.metric === 'rating');
+      const byVariant = Object.fromEntries(whole.map((m) => [m.variantKey, [m.n, m.sum, m.sumSquares]]));
+      assert.deepEqual(byVariant, { A: [3, 14, 78], B: [2, 4, 10] });
     });
   });
 }

@@ -3,6 +3,7 @@
 // moves by the difference, so retries and corrections never double-count. Pure.
 
 import type { HourlyRollup, MetricRollup } from './rollups.js';
+import type { SegmentRollup } from './segments.js';
 import { SketchMoves } from './sketch-rollups.js';
 import { hourOf } from './time.js';
 import type { HourlyUnitDelta } from './unit-hours.js';
@@ -24,6 +25,11 @@ export interface FeedbackRow {
   comment: string | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * The segment values that count this value in segment_rollups (null: none). A replacement takes the old
+   * value out of these (not out of its target's values now: a key declared since never counted it).
+   */
+  segments: Record<string, string> | null;
 }
 
 export function feedbackKey(k: { experimentId: number; target: string; metric: string }): string {
@@ -39,6 +45,8 @@ export interface FeedbackPlan {
   units: HourlyUnitDelta[];
   /** A numeric value's sketch bin, all-time and in the hour its bucket rollup counts it. */
   sketches: SketchMoves;
+  /** The segment rollups' signed changes (values leave the segments that counted them, enter their target's). */
+  segments: SegmentRollup[];
 }
 
 /**
@@ -46,13 +54,22 @@ export interface FeedbackPlan {
  * metric twice in one batch replaces too). A replaced value leaves every rollup it was in (n − 1, its sum
  * and square taken out) and the new one enters: for the same kind n stays and the sums move by the
  * difference. The hour bucket is the first value's, so a correction moves the hour it was counted in.
+ * `segmentsOf` gives an item's target's segment values now (null: none): the new value enters those.
  */
 export function planFeedback(
   items: readonly NewFeedback[],
   current: Map<string, FeedbackRow>,
   overCap: (experimentId: number, metric: string) => boolean,
+  segmentsOf: (item: NewFeedback) => Record<string, string> | null = () => null,
 ): FeedbackPlan {
-  const plan: FeedbackPlan = { rows: [], metrics: [], hourly: [], units: [], sketches: new SketchMoves() };
+  const plan: FeedbackPlan = {
+    rows: [],
+    metrics: [],
+    hourly: [],
+    units: [],
+    sketches: new SketchMoves(),
+    segments: [],
+  };
   const written = new Map<string, FeedbackRow>();
   const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean, writtenAt: string) => {
     if (row.overCap) return;
@@ -67,6 +84,7 @@ export function planFeedback(
       sumSquares: sign * row.value * row.value,
     };
     plan.metrics.push(rollup);
+    for (const key in row.segments) plan.segments.push({ ...rollup, key, value: row.segments[key]! });
     plan.hourly.push({ ...rollup, hour: hourOf(row.createdAt) });
     if (row.kind === 'mean') plan.sketches.add(row, row.metric, row.value, sign, hourOf(row.createdAt));
     if (unit && row.userId !== null) {
@@ -85,6 +103,7 @@ export function planFeedback(
   };
   for (const item of items) {
     const unit = item.unit;
+    const segments = segmentsOf(item);
     for (const v of item.values) {
       const key = feedbackKey({ experimentId: item.experimentId, target: item.target, metric: v.metric });
       const old = current.get(key);
@@ -96,6 +115,7 @@ export function planFeedback(
             value: v.value,
             comment: item.comment,
             updatedAt: item.createdAt,
+            segments,
           }
         : {
             experimentId: item.experimentId,
@@ -111,7 +131,10 @@ export function planFeedback(
             comment: item.comment,
             createdAt: item.createdAt,
             updatedAt: item.createdAt,
+            segments,
           };
+      // A value beyond the cap is rolled up nowhere, so no segment counts it either.
+      if (row.overCap) row.segments = null;
       if (old) contribute(old, -1, unit, item.createdAt);
       contribute(row, 1, unit, item.createdAt);
       current.set(key, row);

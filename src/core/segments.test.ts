@@ -10,6 +10,7 @@ import {
   segmentValue,
   segmentValues,
   TOP_SEGMENTS,
+  targetSegments,
   topSegments,
   validateSegments,
 } from './segments.js';
@@ -133,5 +134,52 @@ describe('segments', () => {
       ],
     );
     assert.deepEqual(topSegments([], []), []);
+  });
+
+  test("feedback's target: a result's own values and its assignment's to look up; an assignment's all to look up", () => {
+    const keys = ['plan', 'region'];
+    assert.deepEqual(targetSegments(keys, { context: { plan: 'pro' }, assignmentId: 'as-1' }), {
+      values: { plan: 'pro' },
+      lookup: ['region'],
+      assignmentId: 'as-1',
+    });
+    assert.deepEqual(targetSegments(keys, { context: { plan: 'pro' }, assignmentId: null }), {
+      values: { plan: 'pro' },
+      lookup: [],
+      assignmentId: null,
+    });
+    assert.deepEqual(targetSegments(keys, { assignmentId: 'as-2' }), {
+      values: {},
+      lookup: keys,
+      assignmentId: 'as-2',
+    });
+    assert.equal(targetSegments([], { assignmentId: 'as-2' }), undefined);
+  });
+
+  test('topSegments shows a value only feedback gave (no results) after those with results', () => {
+    const row = (value: string, n: number): SegmentRollup => ({
+      experimentId: 1,
+      key: 'plan',
+      value,
+      version: 1,
+      variantKey: 'A',
+      metric: 'rating',
+      kind: 'mean',
+      n,
+      sum: n * 2,
+      sumSquares: n * 4,
+    });
+    const counts: SegmentCount[] = [
+      { experimentId: 1, key: 'plan', value: 'pro', version: 1, variantKey: 'A', n: 1 },
+    ];
+    // 'emptied': its only value moved out (n back to 0): shown nowhere.
+    const shown = topSegments([row('pro', 1), row('rated-only', 3), row('emptied', 0)], counts);
+    assert.deepEqual(
+      shown.map((s) => [s.value, s.counts.length, s.metrics.map((m) => m.n)]),
+      [
+        ['pro', 1, [1]],
+        ['rated-only', 0, [3]],
+      ],
+    );
   });
 });

@@ -167,8 +167,9 @@ export function rollUpSegments(results: Iterable<SegmentedResult>): {
 }
 
 /**
- * The values of one key to show: the TOP_SEGMENTS with most results (ties by value), and the rest merged
- * as one OTHER_SEGMENT value (its rows summed per version, variant, metric and kind).
+ * The values of one key to show: the TOP_SEGMENTS with most results (ties by value; values only feedback
+ * gave, with no result, last), and the rest merged as one OTHER_SEGMENT value (its rows summed per
+ * version, variant, metric and kind).
  */
 export function topSegments(
   metrics: readonly SegmentRollup[],
@@ -176,6 +177,8 @@ export function topSegments(
 ): Array<{ value: string; mergedValues?: number; counts: SegmentCount[]; metrics: SegmentRollup[] }> {
   const totals = new Map<string, number>();
   for (const c of counts) totals.set(c.value, (totals.get(c.value) ?? 0) + c.n);
+  // A value only feedback gave (on assignments, with no result of that value yet) ranks with 0 results.
+  for (const m of metrics) if (m.n > 0 && !totals.has(m.value)) totals.set(m.value, 0);
   const ranked = [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const shown = new Set(ranked.slice(0, TOP_SEGMENTS).map(([v]) => v));
   const out: Array<{
@@ -196,9 +199,11 @@ export function topSegments(
   }
   for (const m of metrics) {
     if (shown.has(m.value)) byValue.get(m.value)!.metrics.push(m);
-    else addTo(other.metrics, `${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.kind}`, m);
+    // Not ranked: a value with neither results nor feedback left (rows moved back to n = 0) shows nowhere.
+    else if (totals.has(m.value))
+      addTo(other.metrics, `${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.kind}`, m);
   }
-  if (other.counts.size > 0) {
+  if (other.counts.size > 0 || other.metrics.size > 0) {
     out.push({
       value: OTHER_SEGMENT,
       mergedValues: ranked.length - shown.size,
@@ -252,4 +257,31 @@ export function resultSegments(
     else if (assignment !== undefined) lookup.push(key);
   }
   return { values, lookup, wait: assignment?.clientMade === true };
+}
+
+/**
+ * The segments of feedback's target (an experiment declaring segments): a result's own values and the keys
+ * to find in its assignment's, or an assignment's keys to find. Found when the feedback commits; a key
+ * whose value is not stored then (a client's exposure still to come) counts it in no segment.
+ */
+export interface TargetSegments {
+  values: Record<string, string>;
+  lookup: string[];
+  /** The assignment whose stored values `lookup` names (null: none, so no lookup). */
+  assignmentId: string | null;
+}
+
+/** The segments of feedback on a result (its context and assignment id as stored) or on an assignment. */
+export function targetSegments(
+  keys: readonly string[],
+  target: { context: JsonObject | null; assignmentId: string | null } | { assignmentId: string },
+): TargetSegments | undefined {
+  const context = 'context' in target ? target.context : null;
+  const assignmentId = target.assignmentId;
+  const found = resultSegments(
+    context,
+    keys,
+    assignmentId === null ? undefined : { id: assignmentId, clientMade: false },
+  );
+  return found && { values: found.values, lookup: found.lookup, assignmentId };
 }

@@ -1,7 +1,7 @@
 // What the ingest pipeline hands the store (Store.appendBatch): the results, exposure batches and feedback of one transaction.
 import type { Exposure } from './exposure.js';
 import type { IdempotencyRecord } from './idempotency.js';
-import type { AssignmentSegment, ResultSegments } from './segments.js';
+import type { AssignmentSegment, ResultSegments, TargetSegments } from './segments.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
 export type JsonText = string;
@@ -53,6 +53,8 @@ export interface NewFeedback {
   values: FeedbackValue[];
   comment: string | null;
   createdAt: string;
+  /** Its experiment declares segments: its target's values, and the keys to find in its assignment's. */
+  segments?: TargetSegments;
 }
 
 /** The exposures of one experiment version, sealed by the exposure queue: one `exposure_batches` row (ADR 0006). */

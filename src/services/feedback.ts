@@ -3,6 +3,7 @@
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { metricKind } from '../core/rollups.js';
+import { targetSegments } from '../core/segments.js';
 import type { FeedbackValue, NewFeedback } from '../core/writes.js';
 import type { ResultTarget, Store } from '../store/store.js';
 import type { ExperimentCache } from './experiment-cache.js';
@@ -148,7 +149,8 @@ export class FeedbackService {
     const values = feedbackValues(input.metrics);
     const live = await this.deps.experiments.find(slug);
     if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
-    let target: Pick<NewFeedback, 'target' | 'version' | 'variantKey' | 'userId'>;
+    const keys = live.experiment.segments;
+    let target: Pick<NewFeedback, 'target' | 'version' | 'variantKey' | 'userId' | 'segments'>;
     if (hasAssignment) {
       const id = input.assignmentId!;
       const assigned = await this.deps.assignments.resolve(live, id);
@@ -157,12 +159,18 @@ export class FeedbackService {
       }
       // The id's UUID names the assignment (the rest says what it was issued for, and its check may be
       // either kind): a short key, whatever the user id's length, and one row per assignment.
-      target = { target: `a:${id.slice(0, 36)}`, ...assigned };
+      target = {
+        target: `a:${id.slice(0, 36)}`,
+        ...assigned,
+        segments: targetSegments(keys, { assignmentId: id }),
+      };
     } else {
       const id = input.logId!;
       const result = LOG_ID.test(id) ? await findResult(live.id, id) : undefined;
       if (!result) throw new NotFoundError(`experiment '${slug}' has no result with logId '${id}'`);
-      target = { target: `l:${id}`, ...result };
+      const { version, variantKey, userId } = result;
+      // The result's segments: its own context's values, else its assignment's (core/segments.ts).
+      target = { target: `l:${id}`, version, variantKey, userId, segments: targetSegments(keys, result) };
     }
     return {
       feedbackId: this.deps.newId(),

@@ -13,6 +13,7 @@ import {
   rollUpHours,
   rollUpResults,
 } from '../core/rollups.js';
+import type { SegmentRollup } from '../core/segments.js';
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
 import { type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
@@ -52,30 +53,36 @@ export interface RollupPlan {
   sketches: SketchMoves;
   /** The feedback rows to write (null without feedback). */
   feedbackRows: FeedbackRow[] | null;
+  /** Feedback's signed changes to segment_rollups (the results' are segment-plan.ts's). */
+  segments: SegmentRollup[];
 }
 
 /**
  * Plans the rollups of `rolled` (the batch's results, the cap decided) and of `feedback`, which replaces
- * the `stored` rows of its targets; `feedbackOverCap` says which feedback names the cap left out.
+ * the `stored` rows of its targets; `feedbackOverCap` says which feedback names the cap left out, and
+ * `feedbackSegments` the segment values of each item's target (segment-plan.ts feedbackSegmentsOf).
  */
 export function planRollups(
   feedback: NewFeedback[],
   stored: Map<string, FeedbackRow>,
   rolled: RolledResult[],
   feedbackOverCap: (experimentId: number, metric: string) => boolean,
+  feedbackSegments?: (item: NewFeedback) => Record<string, string> | null,
 ): RollupPlan {
   const metrics: MetricRollup[] = rollUpResults(rolled);
   const hourly: HourlyRollup[] = rollUpHours(rolled);
   const units: HourlyUnitDelta[] = unitDeltasByHour(rolled);
   let sketches = new SketchMoves();
   let feedbackRows: FeedbackRow[] | null = null;
+  let segments: SegmentRollup[] = [];
   if (feedback.length > 0) {
-    const plan = planFeedback(feedback, stored, feedbackOverCap);
+    const plan = planFeedback(feedback, stored, feedbackOverCap, feedbackSegments);
     metrics.push(...plan.metrics);
     hourly.push(...plan.hourly);
     units.push(...plan.units);
     sketches = plan.sketches;
     feedbackRows = plan.rows;
+    segments = mergeRollups(plan.segments, (r) => `${metricRollupKey(r)}\u0000${r.key}\u0000${r.value}`);
   }
   addSketchValues(sketches, rolled);
   // The results' own rollups have one row per key already; only feedback's changes need merging in.
@@ -86,6 +93,7 @@ export function planRollups(
     units,
     sketches,
     feedbackRows,
+    segments,
   };
 }
 

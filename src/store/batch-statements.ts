@@ -27,6 +27,7 @@ import {
   unitSumStatement,
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
+import { feedbackSegments, segmentRollupStatement } from './segment-rows.js';
 import {
   exposureUserRollupStatement,
   exposureUsersStatement,
@@ -94,6 +95,7 @@ const feedbackOf = (r: Selectable<Database['feedback']>): FeedbackRow => ({
   comment: r.comment,
   createdAt: isoTime(r.created_at),
   updatedAt: isoTime(r.updated_at),
+  segments: r.segments === null ? null : (JSON.parse(r.segments) as Record<string, string>),
 });
 
 const unitSumOf = (r: Selectable<Database['unit_sums']>): UnitSum => ({
@@ -185,10 +187,12 @@ export async function plannedStatements(
 ): Promise<Planned> {
   const feedback = batch.feedback ?? [];
   const stored = feedback.length > 0 ? await readFeedback(db, feedback) : new Map<string, FeedbackRow>();
-  const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
+  const segmentsOf = feedback.length > 0 ? await feedbackSegments(db, batch) : undefined;
+  const plan = planRollups(feedback, stored, rolled, feedbackOverCap, segmentsOf);
   const unitParts = plan.units;
   const statements: RowStatement[] = [];
-  if (plan.feedbackRows) statements.push(feedbackStatement(plan.feedbackRows));
+  if (plan.feedbackRows)
+    statements.push(feedbackStatement(plan.feedbackRows), segmentRollupStatement(plan.segments));
   statements.push(metricRollupStatement(plan.metrics), hourlyRollupStatement(plan.hourly));
   const bins = plan.sketches.rows();
   statements.push(sketchBinStatement(bins.all), hourlySketchBinStatement(bins.hourly));

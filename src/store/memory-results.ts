@@ -3,6 +3,7 @@
 import type { FeedbackRow } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import { metricValue } from '../core/result-values.js';
+import type { NewResult } from '../core/writes.js';
 import type { Result, ResultPage, ResultQuery } from './store.js';
 
 export interface MemoryResult {
@@ -94,5 +95,30 @@ export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: Wha
     lastSeq: last?.seq ?? null,
     ...(byValue ? { lastValue: last?.value ?? null } : {}),
     hasMore,
+  };
+}
+
+function parse(text: string | null): JsonObject | null {
+  return text === null ? null : (JSON.parse(text) as JsonObject);
+}
+
+/** A committed result as read back, before what was said about it is added. */
+export function toResult(r: NewResult): Result {
+  return {
+    logId: r.logId,
+    variantKey: r.variantKey,
+    knownVariant: r.knownVariant,
+    userId: r.userId,
+    assignmentId: r.assignmentId,
+    assignedVariant: r.assignedVariant ?? null,
+    input: parse(r.input),
+    output: parse(r.output),
+    metrics: parse(r.metrics),
+    context: parse(r.context),
+    timestamp: r.timestamp,
+    createdAt: r.createdAt,
+    experimentVersion: r.version,
+    feedback: {},
+    assignmentContext: null,
   };
 }

@@ -6,6 +6,8 @@ import type { SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { NewResult, WriteBatch } from '../core/writes.js';
 import { rolledOf } from './batch-plan.js';
 import {
+  feedbackSegmentNeeds,
+  feedbackSegmentsOf,
   type PendingSegment,
   planSegments,
   type SegmentFound,
@@ -34,6 +36,12 @@ export class MemorySegments {
     return needs && planSegments(batch, rolled, this.find(needs, results));
   }
 
+  /** The segment values of each feedback item's target in `batch` (segment-plan.ts). */
+  feedbackSegments(batch: WriteBatch): ReturnType<typeof feedbackSegmentsOf> {
+    const needs = { assignments: feedbackSegmentNeeds(batch), pending: new Map<number, string[]>() };
+    return feedbackSegmentsOf(batch, this.find(needs, new Map()).assignments);
+  }
+
   /** What `needs` asks for, given the committed results by logId (read back as the rollups saw them). */
   find(needs: SegmentNeeds, results: Results): SegmentFound {
     const found: SegmentFound = { assignments: [], pending: [] };
@@ -57,7 +65,9 @@ export class MemorySegments {
     return found;
   }
 
-  apply(plan: SegmentPlan | null): void {
+  /** Keeps a batch's plan and feedback's signed changes to the rollups (batch-plan.ts RollupPlan.segments). */
+  apply(plan: SegmentPlan | null, feedback: readonly SegmentRollup[]): void {
+    this.addMetrics(feedback);
     if (plan === null) return;
     for (const a of plan.assignments) {
       const k = `${a.experimentId}${SEP}${a.assignmentId}`;
@@ -80,7 +90,17 @@ export class MemorySegments {
       if (list.length > 0) this.pending.set(k, list);
       else this.pending.delete(k);
     }
-    for (const m of plan.metrics) {
+    this.addMetrics(plan.metrics);
+    for (const c of plan.counts) {
+      const k = [c.experimentId, c.key, c.value, c.version, c.variantKey].join(SEP);
+      const acc = this.counts.get(k);
+      if (acc) acc.n += c.n;
+      else this.counts.set(k, { ...c });
+    }
+  }
+
+  private addMetrics(metrics: readonly SegmentRollup[]): void {
+    for (const m of metrics) {
       const k = [m.experimentId, m.key, m.value, m.version, m.variantKey, m.metric, m.kind].join(SEP);
       const acc = this.metrics.get(k);
       if (acc) {
@@ -88,12 +108,6 @@ export class MemorySegments {
         acc.sum += m.sum;
         acc.sumSquares += m.sumSquares;
       } else this.metrics.set(k, { ...m });
-    }
-    for (const c of plan.counts) {
-      const k = [c.experimentId, c.key, c.value, c.version, c.variantKey].join(SEP);
-      const acc = this.counts.get(k);
-      if (acc) acc.n += c.n;
-      else this.counts.set(k, { ...c });
     }
   }
 

@@ -8,7 +8,6 @@ import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
 import {
   hourlyRollupKey,
@@ -23,20 +22,20 @@ import { unitKey } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
-import { listMemoryResults, saidFrom } from './memory-results.js';
+import { listMemoryResults, saidFrom, toResult } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments } from './memory-segments.js';
-import type {
-  HourlyData,
-  Result,
-  ResultPage,
-  ResultQuery,
-  ResultTarget,
-  Rollups,
-  SegmentRows,
-  Store,
-  StoredExperiment,
-  StoredVersion,
+import {
+  type HourlyData,
+  type ResultPage,
+  type ResultQuery,
+  type ResultTarget,
+  type Rollups,
+  resultTarget,
+  type SegmentRows,
+  type Store,
+  type StoredExperiment,
+  type StoredVersion,
 } from './store.js';
 
 /** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */
@@ -45,30 +44,6 @@ interface Committed {
   result: NewResult;
   /** Its metric names the cap left out (ADR 0014), as the SQL store's `metrics_over_cap`. */
   metricsOverCap: string[] | null;
-}
-
-function parse(text: string | null): JsonObject | null {
-  return text === null ? null : (JSON.parse(text) as JsonObject);
-}
-
-function toResult({ result: r }: Committed): Result {
-  return {
-    logId: r.logId,
-    variantKey: r.variantKey,
-    knownVariant: r.knownVariant,
-    userId: r.userId,
-    assignmentId: r.assignmentId,
-    assignedVariant: r.assignedVariant ?? null,
-    input: parse(r.input),
-    output: parse(r.output),
-    metrics: parse(r.metrics),
-    context: parse(r.context),
-    timestamp: r.timestamp,
-    createdAt: r.createdAt,
-    experimentVersion: r.version,
-    feedback: {},
-    assignmentContext: null,
-  };
 }
 
 /**
@@ -185,7 +160,8 @@ export class MemoryStore implements Store {
       rolledFb.some((f) => f.experimentId === experimentId && f.overCap?.has(metric) === true);
 
     const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
-    const plan = planRollups(feedback, stored, rolled, feedbackOverCap);
+    const fbSegments = this.segments.feedbackSegments(batch);
+    const plan = planRollups(feedback, stored, rolled, feedbackOverCap, fbSegments);
     const units = applyUnitDeltasByHour(plan.units, this.rollups.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
     const segments = this.segments.plan(batch, rolled, this.byLogId);
@@ -213,7 +189,7 @@ export class MemoryStore implements Store {
     this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
     this.rollups.addHourly(mergeRollups(plan.hourly, hourlyRollupKey));
     this.rollups.addUnits(units.rollups);
-    this.segments.apply(segments);
+    this.segments.apply(segments, plan.segments);
     for (const r of units.hourly) addUnitRollup(this.rollups.hourlyUnitRollups, r, hourlyUnitRollupKey);
     this.rollups.addSketches(plan.sketches);
     for (const u of users.rows) this.rollups.exposureUsers.set(exposureUserKey(u), { ...u });
@@ -245,7 +221,7 @@ export class MemoryStore implements Store {
       experimentId: c.result.experimentId,
       variantKey: c.result.variantKey,
       createdAt: c.result.createdAt,
-      read: () => toResult(c),
+      read: () => toResult(c.result),
     }));
     return listMemoryResults(all, q, saidFrom(this.feedback.values(), this.contexts));
   }
@@ -296,8 +272,7 @@ export class MemoryStore implements Store {
     const found = new Map<string, ResultTarget>();
     for (const logId of logIds) {
       const r = this.byLogId.get(logId)?.result;
-      if (r?.experimentId === experimentId)
-        found.set(logId, { version: r.version, variantKey: r.variantKey, userId: r.userId });
+      if (r?.experimentId === experimentId) found.set(logId, resultTarget(r));
     }
     return found;
   }

@@ -146,7 +146,7 @@ const UPSERTS = {
   segment_pending: { keys: ['experiment_id', 'assignment_id', 'log_id', 'segment_key'], chunk: 2000 },
   feedback: {
     keys: ['experiment_id', 'target', 'metric'],
-    replace: ['feedback_id', 'kind', 'value', 'comment', 'updated_at'],
+    replace: ['feedback_id', 'kind', 'value', 'comment', 'updated_at', 'segments'],
     chunk: 1000,
   },
   idempotency_keys: {
@@ -296,6 +296,7 @@ export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
       comment: f.comment,
       created_at: f.createdAt,
       updated_at: f.updatedAt,
+      segments: f.segments === null ? null : JSON.stringify(f.segments),
     })),
   );
 }

@@ -177,6 +177,8 @@ export interface FeedbackTable {
   comment: string | null;
   created_at: Time;
   updated_at: Time;
+  /** JSON object: the segment values counting this value in segment_rollups; null: none (migration 013). */
+  segments: string | null;
 }
 
 /** Hourly metric rollups for the time series (migration 006); bucket is the hour's ISO start. */

@@ -10,7 +10,7 @@ import {
   type SegmentedResult,
   type SegmentRollup,
 } from '../core/segments.js';
-import type { WriteBatch } from '../core/writes.js';
+import type { NewFeedback, WriteBatch } from '../core/writes.js';
 
 /** A result waiting for its assignment's value of `key` (a client's exposure not stored yet). */
 export interface PendingSegment {
@@ -107,16 +107,16 @@ export async function findSegments(needs: SegmentNeeds, look: SegmentLookups): P
   return found;
 }
 
-/** Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided). */
-export function planSegments(
-  batch: WriteBatch,
-  rolled: readonly RolledResult[],
-  stored: SegmentFound,
-): SegmentPlan {
-  const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
-  // The batch's own exposures first (a log committed with its assign's exposure), then the stored ones.
+/**
+ * Assignments' segment values by experiment and assignment id: the batch's own exposures first (a log
+ * committed with its assign's exposure), then the stored ones; the first value of a key kept.
+ */
+function knownValues(
+  inBatch: readonly AssignmentSegment[],
+  stored: readonly AssignmentSegment[],
+): Map<string, Map<string, string>> {
   const known = new Map<string, Map<string, string>>();
-  const keep = (a: AssignmentSegment) => {
+  for (const a of [...inBatch, ...stored]) {
     const k = key2(a.experimentId, a.assignmentId);
     let values = known.get(k);
     if (!values) {
@@ -124,9 +124,18 @@ export function planSegments(
       known.set(k, values);
     }
     if (!values.has(a.key)) values.set(a.key, a.value);
-  };
-  for (const a of assignments) keep(a);
-  for (const a of stored.assignments) keep(a);
+  }
+  return known;
+}
+
+/** Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided). */
+export function planSegments(
+  batch: WriteBatch,
+  rolled: readonly RolledResult[],
+  stored: SegmentFound,
+): SegmentPlan {
+  const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
+  const known = knownValues(assignments, stored.assignments);
   const results: SegmentedResult[] = [];
   const waiting: PendingSegment[] = [];
   for (const [i, r] of batch.results.entries()) {
@@ -152,4 +161,48 @@ export function planSegments(
   }
   const { metrics, counts } = rollUpSegments(results);
   return { assignments, waiting, resolved, metrics, counts };
+}
+
+/** The assignment ids whose stored segment values `batch`'s feedback needs (its exposures' excepted). */
+export function feedbackSegmentNeeds(batch: WriteBatch): Map<number, string[]> {
+  const inBatch = new Set(
+    batch.exposures.flatMap((b) => b.segments ?? []).map((a) => key2(a.experimentId, a.assignmentId)),
+  );
+  return byExperiment(
+    (batch.feedback ?? []).flatMap((f) => {
+      const s = f.segments;
+      return s &&
+        s.lookup.length > 0 &&
+        s.assignmentId !== null &&
+        !inBatch.has(key2(f.experimentId, s.assignmentId))
+        ? [{ experimentId: f.experimentId, assignmentId: s.assignmentId }]
+        : [];
+    }),
+  );
+}
+
+/**
+ * The segment values of each feedback item's target, as they are when `batch` commits: its own (a
+ * result's context), then its assignment's from the batch's exposures or `stored` (feedbackSegmentNeeds'
+ * reads). A key with no value found counts the item in no segment of that key.
+ */
+export function feedbackSegmentsOf(
+  batch: WriteBatch,
+  stored: readonly AssignmentSegment[],
+): (item: NewFeedback) => Record<string, string> | null {
+  const known = knownValues(
+    batch.exposures.flatMap((b) => b.segments ?? []),
+    stored,
+  );
+  return (item) => {
+    const s = item.segments;
+    if (!s) return null;
+    const values = { ...s.values };
+    const found = s.assignmentId === null ? undefined : known.get(key2(item.experimentId, s.assignmentId));
+    for (const key of s.lookup) {
+      const value = found?.get(key);
+      if (value !== undefined) values[key] = value;
+    }
+    return Object.keys(values).length > 0 ? values : null;
+  };
 }

@@ -8,6 +8,8 @@ import type { MetricKind } from '../stats/arms.js';
 import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 import {
+  feedbackSegmentNeeds,
+  feedbackSegmentsOf,
   findSegments,
   type PendingResult,
   type PendingSegment,
@@ -33,6 +35,15 @@ export async function segmentWrites(
   const needs = segmentNeeds(batch);
   if (needs === null) return [];
   return segmentStatements(planSegments(batch, rolled, await findSegments(needs, segmentLookups(db))));
+}
+
+/** The segment values of each feedback item's target in `batch`, read on `db` (segment-plan.ts). */
+export async function feedbackSegments(
+  db: Kysely<Database>,
+  batch: WriteBatch,
+): Promise<ReturnType<typeof feedbackSegmentsOf>> {
+  const needs = { assignments: feedbackSegmentNeeds(batch), pending: new Map<number, string[]>() };
+  return feedbackSegmentsOf(batch, (await findSegments(needs, segmentLookups(db))).assignments);
 }
 
 /** The lookups on `db` (the batch's transaction, or the read connection in SQLite's writer turn). */
@@ -147,7 +158,8 @@ function deletePendingStatement(rows: Array<ReturnType<typeof pendingRow>>): Row
 const segmentKey = (r: SegmentCount | SegmentRollup) =>
   `${r.experimentId}\u0000${r.key}\u0000${r.value}\u0000${r.version}\u0000${r.variantKey}`;
 
-function segmentRollupStatement(rows: SegmentRollup[]): RowStatement {
+/** Signed changes to segment_rollups, in key order (results' and feedback's). */
+export function segmentRollupStatement(rows: SegmentRollup[]): RowStatement {
   return upsertStatement(
     'segment_rollups',
     sortedBy(rows, (r) => `${segmentKey(r)}\u0000${r.metric}\u0000${r.kind}`).map((r) => ({

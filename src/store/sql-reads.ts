@@ -134,14 +134,18 @@ export async function findResult(
   experimentId: number,
   logId: string,
 ): Promise<ResultTarget | undefined> {
-  const row = await db
-    .selectFrom('results')
-    .select(['experiment_version', 'variant_key', 'user_id'])
-    .where('log_id', '=', logId)
-    .where('experiment_id', '=', experimentId)
-    .executeTakeFirst();
-  return row && { version: Number(row.experiment_version), variantKey: row.variant_key, userId: row.user_id };
+  return (await findResults(db, experimentId, [logId])).get(logId);
 }
+
+/** A results row as feedback on it sees it (its variant, user, assignment and context). */
+const TARGET_COLUMNS = [
+  'log_id',
+  'experiment_version',
+  'variant_key',
+  'user_id',
+  'assignment_id',
+  'context',
+] as const;
 
 /** Log ids looked up in one statement (well below SQLite's and PostgreSQL's bound parameters). */
 const LOG_IDS_PER_READ = 1000;
@@ -156,7 +160,7 @@ export async function findResults(
   for (let i = 0; i < unique.length; i += LOG_IDS_PER_READ) {
     const rows = await db
       .selectFrom('results')
-      .select(['log_id', 'experiment_version', 'variant_key', 'user_id'])
+      .select(TARGET_COLUMNS)
       .where('experiment_id', '=', experimentId)
       .where('log_id', 'in', unique.slice(i, i + LOG_IDS_PER_READ))
       .execute();
@@ -165,6 +169,8 @@ export async function findResults(
         version: Number(row.experiment_version),
         variantKey: row.variant_key,
         userId: row.user_id,
+        assignmentId: row.assignment_id,
+        context: row.context === null ? null : json<JsonObject>(row.context),
       });
     }
   }

@@ -9,7 +9,7 @@ import type { SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { HourlyUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
-import type { BatchDecisions, WriteBatch } from '../core/writes.js';
+import type { BatchDecisions, NewResult, WriteBatch } from '../core/writes.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
 export interface StoredExperiment {
@@ -133,6 +133,15 @@ export interface ResultTarget {
   version: number;
   variantKey: string;
   userId: string | null;
+  /** The assignment id it was logged with, and its own context: where feedback on it finds its segments. */
+  assignmentId: string | null;
+  context: JsonObject | null;
+}
+
+/** A result as feedback on it sees it (the memory store's; the SQL store reads the same columns). */
+export function resultTarget(r: NewResult): ResultTarget {
+  const { version, variantKey, userId, assignmentId } = r;
+  return { version, variantKey, userId, assignmentId, context: r.context && JSON.parse(r.context) };
 }
 
 export interface Store {
