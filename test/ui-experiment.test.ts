@@ -561,6 +561,10 @@ describe('the results page in headless Chromium', () => {
         })()`);
         await page.getByTestId('since').fill(local);
         await page.locator('[data-flagged="true"]').nth(1).waitFor();
+        // Newest first, the flagged ones are on the page before the filter applies: wait for the filtered page.
+        await page.waitForFunction(
+          `document.querySelectorAll('[data-testid="result-row"][data-flagged="false"]').length === 0`,
+        );
         assert.equal(await page.locator('[data-testid="result-row"][data-flagged="false"]').count(), 0);
         await page.getByTestId('flag-unknown').waitFor();
         assert.match(await page.getByTestId('flag-assigned').innerText(), /assigned A/);
