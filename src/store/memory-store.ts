@@ -3,12 +3,12 @@
 // they are kept differs.
 
 import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import type { JsonObject } from '../core/json.js';
 import { applyMetricCap } from '../core/metric-cap.js';
 import {
   hourlyRollupKey,
@@ -20,53 +20,27 @@ import {
 import { hourOf } from '../core/time.js';
 import { addUnitRollup, applyUnitDeltasByHour, hourlyUnitRollupKey } from '../core/unit-hours.js';
 import { unitKey } from '../core/units.js';
-import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import type { BatchDecisions, ExposureBatch, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
+import { MemoryEvents } from './memory-events.js';
+import { type Committed, resultPage } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments } from './memory-segments.js';
 import type {
+  EventQuery,
+  EventStore,
   HourlyData,
-  Result,
   ResultPage,
   ResultQuery,
   ResultTarget,
   Rollups,
   SegmentRows,
   Store,
+  StoredEvent,
   StoredExperiment,
   StoredVersion,
 } from './store.js';
-
-/** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */
-interface Committed {
-  seq: number;
-  result: NewResult;
-  /** Its metric names the cap left out (ADR 0014), as the SQL store's `metrics_over_cap`. */
-  metricsOverCap: string[] | null;
-}
-
-function parse(text: string | null): JsonObject | null {
-  return text === null ? null : (JSON.parse(text) as JsonObject);
-}
-
-function toResult({ result: r }: Committed): Result {
-  return {
-    logId: r.logId,
-    variantKey: r.variantKey,
-    knownVariant: r.knownVariant,
-    userId: r.userId,
-    assignmentId: r.assignmentId,
-    assignedVariant: r.assignedVariant ?? null,
-    input: parse(r.input),
-    output: parse(r.output),
-    metrics: parse(r.metrics),
-    context: parse(r.context),
-    timestamp: r.timestamp,
-    createdAt: r.createdAt,
-    experimentVersion: r.version,
-  };
-}
 
 /**
  * Everything the SQL store keeps, kept the same way: experiments with their version history, results in
@@ -74,7 +48,7 @@ function toResult({ result: r }: Committed): Result {
  * updated by every append. Values are copied in and out, so a caller never shares an object with the
  * store. Every call completes in one step, so a change is atomic as a transaction is.
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, EventStore {
   private readonly experiments = new Map<number, Experiment>();
   private readonly idsBySlug = new Map<string, number>();
   private readonly versions = new Map<number, StoredVersion[]>();
@@ -84,6 +58,7 @@ export class MemoryStore implements Store {
   private readonly feedback = new Map<string, FeedbackRow>();
   private readonly rollups = new MemoryRollups();
   private readonly segments = new MemorySegments();
+  private readonly events = new MemoryEvents();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
   private lastExperimentId = 0;
@@ -99,7 +74,11 @@ export class MemoryStore implements Store {
     return id === undefined ? undefined : this.stored(id);
   }
 
-  async insertExperiment(experiment: Experiment, _record?: IdempotencyRecord): Promise<StoredExperiment> {
+  async insertExperiment(
+    experiment: Experiment,
+    _record?: IdempotencyRecord,
+    events?: readonly ChangeEvent[],
+  ): Promise<StoredExperiment> {
     if (this.idsBySlug.has(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
@@ -107,16 +86,20 @@ export class MemoryStore implements Store {
     this.save(id, experiment);
     this.versions.set(id, []);
     this.recordVersion(id, experiment);
+    this.events.add(events);
     return { id, experiment };
   }
 
   async updateExperiment(
     slug: string,
     change: (current: Experiment) => Experiment,
+    events?: (before: Experiment, after: Experiment) => readonly ChangeEvent[],
   ): Promise<StoredExperiment> {
     const current = this.current(slug);
     const next = change(current.experiment);
+    const made = events?.(current.experiment, next);
     this.save(current.id, next);
+    this.events.add(made);
     if (next.version !== current.experiment.version) this.recordVersion(current.id, next);
     return { id: current.id, experiment: next };
   }
@@ -124,6 +107,7 @@ export class MemoryStore implements Store {
   async deleteExperiment(
     slug: string,
     guard: (current: Experiment, hasResults: boolean) => void,
+    events?: (deleted: Experiment) => readonly ChangeEvent[],
   ): Promise<void> {
     const current = this.current(slug);
     const hasResults = this.results.some((c) => c.result.experimentId === current.id);
@@ -139,6 +123,15 @@ export class MemoryStore implements Store {
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
     this.revision++;
+    this.events.add(events?.(current.experiment));
+  }
+
+  async listEvents(q: EventQuery): Promise<StoredEvent[]> {
+    return this.events.list(q);
+  }
+
+  async recordEvents(events: readonly ChangeEvent[]): Promise<void> {
+    this.events.add(events);
   }
 
   /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */
@@ -228,21 +221,7 @@ export class MemoryStore implements Store {
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
-    const matching: Committed[] = [];
-    for (const c of this.results) {
-      const r = c.result;
-      if (r.experimentId !== q.experimentId) continue;
-      if (q.afterSeq !== undefined && c.seq <= q.afterSeq) continue;
-      if (q.uptoSeq !== undefined && c.seq > q.uptoSeq) continue;
-      if (q.variantKey !== undefined && r.variantKey !== q.variantKey) continue;
-      if (q.since !== undefined && r.createdAt < q.since) continue;
-      if (q.until !== undefined && r.createdAt >= q.until) continue;
-      matching.push(c);
-      if (matching.length > q.limit) break;
-    }
-    const hasMore = matching.length > q.limit;
-    const page = hasMore ? matching.slice(0, q.limit) : matching;
-    return { results: page.map(toResult), lastSeq: page.at(-1)?.seq ?? null, hasMore };
+    return resultPage(this.results, q);
   }
 
   async lastResultSeq(experimentId: number): Promise<number> {
