@@ -4,9 +4,16 @@ import type { EventQuery, StoredEvent } from './store.js';
 
 export class MemoryEvents {
   private readonly events: StoredEvent[] = [];
+  private readonly ids = new Set<string>();
 
+  /** All or nothing, as the SQL store's insert: an id already kept (the unique index) keeps none. */
   add(events: readonly ChangeEvent[] | undefined): void {
+    const ids = new Set((events ?? []).map((e) => e.id));
+    if (ids.size !== (events ?? []).length || [...ids].some((id) => this.ids.has(id))) {
+      throw new Error('an event with this id is already kept');
+    }
     for (const e of events ?? []) {
+      this.ids.add(e.id);
       this.events.push(structuredClone({ ...e, seq: this.events.length + 1 }));
     }
   }

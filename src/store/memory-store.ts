@@ -82,11 +82,11 @@ export class MemoryStore implements Store, EventStore {
     if (this.idsBySlug.has(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
+    this.events.add(events);
     const id = ++this.lastExperimentId;
     this.save(id, experiment);
     this.versions.set(id, []);
     this.recordVersion(id, experiment);
-    this.events.add(events);
     return { id, experiment };
   }
 
@@ -97,9 +97,8 @@ export class MemoryStore implements Store, EventStore {
   ): Promise<StoredExperiment> {
     const current = this.current(slug);
     const next = change(current.experiment);
-    const made = events?.(current.experiment, next);
+    this.events.add(events?.(current.experiment, next));
     this.save(current.id, next);
-    this.events.add(made);
     if (next.version !== current.experiment.version) this.recordVersion(current.id, next);
     return { id: current.id, experiment: next };
   }
@@ -114,6 +113,7 @@ export class MemoryStore implements Store, EventStore {
     guard(current.experiment, hasResults);
     // The SQL store's foreign keys refuse this too: results would point at nothing.
     if (hasResults) throw new Error(`experiment '${slug}' has results and cannot be deleted`);
+    this.events.add(events?.(current.experiment));
     forget(this.rollups.exposureRollups, current.id);
     this.segments.forget(current.id);
     forget(this.rollups.exposureUsers, current.id);
@@ -123,7 +123,6 @@ export class MemoryStore implements Store, EventStore {
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
     this.revision++;
-    this.events.add(events?.(current.experiment));
   }
 
   async listEvents(q: EventQuery): Promise<StoredEvent[]> {
