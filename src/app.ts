@@ -9,6 +9,7 @@ import { assignRoutes } from './http/assign.js';
 import { compileRoute } from './http/compile.js';
 import { createCors } from './http/cors.js';
 import { registerDocs } from './http/docs.js';
+import { eventRoutes } from './http/events.js';
 import { experimentRoutes } from './http/experiments.js';
 import { feedbackRoutes } from './http/feedback.js';
 import { healthRoutes } from './http/health.js';
@@ -30,6 +31,7 @@ import { createValidatorCompiler } from './http/validation.js';
 import type { Metrics } from './metrics.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
+import type { EventService } from './services/events.js';
 import type { ExperimentCache } from './services/experiment-cache.js';
 import type { ExperimentService } from './services/experiments.js';
 import type { ExposureService } from './services/exposures.js';
@@ -54,6 +56,7 @@ export interface AppDeps {
   feedback: FeedbackService;
   analysis: AnalysisService;
   timeseries: TimeseriesService;
+  events: EventService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -93,7 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const validatorCompiler = createValidatorCompiler();
   const routes = [
     ...healthRoutes(deps.store),
-    ...experimentRoutes(deps.experiments),
+    ...experimentRoutes(deps.experiments, (p) => deps.keys.actorOf(p)),
+    ...eventRoutes(deps.events),
     ...assignRoutes(deps.assign),
     ...resultRoutes(deps.results, deps.feedback),
     ...feedbackRoutes(deps.feedback),

@@ -7,6 +7,7 @@ import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { AnalysisService } from './services/analysis.js';
 import { createAssign } from './services/assignments.js';
+import { EventBus, EventService } from './services/events.js';
 import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
@@ -56,6 +57,8 @@ export interface Runtime {
   ingest: GroupCommit;
   /** This runtime's Prometheus metrics (GET /metrics). */
   metrics: Metrics;
+  /** The events of changes this process committed, published after each commit (webhooks, the monitor). */
+  bus: EventBus;
   /** Stops taking requests, answers or flushes everything pending, closes the database. */
   close(): Promise<void>;
 }
@@ -81,8 +84,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const now = () => isoNow();
   const metrics = createMetrics();
   const experimentCache = new ExperimentCache(store);
-  const experiments = new ExperimentService(store, experimentCache, now);
   let app: App | undefined;
+  const bus = new EventBus((err) => app?.log.warn({ err }, 'a listener of committed events failed'));
+  const experiments = new ExperimentService(store, experimentCache, { now, bus, newId });
   const keys = new KeyService({
     store,
     rootKey: options.apiKey,
@@ -90,7 +94,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     newId,
     now,
     onError: (err) => app?.log.warn({ err }, 'recording when keys were last used failed'),
+    bus,
   });
+  const events = new EventService(store, (slug) => experimentCache.lookup(slug) !== undefined);
   const idempotency = new IdempotencyService({
     store,
     singleProcess: store.singleProcess,
@@ -176,6 +182,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     feedback,
     analysis,
     timeseries,
+    events,
     store,
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,
@@ -202,5 +209,5 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     })();
     return closing;
   };
-  return { app, store, ingest, metrics, close };
+  return { app, store, ingest, metrics, bus, close };
 }

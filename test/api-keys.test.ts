@@ -209,6 +209,8 @@ const PROBES: Probe[] = [
   { scope: 'read', method: 'GET', url: () => '/experiment/alpha/results/export' },
   { scope: 'read', method: 'GET', url: () => '/experiment/alpha/analysis' },
   { scope: 'read', method: 'GET', url: () => '/metrics' },
+  { scope: 'read', method: 'GET', url: () => '/experiment/alpha/events' },
+  { scope: 'admin', method: 'GET', url: () => '/events?type=key.*' },
   { scope: 'admin', method: 'POST', url: () => '/keys', body: () => ({ name: 'k', scopes: ['read'] }) },
   { scope: 'admin', method: 'GET', url: () => '/keys' },
   {

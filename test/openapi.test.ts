@@ -251,6 +251,19 @@ describe('the OpenAPI document', { skip: SKIP_BACKEND }, () => {
     }
   });
 
+  test('the history: both event routes answer an EventList of Events with an Actor, and document their filters', () => {
+    assert.equal(successRef('get', '/experiment/{slug}/events'), `${REF_PREFIX}EventList`);
+    assert.equal(successRef('get', '/events'), `${REF_PREFIX}EventList`);
+    const list = doc.components.schemas.EventList!;
+    assert.equal(list.properties?.events?.items?.$ref, `${REF_PREFIX}Event`);
+    assert.equal(doc.components.schemas.Event?.properties?.actor?.$ref, `${REF_PREFIX}Actor`);
+    const names = (method: string, path: string) =>
+      (operation(method, path).parameters ?? []).map((p) => p.name).sort();
+    assert.deepEqual(names('get', '/events'), ['cursor', 'limit', 'since', 'type']);
+    assert.deepEqual(names('get', '/experiment/{slug}/events'), ['cursor', 'limit', 'slug']);
+    assert.ok(operation('get', '/events').responses['403'], '/events documents its 403');
+  });
+
   test('the export documents a 200 answering NDJSON or CSV text', () => {
     const ok = operation('get', '/experiment/{slug}/results/export').responses['200'];
     assert.ok(ok, 'the export documents no 200');

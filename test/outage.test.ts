@@ -113,7 +113,9 @@ test('a PostgreSQL outage under load: assign serves, log says 503, everything re
     assert.ok(outageLines.length > 0, `no outage line in the log:\n${server!.output().slice(-2000)}`);
     const causes = outageLines.map((l) => l.err?.message ?? '');
     assert.ok(
-      causes.some((m) => /ECONNREFUSED|ECONNRESET|terminat|connect|shutting down/i.test(m) && !/retry shortly/.test(m)),
+      causes.some(
+        (m) => /ECONNREFUSED|ECONNRESET|terminat|connect|shutting down/i.test(m) && !/retry shortly/.test(m),
+      ),
       `the log names the driver's error, not the client's message: ${JSON.stringify(causes)}`,
     );
     assert.ok(

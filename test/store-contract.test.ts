@@ -4,11 +4,23 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { ConflictError, NotFoundError, UnavailableError } from '../src/core/errors.js';
+import {
+  type Actor,
+  type EventSource,
+  experimentChanged,
+  experimentCreated,
+  experimentDeleted,
+  keyCreated,
+  keyRevoked,
+  MONITOR_ACTOR,
+  ROOT_ACTOR,
+} from '../src/core/events.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
+import { newId } from '../src/core/ids.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
 import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
 import type { TargetSegments } from '../src/core/segments.js';
@@ -24,7 +36,7 @@ import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
 import { SqlStore } from '../src/store/sql-store.js';
-import type { Store, StoredKey } from '../src/store/store.js';
+import type { EventStore, Store, StoredKey } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
 
@@ -2062,5 +2074,219 @@ for (const backend of backends) {
       const byVariant = Object.fromEntries(whole.map((m) => [m.variantKey, [m.n, m.sum, m.sumSquares]]));
       assert.deepEqual(byVariant, { A: [3, 14, 78], B: [2, 4, 10] });
     });
+  });
+}
+
+// The history of issue 27: events written with the change they record, in one transaction, read oldest first.
+for (const backend of backends) {
+  describe(`store contract, history of issue 27: ${backend.name}`, { skip: backend.skip }, () => {
+    let store: Store & EventStore;
+    before(async () => {
+      store = (await backend.open()) as Store & EventStore;
+    });
+    after(async () => store?.close());
+    let n = 0;
+    const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
+    const source = (ms: number, actor: Actor = ROOT_ACTOR): EventSource => ({ actor, at: at(ms), newId });
+
+    test('insert, update and delete write their events; listEvents reads them back whole, oldest first', async () => {
+      const slug = `hist-${++n}`;
+      const e = experiment(slug);
+      const created = experimentCreated(source(0), e);
+      await store.insertExperiment(e, undefined, created);
+      const bot: Actor = { kind: 'key', id: 'k-1', name: 'bot' };
+      await store.updateExperiment(
+        slug,
+        (cur) => ({ ...cur, name: 'renamed', status: 'running', active: true }),
+        (before, after) => experimentChanged(source(1, bot), before, after),
+      );
+      await store.deleteExperiment(
+        slug,
+        () => {},
+        (deleted) => experimentDeleted(source(2, MONITOR_ACTOR), deleted),
+      );
+      const events = await store.listEvents({ experiment: slug, limit: 10 });
+      assert.deepEqual(
+        events.map(({ seq: _seq, ...rest }) => rest),
+        [
+          created[0],
+          {
+            id: events[1]!.id,
+            type: 'experiment.updated',
+            at: at(1),
+            actor: bot,
+            experiment: slug,
+            data: { before: { name: slug }, after: { name: 'renamed' } },
+          },
+          {
+            id: events[2]!.id,
+            type: 'experiment.status_changed',
+            at: at(1),
+            actor: bot,
+            experiment: slug,
+            data: { from: 'draft', to: 'running' },
+          },
+          {
+            id: events[3]!.id,
+            type: 'experiment.deleted',
+            at: at(2),
+            actor: MONITOR_ACTOR,
+            experiment: slug,
+            data: events[3]!.data,
+          },
+        ],
+      );
+      assert.equal((events[3]!.data.experiment as { name: string }).name, 'renamed');
+      const seqs = events.map((x) => x.seq);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => a - b),
+      );
+      // Paged from a position, filtered by type (exact and prefix) and time.
+      const rest = await store.listEvents({ experiment: slug, afterSeq: seqs[1], limit: 1 });
+      assert.deepEqual(
+        rest.map((x) => x.type),
+        ['experiment.status_changed'],
+      );
+      const exact = await store.listEvents({
+        experiment: slug,
+        type: { exact: 'experiment.updated' },
+        limit: 10,
+      });
+      assert.deepEqual(
+        exact.map((x) => x.seq),
+        [seqs[1]],
+      );
+      const prefix = await store.listEvents({ experiment: slug, type: { prefix: 'experiment.' }, limit: 10 });
+      assert.equal(prefix.length, 4);
+      const none = await store.listEvents({
+        experiment: slug,
+        type: { prefix: 'experiment.status.' },
+        limit: 10,
+      });
+      assert.equal(
+        none.length,
+        0,
+        'a prefix is whole dotted words: experiment.status. is not experiment.status_',
+      );
+      const since = await store.listEvents({ experiment: slug, since: at(1), limit: 10 });
+      assert.deepEqual(
+        since.map((x) => x.seq),
+        seqs.slice(1),
+      );
+    });
+
+    test('a change that fails writes no event, and an event that fails undoes its change', async () => {
+      const slug = `atomic-${++n}`;
+      const first = experimentCreated(source(0), experiment(slug));
+      await store.insertExperiment(experiment(slug), undefined, first);
+      // A refused change (the callback throws) and a refused delete (the guard throws): nothing written.
+      await assert.rejects(
+        store.updateExperiment(
+          slug,
+          () => {
+            throw new ConflictError('no');
+          },
+          (b, a) => experimentChanged(source(1), b, a),
+        ),
+        ConflictError,
+      );
+      await assert.rejects(
+        store.deleteExperiment(
+          slug,
+          () => {
+            throw new ConflictError('no');
+          },
+          (d) => experimentDeleted(source(1), d),
+        ),
+        ConflictError,
+      );
+      await assert.rejects(
+        store.insertExperiment(experiment(slug), undefined, experimentCreated(source(1), experiment(slug))),
+        ConflictError,
+      );
+      assert.equal((await store.listEvents({ experiment: slug, limit: 10 })).length, 1);
+      // An event the store cannot keep (an id it holds already) takes its change down with it.
+      const reused = (type: string) => [{ ...first[0]!, type }];
+      const other = `atomic-${++n}`;
+      await assert.rejects(
+        store.insertExperiment(experiment(other), undefined, reused('experiment.created')),
+      );
+      assert.equal(await store.findExperiment(other), undefined, 'the insert was undone');
+      await assert.rejects(
+        store.updateExperiment(
+          slug,
+          (cur) => ({ ...cur, name: 'never' }),
+          () => reused('experiment.updated'),
+        ),
+      );
+      assert.equal((await store.findExperiment(slug))?.experiment.name, slug, 'the update was undone');
+      await assert.rejects(
+        store.deleteExperiment(
+          slug,
+          () => {},
+          () => reused('experiment.deleted'),
+        ),
+      );
+      assert.ok(await store.findExperiment(slug), 'the delete was undone');
+      assert.equal((await store.listEvents({ experiment: slug, limit: 10 })).length, 1);
+    });
+
+    test('recordEvents keeps events of no change (the monitor’s findings)', async () => {
+      const found = {
+        ...experimentCreated(source(5, MONITOR_ACTOR), experiment('x'))[0]!,
+        type: 'guardrail.failed',
+      };
+      await store.recordEvents([found]);
+      const read = await store.listEvents({ type: { exact: 'guardrail.failed' }, limit: 10 });
+      assert.deepEqual(
+        read.map(({ seq: _seq, ...rest }) => rest),
+        [found],
+      );
+    });
+  });
+}
+
+// Keys are SQL only (the in-memory store has none).
+for (const backend of sqlBackends) {
+  test(`${backend.name}: a key's creation and revocation write their events with it; an unknown id writes none`, {
+    skip: backend.skip,
+  }, async () => {
+    const store = await openStore(await backend.target());
+    try {
+      const key: StoredKey = {
+        id: newId(),
+        name: 'agent',
+        scopes: ['read'],
+        experiments: null,
+        prefix: 'ask_x',
+        hash: 'hash-x',
+        rateLimitPerSecond: null,
+        createdAt: NOW,
+        lastUsedAt: null,
+      };
+      const src = { actor: ROOT_ACTOR, at: NOW, newId };
+      const created = keyCreated(src, key);
+      await store.insertKey(key, created);
+      assert.equal(await store.revokeKey('no-such-key', NOW, (k) => keyRevoked(src, k)), false);
+      assert.equal(await store.revokeKey(key.id, NOW, (k) => keyRevoked(src, k)), true);
+      const events = await store.listEvents({ type: { prefix: 'key.' }, limit: 10 });
+      assert.deepEqual(
+        events.map((e) => [e.type, e.data]),
+        [
+          ['key.created', created[0]!.data],
+          ['key.revoked', { id: key.id, name: 'agent' }],
+        ],
+      );
+      // A key whose event cannot be kept is not created.
+      const other = { ...key, id: newId(), hash: 'hash-y' };
+      await assert.rejects(store.insertKey(other, created));
+      assert.equal(
+        (await store.listKeys()).some((k) => k.id === other.id),
+        false,
+      );
+    } finally {
+      await store.close();
+    }
   });
 }

@@ -337,7 +337,7 @@ for (const backend of sqlBackends) {
           })) as never,
         )
         .execute();
-      assert.deepEqual(await migrate(db), [12, 13]);
+      assert.deepEqual(await migrate(db), [12, 13, 14]);
       const page = await store.listResults({ experimentId: id, limit: 10 });
       assert.deepEqual(
         page.results.map((r) => r.assignmentContext),

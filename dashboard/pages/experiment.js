@@ -1,11 +1,13 @@
 // Experiment overview: the verdict first, a banner when the sample ratio is off, the scorecard with its
-// method, alpha and control, then the variants and how they changed. Refreshes itself while running.
+// method, alpha and control, then the variants and how they changed, and who changed what (the history).
+// Refreshes itself while running.
 import { experimentPath, withQuery } from '../api.js';
 import { formatCount, formatP, formatTime } from '../format.js';
 import { navigate, useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, VerdictBadge } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
+import { History } from '../parts/history.js';
 import { Scorecard } from '../parts/scorecard.js';
 import { Segments } from '../parts/segments.js';
 import { VariantCards, Versions } from '../parts/variants.js';
@@ -206,6 +208,7 @@ function Overview({ experiment, query }) {
       <h3>Changes between versions</h3>
       <${Versions} experiment=${experiment} />
     </section>
+    <${History} experiment=${experiment} />
   </div>`;
 }
 

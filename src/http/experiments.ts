@@ -1,5 +1,6 @@
 // Routes for managing experiments: create, list, read, change, delete.
-import { mayTouch } from '../core/keys.js';
+import type { Actor } from '../core/events.js';
+import { mayTouch, type Principal } from '../core/keys.js';
 import type { ExperimentService } from '../services/experiments.js';
 import { type Route, route } from './route.js';
 import { conflictResponse, errorResponses, SlugParams } from './schemas/common.js';
@@ -11,7 +12,11 @@ import {
   UpdateExperimentBody,
 } from './schemas/experiments.js';
 
-export function experimentRoutes(experiments: ExperimentService): Route[] {
+/** `actorOf`: who a principal is in the history (KeyService.actorOf). */
+export function experimentRoutes(
+  experiments: ExperimentService,
+  actorOf: (principal: Principal) => Actor,
+): Route[] {
   const tags = ['experiments'];
   return [
     route({
@@ -31,7 +36,11 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
       },
       idempotent: true,
       handle: ({ body, principal, idempotency }) =>
-        experiments.create(body, { allowed: (slug) => mayTouch(principal, slug), record: idempotency }),
+        experiments.create(body, {
+          actor: actorOf(principal),
+          allowed: (slug) => mayTouch(principal, slug),
+          record: idempotency,
+        }),
     }),
     route({
       method: 'GET',
@@ -75,7 +84,7 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
           ),
         },
       },
-      handle: ({ params, body }) => experiments.update(params.slug, body),
+      handle: ({ params, body, principal }) => experiments.update(params.slug, body, actorOf(principal)),
     }),
     route({
       method: 'DELETE',
@@ -94,8 +103,8 @@ export function experimentRoutes(experiments: ExperimentService): Route[] {
           ),
         },
       },
-      handle: async ({ params }) => {
-        await experiments.remove(params.slug);
+      handle: async ({ params, principal }) => {
+        await experiments.remove(params.slug, actorOf(principal));
       },
     }),
   ];

@@ -150,7 +150,7 @@ export function keyRoutes(keys: KeyService): Route[] {
         body: CreateKeyBody,
         response: { 201: CreatedKeySchema, ...errorResponses },
       },
-      handle: ({ body }) => keys.create(body),
+      handle: ({ body, principal }) => keys.create(body, keys.actorOf(principal)),
     }),
     route({
       method: 'GET',
@@ -205,8 +205,8 @@ export function keyRoutes(keys: KeyService): Route[] {
         params: KeyParams,
         response: { 204: { type: 'null', description: 'Revoked' }, ...errorResponses },
       },
-      handle: async ({ params }) => {
-        await keys.revoke(params.id);
+      handle: async ({ params, principal }) => {
+        await keys.revoke(params.id, keys.actorOf(principal));
         return undefined;
       },
     }),

@@ -16,7 +16,7 @@ function serviceWith(promptSizes: number[], pageBytes: number): ExperimentServic
     const variants = [{ key: 'A', payload: { prompt: 'p'.repeat(size) }, trafficPercent: 100 }];
     cache.put({ id: i + 1, experiment: createExperiment({ slug: `e${i + 1}`, variants }, NOW) });
   });
-  return new ExperimentService({} as ExperimentStore, cache, () => NOW, pageBytes);
+  return new ExperimentService({} as ExperimentStore, cache, { now: () => NOW, pageBytes });
 }
 
 function walk(service: ExperimentService, limit: number): Experiment[][] {

@@ -4,6 +4,14 @@
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.js';
 import {
+  type Actor,
+  type ChangeEvent,
+  type EventSource,
+  experimentChanged,
+  experimentCreated,
+  experimentDeleted,
+} from '../core/events.js';
+import {
   applyChanges,
   assertChangeable,
   createExperiment,
@@ -14,8 +22,9 @@ import {
   validateSlug,
 } from '../core/experiment.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import { isoNow } from '../core/ids.js';
+import { isoNow, newId } from '../core/ids.js';
 import type { Store } from '../store/store.js';
+import { EventBus } from './events.js';
 import type { ExperimentCache } from './experiment-cache.js';
 
 export interface ExperimentListQuery {
@@ -58,13 +67,35 @@ function assertPossibleSlug(slug: string): void {
   }
 }
 
+export interface ExperimentServiceOptions {
+  now?: () => string;
+  pageBytes?: number;
+  /** Where the events of committed changes are published (services/events.ts). */
+  bus?: EventBus;
+  /** Event ids (UUIDv7). */
+  newId?: () => string;
+}
+
 export class ExperimentService {
+  private readonly now: () => string;
+  private readonly pageBytes: number;
+  private readonly bus: EventBus;
+  private readonly newId: () => string;
+
   constructor(
     private readonly store: ExperimentStore,
     private readonly cache: ExperimentCache,
-    private readonly now: () => string = isoNow,
-    private readonly pageBytes = PAGE_BYTES,
-  ) {}
+    options: ExperimentServiceOptions = {},
+  ) {
+    this.now = options.now ?? isoNow;
+    this.pageBytes = options.pageBytes ?? PAGE_BYTES;
+    this.bus = options.bus ?? new EventBus();
+    this.newId = options.newId ?? newId;
+  }
+
+  private source(actor: Actor, at: string): EventSource {
+    return { actor, at, newId: this.newId };
+  }
 
   async get(slug: string): Promise<Experiment> {
     const found = await this.cache.find(slug);
@@ -104,9 +135,14 @@ export class ExperimentService {
    */
   async create(
     input: NewExperiment,
-    options: { allowed?: (slug: string) => boolean; record?: (answer: Experiment) => IdempotencyRecord } = {},
+    options: {
+      actor: Actor;
+      allowed?: (slug: string) => boolean;
+      record?: (answer: Experiment) => IdempotencyRecord;
+    },
   ): Promise<Experiment> {
-    const experiment = createExperiment(input, this.now());
+    const at = this.now();
+    const experiment = createExperiment(input, at);
     if (options.allowed && !options.allowed(experiment.slug)) {
       throw new ForbiddenError(
         `this key is limited to some experiments and may not create '${experiment.slug}'`,
@@ -115,33 +151,57 @@ export class ExperimentService {
     if (this.cache.lookup(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
-    const stored = await this.store.insertExperiment(experiment, options.record?.(experiment));
-    return this.cache.put(stored).experiment;
+    const events = experimentCreated(this.source(options.actor, at), experiment);
+    const stored = await this.store.insertExperiment(experiment, options.record?.(experiment), events);
+    const put = this.cache.put(stored).experiment;
+    this.bus.publish(events);
+    return put;
   }
 
-  /** Applies the changes inside a store transaction; the next assign sees them. */
-  async update(slug: string, changes: ExperimentChanges): Promise<Experiment> {
+  /** Applies the changes inside a store transaction, with their events; the next assign sees them. */
+  async update(slug: string, changes: ExperimentChanges, actor: Actor): Promise<Experiment> {
     assertChangeable(changes);
     assertPossibleSlug(slug);
-    const stored = await this.store.updateExperiment(slug, (current) =>
-      applyChanges(current, changes, this.now()),
+    const at = this.now();
+    let events: ChangeEvent[] = [];
+    const stored = await this.store.updateExperiment(
+      slug,
+      (current) => applyChanges(current, changes, at),
+      (before, after) => {
+        events = experimentChanged(this.source(actor, at), before, after);
+        return events;
+      },
     );
-    return this.cache.put(stored).experiment;
+    const put = this.cache.put(stored).experiment;
+    this.bus.publish(events);
+    return put;
   }
 
   /** Only a draft with no results may be deleted; anything else is archived instead. */
-  async remove(slug: string): Promise<void> {
+  async remove(slug: string, actor: Actor): Promise<void> {
     assertPossibleSlug(slug);
-    await this.store.deleteExperiment(slug, (current, hasResults) => {
-      if (current.status !== 'draft') {
-        throw new ConflictError(
-          `only a draft experiment can be deleted ('${slug}' is ${current.status}); archive it instead`,
-        );
-      }
-      if (hasResults) {
-        throw new ConflictError(`experiment '${slug}' has results and cannot be deleted; archive it instead`);
-      }
-    });
+    let events: ChangeEvent[] = [];
+    const made = (deleted: Experiment) => {
+      events = experimentDeleted(this.source(actor, this.now()), deleted);
+      return events;
+    };
+    await this.store.deleteExperiment(
+      slug,
+      (current, hasResults) => {
+        if (current.status !== 'draft') {
+          throw new ConflictError(
+            `only a draft experiment can be deleted ('${slug}' is ${current.status}); archive it instead`,
+          );
+        }
+        if (hasResults) {
+          throw new ConflictError(
+            `experiment '${slug}' has results and cannot be deleted; archive it instead`,
+          );
+        }
+      },
+      made,
+    );
     this.cache.forget(slug);
+    this.bus.publish(events);
   }
 }

@@ -1,6 +1,7 @@
 // A reload of the key table that races this instance's own create or revoke must not undo it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ROOT_ACTOR } from '../core/events.js';
 import type { KeyStore, StoredKey } from '../store/store.js';
 import { KeyService } from './keys.js';
 
@@ -55,7 +56,7 @@ test('a key created while a reload reads is still accepted after the reload', as
   await keys.load();
   const held = holdNextList(store);
   const reloading = keys.load();
-  const created = await keys.create({ name: 'new', scopes: ['read'] });
+  const created = await keys.create({ name: 'new', scopes: ['read'] }, ROOT_ACTOR);
   held.release();
   await reloading;
   assert.equal(keys.authenticate(created.key)?.id, created.id);
@@ -66,11 +67,11 @@ test('a key created while a reload reads is still accepted after the reload', as
 test('a key revoked while a reload reads stays revoked after the reload', async () => {
   const store = new MemoryKeys();
   const keys = service(store);
-  const created = await keys.create({ name: 'old', scopes: ['read'] });
+  const created = await keys.create({ name: 'old', scopes: ['read'] }, ROOT_ACTOR);
   const held = holdNextList(store);
   const reloading = keys.load();
   await new Promise((r) => setImmediate(r));
-  await keys.revoke(created.id);
+  await keys.revoke(created.id, ROOT_ACTOR);
   held.release();
   await reloading;
   assert.equal(keys.authenticate(created.key), null);

@@ -3,6 +3,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decodeTimeIdCursor, encodeTimeIdCursor } from '../core/cursor.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
+import { type Actor, actorOf, type EventSource, keyCreated, keyRevoked } from '../core/events.js';
 import { SLUG_PATTERN } from '../core/experiment.js';
 import {
   type ApiKey,
@@ -13,6 +14,7 @@ import {
   ROOT,
 } from '../core/keys.js';
 import type { KeyStore, StoredKey } from '../store/store.js';
+import type { EventBus } from './events.js';
 
 /** Managed keys start with this, so they are recognisable in code and logs (and by secret scanners). */
 export const KEY_PREFIX = 'ask_';
@@ -67,6 +69,8 @@ export interface KeyDeps {
   newId: () => string;
   now: () => string;
   onError?: (err: unknown) => void;
+  /** Where the events of committed changes are published (services/events.ts). */
+  bus?: EventBus;
 }
 
 export class KeyService {
@@ -126,7 +130,16 @@ export class KeyService {
     return found.principal;
   }
 
-  async create(input: NewKeyInput): Promise<CreatedKey> {
+  /** Who a principal is in the history: its key's name as this instance holds it. */
+  actorOf(principal: Principal): Actor {
+    return actorOf(principal, (id) => this.live.byId.get(id)?.key.name);
+  }
+
+  private source(actor: Actor, at: string): EventSource {
+    return { actor, at, newId: this.deps.newId };
+  }
+
+  async create(input: NewKeyInput, actor: Actor): Promise<CreatedKey> {
     const scopes = checkedScopes(input.scopes);
     const experiments = input.experiments === undefined ? null : [...new Set(input.experiments)].sort();
     for (const slug of experiments ?? []) {
@@ -145,10 +158,12 @@ export class KeyService {
       createdAt: this.deps.now(),
       lastUsedAt: null,
     };
-    await this.deps.store.insertKey(stored);
+    const { hash: _hash, ...shown } = stored;
+    const events = keyCreated(this.source(actor, stored.createdAt), shown);
+    await this.deps.store.insertKey(stored, events);
     const entry = entryOf(stored);
     this.change((maps) => addEntry(maps, entry));
-    const { hash: _hash, ...shown } = stored;
+    this.deps.bus?.publish(events);
     return { ...shown, key: secret };
   }
 
@@ -192,8 +207,14 @@ export class KeyService {
     return { ...key, lastUsedAt };
   }
 
-  async revoke(id: string): Promise<void> {
-    if (!(await this.deps.store.revokeKey(id, this.deps.now()))) {
+  async revoke(id: string, actor: Actor): Promise<void> {
+    const at = this.deps.now();
+    let events: ReturnType<typeof keyRevoked> = [];
+    const made = (revoked: { id: string; name: string }) => {
+      events = keyRevoked(this.source(actor, at), revoked);
+      return events;
+    };
+    if (!(await this.deps.store.revokeKey(id, at, made))) {
       throw new NotFoundError(`no key with id '${id}' (or it is revoked already)`);
     }
     this.change((maps) => {
@@ -203,6 +224,7 @@ export class KeyService {
       maps.byId.delete(id);
     });
     this.used.delete(id);
+    this.deps.bus?.publish(events);
   }
 
   /** Writes the last-use times gathered since the last flush (also at shutdown). */

@@ -90,6 +90,30 @@ export async function lockExperimentRow(
   return toExperiment(row);
 }
 
+/** Inserts the experiment and its first version; returns its id. */
+export async function insertExperimentRows(
+  trx: Transaction<Database>,
+  experiment: Experiment,
+): Promise<number> {
+  const { id } = await trx
+    .insertInto('experiments')
+    .values(experimentColumns(experiment))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await insertVersionRow(trx, Number(id), experiment);
+  return Number(id);
+}
+
+/** Writes `next` over the stored experiment, and a version row when its variants changed. */
+export async function updateExperimentRows(
+  trx: Transaction<Database>,
+  current: StoredExperiment,
+  next: Experiment,
+): Promise<void> {
+  await trx.updateTable('experiments').set(experimentColumns(next)).where('id', '=', current.id).execute();
+  if (next.version !== current.experiment.version) await insertVersionRow(trx, current.id, next);
+}
+
 export async function insertVersionRow(trx: Transaction<Database>, id: number, e: Experiment): Promise<void> {
   await trx
     .insertInto('experiment_versions')

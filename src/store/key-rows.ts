@@ -68,14 +68,20 @@ export async function insertKeyRow(trx: Transaction<Database>, key: StoredKey): 
     .execute();
 }
 
-export async function revokeKeyRow(trx: Transaction<Database>, id: string, at: string): Promise<boolean> {
-  const result = await trx
+/** The revoked key's name; undefined when no unrevoked key has this id. */
+export async function revokeKeyRow(
+  trx: Transaction<Database>,
+  id: string,
+  at: string,
+): Promise<string | undefined> {
+  const row = await trx
     .updateTable('api_keys')
     .set({ revoked_at: at })
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
+    .returning('name')
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return row?.name;
 }
 
 /** Only moves forward: an older report from another instance never overwrites a newer one. */

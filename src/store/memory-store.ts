@@ -3,6 +3,7 @@
 // they are kept differs.
 
 import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/exposure-users.js';
@@ -22,10 +23,13 @@ import { unitKey } from '../core/units.js';
 import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
+import { MemoryEvents } from './memory-events.js';
 import { listMemoryResults, saidFrom, toResult } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments } from './memory-segments.js';
 import {
+  type EventQuery,
+  type EventStore,
   type HourlyData,
   type ResultPage,
   type ResultQuery,
@@ -34,6 +38,7 @@ import {
   resultTarget,
   type SegmentRows,
   type Store,
+  type StoredEvent,
   type StoredExperiment,
   type StoredVersion,
 } from './store.js';
@@ -52,7 +57,7 @@ interface Committed {
  * updated by every append. Values are copied in and out, so a caller never shares an object with the
  * store. Every call completes in one step, so a change is atomic as a transaction is.
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, EventStore {
   private readonly experiments = new Map<number, Experiment>();
   private readonly idsBySlug = new Map<string, number>();
   private readonly versions = new Map<number, StoredVersion[]>();
@@ -62,6 +67,7 @@ export class MemoryStore implements Store {
   private readonly feedback = new Map<string, FeedbackRow>();
   private readonly rollups = new MemoryRollups();
   private readonly segments = new MemorySegments();
+  private readonly events = new MemoryEvents();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
   /** assignment_contexts: the context of each assignment made with one, by experiment and UUID. */
@@ -79,10 +85,15 @@ export class MemoryStore implements Store {
     return id === undefined ? undefined : this.stored(id);
   }
 
-  async insertExperiment(experiment: Experiment, _record?: IdempotencyRecord): Promise<StoredExperiment> {
+  async insertExperiment(
+    experiment: Experiment,
+    _record?: IdempotencyRecord,
+    events?: readonly ChangeEvent[],
+  ): Promise<StoredExperiment> {
     if (this.idsBySlug.has(experiment.slug)) {
       throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
     }
+    this.events.add(events);
     const id = ++this.lastExperimentId;
     this.save(id, experiment);
     this.versions.set(id, []);
@@ -93,9 +104,11 @@ export class MemoryStore implements Store {
   async updateExperiment(
     slug: string,
     change: (current: Experiment) => Experiment,
+    events?: (before: Experiment, after: Experiment) => readonly ChangeEvent[],
   ): Promise<StoredExperiment> {
     const current = this.current(slug);
     const next = change(current.experiment);
+    this.events.add(events?.(current.experiment, next));
     this.save(current.id, next);
     if (next.version !== current.experiment.version) this.recordVersion(current.id, next);
     return { id: current.id, experiment: next };
@@ -104,12 +117,14 @@ export class MemoryStore implements Store {
   async deleteExperiment(
     slug: string,
     guard: (current: Experiment, hasResults: boolean) => void,
+    events?: (deleted: Experiment) => readonly ChangeEvent[],
   ): Promise<void> {
     const current = this.current(slug);
     const hasResults = this.results.some((c) => c.result.experimentId === current.id);
     guard(current.experiment, hasResults);
     // The SQL store's foreign keys refuse this too: results would point at nothing.
     if (hasResults) throw new Error(`experiment '${slug}' has results and cannot be deleted`);
+    this.events.add(events?.(current.experiment));
     forget(this.rollups.exposureRollups, current.id);
     this.segments.forget(current.id);
     forget(this.rollups.exposureUsers, current.id);
@@ -120,6 +135,14 @@ export class MemoryStore implements Store {
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
     this.revision++;
+  }
+
+  async listEvents(q: EventQuery): Promise<StoredEvent[]> {
+    return this.events.list(q);
+  }
+
+  async recordEvents(events: readonly ChangeEvent[]): Promise<void> {
+    this.events.add(events);
   }
 
   /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */

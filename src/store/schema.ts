@@ -117,6 +117,17 @@ export interface ApiKeysTable {
   revoked_at: Time | null;
 }
 
+/** The history (migration 014): one row per event, never deleted. JSON columns are text on SQLite. */
+export interface EventsTable {
+  seq: Generated<number>;
+  id: string;
+  type: string;
+  at: Time;
+  actor: unknown;
+  experiment: string | null;
+  data: unknown;
+}
+
 /** Idempotency-Key answers (migration 005), per key owner. */
 export interface IdempotencyKeysTable {
   owner: string;
@@ -299,6 +310,7 @@ export interface Database {
   bucket_rollups: BucketRollupsTable;
   bucket_exposures: BucketExposuresTable;
   api_keys: ApiKeysTable;
+  events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
   metric_rollups: MetricRollupsTable;
   exposure_rollups: ExposureRollupsTable;

@@ -1,6 +1,7 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
-import { type Kysely, sql, type Transaction } from 'kysely';
-import { ConflictError, UnavailableError } from '../core/errors.js';
+import { sql, type Transaction } from 'kysely';
+import { ConflictError } from '../core/errors.js';
+import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import { CommittedUsers } from '../core/exposure-users.js';
@@ -11,32 +12,23 @@ import { plannedStatements } from './batch-statements.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { compileRows, executeInChunks } from './compile-rows.js';
 import type { SqlDatabase } from './database.js';
+import { insertEventRows } from './event-rows.js';
 import {
-  bumpRevision,
   deleteExperimentRows,
-  experimentColumns,
-  insertVersionRow,
+  insertExperimentRows,
   lockExperimentRow,
   selectExperiment,
   selectExperiments,
   selectRevision,
   selectVersions,
+  updateExperimentRows,
 } from './experiment-rows.js';
-import {
-  claimIdempotencyRow,
-  deleteIdempotencyRowsBefore,
-  deletePendingIdempotencyRow,
-  selectIdempotencyKey,
-} from './idempotency-rows.js';
-import type { InstanceLock } from './instance-lock.js';
-import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { readResults } from './result-reads.js';
 import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { readSegments, segmentWrites } from './segment-rows.js';
-import { translatingErrors } from './sql-errors.js';
 import {
   countExposures,
   findResult,
@@ -47,11 +39,9 @@ import {
   readMetricNames,
   readRollups,
 } from './sql-reads.js';
+import { SqlRecords } from './sql-records.js';
 import type {
   HourlyData,
-  IdempotencyRow,
-  IdempotencyStore,
-  KeyStore,
   ResultPage,
   ResultQuery,
   ResultTarget,
@@ -59,32 +49,21 @@ import type {
   SegmentRows,
   Store,
   StoredExperiment,
-  StoredKey,
   StoredVersion,
 } from './store.js';
 
-export class SqlStore implements Store, KeyStore, IdempotencyStore {
-  private readonly readWrite: Kysely<Database>;
-  private readonly readOnly: Kysely<Database>;
+export class SqlStore extends SqlRecords implements Store {
   private readonly metricNames = new MetricNames();
   /** Sticky experiments' users this process saw committed: repeat users cost no read (core/exposure-users.ts). */
   private readonly committedUsers = new CommittedUsers();
   /** The end of the last SQLite batch or rebuild in turn (inTurn). */
   private turn: Promise<void> = Promise.resolve();
-  /** This process's liveness to other instances (PostgreSQL, once startInstance ran). */
-  private instance: InstanceLock | undefined;
 
   readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
 
-  constructor(private readonly db: SqlDatabase) {
-    this.readWrite = db.readWrite;
-    this.readOnly = db.readOnly;
+  constructor(db: SqlDatabase) {
+    super(db);
     if (db.watchExperimentChanges) this.watchExperiments = db.watchExperimentChanges.bind(db);
-  }
-
-  /** Runs `work`, its database errors said as the domain's (sql-errors.ts). */
-  private run<T>(work: () => Promise<T>): Promise<T> {
-    return translatingErrors(this.db, work);
   }
 
   listExperiments(): Promise<StoredExperiment[]> {
@@ -99,49 +78,49 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     return this.run(() => selectRevision(this.readOnly));
   }
 
-  insertExperiment(experiment: Experiment, record?: IdempotencyRecord): Promise<StoredExperiment> {
-    return this.run(() => this.insert(experiment, record));
-  }
-
-  private async insert(experiment: Experiment, record?: IdempotencyRecord): Promise<StoredExperiment> {
-    try {
-      return await this.readWrite.transaction().execute(async (trx) => {
-        const { id } = await trx
-          .insertInto('experiments')
-          .values(experimentColumns(experiment))
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        await insertVersionRow(trx, Number(id), experiment);
-        if (record !== undefined) await executeInChunks(trx, idempotencyRecordStatement([record]));
-        await this.changed(trx);
-        return { id: Number(id), experiment };
-      });
-    } catch (err) {
-      if (this.db.isUniqueViolation(err)) {
+  insertExperiment(
+    experiment: Experiment,
+    record?: IdempotencyRecord,
+    events?: readonly ChangeEvent[],
+  ): Promise<StoredExperiment> {
+    return this.run(async () => {
+      try {
+        return await this.readWrite.transaction().execute(async (trx) => {
+          const id = await insertExperimentRows(trx, experiment);
+          if (record !== undefined) await executeInChunks(trx, idempotencyRecordStatement([record]));
+          await insertEventRows(trx, events);
+          await this.changed(trx);
+          return { id, experiment };
+        });
+      } catch (err) {
+        if (!this.db.isUniqueViolation(err)) throw err;
         throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
       }
-      throw err;
-    }
+    });
   }
 
-  updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment> {
+  updateExperiment(
+    slug: string,
+    change: (current: Experiment) => Experiment,
+    events?: (before: Experiment, after: Experiment) => readonly ChangeEvent[],
+  ): Promise<StoredExperiment> {
     return this.run(() =>
       this.readWrite.transaction().execute(async (trx) => {
         const current = await this.lockExperiment(trx, slug);
         const next = change(current.experiment);
-        await trx
-          .updateTable('experiments')
-          .set(experimentColumns(next))
-          .where('id', '=', current.id)
-          .execute();
-        if (next.version !== current.experiment.version) await insertVersionRow(trx, current.id, next);
+        await updateExperimentRows(trx, current, next);
+        await insertEventRows(trx, events?.(current.experiment, next));
         await this.changed(trx);
         return { id: current.id, experiment: next };
       }),
     );
   }
 
-  deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void> {
+  deleteExperiment(
+    slug: string,
+    guard: (current: Experiment, hasResults: boolean) => void,
+    events?: (deleted: Experiment) => readonly ChangeEvent[],
+  ): Promise<void> {
     return this.run(() =>
       this.readWrite.transaction().execute(async (trx) => {
         const current = await this.lockExperiment(trx, slug);
@@ -153,6 +132,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
           .executeTakeFirst();
         guard(current.experiment, any !== undefined);
         await deleteExperimentRows(trx, current.id);
+        await insertEventRows(trx, events?.(current.experiment));
         this.committedUsers.forgetAll();
         await this.changed(trx);
         this.metricNames.forget(current.id);
@@ -306,92 +286,7 @@ export class SqlStore implements Store, KeyStore, IdempotencyStore {
     return this.db.close();
   }
 
-  listKeys(): Promise<StoredKey[]> {
-    return this.run(() => selectKeys(this.readOnly));
-  }
-
-  listKeyPage(after: { createdAt: string; id: string } | undefined, limit: number): Promise<StoredKey[]> {
-    return this.run(() => selectKeyPage(this.readOnly, after, limit));
-  }
-
-  insertKey(key: StoredKey): Promise<void> {
-    return this.run(() =>
-      this.readWrite.transaction().execute(async (trx) => {
-        await insertKeyRow(trx, key);
-        await this.changed(trx);
-      }),
-    );
-  }
-
-  revokeKey(id: string, at: string): Promise<boolean> {
-    return this.run(() =>
-      this.readWrite.transaction().execute(async (trx) => {
-        const revoked = await revokeKeyRow(trx, id, at);
-        if (revoked) await this.changed(trx);
-        return revoked;
-      }),
-    );
-  }
-
-  recordKeyUse(uses: Array<{ id: string; at: string }>): Promise<void> {
-    return this.run(() => updateKeyUse(this.readWrite, uses));
-  }
-
-  findIdempotencyKey(owner: string, key: string, since: string): Promise<IdempotencyRow | undefined> {
-    return this.run(() => selectIdempotencyKey(this.readOnly, owner, key, since));
-  }
-
-  /**
-   * Where several processes write (PostgreSQL): takes the lock that tells other instances this one is
-   * alive, so its Idempotency-Key claims hold while it runs and no longer once it is gone (ADR 0016).
-   * Released by close(). Nothing on SQLite.
-   */
-  async startInstance(): Promise<void> {
-    if (this.instance !== undefined || this.db.holdInstanceLock === undefined) return;
-    this.instance = await this.run(() => this.db.holdInstanceLock!());
-  }
-
-  claimIdempotencyKey(
-    owner: string,
-    key: string,
-    fingerprint: string,
-    now: string,
-    since: string,
-    staleBefore: string,
-  ): Promise<boolean> {
-    const instance = this.instance;
-    // Without its lock this instance is not alive to the others, which may take its claims over: it
-    // claims nothing until the lock is back.
-    if (instance !== undefined && !instance.held) {
-      return Promise.reject(
-        new UnavailableError('this instance lost its lock on the database; retry shortly', 1),
-      );
-    }
-    return this.run(() =>
-      claimIdempotencyRow(this.readWrite, { owner, key, fingerprint, now, since, staleBefore, instance }),
-    );
-  }
-
-  releaseIdempotencyKey(owner: string, key: string): Promise<void> {
-    return this.run(() => deletePendingIdempotencyRow(this.readWrite, owner, key));
-  }
-
-  pruneIdempotencyKeys(before: string): Promise<number> {
-    return this.run(() => deleteIdempotencyRowsBefore(this.readWrite, before));
-  }
-
-  /** True when one process owns the data (SQLite): claims need not be written for other instances. */
-  get singleProcess(): boolean {
-    return this.db.dialect === 'sqlite';
-  }
-
   private lockExperiment(trx: Transaction<Database>, slug: string): Promise<StoredExperiment> {
     return lockExperimentRow(trx, slug, this.db.dialect === 'postgres');
-  }
-
-  /** Every change bumps the revision and is announced to other instances (delivered at commit). */
-  private async changed(trx: Transaction<Database>): Promise<void> {
-    await bumpRevision(trx);
-    await this.db.announceExperimentChange(trx);
   }
 }

@@ -1,4 +1,5 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
+import type { ChangeEvent, TypeFilter } from '../core/events.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
@@ -151,14 +152,29 @@ export interface Store {
    * Inserts a new experiment; ConflictError when the slug exists. `answer`, when given, commits in the
    * same transaction (an Idempotency-Key's stored answer).
    */
-  insertExperiment(experiment: Experiment, record?: IdempotencyRecord): Promise<StoredExperiment>;
+  insertExperiment(
+    experiment: Experiment,
+    record?: IdempotencyRecord,
+    events?: readonly ChangeEvent[],
+  ): Promise<StoredExperiment>;
   /**
    * Reads the experiment, applies `change` (which may throw a domain error) and writes the result, all
-   * in one transaction. NotFoundError when the slug is unknown.
+   * in one transaction, with the events `events` makes of the change. NotFoundError when the slug is unknown.
    */
-  updateExperiment(slug: string, change: (current: Experiment) => Experiment): Promise<StoredExperiment>;
-  /** Deletes in one transaction after `guard` approved, given whether any result references it. */
-  deleteExperiment(slug: string, guard: (current: Experiment, hasResults: boolean) => void): Promise<void>;
+  updateExperiment(
+    slug: string,
+    change: (current: Experiment) => Experiment,
+    events?: (before: Experiment, after: Experiment) => readonly ChangeEvent[],
+  ): Promise<StoredExperiment>;
+  /**
+   * Deletes in one transaction after `guard` approved, given whether any result references it, with the
+   * events `events` makes of the deleted experiment.
+   */
+  deleteExperiment(
+    slug: string,
+    guard: (current: Experiment, hasResults: boolean) => void,
+    events?: (deleted: Experiment) => readonly ChangeEvent[],
+  ): Promise<void>;
   /**
    * Commits results and exposures in one transaction, with the rollups that summarize them; resolves
    * only once committed. NotFoundError (nothing written) when a result's experiment does not exist.
@@ -210,11 +226,39 @@ export interface KeyStore {
   listKeys(): Promise<StoredKey[]>;
   /** Up to `limit` keys not revoked, in creation order (createdAt, then id), after `after` when given. */
   listKeyPage(after: { createdAt: string; id: string } | undefined, limit: number): Promise<StoredKey[]>;
-  insertKey(key: StoredKey): Promise<void>;
-  /** False when no unrevoked key has this id. */
-  revokeKey(id: string, at: string): Promise<boolean>;
+  /** Inserts the key and `events` in one transaction. */
+  insertKey(key: StoredKey, events?: readonly ChangeEvent[]): Promise<void>;
+  /** False when no unrevoked key has this id; else the events `events` makes of it commit with the revocation. */
+  revokeKey(
+    id: string,
+    at: string,
+    events?: (revoked: { id: string; name: string }) => readonly ChangeEvent[],
+  ): Promise<boolean>;
   /** Records when keys were last used (kept in memory and written now and then). */
   recordKeyUse(uses: Array<{ id: string; at: string }>): Promise<void>;
+}
+
+/** An event with its position in the history (commit order of its insert; the pages' cursor). */
+export interface StoredEvent extends ChangeEvent {
+  seq: number;
+}
+
+export interface EventQuery {
+  /** Only this experiment's events (by slug: a deleted and re-created slug shows both lives). */
+  experiment?: string;
+  type?: TypeFilter;
+  /** at >= since */
+  since?: string;
+  /** Only events after this position (exclusive). */
+  afterSeq?: number;
+  limit: number;
+}
+
+/** The history (issue 27): written with the changes themselves; read oldest first. */
+export interface EventStore {
+  listEvents(query: EventQuery): Promise<StoredEvent[]>;
+  /** Events that record no change of their own (the monitor's findings), in one transaction. */
+  recordEvents(events: readonly ChangeEvent[]): Promise<void>;
 }
 
 /** A stored Idempotency-Key: `pending` while its first request runs, `done` with the answer. */
