@@ -145,7 +145,7 @@ export function startAgentsplit(name: string, env: Record<string, string>): Prom
 
 /**
  * The environment assignments and Node flags of package.json's `start` script
- * (`VAR=value … node <flags> dist/main.js`): one source, so the bench cannot drift from production.
+ * (`VAR=value … [exec] node <flags> dist/main.js`): one source, so the bench cannot drift from production.
  */
 export function startCommand(): { flags: string[]; env: Record<string, string> } {
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: { start: string } };
@@ -156,6 +156,8 @@ export function startCommand(): { flags: string[]; env: Record<string, string> }
     const [key, ...value] = words[i]!.split('=');
     env[key!] = value.join('=');
   }
+  // `exec` hands npm's signals straight to the server (issue 26); the bench starts node itself.
+  if (words[i] === 'exec') i++;
   const main = words.indexOf('dist/main.js');
   if (words[i] !== 'node' || main < i) {
     throw new Error(`package.json start is not "VAR=… node <flags> dist/main.js": ${pkg.scripts.start}`);
