@@ -124,7 +124,7 @@ export class WebhookDelivery {
   private async round(): Promise<void> {
     const now = Date.now();
     // The claim outlives the attempt's timeout: no other instance takes it while it may still be answered.
-    const until = isoNow(now + this.o.timeoutMs + 30_000);
+    const until = isoNow(now + this.o.timeoutMs + 5000);
     const due = await this.o.store.claimDue(this.o.token, isoNow(now), until, CLAIM_BATCH);
     await Promise.all(due.map((d) => this.attempt(d)));
     if (due.length === CLAIM_BATCH) this.again = true;

@@ -1,5 +1,5 @@
 // A real webhook receiver for the tests: a node:http server on 127.0.0.1 that records every request and
-// answers the statuses it is told, in turn (the last one from then on).
+// answers the statuses it is told, in turn (the last one from then on), or what a function decides.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -16,15 +16,22 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(statuses: number[] = [200]): Promise<Receiver> {
+/** Decides the status of a request, given the ones received before it. */
+export type Answer = (got: Received, before: readonly Received[]) => number;
+
+export async function startReceiver(statuses: number[] | Answer = [200]): Promise<Receiver> {
   const received: Received[] = [];
   let waiters: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const status = statuses[Math.min(received.length, statuses.length - 1)]!;
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const got = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const status =
+        typeof statuses === 'function'
+          ? statuses(got, received)
+          : statuses[Math.min(received.length, statuses.length - 1)]!;
+      received.push(got);
       res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
       for (const w of waiters) w();
     });
