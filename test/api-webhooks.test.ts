@@ -215,6 +215,9 @@ describe('webhooks', { skip: SKIP_BACKEND }, () => {
     await sleep(800);
     assert.equal(r.received.length, 1);
     assert.equal((await deliveries(hook.id)).length, 1);
+    assertError(await rt.api.post(`/webhooks/${hook.id}/test`, {}), 409, /disabled/);
+    const enabled = await rt.api.patch(`/webhooks/${hook.id}`, { enabled: true });
+    assert.equal(enabled.json().enabled, true);
     await rt.api.delete(`/webhooks/${hook.id}`);
   });
 

@@ -6,7 +6,7 @@ import type { Principal } from '../core/keys.js';
 import { WEBHOOK_FORMATS } from '../core/webhooks.js';
 import { DELIVERY_PAGE, type WebhookService } from '../services/webhooks.js';
 import { type Route, route } from './route.js';
-import { errorResponses } from './schemas/common.js';
+import { conflictResponse, errorResponses } from './schemas/common.js';
 
 const WEBHOOK_EXAMPLE = {
   id: '019ac1f2-5b3e-7c41-9a2d-3f8e0b6c4d21',
@@ -200,7 +200,7 @@ export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) 
       status: 202,
       schema: {
         tags,
-        summary: 'Send a webhook.test event to this endpoint only',
+        summary: 'Send a webhook.test event to this endpoint only (409 while it is disabled)',
         params: IdParams,
         response: {
           202: Type.Object(
@@ -208,6 +208,7 @@ export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) 
             { title: 'WebhookTest', examples: [{ eventId: '019ac1f2-6c4d-7e52-8b3e-4a9f1c7d5e32' }] },
           ),
           ...errorResponses,
+          409: conflictResponse('this webhook is disabled; PATCH {"enabled": true} first'),
         },
       },
       handle: ({ params, principal }) => webhooks.test(params.id, actorOf(principal)),

@@ -1,7 +1,7 @@
 // Webhook endpoints (issue 27 item 3): create (the signing secret shown once), list, read, change,
 // delete, test, and their deliveries. Each change is an event in the history, written with it.
 import { randomBytes } from 'node:crypto';
-import { NotFoundError } from '../core/errors.js';
+import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Actor, ChangeEvent, EventSource } from '../core/events.js';
 import type { JsonObject } from '../core/json.js';
 import {
@@ -149,6 +149,7 @@ export class WebhookService {
   /** Enqueues a `webhook.test` event for this endpoint only; answers its id. */
   async test(id: string, actor: Actor): Promise<{ eventId: string }> {
     const w = await this.find(id);
+    if (!w.enabled) throw new ConflictError('this webhook is disabled; PATCH {"enabled": true} first');
     const event = this.event(this.source(actor), TEST_EVENT_TYPE, { id: w.id, url: w.url });
     await this.deps.store.enqueueFor(w.id, event);
     this.deps.bus?.publish([event]);
