@@ -35,7 +35,7 @@ const receivers: Receiver[] = [];
 before(async () => {
   if (SKIP_BACKEND) return;
   rt = await startTestRuntime(dir, 'webhooks', {
-    webhooks: { retrySchedule: [0.2, 0.2, 0.2], pollMs: 100, timeoutMs: 5000 },
+    webhooks: { retrySchedule: [0.2, 0.2, 0.2], pollMs: 100, timeoutMs: 1000 },
   });
 });
 
@@ -200,6 +200,17 @@ describe('webhooks', { skip: SKIP_BACKEND }, () => {
     const [d] = await deliveriesWhen(hook.id, (ds) => ds[0]?.status === 'failed');
     assert.equal(d!.attempts, 4);
     assert.equal(d!.lastResponseStatus, null);
+    await rt.api.delete(`/webhooks/${hook.id}`);
+  });
+
+  test('an endpoint that never answers times out (WEBHOOK_TIMEOUT_SECONDS) and is retried, then failed', async () => {
+    const r = await receiver([0]);
+    const hook = await createWebhook({ url: r.url, events: ['experiment.created'] });
+    await rt.api.createExperiment({ slug: uniqueSlug('hanging') });
+    const [d] = await deliveriesWhen(hook.id, (ds) => ds[0]?.status === 'failed');
+    assert.equal(d!.attempts, 4);
+    assert.equal(d!.lastResponseStatus, null);
+    assert.equal(r.received.length, 4);
     await rt.api.delete(`/webhooks/${hook.id}`);
   });
 

@@ -58,6 +58,12 @@ export function post(
   if (denyPrivate && isIP(host) !== 0 && isPrivateAddress(host)) return Promise.resolve(undefined);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
+    let settled = false;
+    const done = (status: number | undefined) => {
+      if (settled) return;
+      settled = true;
+      resolve(status);
+    };
     const req = send(
       u,
       {
@@ -68,16 +74,24 @@ export function post(
           'content-length': Buffer.byteLength(body),
         },
         lookup: denyPrivate ? publicOnly : undefined,
-        timeout: timeoutMs,
       },
       (res) => {
+        // The status is the answer; the body is read and dropped, within the same deadline.
+        done(res.statusCode);
         res.resume();
-        res.on('end', () => resolve(res.statusCode));
-        res.on('error', () => resolve(res.statusCode));
+        res.on('close', () => clearTimeout(deadline));
       },
     );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', () => resolve(undefined));
+    // One deadline for the whole attempt (connect, answer, body), not an idle timeout.
+    const deadline = setTimeout(() => req.destroy(new Error('timed out')), timeoutMs);
+    req.on('error', () => {
+      clearTimeout(deadline);
+      done(undefined);
+    });
+    req.on('close', () => {
+      if (!settled) clearTimeout(deadline);
+      done(undefined);
+    });
     req.end(body);
   });
 }

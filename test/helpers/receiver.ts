@@ -1,5 +1,6 @@
 // A real webhook receiver for the tests: a node:http server on 127.0.0.1 that records every request and
-// answers the statuses it is told, in turn (the last one from then on), or what a function decides.
+// answers the statuses it is told, in turn (the last one from then on), or what a function decides;
+// status 0 never answers (a receiver that hangs).
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -32,7 +33,7 @@ export async function startReceiver(statuses: number[] | Answer = [200]): Promis
           ? statuses(got, received)
           : statuses[Math.min(received.length, statuses.length - 1)]!;
       received.push(got);
-      res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      if (status !== 0) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
       for (const w of waiters) w();
     });
   });
