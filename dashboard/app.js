@@ -9,6 +9,7 @@ import { EditPage } from './pages/edit.js';
 import { ExperimentPage } from './pages/experiment.js';
 import { ExperimentsPage } from './pages/experiments.js';
 import { ResultsPage } from './pages/results.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { Header } from './parts/header.js';
 import { Login } from './parts/login.js';
 
@@ -56,6 +57,7 @@ function route(path, query) {
     return html`<${ExperimentPage} slug=${slug} query=${query} />`;
   }
   if (path === '/new') return html`<${EditPage} />`;
+  if (path === '/webhooks') return html`<${WebhooksPage} />`;
   if (path === '/') return html`<${ExperimentsPage} query=${query} />`;
   return html`<section><h1>Not found</h1><p>No page at <code>${path}</code>. <a href="#/">All experiments</a></p></section>`;
 }

@@ -28,6 +28,7 @@ import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
 import { timeseriesRoutes } from './http/timeseries.js';
 import { createValidatorCompiler } from './http/validation.js';
+import { webhookRoutes } from './http/webhooks.js';
 import type { Metrics } from './metrics.js';
 import type { AnalysisService } from './services/analysis.js';
 import type { Assign } from './services/assignments.js';
@@ -41,6 +42,7 @@ import type { KeyService } from './services/keys.js';
 import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
 import type { TimeseriesService } from './services/timeseries.js';
+import type { WebhookService } from './services/webhooks.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -57,6 +59,7 @@ export interface AppDeps {
   analysis: AnalysisService;
   timeseries: TimeseriesService;
   events: EventService;
+  webhooks: WebhookService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -105,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...analysisRoutes(deps.analysis),
     ...timeseriesRoutes(deps.timeseries),
     ...keyRoutes(deps.keys),
+    ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
     ...metricsRoutes(deps.metrics),
   ].map((r) => compileRoute(r, validatorCompiler));
 

@@ -123,3 +123,22 @@ test('CORS_ORIGINS: an entry that is not an origin refuses to start, naming the 
     );
   }
 });
+
+test('webhooks: the retry schedule, the timeout and WEBHOOK_DENY_PRIVATE', () => {
+  const c = loadConfig({});
+  assert.deepEqual(c.webhooks, {
+    retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
+    timeoutMs: 15_000,
+    denyPrivate: false,
+  });
+  const set = loadConfig({
+    WEBHOOK_RETRY_SCHEDULE: '0.2, 1,60',
+    WEBHOOK_TIMEOUT_SECONDS: '3',
+    WEBHOOK_DENY_PRIVATE: 'true',
+  });
+  assert.deepEqual(set.webhooks, { retrySchedule: [0.2, 1, 60], timeoutMs: 3000, denyPrivate: true });
+  for (const bad of ['1,,2', 'x', '-1', '1e9']) {
+    assert.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: bad }), ConfigError, bad);
+  }
+  assert.throws(() => loadConfig({ WEBHOOK_DENY_PRIVATE: 'yes' }), ConfigError);
+});

@@ -2,6 +2,7 @@
 import { join, resolve } from 'node:path';
 import { MIN_KEY_LENGTH } from './api-key.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions } from './core/rate-limit-options.js';
+import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
 import type { DatabaseTarget } from './store/index.js';
 
 export interface Config {
@@ -28,6 +29,8 @@ export interface Config {
   corsOrigins: string[];
   /** RATE_LIMIT_PER_SECOND, AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS, REDIS_URL, REDIS_KEY_PREFIX (ADR 0017). */
   rateLimits: RateLimitOptions;
+  /** WEBHOOK_RETRY_SCHEDULE (seconds between attempts), WEBHOOK_TIMEOUT_SECONDS, WEBHOOK_DENY_PRIVATE. */
+  webhooks: { retrySchedule: number[]; timeoutMs: number; denyPrivate: boolean };
 }
 
 export class ConfigError extends Error {}
@@ -51,6 +54,29 @@ function integer(
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got '${raw}')`);
   }
   return n;
+}
+
+/** WEBHOOK_RETRY_SCHEDULE: comma-separated seconds between attempts (at most 20, each up to a week). */
+export function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_RETRY_SCHEDULE];
+  const parts = raw.split(',').map((p) => p.trim());
+  const seconds = parts.map(Number);
+  if (
+    parts.length > 20 ||
+    seconds.some((n, i) => parts[i] === '' || !Number.isFinite(n) || n < 0 || n > 604800)
+  ) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated seconds from 0 to 604800 (got '${raw}')`,
+    );
+  }
+  return seconds;
+}
+
+function flag(env: Record<string, string | undefined>, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false (got '${raw}')`);
 }
 
 export function parseDatabaseUrl(
@@ -175,5 +201,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     production: env.NODE_ENV === 'production',
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     rateLimits: rateLimitConfig(env),
+    webhooks: {
+      retrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 15, 1, 600) * 1000,
+      denyPrivate: flag(env, 'WEBHOOK_DENY_PRIVATE'),
+    },
   };
 }

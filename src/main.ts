@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
     corsOrigins: config.corsOrigins,
     rateLimits: config.rateLimits,
+    webhooks: config.webhooks,
     logger: createLogger(config.logLevel, [key.key]),
   });
   const { app } = runtime;

@@ -31,6 +31,9 @@ const DATABASE_ERROR_SOURCES: readonly DatabaseErrorSource[] = [
 /** Why a request was refused with 429: its key's limit, or too many failed authentications from its address. */
 export type RateLimitReason = 'key' | 'failed_auth';
 const RATE_LIMIT_REASONS: readonly RateLimitReason[] = ['key', 'failed_auth'];
+/** A webhook delivery attempt's outcome: delivered (2xx), retried later, or failed for good (410 too). */
+export type WebhookOutcome = 'delivered' | 'retried' | 'failed';
+const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retried', 'failed'];
 
 /** A committed group-commit transaction, as GroupCommit's onCommit reports it. */
 export interface CommitInfo {
@@ -59,6 +62,8 @@ export interface Metrics {
   databaseError(source: DatabaseErrorSource): void;
   /** A request refused with 429. */
   rateLimited(reason: RateLimitReason): void;
+  /** A webhook delivery attempt, by outcome. */
+  webhookAttempt(outcome: WebhookOutcome): void;
   /** GroupCommit's onCommit: batch sizes and each request's wait for its commit. */
   committed(info: CommitInfo): void;
   /** Connects the gauges read at scrape time (once the runtime's parts exist). */
@@ -231,6 +236,13 @@ export function createMetrics(): Metrics {
   // Every known label value is shown from the start, at 0, so a rate or an alert has a series to read.
   for (const source of DATABASE_ERROR_SOURCES) databaseErrors.labels(source).inc(0);
   for (const reason of RATE_LIMIT_REASONS) rateLimited.labels(reason).inc(0);
+  const webhookAttempts = new Counter({
+    name: 'agentsplit_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome: delivered (2xx), retried (to be sent again), failed (no more attempts, or 410)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of WEBHOOK_OUTCOMES) webhookAttempts.labels(outcome).inc(0);
 
   new Gauge({
     name: 'agentsplit_exposure_queue_depth',
@@ -296,6 +308,9 @@ export function createMetrics(): Metrics {
     },
     rateLimited(reason) {
       rateLimited.labels(reason).inc();
+    },
+    webhookAttempt(outcome) {
+      webhookAttempts.labels(outcome).inc();
     },
     committed(info) {
       if (info.results > 0) resultsPerCommit.observe(info.results);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { type App, buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
 import { isoNow, newId } from './core/ids.js';
+import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { AnalysisService } from './services/analysis.js';
@@ -19,6 +20,8 @@ import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { TimeseriesService } from './services/timeseries.js';
+import { WebhookDelivery } from './services/webhook-delivery.js';
+import { WebhookService } from './services/webhooks.js';
 import { type DatabaseTarget, openStore } from './store/index.js';
 import type { SqlStore } from './store/sql-store.js';
 
@@ -48,6 +51,19 @@ export interface RuntimeOptions {
   idempotencyClaimTimeoutMs?: number;
   /** Per-key rate limits, failed-authentication throttling, Redis (ADR 0017); unset fields: the defaults. */
   rateLimits?: Partial<RateLimitOptions>;
+  /** Webhook deliveries (issue 27 item 3); unset fields: the defaults. */
+  webhooks?: Partial<WebhookOptions>;
+}
+
+export interface WebhookOptions {
+  /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE). */
+  retrySchedule: number[];
+  /** WEBHOOK_TIMEOUT_SECONDS, in ms (default 15 s). */
+  timeoutMs: number;
+  /** WEBHOOK_DENY_PRIVATE: refuse private, loopback and link-local addresses. */
+  denyPrivate: boolean;
+  /** How often due deliveries are looked for (ms; default 1000). */
+  pollMs: number;
 }
 
 export interface Runtime {
@@ -97,6 +113,21 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     bus,
   });
   const events = new EventService(store, (slug) => experimentCache.lookup(slug) !== undefined);
+  const hookOptions = options.webhooks ?? {};
+  const denyPrivate = hookOptions.denyPrivate ?? false;
+  const webhooks = new WebhookService({ store: store.webhooks, newId, now, bus, denyPrivate });
+  const delivery = new WebhookDelivery({
+    store: store.webhooks,
+    schedule: hookOptions.retrySchedule ?? DEFAULT_RETRY_SCHEDULE,
+    timeoutMs: hookOptions.timeoutMs ?? 15_000,
+    denyPrivate,
+    pollMs: hookOptions.pollMs ?? 1000,
+    token: newId(),
+    onAttempt: (outcome) => metrics.webhookAttempt(outcome),
+    onError: (err) => app?.log.warn({ err }, 'webhook deliveries: a round failed; retrying'),
+  });
+  // A committed change of this instance starts a round at once; other instances' events wait for the poll.
+  bus.onCommitted(() => delivery.kick());
   const idempotency = new IdempotencyService({
     store,
     singleProcess: store.singleProcess,
@@ -183,6 +214,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     analysis,
     timeseries,
     events,
+    webhooks,
     store,
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,
@@ -193,10 +225,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     metrics,
     rateLimits,
   });
+  delivery.start();
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await delivery.stop();
       await sync?.stop();
       await ingest.drain();
       idempotency.close();

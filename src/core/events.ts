@@ -1,4 +1,4 @@
-// Events: the history of who changed what (issue 27). Each change to an experiment or a key is an event
+// Events: the history of who changed what (issue 27). Each change to an experiment, a key or a webhook is an event
 // written in the same transaction as the change; this file says what the events of a change are. Pure.
 import type { Experiment } from './experiment.js';
 import type { JsonObject } from './json.js';
@@ -18,14 +18,13 @@ export const EVENT_TYPES = [
   'experiment.deleted',
   'key.created',
   'key.revoked',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.test',
 ] as const;
-/** Reserved for the monitor and webhooks (issue 27 items 1 and 3): written by nothing yet. */
-export const RESERVED_EVENT_TYPES = [
-  'guardrail.failed',
-  'srm.detected',
-  'verdict.changed',
-  'webhook.*',
-] as const;
+/** Reserved for the monitor (issue 27 item 1): written by nothing yet. */
+export const RESERVED_EVENT_TYPES = ['guardrail.failed', 'srm.detected', 'verdict.changed'] as const;
 
 /** One entry of the history, as the API shows it. */
 export interface ChangeEvent {

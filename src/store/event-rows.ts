@@ -6,6 +6,7 @@ import type { JsonObject } from '../core/json.js';
 import { type Database, type EventsTable, isoTime } from './schema.js';
 import { json } from './sql-reads.js';
 import type { EventQuery, StoredEvent } from './store.js';
+import { enqueueDeliveries } from './webhook-rows.js';
 
 function toEvent(row: Selectable<EventsTable>): StoredEvent {
   return {
@@ -19,7 +20,10 @@ function toEvent(row: Selectable<EventsTable>): StoredEvent {
   };
 }
 
-/** Inserts the events in the transaction of the change they record (nothing when there are none). */
+/**
+ * Inserts the events in the transaction of the change they record (nothing when there are none), with
+ * a pending delivery per subscribed webhook (webhook-rows.ts): a committed event always has them.
+ */
 export async function insertEventRows(
   trx: Transaction<Database>,
   events: readonly ChangeEvent[] | undefined,
@@ -38,6 +42,7 @@ export async function insertEventRows(
       })),
     )
     .execute();
+  await enqueueDeliveries(trx, events);
 }
 
 export async function selectEvents(db: Kysely<Database>, q: EventQuery): Promise<StoredEvent[]> {

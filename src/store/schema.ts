@@ -128,6 +128,34 @@ export interface EventsTable {
   data: unknown;
 }
 
+/** Webhook endpoints (migration 015). */
+export interface WebhooksTable {
+  id: string;
+  url: string;
+  events: unknown;
+  description: string | null;
+  format: string;
+  secret: string;
+  enabled: number | boolean;
+  created_at: Time;
+  updated_at: Time;
+}
+
+/** One event's delivery to one endpoint (migration 015). */
+export interface WebhookDeliveriesTable {
+  webhook_id: string;
+  event_id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  last_response_status: number | null;
+  next_attempt_at: Time | null;
+  delivered_at: Time | null;
+  created_at: Time;
+  claimed_by: string | null;
+  claimed_until: Time | null;
+}
+
 /** Idempotency-Key answers (migration 005), per key owner. */
 export interface IdempotencyKeysTable {
   owner: string;
@@ -312,6 +340,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   metric_rollups: MetricRollupsTable;
   exposure_rollups: ExposureRollupsTable;
   experiment_revision: ExperimentRevisionTable;

@@ -16,6 +16,7 @@ import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import type { Database } from './schema.js';
 import { translatingErrors } from './sql-errors.js';
+import { SqlWebhooks } from './sql-webhooks.js';
 import type {
   EventQuery,
   EventStore,
@@ -31,10 +32,13 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore {
   protected readonly readOnly: Kysely<Database>;
   /** This process's liveness to other instances (PostgreSQL, once startInstance ran). */
   private instance: InstanceLock | undefined;
+  /** Webhook endpoints and their deliveries (sql-webhooks.ts). */
+  readonly webhooks: SqlWebhooks;
 
   constructor(protected readonly db: SqlDatabase) {
     this.readWrite = db.readWrite;
     this.readOnly = db.readOnly;
+    this.webhooks = new SqlWebhooks(db);
   }
 
   /** Runs `work`, its database errors said as the domain's (sql-errors.ts). */

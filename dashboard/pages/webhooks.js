@@ -1,0 +1,154 @@
+// Webhooks (issue 27, admin only): add an endpoint (its signing secret shown once), send it a test
+// event, delete it, and read its deliveries, through /webhooks.
+import { useState } from 'preact/hooks';
+import { formatTime } from '../format.js';
+import { useLoad, useSession } from '../hooks.js';
+import { html } from '../html.js';
+import { ErrorNote, Loading } from '../parts/common.js';
+
+function Deliveries({ id }) {
+  const { api } = useSession();
+  const { data, error, reload } = useLoad(
+    () => api.get(`/webhooks/${encodeURIComponent(id)}/deliveries`),
+    [id],
+  );
+  return html`<div data-testid="deliveries">
+    <${ErrorNote} error=${error} testid="deliveries-error" />
+    <button type="button" class="link" onClick=${reload} data-testid="deliveries-reload">Refresh</button>
+    ${
+      data &&
+      (data.deliveries.length === 0
+        ? html`<p class="muted" data-testid="no-deliveries">No deliveries yet.</p>`
+        : html`<div class="table-wrap"><table class="stack compact">
+            <caption class="visually-hidden">Deliveries, newest first</caption>
+            <thead><tr>
+              <th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th>
+              <th scope="col">Last answer</th><th scope="col">Next attempt</th><th scope="col">Delivered</th>
+            </tr></thead>
+            <tbody>
+              ${data.deliveries.map(
+                (d) => html`<tr key=${d.eventId} data-testid="delivery" data-status=${d.status}>
+                  <td data-label="Event"><code title=${d.eventId}>${d.type}</code></td>
+                  <td data-label="Status">${d.status}</td>
+                  <td data-label="Attempts" class="num">${d.attempts}</td>
+                  <td data-label="Last answer">${d.lastResponseStatus ?? (d.attempts > 0 ? 'no answer' : '—')}</td>
+                  <td data-label="Next attempt">${d.nextAttemptAt ? formatTime(d.nextAttemptAt) : '—'}</td>
+                  <td data-label="Delivered">${d.deliveredAt ? formatTime(d.deliveredAt) : '—'}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table></div>`)
+    }
+  </div>`;
+}
+
+function Endpoint({ webhook, onChanged }) {
+  const { api } = useSession();
+  const [open, setOpen] = useState(false);
+  const [note, setNote] = useState(null);
+  const [error, setError] = useState(null);
+  const path = `/webhooks/${encodeURIComponent(webhook.id)}`;
+  const act = async (work) => {
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const test = () =>
+    act(async () => {
+      const { eventId } = await api.post(`${path}/test`, {});
+      setNote(`Test event ${eventId} queued.`);
+      setOpen(true);
+    });
+  const remove = () =>
+    act(async () => {
+      if (!window.confirm(`Delete the webhook to ${webhook.url}? Its deliveries go with it.`)) return;
+      await api.del(path);
+      onChanged();
+    });
+  return html`<li data-testid="webhook" data-id=${webhook.id}>
+    <p><strong data-testid="webhook-url">${webhook.url}</strong>
+      ${!webhook.enabled && html` <span class="badge" data-testid="webhook-disabled">disabled</span>`}</p>
+    <p class="muted small">
+      ${webhook.description ? `${webhook.description} · ` : ''}events: ${webhook.events.join(', ')} · format: ${webhook.format} · added ${formatTime(webhook.createdAt)}
+    </p>
+    <${ErrorNote} error=${error} testid="webhook-error" />
+    ${note && html`<p class="hint" role="status" data-testid="webhook-note">${note}</p>`}
+    <div class="form-buttons">
+      <button type="button" onClick=${test} disabled=${!webhook.enabled} data-testid="webhook-test">Send test event</button>
+      <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)} data-testid="webhook-deliveries">
+        ${open ? 'Hide deliveries' : 'Deliveries'}
+      </button>
+      <button type="button" onClick=${remove} data-testid="webhook-delete">Delete</button>
+    </div>
+    ${open && html`<${Deliveries} id=${webhook.id} />`}
+  </li>`;
+}
+
+function AddForm({ onAdded }) {
+  const { api } = useSession();
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState('*');
+  const [format, setFormat] = useState('standard');
+  const [error, setError] = useState(null);
+  const [created, setCreated] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const list = events
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const answer = await api.post('/webhooks', { url, events: list.length ? list : undefined, format });
+      setCreated(answer);
+      setUrl('');
+      onAdded();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form onSubmit=${submit} data-testid="webhook-form">
+    <h2>Add an endpoint</h2>
+    <div class="field"><label for="wh-url">URL</label>
+      <input id="wh-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} data-testid="webhook-url-input" /></div>
+    <div class="field"><label for="wh-events">Events</label>
+      <input id="wh-events" value=${events} onInput=${(e) => setEvents(e.currentTarget.value)} data-testid="webhook-events-input" />
+      <p class="hint small">Comma-separated: * (every event), a type (experiment.status_changed) or a prefix (experiment.*).</p></div>
+    <div class="field"><label for="wh-format">Format</label>
+      <select id="wh-format" value=${format} onChange=${(e) => setFormat(e.currentTarget.value)} data-testid="webhook-format">
+        <option value="standard">Standard Webhooks (signed JSON)</option>
+        <option value="slack">Slack incoming webhook</option>
+      </select></div>
+    <${ErrorNote} error=${error} testid="webhook-form-error" />
+    <div class="form-buttons"><button type="submit" class="primary" data-testid="webhook-add">Add endpoint</button></div>
+    ${
+      created &&
+      html`<p class="hint" role="status" data-testid="webhook-secret">
+        Signing secret for ${created.url}, shown only now: <code>${created.secret}</code></p>`
+    }
+  </form>`;
+}
+
+export function WebhooksPage() {
+  const { api, admin } = useSession();
+  const { data, error, loading, reload } = useLoad(() => (admin ? api.get('/webhooks') : null), [admin]);
+  if (!admin) {
+    return html`<section><h1>Webhooks</h1><p data-testid="webhooks-admin-only">Only an admin key manages webhooks.</p></section>`;
+  }
+  return html`<section data-testid="webhooks-page">
+    <div class="page-head"><h1>Webhooks</h1></div>
+    <${AddForm} onAdded=${reload} />
+    <h2>Endpoints</h2>
+    <${ErrorNote} error=${error} />
+    ${loading && !data && html`<${Loading} what="Loading webhooks" />`}
+    ${
+      data &&
+      (data.webhooks.length === 0
+        ? html`<p class="empty" data-testid="no-webhooks">No endpoints yet.</p>`
+        : html`<ul class="webhooks">${data.webhooks.map((w) => html`<${Endpoint} key=${w.id} webhook=${w} onChanged=${reload} />`)}</ul>`)
+    }
+  </section>`;
+}

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { ROOT_ACTOR } from './events.js';
+import {
+  checkWebhookUrl,
+  deliveryBody,
+  describeEvent,
+  isPrivateAddress,
+  outcomeOf,
+  sign,
+  subscribed,
+} from './webhooks.js';
+
+const EVENT = {
+  id: '019ac1f2-5b3e-7c41-9a2d-3f8e0b6c4d21',
+  type: 'experiment.status_changed',
+  at: '2026-03-01T12:00:00.000Z',
+  actor: ROOT_ACTOR,
+  experiment: 'checkout',
+  data: { from: 'running', to: 'paused' },
+};
+
+test('the signature is what standardwebhooks verifies; a changed body or another secret fails', () => {
+  const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+  const body = deliveryBody('standard', EVENT);
+  const ts = Math.floor(Date.now() / 1000);
+  const headers = {
+    'webhook-id': EVENT.id,
+    'webhook-timestamp': String(ts),
+    'webhook-signature': sign(secret, EVENT.id, ts, body),
+  };
+  assert.deepEqual(new Webhook(secret).verify(body, headers), {
+    type: EVENT.type,
+    timestamp: EVENT.at,
+    data: EVENT,
+  });
+  assert.throws(() => new Webhook(secret).verify(body.replace('paused', 'running'), headers));
+  assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 8).toString('base64')}`).verify(body, headers));
+});
+
+test('subscriptions: *, exact types, prefixes; webhook.test is never fanned out', () => {
+  assert.ok(subscribed(['*'], 'key.created'));
+  assert.ok(subscribed(['experiment.*'], 'experiment.updated'));
+  assert.ok(!subscribed(['experiment.*'], 'key.created'));
+  assert.ok(subscribed(['key.revoked'], 'key.revoked'));
+  assert.ok(!subscribed(['key.revoked'], 'key.created'));
+  assert.ok(!subscribed(['*'], 'webhook.test'));
+});
+
+test('private, loopback, link-local and mapped addresses; public ones pass', () => {
+  for (const a of [
+    '127.0.0.1',
+    '10.0.0.5',
+    '172.20.1.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '::1',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '0.0.0.0',
+    '100.64.0.1',
+  ]) {
+    assert.ok(isPrivateAddress(a), a);
+  }
+  for (const a of ['8.8.8.8', '172.32.0.1', '2606:4700::1111', 'example.com'])
+    assert.ok(!isPrivateAddress(a), a);
+  assert.throws(() => checkWebhookUrl('http://[::1]:8080/x', true), /private/);
+  assert.equal(checkWebhookUrl('http://[::1]:8080/x', false), 'http://[::1]:8080/x');
+  assert.throws(() => checkWebhookUrl('file:///etc/passwd', false), /http or https/);
+});
+
+test('outcomes: 2xx delivered, 410 failed and disabled, else retried on the schedule then failed', () => {
+  assert.deepEqual(outcomeOf(204, 1, [5]), { kind: 'delivered' });
+  assert.deepEqual(outcomeOf(410, 1, [5]), { kind: 'failed', disable: true });
+  assert.deepEqual(outcomeOf(500, 1, [5, 300]), { kind: 'retry', afterSeconds: 5 });
+  assert.deepEqual(outcomeOf(undefined, 2, [5, 300]), { kind: 'retry', afterSeconds: 300 });
+  assert.deepEqual(outcomeOf(301, 3, [5, 300]), { kind: 'failed', disable: false });
+});
+
+test('the Slack sentence names the change and who made it', () => {
+  assert.equal(describeEvent(EVENT), "Experiment 'checkout' went from running to paused (by key 'root').");
+  assert.deepEqual(JSON.parse(deliveryBody('slack', EVENT)), { text: describeEvent(EVENT) });
+});

@@ -1,0 +1,171 @@
+// The webhook worker (issue 27 item 3): claims due deliveries from the database (each attempt is made by
+// the one instance that claimed it), posts them signed as Standard Webhooks (or as a Slack message),
+// and writes back the outcome: 2xx delivered, else retried on the schedule, then failed; 410 disables.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isoNow } from '../core/ids.js';
+import { deliveryBody, isPrivateAddress, outcomeOf, sign } from '../core/webhooks.js';
+import type { DueDelivery, WebhookStore } from '../store/sql-webhooks.js';
+
+/** Deliveries claimed per round. */
+const CLAIM_BATCH = 50;
+
+export interface WebhookDeliveryOptions {
+  store: Pick<WebhookStore, 'claimDue' | 'recordAttempt'>;
+  /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE). */
+  schedule: readonly number[];
+  /** An attempt without an answer within this many ms is a failed attempt (WEBHOOK_TIMEOUT_SECONDS). */
+  timeoutMs: number;
+  /** WEBHOOK_DENY_PRIVATE: refuse to connect to private, loopback and link-local addresses. */
+  denyPrivate: boolean;
+  /** How often due deliveries are looked for (ms); a committed event also starts a round at once. */
+  pollMs: number;
+  /** Names this instance's claims. */
+  token: string;
+  onAttempt?: (outcome: 'delivered' | 'retried' | 'failed') => void;
+  onError?: (err: unknown) => void;
+}
+
+/** Resolves as usual, but refuses a name that resolves to a private address (checked at connect time). */
+const publicOnly: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, options, (err, address: string | LookupAddress[], family?: number) => {
+    if (err) return callback(err, address as string, family);
+    const all = Array.isArray(address) ? address.map((a) => a.address) : [address];
+    const bad = all.find(isPrivateAddress);
+    if (bad !== undefined) {
+      return callback(
+        Object.assign(new Error(`${hostname} resolves to a private address (${bad})`), { code: 'EPRIVATE' }),
+        address as string,
+        family,
+      );
+    }
+    callback(null, address as string, family);
+  });
+};
+
+/** Posts `body`; answers the HTTP status, or undefined for no answer (refused, timed out, private). */
+export function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  denyPrivate: boolean,
+): Promise<number | undefined> {
+  const u = new URL(url);
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (denyPrivate && isIP(host) !== 0 && isPrivateAddress(host)) return Promise.resolve(undefined);
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (status: number | undefined) => {
+      if (settled) return;
+      settled = true;
+      resolve(status);
+    };
+    const req = send(
+      u,
+      {
+        method: 'POST',
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+        lookup: denyPrivate ? publicOnly : undefined,
+      },
+      (res) => {
+        // The status is the answer; the body is read and dropped, within the same deadline.
+        done(res.statusCode);
+        res.resume();
+        res.on('close', () => clearTimeout(deadline));
+      },
+    );
+    // One deadline for the whole attempt (connect, answer, body), not an idle timeout.
+    const deadline = setTimeout(() => req.destroy(new Error('timed out')), timeoutMs);
+    req.on('error', () => {
+      clearTimeout(deadline);
+      done(undefined);
+    });
+    req.on('close', () => {
+      if (!settled) clearTimeout(deadline);
+      done(undefined);
+    });
+    req.end(body);
+  });
+}
+
+export class WebhookDelivery {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly o: WebhookDeliveryOptions) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.o.pollMs);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /** Starts a round now (or right after the one running). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = this.round()
+      .catch((err) => this.o.onError?.(err))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Stops claiming; waits for the attempts under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async round(): Promise<void> {
+    const now = Date.now();
+    // The claim outlives the attempt's timeout: no other instance takes it while it may still be answered.
+    const until = isoNow(now + this.o.timeoutMs + 5000);
+    const due = await this.o.store.claimDue(this.o.token, isoNow(now), until, CLAIM_BATCH);
+    await Promise.all(due.map((d) => this.attempt(d)));
+    if (due.length === CLAIM_BATCH) this.again = true;
+  }
+
+  private async attempt(d: DueDelivery): Promise<void> {
+    const body = deliveryBody(d.webhook.format, d.event);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers: Record<string, string> = {
+      'webhook-id': d.event.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': sign(d.webhook.secret, d.event.id, timestamp, body),
+      'user-agent': 'agentsplit-webhooks',
+    };
+    const status = await post(d.webhook.url, body, headers, this.o.timeoutMs, this.o.denyPrivate);
+    const outcome = outcomeOf(status, d.attempts + 1, this.o.schedule);
+    const at = Date.now();
+    await this.o.store.recordAttempt(
+      { webhookId: d.webhook.id, eventId: d.event.id, token: this.o.token },
+      {
+        status: outcome.kind === 'retry' ? 'pending' : outcome.kind,
+        responseStatus: status ?? null,
+        nextAttemptAt: outcome.kind === 'retry' ? isoNow(at + outcome.afterSeconds * 1000) : null,
+        deliveredAt: outcome.kind === 'delivered' ? isoNow(at) : null,
+        disable: outcome.kind === 'failed' && outcome.disable,
+      },
+    );
+    this.o.onAttempt?.(outcome.kind === 'retry' ? 'retried' : outcome.kind);
+  }
+}

@@ -1,0 +1,163 @@
+// Webhook endpoints (issue 27 item 3): create (the signing secret shown once), list, read, change,
+// delete, test, and their deliveries. Each change is an event in the history, written with it.
+import { randomBytes } from 'node:crypto';
+import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { Actor, ChangeEvent, EventSource } from '../core/events.js';
+import type { JsonObject } from '../core/json.js';
+import {
+  checkEvents,
+  checkWebhookUrl,
+  SECRET_PREFIX,
+  TEST_EVENT_TYPE,
+  type WebhookFormat,
+} from '../core/webhooks.js';
+import type { StoredDelivery, StoredWebhook, WebhookStore } from '../store/sql-webhooks.js';
+import type { EventBus } from './events.js';
+
+/** Deliveries GET /webhooks/:id/deliveries shows, newest first. */
+export const DELIVERY_PAGE = 100;
+
+export interface WebhookInput {
+  url: string;
+  events?: string[];
+  description?: string;
+  format?: WebhookFormat;
+}
+
+export type WebhookPatch = Partial<WebhookInput> & { enabled?: boolean };
+
+export type WebhookView = Omit<StoredWebhook, 'secret'>;
+
+function view({ secret: _secret, ...w }: StoredWebhook): WebhookView {
+  return w;
+}
+
+/** What the history keeps of an endpoint: never its secret. */
+function described(w: StoredWebhook): JsonObject {
+  return {
+    id: w.id,
+    url: w.url,
+    events: [...w.events],
+    description: w.description,
+    format: w.format,
+    enabled: w.enabled,
+  };
+}
+
+export interface WebhookServiceDeps {
+  store: WebhookStore;
+  newId: () => string;
+  now: () => string;
+  bus?: EventBus;
+  /** WEBHOOK_DENY_PRIVATE: refuse URLs whose literal host is a private or loopback address. */
+  denyPrivate: boolean;
+}
+
+export class WebhookService {
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  private source(actor: Actor): EventSource {
+    return { actor, at: this.deps.now(), newId: this.deps.newId };
+  }
+
+  private event(src: EventSource, type: string, data: JsonObject): ChangeEvent {
+    return { id: src.newId(), type, at: src.at, actor: src.actor, experiment: null, data };
+  }
+
+  async list(): Promise<{ webhooks: WebhookView[] }> {
+    return { webhooks: (await this.deps.store.listWebhooks()).map(view) };
+  }
+
+  async get(id: string): Promise<WebhookView> {
+    return view(await this.find(id));
+  }
+
+  private async find(id: string): Promise<StoredWebhook> {
+    const w = await this.deps.store.findWebhook(id);
+    if (w === undefined) throw new NotFoundError(`no webhook with id '${id}'`);
+    return w;
+  }
+
+  async create(input: WebhookInput, actor: Actor): Promise<WebhookView & { secret: string }> {
+    const url = checkWebhookUrl(input.url, this.deps.denyPrivate);
+    const events = input.events ?? ['*'];
+    checkEvents(events);
+    const src = this.source(actor);
+    const webhook: StoredWebhook = {
+      id: this.deps.newId(),
+      url,
+      events,
+      description: input.description ?? null,
+      format: input.format ?? 'standard',
+      secret: `${SECRET_PREFIX}${randomBytes(24).toString('base64')}`,
+      enabled: true,
+      createdAt: src.at,
+      updatedAt: src.at,
+    };
+    const created = [this.event(src, 'webhook.created', described(webhook))];
+    await this.deps.store.insertWebhook(webhook, created);
+    this.deps.bus?.publish(created);
+    return { ...view(webhook), secret: webhook.secret };
+  }
+
+  async update(id: string, patch: WebhookPatch, actor: Actor): Promise<WebhookView> {
+    const url = patch.url === undefined ? undefined : checkWebhookUrl(patch.url, this.deps.denyPrivate);
+    if (patch.events !== undefined) checkEvents(patch.events);
+    const src = this.source(actor);
+    let events: ChangeEvent[] = [];
+    const after = await this.deps.store.updateWebhook(id, (before) => {
+      const next: StoredWebhook = {
+        ...before,
+        url: url ?? before.url,
+        events: patch.events ?? before.events,
+        description: patch.description ?? before.description,
+        format: patch.format ?? before.format,
+        enabled: patch.enabled ?? before.enabled,
+        updatedAt: src.at,
+      };
+      const was = described(before);
+      const now = described(next);
+      const changed = Object.keys(now).filter((k) => JSON.stringify(was[k]) !== JSON.stringify(now[k]));
+      events =
+        changed.length === 0
+          ? []
+          : [
+              this.event(src, 'webhook.updated', {
+                id,
+                before: Object.fromEntries(changed.map((k) => [k, was[k]!])),
+                after: Object.fromEntries(changed.map((k) => [k, now[k]!])),
+              }),
+            ];
+      return { after: next, events };
+    });
+    if (after === undefined) throw new NotFoundError(`no webhook with id '${id}'`);
+    this.deps.bus?.publish(events);
+    return view(after);
+  }
+
+  async remove(id: string, actor: Actor): Promise<void> {
+    const src = this.source(actor);
+    let events: ChangeEvent[] = [];
+    const deleted = await this.deps.store.deleteWebhook(id, (before) => {
+      events = [this.event(src, 'webhook.deleted', described(before))];
+      return events;
+    });
+    if (!deleted) throw new NotFoundError(`no webhook with id '${id}'`);
+    this.deps.bus?.publish(events);
+  }
+
+  /** Enqueues a `webhook.test` event for this endpoint only; answers its id. */
+  async test(id: string, actor: Actor): Promise<{ eventId: string }> {
+    const w = await this.find(id);
+    if (!w.enabled) throw new ConflictError('this webhook is disabled; PATCH {"enabled": true} first');
+    const event = this.event(this.source(actor), TEST_EVENT_TYPE, { id: w.id, url: w.url });
+    await this.deps.store.enqueueFor(w.id, event);
+    this.deps.bus?.publish([event]);
+    return { eventId: event.id };
+  }
+
+  async deliveries(id: string): Promise<{ deliveries: StoredDelivery[] }> {
+    await this.find(id);
+    return { deliveries: await this.deps.store.listDeliveries(id, DELIVERY_PAGE) };
+  }
+}
