@@ -28,6 +28,8 @@ export interface Config {
   corsOrigins: string[];
   /** RATE_LIMIT_PER_SECOND, AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS, REDIS_URL, REDIS_KEY_PREFIX (ADR 0017). */
   rateLimits: RateLimitOptions;
+  /** MONITOR_INTERVAL_SECONDS: how often the guardrail monitor runs its round; 0: off. */
+  monitorIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -175,5 +177,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     production: env.NODE_ENV === 'production',
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     rateLimits: rateLimitConfig(env),
+    monitorIntervalSeconds: integer(env, 'MONITOR_INTERVAL_SECONDS', 60, 0, 86_400),
   };
 }

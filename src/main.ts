@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
     corsOrigins: config.corsOrigins,
     rateLimits: config.rateLimits,
+    monitorIntervalSeconds: config.monitorIntervalSeconds,
     logger: createLogger(config.logLevel, [key.key]),
   });
   const { app } = runtime;

@@ -23,6 +23,10 @@ export interface ExperimentsTable {
   metrics: Generated<string>;
   /** JSON array of segment keys (migration 011). */
   segments: Generated<string>;
+  /** What the guardrail monitor does on a failure: 'notify' or 'pause' (migration 015). */
+  guardrail_action: Generated<string>;
+  /** Units per variant before the monitor judges (migration 015). */
+  minimum_units: Generated<number>;
   version: number;
   created_at: Time;
   updated_at: Time;
@@ -126,6 +130,13 @@ export interface EventsTable {
   actor: unknown;
   experiment: string | null;
   data: unknown;
+}
+
+/** The guardrail monitor's last findings per experiment (migration 015). */
+export interface MonitorStatesTable {
+  experiment_id: number;
+  state: unknown;
+  updated_at: Time;
 }
 
 /** Idempotency-Key answers (migration 005), per key owner. */
@@ -311,6 +322,7 @@ export interface Database {
   bucket_exposures: BucketExposuresTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
+  monitor_states: MonitorStatesTable;
   idempotency_keys: IdempotencyKeysTable;
   metric_rollups: MetricRollupsTable;
   exposure_rollups: ExposureRollupsTable;
