@@ -97,7 +97,7 @@ export function findings(
         }),
       );
       if (e.guardrailAction === 'pause' && pause === undefined) {
-        pause = `Paused by the guardrail monitor: ${m.name} guardrail failed: ${summary}`;
+        pause = `${m.name} guardrail failed: ${summary}`;
       }
     }
   }
