@@ -201,7 +201,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     store,
     experiments: experimentCache,
     analysis,
-    pause: (slug, reason) => experiments.pause(slug, MONITOR_ACTOR, reason),
+    pause: (slug, reason, findings) => experiments.pause(slug, MONITOR_ACTOR, reason, findings),
     now,
     newId,
     onRound: (outcome, seconds) => metrics.monitorRound(outcome, seconds),

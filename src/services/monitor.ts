@@ -3,7 +3,7 @@
 // once each variant has the experiment's minimumUnits on every guardrail, raises its findings
 // (monitor-findings.ts) and, with guardrailAction 'pause', pauses the experiment through the same update
 // as a user's PATCH (ExperimentService.pause). Findings are kept in the store: raised once per change.
-import { type EventSource, MONITOR_ACTOR } from '../core/events.js';
+import { type ChangeEvent, type EventSource, MONITOR_ACTOR } from '../core/events.js';
 import type { MonitorStore } from '../store/store.js';
 import type { AnalysisService } from './analysis.js';
 import type { ExperimentCache } from './experiment-cache.js';
@@ -16,8 +16,11 @@ export interface MonitorDeps {
   store: MonitorStore;
   experiments: Pick<ExperimentCache, 'list'>;
   analysis: Pick<AnalysisService, 'analyze'>;
-  /** Pauses a running experiment with the monitor as actor and `reason` in its event (ExperimentService.pause). */
-  pause: (slug: string, reason: string) => Promise<unknown>;
+  /**
+   * Pauses a running experiment with the monitor as actor, `reason` in its event and `findings` committed
+   * with it (ExperimentService.pause); false when it no longer ran (nothing written).
+   */
+  pause: (slug: string, reason: string, findings: readonly ChangeEvent[]) => Promise<boolean>;
   now: () => string;
   newId: () => string;
   /** Told of every round: its outcome and how long it took (seconds). */
@@ -85,10 +88,18 @@ export class Monitor {
     const at = this.deps.now();
     const src: EventSource = { actor: MONITOR_ACTOR, at, newId: this.deps.newId };
     const found = findings(experiment, analysis, last, src);
-    const same = last !== undefined && JSON.stringify(last) === JSON.stringify(found.state);
-    if (!same || found.events.length > 0) {
-      await this.deps.store.recordFindings(id, { ...found.state }, at, found.events);
+    let events = found.events;
+    // The pause commits with the failures that made it (a failed pause is retried next round: nothing
+    // of this round is kept); the other findings and the state follow.
+    if (found.pause !== undefined) {
+      const failures = events.filter((e) => e.type === 'guardrail.failed');
+      if (await this.deps.pause(slug, found.pause, failures)) {
+        events = events.filter((e) => !failures.includes(e));
+      }
     }
-    if (found.pause !== undefined) await this.deps.pause(slug, found.pause);
+    const same = last !== undefined && JSON.stringify(last) === JSON.stringify(found.state);
+    if (!same || events.length > 0) {
+      await this.deps.store.recordFindings(id, { ...found.state }, at, events);
+    }
   }
 }
