@@ -1,6 +1,7 @@
 // The guardrail monitor's settings in the experiment form (issue 27 item 4) in headless Chromium against a
 // real server: guardrailAction and minimumUnits are saved on create and on edit, and read back through the
-// API; a minimumUnits below 1 is refused next to its field, nothing sent.
+// API; a minimumUnits below 1 is refused next to its field, nothing sent. With the monitor running every
+// second, the experiment page's history says the monitor's pause and why.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,7 +21,11 @@ let browser: Browser;
 const call = jsonCall(() => base, API_KEY);
 
 before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
+  server = await startServer({
+    API_KEY,
+    DATABASE_URL: `sqlite:${join(dir, 'ui.db')}`,
+    MONITOR_INTERVAL_SECONDS: '1',
+  });
   base = server.baseUrl;
   browser = await launchBrowser();
 });
@@ -76,6 +81,49 @@ test('guardrailAction and minimumUnits: defaults shown, saved on create and edit
     const saved = await call('GET', `/experiment/${SLUG}`);
     assert.equal(saved.guardrailAction, 'notify');
     assert.equal(saved.minimumUnits, 40);
+    assertNoConsoleErrors(page);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test("the history shows the monitor's pause with its reason", async () => {
+  const slug = 'costly-prompt';
+  await call('POST', '/experiments', {
+    slug,
+    status: 'running',
+    guardrailAction: 'pause',
+    minimumUnits: 20,
+    variants: [
+      { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },
+      { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
+    ],
+    metrics: [{ name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.05 }],
+  });
+  const results = [];
+  for (let i = 0; i < 200; i++) {
+    for (const key of ['A', 'B']) {
+      results.push({ variantKey: key, metrics: { cost_usd: (1 + (i % 10) / 10) * (key === 'B' ? 1.3 : 1) } });
+    }
+  }
+  await call('POST', `/experiment/${slug}/logs`, { results });
+  const deadline = Date.now() + 30_000;
+  while ((await call('GET', `/experiment/${slug}`)).status !== 'paused') {
+    assert.ok(Date.now() < deadline, 'the monitor did not pause the experiment');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const page = await openDashboard(browser, base, { key: API_KEY, hash: `#/experiment/${slug}` });
+  try {
+    const paused = page.locator('[data-testid="history-event"][data-type="experiment.status_changed"]');
+    await paused.waitFor();
+    assert.match(
+      await paused.innerText(),
+      /^Paused by the guardrail monitor at .+: cost_usd guardrail failed: B fails the cost_usd guardrail: cost_usd is 30(\.\d)?% higher/,
+    );
+    const failed = page.locator('[data-testid="history-event"][data-type="guardrail.failed"]');
+    assert.match(await failed.innerText(), /^Guardrail cost_usd failed, found by the guardrail monitor at /);
+    await page.getByTestId('history').scrollIntoViewIfNeeded();
+    await screenshot(page, 'guardrail-history-1280');
     assertNoConsoleErrors(page);
   } finally {
     await page.context().close();
