@@ -99,7 +99,7 @@ describe('the guardrail monitor', { skip: SKIP_BACKEND }, () => {
     }
   }
 
-  test('pause, notify, harmless and too few units: each as declared', async () => {
+  test('pause, notify, harmless and too few units: each as declared; a resume is not overruled', async () => {
     const paused = await experiment({ guardrailAction: 'pause', minimumUnits: 20 }, 200, 1.3);
     const notified = await experiment({ guardrailAction: 'notify', minimumUnits: 20 }, 200, 1.3);
     const harmless = await experiment({ guardrailAction: 'pause', minimumUnits: 20 }, 200, 1);
@@ -141,6 +141,20 @@ describe('the guardrail monitor', { skip: SKIP_BACKEND }, () => {
       assert.deepEqual(mine, [], slug);
       assert.equal(await status(slug), 'running');
     }
+
+    // A person resumes the paused one: not overruled for the same failure. Switching the notified one to
+    // 'pause' pauses it at a next round, with a key's change before and the monitor's after.
+    assert.equal((await api.patch(`/experiment/${paused}`, { status: 'running' })).statusCode, 200);
+    assert.equal((await api.patch(`/experiment/${notified}`, { guardrailAction: 'pause' })).statusCode, 200);
+    await until('the switched pause', async () => (await status(notified)) === 'paused');
+    const resumedAt = await roundsLed();
+    await until('three more rounds', async () => (await roundsLed()) >= resumedAt + 3);
+    assert.equal(await status(paused), 'running');
+    const switched = (await events(notified)).filter((e) => e.type === 'experiment.status_changed');
+    assert.deepEqual(
+      switched.map((e) => e.actor.kind),
+      ['monitor'],
+    );
 
     // /metrics: rounds by outcome and their duration.
     const text = await runtime.metrics.scrape();

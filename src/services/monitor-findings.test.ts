@@ -111,6 +111,45 @@ describe('monitor findings', () => {
     );
   });
 
+  it('pauses once per failure: not again after a person resumes it, but when the action turns to pause', () => {
+    const first = findings(experiment({ guardrailAction: 'pause' }), analysis('failed', 200), undefined, src);
+    assert.ok(first.pause);
+    const resumed = findings(
+      experiment({ guardrailAction: 'pause' }),
+      analysis('failed', 300),
+      first.state,
+      src,
+    );
+    assert.equal(resumed.pause, undefined, 'a resumed experiment is not paused for the same failure');
+    assert.deepEqual(resumed.events, []);
+
+    const notified = findings(experiment(), analysis('failed', 200), undefined, src);
+    assert.deepEqual(notified.state.paused, []);
+    const switched = findings(
+      experiment({ guardrailAction: 'pause' }),
+      analysis('failed', 300),
+      notified.state,
+      src,
+    );
+    assert.match(switched.pause!, /^cost_usd guardrail failed: B fails/);
+    assert.deepEqual(switched.events, [], 'the failure itself was raised already');
+
+    const cleared = findings(
+      experiment({ guardrailAction: 'pause' }),
+      analysis('passed', 400),
+      resumed.state,
+      src,
+    );
+    assert.deepEqual(cleared.state.paused, []);
+    const again = findings(
+      experiment({ guardrailAction: 'pause' }),
+      analysis('failed', 500),
+      cleared.state,
+      src,
+    );
+    assert.ok(again.pause, 'a failure that stopped and came back pauses again');
+  });
+
   it('srm.detected once per mismatch; verdict.changed when the status changes between rounds', () => {
     const first = findings(
       experiment(),

@@ -18,6 +18,11 @@ export interface MonitorState {
   srm: boolean;
   /** The failing guardrails, as 'metric/variant'. */
   failed: string[];
+  /**
+   * The failing guardrails that already paused the experiment: a person who resumes it is not overruled
+   * while they keep failing. A failure that stops failing leaves this list.
+   */
+  paused: string[];
 }
 
 export interface Findings {
@@ -55,6 +60,7 @@ export function readState(stored: JsonObject | undefined): MonitorState | undefi
     verdict: String(stored.verdict ?? ''),
     srm: stored.srm === true,
     failed: Array.isArray(stored.failed) ? stored.failed.map(String) : [],
+    paused: Array.isArray(stored.paused) ? stored.paused.map(String) : [],
   };
 }
 
@@ -69,6 +75,7 @@ export function findings(
   const guardrails = guardrailsOf(e);
   const failed: string[] = [];
   const events: Findings['events'] = [];
+  const paused = new Set<string>();
   let pause: string | undefined;
   for (const m of analysis.metrics) {
     if (!guardrails.includes(m.name)) continue;
@@ -77,13 +84,19 @@ export function findings(
       if (g?.status !== 'failed') continue;
       const key = `${m.name}/${v.key}`;
       failed.push(key);
-      if (last?.failed.includes(key)) continue;
       // The verdict's own sentence when it names this failure; else the guardrail's.
       const named =
         verdict.status === 'guardrail-failed' && verdict.metric === m.name && verdict.variant === v.key;
       const summary = named
         ? verdict.summary
         : `${v.key} ${guardrailFailureOf(m.name, m.kind === 'proportion' ? 'proportion' : 'mean', g as Guardrail)}.`;
+      if (last?.paused.includes(key)) paused.add(key);
+      else if (e.guardrailAction === 'pause') {
+        // A failure that has not paused it yet: new, or raised while the action was 'notify'.
+        pause ??= `${m.name} guardrail failed: ${summary}`;
+        paused.add(key);
+      }
+      if (last?.failed.includes(key)) continue;
       events.push(
         finding(src, 'guardrail.failed', e.slug, {
           metric: m.name,
@@ -96,9 +109,6 @@ export function findings(
           action: e.guardrailAction,
         }),
       );
-      if (e.guardrailAction === 'pause' && pause === undefined) {
-        pause = `${m.name} guardrail failed: ${summary}`;
-      }
     }
   }
   const srm = analysis.srm.mismatch === true;
@@ -122,5 +132,9 @@ export function findings(
       }),
     );
   }
-  return { state: { verdict: verdict.status, srm, failed }, events, ...(pause ? { pause } : {}) };
+  return {
+    state: { verdict: verdict.status, srm, failed, paused: [...paused] },
+    events,
+    ...(pause ? { pause } : {}),
+  };
 }

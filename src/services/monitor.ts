@@ -88,18 +88,21 @@ export class Monitor {
     const at = this.deps.now();
     const src: EventSource = { actor: MONITOR_ACTOR, at, newId: this.deps.newId };
     const found = findings(experiment, analysis, last, src);
-    let events = found.events;
+    let { events, state } = found;
     // The pause commits with the failures that made it (a failed pause is retried next round: nothing
     // of this round is kept); the other findings and the state follow.
     if (found.pause !== undefined) {
       const failures = events.filter((e) => e.type === 'guardrail.failed');
       if (await this.deps.pause(slug, found.pause, failures)) {
         events = events.filter((e) => !failures.includes(e));
+      } else {
+        // It stopped running meanwhile (a person paused or completed it): nothing was paused.
+        state = { ...state, paused: state.paused.filter((k) => last?.paused.includes(k)) };
       }
     }
-    const same = last !== undefined && JSON.stringify(last) === JSON.stringify(found.state);
+    const same = last !== undefined && JSON.stringify(last) === JSON.stringify(state);
     if (!same || events.length > 0) {
-      await this.deps.store.recordFindings(id, { ...found.state }, at, events);
+      await this.deps.store.recordFindings(id, { ...state }, at, events);
     }
   }
 }
