@@ -46,6 +46,14 @@ test('bad values are refused with the variable named', () => {
   assert.throws(() => loadConfig({ API_KEY: 'short' }), /API_KEY must be at least 16/);
 });
 
+test('MONITOR_INTERVAL_SECONDS: 60 by default, 0 turns the monitor off, anything else refused', () => {
+  assert.equal(loadConfig({}).monitorIntervalSeconds, 60);
+  assert.equal(loadConfig({ MONITOR_INTERVAL_SECONDS: '0' }).monitorIntervalSeconds, 0);
+  assert.equal(loadConfig({ MONITOR_INTERVAL_SECONDS: '5' }).monitorIntervalSeconds, 5);
+  assert.throws(() => loadConfig({ MONITOR_INTERVAL_SECONDS: '-1' }), /MONITOR_INTERVAL_SECONDS/);
+  assert.throws(() => loadConfig({ MONITOR_INTERVAL_SECONDS: '1.5' }), /MONITOR_INTERVAL_SECONDS/);
+});
+
 test('without API_KEY a strong key is generated once, kept with mode 0600, and reused', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentsplit-key-'));
   try {

@@ -31,6 +31,8 @@ export interface Config {
   rateLimits: RateLimitOptions;
   /** WEBHOOK_RETRY_SCHEDULE (seconds between attempts), WEBHOOK_TIMEOUT_SECONDS, WEBHOOK_DENY_PRIVATE. */
   webhooks: { retrySchedule: number[]; timeoutMs: number; denyPrivate: boolean };
+  /** MONITOR_INTERVAL_SECONDS: how often the guardrail monitor runs its round; 0: off. */
+  monitorIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -206,5 +208,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 15, 1, 600) * 1000,
       denyPrivate: flag(env, 'WEBHOOK_DENY_PRIVATE'),
     },
+    monitorIntervalSeconds: integer(env, 'MONITOR_INTERVAL_SECONDS', 60, 0, 86_400),
   };
 }

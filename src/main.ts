@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     rateLimits: config.rateLimits,
     webhooks: config.webhooks,
+    monitorIntervalSeconds: config.monitorIntervalSeconds,
     logger: createLogger(config.logLevel, [key.key]),
   });
   const { app } = runtime;

@@ -6,7 +6,7 @@
 // is built per request. prom-client's labelled children hash their labels on every call (about 0.7 µs
 // for a counter and a histogram per request, measured on this machine), so requests and group commits
 // are counted in the plain collectors below and put in prom-client's shape only when scraped.
-import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { STATUSES, type Status } from './core/experiment.js';
 
 /**
@@ -34,6 +34,12 @@ const RATE_LIMIT_REASONS: readonly RateLimitReason[] = ['key', 'failed_auth'];
 /** A webhook delivery attempt's outcome: delivered (2xx), retried later, or failed for good (410 too). */
 export type WebhookOutcome = 'delivered' | 'retried' | 'failed';
 const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retried', 'failed'];
+
+/** How a guardrail monitor round ended (services/monitor.ts): it ran, another instance leads, or it failed. */
+export type MonitorOutcome = 'led' | 'follower' | 'failed';
+const MONITOR_OUTCOMES: readonly MonitorOutcome[] = ['led', 'follower', 'failed'];
+/** Upper bounds of the monitor round duration histogram, in seconds. */
+export const ROUND_BOUNDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** A committed group-commit transaction, as GroupCommit's onCommit reports it. */
 export interface CommitInfo {
@@ -64,6 +70,8 @@ export interface Metrics {
   rateLimited(reason: RateLimitReason): void;
   /** A webhook delivery attempt, by outcome. */
   webhookAttempt(outcome: WebhookOutcome): void;
+  /** A guardrail monitor round: its outcome and how long it took (seconds). */
+  monitorRound(outcome: MonitorOutcome, seconds: number): void;
   /** GroupCommit's onCommit: batch sizes and each request's wait for its commit. */
   committed(info: CommitInfo): void;
   /** Connects the gauges read at scrape time (once the runtime's parts exist). */
@@ -243,6 +251,20 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   for (const outcome of WEBHOOK_OUTCOMES) webhookAttempts.labels(outcome).inc(0);
+  const monitorRounds = new Counter({
+    name: 'agentsplit_monitor_rounds_total',
+    help: 'Guardrail monitor rounds, by outcome: led (this instance judged the running experiments), follower (another instance leads), failed',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of MONITOR_OUTCOMES) monitorRounds.labels(outcome).inc(0);
+  const monitorDuration = new Histogram({
+    name: 'agentsplit_monitor_round_duration_seconds',
+    help: 'How long a guardrail monitor round took, by outcome',
+    labelNames: ['outcome'],
+    buckets: ROUND_BOUNDS,
+    registers: [registry],
+  });
 
   new Gauge({
     name: 'agentsplit_exposure_queue_depth',
@@ -311,6 +333,10 @@ export function createMetrics(): Metrics {
     },
     webhookAttempt(outcome) {
       webhookAttempts.labels(outcome).inc();
+    },
+    monitorRound(outcome, seconds) {
+      monitorRounds.labels(outcome).inc();
+      monitorDuration.labels(outcome).observe(seconds);
     },
     committed(info) {
       if (info.results > 0) resultsPerCommit.observe(info.results);

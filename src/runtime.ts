@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { type App, buildApp } from './app.js';
 import type { RandomSource } from './core/assignment.js';
+import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
 import { GroupCommit } from './ingest/group-commit.js';
@@ -17,6 +18,7 @@ import { FeedbackService } from './services/feedback.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { IssuedAssignments } from './services/issued-assignments.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
+import { Monitor } from './services/monitor.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { TimeseriesService } from './services/timeseries.js';
@@ -51,6 +53,8 @@ export interface RuntimeOptions {
   idempotencyClaimTimeoutMs?: number;
   /** Per-key rate limits, failed-authentication throttling, Redis (ADR 0017); unset fields: the defaults. */
   rateLimits?: Partial<RateLimitOptions>;
+  /** How often the guardrail monitor runs its round (seconds); 0 or absent: off (main.ts: default 60). */
+  monitorIntervalSeconds?: number;
   /** Webhook deliveries (issue 27 item 3); unset fields: the defaults. */
   webhooks?: Partial<WebhookOptions>;
 }
@@ -226,9 +230,21 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     rateLimits,
   });
   delivery.start();
+  const monitor = new Monitor({
+    store,
+    experiments: experimentCache,
+    analysis,
+    pause: (slug, reason, findings) => experiments.pause(slug, MONITOR_ACTOR, reason, findings),
+    now,
+    newId,
+    onRound: (outcome, seconds) => metrics.monitorRound(outcome, seconds),
+    onError: (err, slug) => app?.log.warn({ err, experiment: slug }, 'the guardrail monitor failed'),
+  });
+  if ((options.monitorIntervalSeconds ?? 0) > 0) monitor.start(options.monitorIntervalSeconds! * 1000);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      await monitor.stop();
       await app.close();
       await delivery.stop();
       await sync?.stop();

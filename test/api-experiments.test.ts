@@ -71,7 +71,9 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
       'assignment',
       'createdAt',
       'description',
+      'guardrailAction',
       'metrics',
+      'minimumUnits',
       'name',
       'seed',
       'segments',
@@ -83,6 +85,8 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
     ]);
     assert.deepEqual(body.metrics, [], 'no metric definitions unless declared');
     assert.deepEqual(body.segments, [], 'no segments unless declared');
+    assert.equal(body.guardrailAction, 'notify');
+    assert.equal(body.minimumUnits, 100);
     assert.equal(body.slug, slug);
     assert.equal(body.status, 'draft');
     assert.equal(body.active, false);
@@ -116,6 +120,8 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
         active: true,
         metrics: [],
         segments: [],
+        guardrailAction: 'notify',
+        minimumUnits: 100,
         version: 1,
         createdAt: undefined,
         updatedAt: undefined,
@@ -294,6 +300,34 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
   test('an unknown status or assignment mode → 400 naming the allowed values', async () => {
     await expectCreateError({ status: 'live' }, /status.*'draft'/);
     await expectCreateError({ assignment: 'hash' }, /assignment.*'random'.*'sticky'/);
+  });
+
+  test('guardrailAction and minimumUnits: kept when given, changed by PATCH, and validated', async () => {
+    const body = createBody({ guardrailAction: 'pause', minimumUnits: 20 });
+    const res = await api.post('/experiments', body);
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().guardrailAction, 'pause');
+    assert.equal(res.json().minimumUnits, 20);
+    const slug = res.json().slug as string;
+    const patched = await api.patch(`/experiment/${slug}`, {
+      guardrailAction: 'notify',
+      minimumUnits: 500,
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+    const read = (await api.get(`/experiment/${slug}`)).json();
+    assert.equal(read.guardrailAction, 'notify');
+    assert.equal(read.minimumUnits, 500);
+    const events = (await api.get(`/experiment/${slug}/events`)).json().events;
+    assert.deepEqual(events.at(-1).data, {
+      before: { guardrailAction: 'pause', minimumUnits: 20 },
+      after: { guardrailAction: 'notify', minimumUnits: 500 },
+    });
+    for (const bad of [{ guardrailAction: 'rollback' }, { minimumUnits: 0 }, { minimumUnits: 2.5 }]) {
+      const r = await api.post('/experiments', createBody(bad));
+      assertError(r, 400, new RegExp(Object.keys(bad)[0]!));
+      const p = await api.patch(`/experiment/${slug}`, bad);
+      assertError(p, 400, new RegExp(Object.keys(bad)[0]!));
+    }
   });
 
   test('a body that is not a JSON object → 400', async () => {

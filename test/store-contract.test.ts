@@ -1575,7 +1575,13 @@ for (const backend of sqlBackends) {
       // The same, with the metric definitions migration 006 adds (none), and the segments of a later one (none).
       assert.deepEqual(await store.findExperiment('before-004'), {
         ...experimentBefore!,
-        experiment: { ...experimentBefore!.experiment, metrics: [], segments: [] },
+        experiment: {
+          ...experimentBefore!.experiment,
+          metrics: [],
+          segments: [],
+          guardrailAction: 'notify',
+          minimumUnits: 100,
+        },
       });
       assert.equal(listedBefore.results.length, 30);
       assert.deepEqual(listedBefore.results[3]!.context, { z: 1, a: [{ y: 2, x: 'é' }] });

@@ -266,13 +266,28 @@ for (const backend of sqlBackends) {
         await db.runScript(m.sql);
         await db.runScript(`INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', '${NOW}')`);
       }
-      const store = new SqlStore(db);
-      const { id } = await store.insertExperiment(
-        createExperiment(
-          { slug: 'before-012', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] },
-          NOW,
-        ),
+      // The experiment as the schema of migration 011 holds it (the store writes today's columns).
+      const made = createExperiment(
+        { slug: 'before-012', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] },
+        NOW,
       );
+      const inserted = await db.readWrite
+        .insertInto('experiments')
+        .values({
+          slug: made.slug,
+          name: made.name,
+          description: made.description,
+          status: made.status,
+          assignment: made.assignment,
+          seed: made.seed,
+          variants: JSON.stringify(made.variants),
+          version: made.version,
+          created_at: NOW,
+          updated_at: NOW,
+        } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const id = Number(inserted.id);
       const forms = [
         [`${uuid(1)}.1.0.dQ==.00000001`, 'A', 'u', { plan: 'pro', deep: { a: [1, 'é'] } }, NOW],
         [`${uuid(2)}.1.0.dQ==.00000002`, 'A', 'u', null, NOW],
@@ -337,7 +352,8 @@ for (const backend of sqlBackends) {
           })) as never,
         )
         .execute();
-      assert.deepEqual(await migrate(db), [12, 13, 14]);
+      assert.deepEqual(await migrate(db), [12, 13, 14, 15, 16]);
+      const store = new SqlStore(db);
       const page = await store.listResults({ experimentId: id, limit: 10 });
       assert.deepEqual(
         page.results.map((r) => r.assignmentContext),

@@ -14,6 +14,7 @@ import {
   variantsFrom,
   weightSum,
 } from '../parts/form-rules.js';
+import { GuardrailFields, guardrailBody, guardrailState } from '../parts/guardrail-fields.js';
 
 /** Random vs sticky in two sentences: sticky is the usual choice for agents and conversations. */
 const ASSIGNMENT_HINT =
@@ -53,6 +54,7 @@ function initial(experiment) {
       variants: experiment.variants.map(variantRow),
       metrics: experiment.metrics.map(metricRow),
       segments: (experiment.segments ?? []).join(', '),
+      ...guardrailState(experiment),
     };
   }
   const payload = { prompt: '' };
@@ -68,6 +70,7 @@ function initial(experiment) {
     ],
     metrics: [],
     segments: '',
+    ...guardrailState(),
   };
 }
 
@@ -302,14 +305,15 @@ function MetricEditor({ rows, errors, onChange }) {
 }
 
 /** The form's own verdict on itself: what it would send, and what keeps it from sending. */
-function check(form, creating) {
+function check(form, creating, experiment) {
   const built = variantsFrom(form.variants);
   const defs = metricsFrom(form.metrics);
-  const errors = { ...built.errors, ...defs.errors };
+  const guardrail = guardrailBody(form, experiment);
+  const errors = { ...built.errors, ...defs.errors, ...guardrail.errors };
   if (creating && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(form.slug)) {
     errors.slug = '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit';
   }
-  return { built, defs, errors };
+  return { built, defs, guardrail, errors };
 }
 
 function ExperimentForm({ experiment, onSaved }) {
@@ -330,7 +334,7 @@ function ExperimentForm({ experiment, onSaved }) {
     setNote(null);
   };
   const set = (name) => (e) => update({ ...form, [name]: e.currentTarget.value });
-  const { built, defs, errors: own } = check(form, creating);
+  const { built, defs, guardrail, errors: own } = check(form, creating, experiment);
   const errors = { ...(tries > 0 ? own : {}), ...refused };
 
   // After a refusal, focus the first field that says why.
@@ -360,6 +364,7 @@ function ExperimentForm({ experiment, onSaved }) {
       if (form.description.trim()) body.description = form.description.trim();
       if (form.assignment === 'sticky' && form.seed.trim()) body.seed = form.seed.trim();
       if (segmentList(form.segments).length > 0) body.segments = segmentList(form.segments);
+      Object.assign(body, guardrail.body);
     } else {
       body = {};
       if (form.name !== experiment.name) body.name = form.name;
@@ -369,6 +374,7 @@ function ExperimentForm({ experiment, onSaved }) {
       if (JSON.stringify(defs.metrics) !== JSON.stringify(experiment.metrics)) body.metrics = defs.metrics;
       const segments = segmentList(form.segments);
       if (JSON.stringify(segments) !== JSON.stringify(experiment.segments ?? [])) body.segments = segments;
+      Object.assign(body, guardrail.body);
       if (Object.keys(body).length === 0) {
         setNote('Nothing changed.');
         return;
@@ -438,6 +444,7 @@ function ExperimentForm({ experiment, onSaved }) {
     </fieldset>
     <${VariantEditor} rows=${form.variants} errors=${errors} onChange=${(variants) => update({ ...form, variants })} />
     <${MetricEditor} rows=${form.metrics} errors=${errors} onChange=${(metrics) => update({ ...form, metrics })} />
+    <${GuardrailFields} form=${form} errors=${errors} set=${set} />
     ${versionNote && html`<p class="hint" data-testid="version-note">${versionNote}</p>`}
     ${note && html`<p class="hint" role="status">${note}</p>`}
     <div class="form-buttons">

@@ -115,6 +115,7 @@ export function fieldOf(message) {
   if (service) return [service[1], service[2], service[3]].filter((x) => x !== undefined).join('.');
   if (/^variants'? /.test(message)) return 'variants';
   if (/^(slug\b|an experiment with slug)/.test(message)) return 'slug';
-  if (/^(name|description|seed|assignment)\b/.test(message)) return message.split(/\b/)[0];
+  if (/^(name|description|seed|assignment|guardrailAction|minimumUnits)\b/.test(message))
+    return message.split(/\b/)[0];
   return null;
 }

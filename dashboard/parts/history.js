@@ -50,7 +50,16 @@ export function eventSentence(event) {
     case 'experiment.created':
       return `Created by ${who} at ${when}`;
     case 'experiment.status_changed':
+      if (event.data.reason && event.data.to === 'paused') {
+        return `Paused by ${who} at ${when}: ${event.data.reason}`;
+      }
       return `Updated by ${who} at ${when}: status ${event.data.from} → ${event.data.to}`;
+    case 'guardrail.failed':
+      return `Guardrail ${event.data.metric} failed, found by ${who} at ${when}: ${event.data.summary}`;
+    case 'srm.detected':
+      return `Sample-ratio mismatch found by ${who} at ${when}: ${event.data.summary}`;
+    case 'verdict.changed':
+      return `Verdict ${event.data.from} → ${event.data.to}, found by ${who} at ${when}: ${event.data.summary}`;
     case 'experiment.updated':
       return `Updated by ${who} at ${when}: ${updatedWords(event.data)}`;
     case 'experiment.deleted':

@@ -22,9 +22,10 @@ export const EVENT_TYPES = [
   'webhook.updated',
   'webhook.deleted',
   'webhook.test',
+  'guardrail.failed',
+  'srm.detected',
+  'verdict.changed',
 ] as const;
-/** Reserved for the monitor (issue 27 item 1): written by nothing yet. */
-export const RESERVED_EVENT_TYPES = ['guardrail.failed', 'srm.detected', 'verdict.changed'] as const;
 
 /** One entry of the history, as the API shows it. */
 export interface ChangeEvent {
@@ -47,7 +48,16 @@ export function actorOf(principal: Principal, nameOf: (id: string) => string | u
 }
 
 /** Fields compared for `experiment.updated` (status has its own event; updatedAt and active follow). */
-const COMPARED = ['name', 'description', 'variants', 'metrics', 'segments', 'version'] as const;
+const COMPARED = [
+  'name',
+  'description',
+  'variants',
+  'metrics',
+  'segments',
+  'guardrailAction',
+  'minimumUnits',
+  'version',
+] as const;
 
 function same(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -77,7 +87,13 @@ export function experimentCreated(src: EventSource, e: Experiment): ChangeEvent[
  * any but status did), then `experiment.status_changed` with `from`/`to` (when status did). None when
  * nothing changed.
  */
-export function experimentChanged(src: EventSource, before: Experiment, after: Experiment): ChangeEvent[] {
+export function experimentChanged(
+  src: EventSource,
+  before: Experiment,
+  after: Experiment,
+  /** Why the status changed (the monitor's pause: the failing metric and the verdict sentence). */
+  reason?: string,
+): ChangeEvent[] {
   const events: ChangeEvent[] = [];
   const was: JsonObject = {};
   const now: JsonObject = {};
@@ -92,7 +108,11 @@ export function experimentChanged(src: EventSource, before: Experiment, after: E
   }
   if (before.status !== after.status) {
     events.push(
-      event(src, 'experiment.status_changed', after.slug, { from: before.status, to: after.status }),
+      event(src, 'experiment.status_changed', after.slug, {
+        from: before.status,
+        to: after.status,
+        ...(reason === undefined ? {} : { reason }),
+      }),
     );
   }
   return events;
@@ -100,6 +120,14 @@ export function experimentChanged(src: EventSource, before: Experiment, after: E
 
 export function experimentDeleted(src: EventSource, e: Experiment): ChangeEvent[] {
   return [event(src, 'experiment.deleted', e.slug, { experiment: plain(e) })];
+}
+
+/**
+ * A finding of the guardrail monitor about an experiment (`guardrail.failed`, `srm.detected`,
+ * `verdict.changed`): recorded, never a change of the experiment itself.
+ */
+export function finding(src: EventSource, type: string, slug: string, data: JsonObject): ChangeEvent {
+  return event(src, type, slug, data);
 }
 
 /** A created key as the history keeps it: never its secret nor its hash. */

@@ -13,6 +13,13 @@ export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'] 
 export type Status = (typeof STATUSES)[number];
 export const ASSIGNMENT_MODES = ['random', 'sticky'] as const;
 export type AssignmentMode = (typeof ASSIGNMENT_MODES)[number];
+/** What the guardrail monitor does when a guardrail fails: raise `guardrail.failed`, or also pause. */
+export const GUARDRAIL_ACTIONS = ['notify', 'pause'] as const;
+export type GuardrailAction = (typeof GUARDRAIL_ACTIONS)[number];
+export const DEFAULT_GUARDRAIL_ACTION: GuardrailAction = 'notify';
+/** Units each variant needs on a guardrail metric before the monitor judges the experiment. */
+export const DEFAULT_MINIMUM_UNITS = 100;
+export const MAX_MINIMUM_UNITS = 1_000_000_000;
 
 export interface Variant {
   key: string;
@@ -33,6 +40,10 @@ export interface Experiment {
   metrics: MetricDefinition[];
   /** Context keys whose values split the analysis (GET …/analysis?segment=key; core/segments.ts). */
   segments: string[];
+  /** What the guardrail monitor does when a guardrail fails (services/monitor.ts). */
+  guardrailAction: GuardrailAction;
+  /** Units each variant needs on a guardrail metric before the monitor judges the experiment. */
+  minimumUnits: number;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -48,6 +59,8 @@ export interface NewExperiment {
   variants: Variant[];
   metrics?: MetricDefinitionInput[];
   segments?: string[];
+  guardrailAction?: GuardrailAction;
+  minimumUnits?: number;
 }
 
 export interface ExperimentChanges {
@@ -57,6 +70,8 @@ export interface ExperimentChanges {
   segments?: string[];
   name?: string;
   description?: string;
+  guardrailAction?: GuardrailAction;
+  minimumUnits?: number;
 }
 
 export const SLUG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -116,6 +131,20 @@ export function validateVariants(variants: unknown): Variant[] {
   }));
 }
 
+export function validateGuardrailAction(action: unknown): GuardrailAction {
+  if (typeof action === 'string' && (GUARDRAIL_ACTIONS as readonly string[]).includes(action)) {
+    return action as GuardrailAction;
+  }
+  throw new ValidationError(`guardrailAction must be one of 'notify', 'pause'`);
+}
+
+export function validateMinimumUnits(units: unknown): number {
+  if (typeof units !== 'number' || !Number.isInteger(units) || units < 1 || units > MAX_MINIMUM_UNITS) {
+    throw new ValidationError(`minimumUnits must be an integer from 1 to ${MAX_MINIMUM_UNITS}`);
+  }
+  return units;
+}
+
 export function assertTransition(from: Status, to: Status): void {
   if (from === to) return;
   const allowed = TRANSITIONS[from];
@@ -145,6 +174,8 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
     variants: validateVariants(input.variants),
     metrics: validateMetricDefinitions(input.metrics ?? []),
     segments: validateSegments(input.segments ?? []),
+    guardrailAction: validateGuardrailAction(input.guardrailAction ?? DEFAULT_GUARDRAIL_ACTION),
+    minimumUnits: validateMinimumUnits(input.minimumUnits ?? DEFAULT_MINIMUM_UNITS),
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -175,6 +206,10 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
   if (changes.metrics !== undefined) next.metrics = validateMetricDefinitions(changes.metrics);
   // Segments count results from when they are declared: results committed before have no value.
   if (changes.segments !== undefined) next.segments = validateSegments(changes.segments);
+  if (changes.guardrailAction !== undefined) {
+    next.guardrailAction = validateGuardrailAction(changes.guardrailAction);
+  }
+  if (changes.minimumUnits !== undefined) next.minimumUnits = validateMinimumUnits(changes.minimumUnits);
   if (changes.variants !== undefined) {
     const variants = validateVariants(changes.variants);
     // Compared as values, not text: key order inside payloads is not a change (same weights, same users).

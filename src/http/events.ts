@@ -1,7 +1,7 @@
 // Routes for the history (issue 27): one experiment's events (scope read) and the audit log of every
 // change (scope admin, keys for every experiment only).
 import Type from 'typebox';
-import { EVENT_TYPES, RESERVED_EVENT_TYPES } from '../core/events.js';
+import { EVENT_TYPES } from '../core/events.js';
 import { DEFAULT_EVENT_PAGE, type EventService } from '../services/events.js';
 import { type Route, route } from './route.js';
 import { errorResponses, JsonObjectSchema, SlugParams } from './schemas/common.js';
@@ -31,7 +31,7 @@ const EventSchema = Type.Object(
   {
     id: Type.String({ description: 'A UUIDv7, unique; the same id a webhook delivery carries' }),
     type: Type.String({
-      description: `One of ${EVENT_TYPES.join(', ')} (reserved for later: ${RESERVED_EVENT_TYPES.join(', ')})`,
+      description: `One of ${EVENT_TYPES.join(', ')}`,
     }),
     at: Type.String({ format: 'date-time' }),
     actor: ActorSchema,

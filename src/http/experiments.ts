@@ -72,7 +72,7 @@ export function experimentRoutes(
       scope: 'admin',
       schema: {
         tags,
-        summary: 'Change status, variants, name or description',
+        summary: 'Change status, variants, metrics, segments, guardrail settings, name or description',
         description: 'Changing variants bumps version. Takes effect on the next assign.',
         params: SlugParams,
         body: UpdateExperimentBody,

@@ -177,6 +177,33 @@ export class ExperimentService {
     return put;
   }
 
+  /**
+   * Pauses a running experiment (the guardrail monitor's action), through the same update as a PATCH,
+   * with `reason` in its `experiment.status_changed` event and `findings` (the events that led to it)
+   * committed in the same transaction; nothing when it no longer runs. True when this call paused it.
+   */
+  async pause(
+    slug: string,
+    actor: Actor,
+    reason: string,
+    findings: readonly ChangeEvent[] = [],
+  ): Promise<boolean> {
+    const at = this.now();
+    let events: ChangeEvent[] = [];
+    const stored = await this.store.updateExperiment(
+      slug,
+      (current) => (current.status === 'running' ? applyChanges(current, { status: 'paused' }, at) : current),
+      (before, after) => {
+        const changed = experimentChanged(this.source(actor, at), before, after, reason);
+        events = changed.length > 0 ? [...findings, ...changed] : [];
+        return events;
+      },
+    );
+    this.cache.put(stored);
+    this.bus.publish(events);
+    return events.length > 0;
+  }
+
   /** Only a draft with no results may be deleted; anything else is archived instead. */
   async remove(slug: string, actor: Actor): Promise<void> {
     assertPossibleSlug(slug);

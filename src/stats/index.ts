@@ -72,6 +72,7 @@ export {
 export type * from './types.js';
 export {
   decideVerdict,
+  guardrailFailureOf,
   MIN_UNITS_PER_VARIANT,
   type Verdict,
   type VerdictInput,

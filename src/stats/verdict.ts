@@ -121,11 +121,15 @@ function limit(threshold: number): string {
 }
 
 function guardrailFailure(g: VerdictMetric, key: string): string {
-  const r = guardrailOf(g, key)!;
-  const moved = change(g.kind, r.absolute, r.relative);
-  const shown = moved && `${g.name} is ${moved}${bounds(g.kind, r.absolute, r.relative)}`;
+  return guardrailFailureOf(g.name, g.kind, guardrailOf(g, key)!);
+}
+
+/** 'fails the cost_usd guardrail: cost_usd is 30% higher [22%, 38%], worse than its 5% threshold'. */
+export function guardrailFailureOf(name: string, kind: MetricKind, r: Guardrail): string {
+  const moved = change(kind, r.absolute, r.relative);
+  const shown = moved && `${name} is ${moved}${bounds(kind, r.absolute, r.relative)}`;
   const beyond = r.threshold > 0 ? `worse than its ${percent(r.threshold)} threshold` : 'significantly worse';
-  return `fails the ${g.name} guardrail: ${joined(shown, beyond)}`;
+  return `fails the ${name} guardrail: ${joined(shown, beyond)}`;
 }
 
 /** How each guardrail stands for `key`: "within limit" only when it passed. */

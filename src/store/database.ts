@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { CompiledRows } from './compile-rows.js';
 import type { InstanceLock } from './instance-lock.js';
+import type { LeaderLock } from './leader-lock.js';
 import type { Database } from './schema.js';
 
 export interface SqlDatabase {
@@ -27,6 +28,11 @@ export interface SqlDatabase {
    * when one process owns the data.
    */
   holdInstanceLock?(): Promise<InstanceLock>;
+  /**
+   * Where several processes share the data (PostgreSQL): the lock that makes one of them lead the job
+   * `key` names (leader-lock.ts). Undefined when one process owns the data: it always leads.
+   */
+  leaderLock?(key: number): LeaderLock;
   /** Calls `onChange` on every announced change (and after reconnecting); undefined when one process owns the data. */
   watchExperimentChanges?(onChange: () => void): Promise<() => Promise<void>>;
   /**

@@ -63,3 +63,31 @@ export async function selectEvents(db: Kysely<Database>, q: EventQuery): Promise
   const rows = await query.orderBy('seq').limit(q.limit).execute();
   return rows.map(toEvent);
 }
+
+/** The monitor's last findings of an experiment (migration 016). */
+export async function selectMonitorState(
+  db: Kysely<Database>,
+  experimentId: number,
+): Promise<JsonObject | undefined> {
+  const row = await db
+    .selectFrom('monitor_states')
+    .select('state')
+    .where('experiment_id', '=', experimentId)
+    .executeTakeFirst();
+  return row && json<JsonObject>(row.state);
+}
+
+/** Writes (or replaces) the monitor's last findings of an experiment. */
+export async function upsertMonitorState(
+  trx: Transaction<Database>,
+  experimentId: number,
+  state: JsonObject,
+  at: string,
+): Promise<void> {
+  const text = JSON.stringify(state);
+  await trx
+    .insertInto('monitor_states')
+    .values({ experiment_id: experimentId, state: text, updated_at: at })
+    .onConflict((oc) => oc.column('experiment_id').doUpdateSet({ state: text, updated_at: at }))
+    .execute();
+}

@@ -1,7 +1,7 @@
 // The experiments' rows (store/sql-store.ts): read, locked, versioned, and the revision every change bumps.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { NotFoundError } from '../core/errors.js';
-import type { AssignmentMode, Experiment, Status, Variant } from '../core/experiment.js';
+import type { AssignmentMode, Experiment, GuardrailAction, Status, Variant } from '../core/experiment.js';
 import { type Database, type ExperimentsTable, isoTime } from './schema.js';
 import { json } from './sql-reads.js';
 import type { StoredExperiment, StoredVersion } from './store.js';
@@ -21,6 +21,8 @@ export function toExperiment(row: Selectable<ExperimentsTable>): StoredExperimen
       variants: json(row.variants),
       metrics: json(row.metrics),
       segments: json(row.segments),
+      guardrailAction: row.guardrail_action as GuardrailAction,
+      minimumUnits: Number(row.minimum_units),
       version: Number(row.version),
       createdAt: isoTime(row.created_at),
       updatedAt: isoTime(row.updated_at),
@@ -39,6 +41,8 @@ export function experimentColumns(e: Experiment) {
     variants: JSON.stringify(e.variants),
     metrics: JSON.stringify(e.metrics),
     segments: JSON.stringify(e.segments),
+    guardrail_action: e.guardrailAction,
+    minimum_units: e.minimumUnits,
     version: e.version,
     created_at: e.createdAt,
     updated_at: e.updatedAt,

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { SqlDatabase } from './database.js';
 import { holdInstanceLock, type InstanceLock } from './instance-lock.js';
+import { type LeaderLock, leaderLock } from './leader-lock.js';
 import type { Database } from './schema.js';
 
 // bigint columns (counts, sequences) come back as numbers; every value we store fits in 2^53.
@@ -14,6 +15,8 @@ const LOCK_NAMESPACE = 0x61677370; // 'agsp'
 const MIGRATION_LOCK = 0;
 /** The namespace of instance locks (second key: the instance id); LOCK_NAMESPACE + 1 locks experiments. */
 const INSTANCE_LOCK_NAMESPACE = LOCK_NAMESPACE + 2;
+/** The namespace of leader locks (second key: the job, e.g. MONITOR_LEADER in sql-records.ts). */
+const LEADER_LOCK_NAMESPACE = LOCK_NAMESPACE + 3;
 
 export interface PostgresOptions {
   /** Connections per instance (default 10). */
@@ -81,6 +84,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const watchers = new Set<() => Promise<void>>();
   const instanceLocks = new Set<InstanceLock>();
+  const leaderLocks = new Set<LeaderLock>();
 
   return {
     dialect: 'postgres',
@@ -124,6 +128,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       instanceLocks.add(lock);
       return lock;
     },
+    leaderLock: (key) => {
+      const lock = leaderLock(url, LEADER_LOCK_NAMESPACE, key);
+      leaderLocks.add(lock);
+      return lock;
+    },
     isUniqueViolation: (err) => (err as { code?: unknown })?.code === '23505',
     isForeignKeyViolation: (err) => (err as { code?: unknown })?.code === '23503',
     // Class 22: data exceptions (e.g. a value PostgreSQL cannot represent).
@@ -132,6 +141,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     close: async () => {
       await Promise.all([...watchers].map((stop) => stop()));
       await Promise.all([...instanceLocks].map((lock) => lock.close()));
+      await Promise.all([...leaderLocks].map((lock) => lock.close()));
       await db.destroy();
     },
   };

@@ -23,6 +23,10 @@ export interface ExperimentsTable {
   metrics: Generated<string>;
   /** JSON array of segment keys (migration 011). */
   segments: Generated<string>;
+  /** What the guardrail monitor does on a failure: 'notify' or 'pause' (migration 016). */
+  guardrail_action: Generated<string>;
+  /** Units per variant before the monitor judges (migration 016). */
+  minimum_units: Generated<number>;
   version: number;
   created_at: Time;
   updated_at: Time;
@@ -154,6 +158,13 @@ export interface WebhookDeliveriesTable {
   created_at: Time;
   claimed_by: string | null;
   claimed_until: Time | null;
+}
+
+/** The guardrail monitor's last findings per experiment (migration 016). */
+export interface MonitorStatesTable {
+  experiment_id: number;
+  state: unknown;
+  updated_at: Time;
 }
 
 /** Idempotency-Key answers (migration 005), per key owner. */
@@ -339,6 +350,7 @@ export interface Database {
   bucket_exposures: BucketExposuresTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
+  monitor_states: MonitorStatesTable;
   idempotency_keys: IdempotencyKeysTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -3,8 +3,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import { UnavailableError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
+import type { JsonObject } from '../core/json.js';
 import type { SqlDatabase } from './database.js';
-import { insertEventRows, selectEvents } from './event-rows.js';
+import { insertEventRows, selectEvents, selectMonitorState, upsertMonitorState } from './event-rows.js';
 import { bumpRevision } from './experiment-rows.js';
 import {
   claimIdempotencyRow,
@@ -14,6 +15,7 @@ import {
 } from './idempotency-rows.js';
 import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
+import type { LeaderLock } from './leader-lock.js';
 import type { Database } from './schema.js';
 import { translatingErrors } from './sql-errors.js';
 import { SqlWebhooks } from './sql-webhooks.js';
@@ -23,17 +25,23 @@ import type {
   IdempotencyRow,
   IdempotencyStore,
   KeyStore,
+  MonitorStore,
   StoredEvent,
   StoredKey,
 } from './store.js';
 
-export class SqlRecords implements KeyStore, IdempotencyStore, EventStore {
+/** The monitor's job key among leader locks (PostgreSQL). */
+const MONITOR_LEADER = 1;
+
+export class SqlRecords implements KeyStore, IdempotencyStore, EventStore, MonitorStore {
   protected readonly readWrite: Kysely<Database>;
   protected readonly readOnly: Kysely<Database>;
   /** This process's liveness to other instances (PostgreSQL, once startInstance ran). */
   private instance: InstanceLock | undefined;
   /** Webhook endpoints and their deliveries (sql-webhooks.ts). */
   readonly webhooks: SqlWebhooks;
+  /** Who runs the monitor's round (PostgreSQL; taken on the first round). */
+  private monitorLock: LeaderLock | undefined;
 
   constructor(protected readonly db: SqlDatabase) {
     this.readWrite = db.readWrite;
@@ -86,6 +94,30 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore {
 
   recordEvents(events: readonly ChangeEvent[]): Promise<void> {
     return this.run(() => this.readWrite.transaction().execute((trx) => insertEventRows(trx, events)));
+  }
+
+  leadMonitor(): Promise<boolean> {
+    if (this.db.leaderLock === undefined) return Promise.resolve(true);
+    this.monitorLock ??= this.db.leaderLock(MONITOR_LEADER);
+    return this.monitorLock.tryLead();
+  }
+
+  readMonitorState(experimentId: number): Promise<JsonObject | undefined> {
+    return this.run(() => selectMonitorState(this.readOnly, experimentId));
+  }
+
+  recordFindings(
+    experimentId: number,
+    state: JsonObject,
+    at: string,
+    events: readonly ChangeEvent[],
+  ): Promise<void> {
+    return this.run(() =>
+      this.readWrite.transaction().execute(async (trx) => {
+        await upsertMonitorState(trx, experimentId, state, at);
+        await insertEventRows(trx, events);
+      }),
+    );
   }
 
   recordKeyUse(uses: Array<{ id: string; at: string }>): Promise<void> {

@@ -261,6 +261,21 @@ export interface EventStore {
   recordEvents(events: readonly ChangeEvent[]): Promise<void>;
 }
 
+/** The guardrail monitor's slice (services/monitor.ts): who runs the round, and what it last found. */
+export interface MonitorStore {
+  /** True when this process runs the monitor's round now (PostgreSQL: one instance; SQLite: always). */
+  leadMonitor(): Promise<boolean>;
+  /** The last findings recorded for the experiment (its internal id); undefined before the first. */
+  readMonitorState(experimentId: number): Promise<JsonObject | undefined>;
+  /** Writes the findings and the events they raise, in one transaction. */
+  recordFindings(
+    experimentId: number,
+    state: JsonObject,
+    at: string,
+    events: readonly ChangeEvent[],
+  ): Promise<void>;
+}
+
 /** A stored Idempotency-Key: `pending` while its first request runs, `done` with the answer. */
 export interface IdempotencyRow {
   fingerprint: string;

@@ -35,6 +35,10 @@ export interface Experiment {
   variants: Variant[];
   /** The declared metrics ([] when none). */
   metrics: MetricDefinition[];
+  /** What the guardrail monitor does when a guardrail fails: record it ('notify') or also pause. */
+  guardrailAction: 'notify' | 'pause';
+  /** Units each variant needs on every guardrail before the monitor judges. */
+  minimumUnits: number;
   /** Bumped whenever the variants change. */
   version: number;
   createdAt: string;
@@ -51,6 +55,8 @@ export interface CreateExperimentFields {
   assignment?: 'random' | 'sticky';
   seed?: string;
   metrics?: MetricDefinition[];
+  guardrailAction?: 'notify' | 'pause';
+  minimumUnits?: number;
 }
 
 /** PATCH /experiment/:slug: what changes. */
@@ -60,6 +66,8 @@ export interface UpdateExperimentFields {
   metrics?: MetricDefinition[];
   name?: string;
   description?: string;
+  guardrailAction?: 'notify' | 'pause';
+  minimumUnits?: number;
 }
 
 /** GET /experiment/:slug/analysis's options; absent: the server's defaults. */

@@ -21,6 +21,8 @@ export const EXPERIMENT_EXAMPLE = {
   variants: [VARIANT_A, VARIANT_B],
   metrics: [],
   segments: [],
+  guardrailAction: 'notify',
+  minimumUnits: 100,
   version: 1,
   createdAt: '2025-06-02T09:14:03.512Z',
   updatedAt: '2025-06-02T09:14:03.512Z',

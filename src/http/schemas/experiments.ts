@@ -94,6 +94,21 @@ const Segments = Type.Array(
   },
 );
 
+const GuardrailActionSchema = Type.Enum(['notify', 'pause'], {
+  type: 'string',
+  description:
+    "What the guardrail monitor does when a guardrail fails (sequential test): 'notify' records a " +
+    "guardrail.failed event; 'pause' also pauses the experiment (assign then answers 404), with the " +
+    "failing metric and the verdict sentence as the reason. Default 'notify'",
+});
+const MinimumUnitsSchema = Type.Integer({
+  minimum: 1,
+  maximum: 1_000_000_000,
+  description:
+    'Units (users of a sticky experiment, calls otherwise) each variant needs on a guardrail metric ' +
+    'before the monitor judges the experiment. Default 100',
+});
+
 export const ExperimentSchema = Type.Object(
   {
     slug: Type.String({ description: 'Unique; names the experiment in every URL' }),
@@ -106,6 +121,8 @@ export const ExperimentSchema = Type.Object(
     variants: Type.Array(VariantSchema),
     metrics: MetricDefinitions,
     segments: Segments,
+    guardrailAction: GuardrailActionSchema,
+    minimumUnits: MinimumUnitsSchema,
     version: Type.Integer({ description: 'Bumped whenever the variants change' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
@@ -145,6 +162,8 @@ export const CreateExperimentBody = Type.Object(
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 100 }),
     metrics: Type.Optional(MetricDefinitions),
     segments: Type.Optional(Segments),
+    guardrailAction: Type.Optional(GuardrailActionSchema),
+    minimumUnits: Type.Optional(MinimumUnitsSchema),
   },
   {
     examples: [
@@ -164,6 +183,8 @@ export const UpdateExperimentBody = Type.Object(
     variants: Type.Optional(Type.Array(VariantSchema, { minItems: 1, maxItems: 100 })),
     metrics: Type.Optional(MetricDefinitions),
     segments: Type.Optional(Segments),
+    guardrailAction: Type.Optional(GuardrailActionSchema),
+    minimumUnits: Type.Optional(MinimumUnitsSchema),
     name: Type.Optional(NameSchema),
     description: Type.Optional(DescriptionSchema),
   },

@@ -58,6 +58,8 @@ class Experiment(TypedDict):
     seed: str
     variants: List[Variant]
     metrics: List[MetricDefinition]
+    guardrailAction: str  # notify or pause: what the guardrail monitor does when a guardrail fails
+    minimumUnits: int  # units each variant needs on every guardrail before the monitor judges
     version: int  # bumped whenever the variants change
     createdAt: str
     updatedAt: str
