@@ -55,7 +55,7 @@ const exposureKey = (r: Omit<ExposureRollup, 'n'>) =>
 const hourlyKey = (r: Omit<HourlyExposures, 'n'>) =>
   `${r.experimentId}\u0000${r.hour}\u0000${r.version}\u0000${r.variantKey}`;
 
-const unitRollupKey = (r: UnitRollup) =>
+const _unitRollupKey = (r: UnitRollup) =>
   `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
 
 /** Adds a sketch move's count to its bin. */
@@ -147,42 +147,15 @@ export class MemoryRollups {
   }
 
   addMetrics(rollups: MetricRollup[]): void {
-    for (const r of rollups) {
-      const total = this.metricRollups.get(metricRollupKey(r));
-      if (!total) this.metricRollups.set(metricRollupKey(r), { ...r });
-      else {
-        total.n += r.n;
-        total.sum += r.sum;
-        total.sumSquares += r.sumSquares;
-      }
-    }
+    for (const r of rollups) addMoments(this.metricRollups, r, metricRollupKey);
   }
 
   addHourly(rollups: HourlyRollup[]): void {
-    for (const r of rollups) {
-      const total = this.hourlyRollups.get(hourlyRollupKey(r));
-      if (!total) this.hourlyRollups.set(hourlyRollupKey(r), { ...r });
-      else {
-        total.n += r.n;
-        total.sum += r.sum;
-        total.sumSquares += r.sumSquares;
-      }
-    }
+    for (const r of rollups) addMoments(this.hourlyRollups, r, hourlyRollupKey);
   }
 
   addUnits(rollups: UnitRollup[]): void {
-    for (const r of rollups) {
-      const total = this.unitRollups.get(unitRollupKey(r));
-      if (!total) this.unitRollups.set(unitRollupKey(r), { ...r });
-      else {
-        total.units += r.units;
-        total.sumX += r.sumX;
-        total.sumX2 += r.sumX2;
-        total.sumY += r.sumY;
-        total.sumY2 += r.sumY2;
-        total.sumXY += r.sumXY;
-      }
-    }
+    for (const r of rollups) addUnitRollup(this.unitRollups, r);
   }
 
   addSketches(moves: SketchMoves): void {
@@ -275,4 +248,17 @@ export class MemoryRollups {
     }
     return current;
   }
+}
+
+/** Adds a rollup's n, sum and sum of squares to the total under its key (a copy when it is the first). */
+function addMoments<T extends MetricRollup>(totals: Map<string, T>, r: T, key: (r: T) => string): void {
+  const k = key(r);
+  const total = totals.get(k);
+  if (!total) {
+    totals.set(k, { ...r });
+    return;
+  }
+  total.n += r.n;
+  total.sum += r.sum;
+  total.sumSquares += r.sumSquares;
 }
