@@ -70,6 +70,30 @@ describe('GET /keys/me', { skip: SKIP_BACKEND }, () => {
     }
   });
 
+  test('Authorization: Bearer <key> works as x-api-key does (OFREP providers and MCP clients send it)', async () => {
+    const { key } = await createKey({ name: 'bearer', scopes: ['read'] });
+    const bearer = (value: string) =>
+      rt.api.call({ method: 'GET', url: '/keys/me', key: null, headers: { authorization: value } });
+    for (const value of [`Bearer ${key}`, `bearer ${key}`, `BEARER  ${key} `]) {
+      const res = await bearer(value);
+      assert.equal(res.statusCode, 200, `${value}: ${res.body}`);
+      assert.equal(res.json().name, 'bearer');
+    }
+    for (const value of ['Bearer wrong-key-0123456789', `Basic ${key}`, key, 'Bearer ']) {
+      const res = await bearer(value);
+      assert.equal(res.statusCode, 401, value);
+      assert.equal(res.body, '{"error":"Unauthorized"}');
+    }
+    // Both sent: x-api-key decides.
+    const both = await rt.api.call({
+      method: 'GET',
+      url: '/keys/me',
+      key,
+      headers: { authorization: `Bearer ${API_KEY}` },
+    });
+    assert.equal(both.json().name, 'bearer');
+  });
+
   test('a revoked key is 401', async () => {
     const { id, key } = await createKey({ name: 'short-lived', scopes: ['read'] });
     assert.equal((await rt.api.get('/keys/me', key)).statusCode, 200);

@@ -1,6 +1,7 @@
-// The x-api-key check (the pipeline's authenticate and authorize stages): who is calling (401 with exactly
-// the spec's body when nobody known), and whether that key may call this route on this experiment (403
-// naming what is missing).
+// The key check (the pipeline's authenticate and authorize stages): who is calling (x-api-key, or
+// Authorization: Bearer; 401 with exactly the spec's body when nobody known), and whether that key may
+// call this route on this experiment (403 naming what is missing).
+import type { IncomingHttpHeaders } from 'node:http';
 import { forbidden, type Principal } from '../core/keys.js';
 import { errorBody } from './errors.js';
 import type { Route } from './route.js';
@@ -20,7 +21,20 @@ export function isPublicPath(url: string): boolean {
   return PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
-/** Who presents an x-api-key: a principal, or null. */
+/**
+ * The key a request presents: its x-api-key header, else the token of `Authorization: Bearer <key>` (the
+ * form OpenFeature's OFREP providers and MCP clients send). Undefined when neither is there.
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | string[] | undefined {
+  const key = headers['x-api-key'];
+  if (key !== undefined) return key;
+  const authorization = headers.authorization;
+  if (authorization === undefined || authorization.length < 8) return undefined;
+  if (authorization.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
+  return authorization.slice(7).trim();
+}
+
+/** Who presents a key: a principal, or null. */
 export type Authenticate = (presented: unknown) => Principal | null;
 
 /** What a route declares about who may call it. */

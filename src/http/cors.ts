@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** Request headers a browser may send: JSON bodies, the key, and Idempotency-Key. */
-export const CORS_ALLOWED_HEADERS = ['content-type', 'x-api-key', 'idempotency-key'];
+export const CORS_ALLOWED_HEADERS = ['content-type', 'x-api-key', 'authorization', 'idempotency-key'];
 /** Response headers a browser's script may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = ['retry-after', 'ratelimit', 'ratelimit-policy', 'idempotent-replayed'];
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'];

@@ -3,7 +3,7 @@
 //
 //   1. early gates   closing (503), Host, Content-Encoding, an address locked out (429)
 //   2. route         the one router; CORS (a preflight is answered here, before any key)
-//   3. authenticate  x-api-key → principal, or exactly {"error":"Unauthorized"} (counted for the lockout)
+//   3. authenticate  x-api-key (or Authorization: Bearer) → principal, or exactly {"error":"Unauthorized"} (counted for the lockout)
 //   4. authorize     the key's scope and experiments (403); unknown routes 404 (with a key)
 //   5. rate limit    the key's limit (429, RateLimit headers)
 //   6. body          admission, then Content-Type and the body limit (413), read
@@ -20,7 +20,7 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import { type Principal, ROOT } from '../core/keys.js';
 import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimits } from '../services/rate-limits.js';
-import { type Authenticate, isPublicPath, refusal, UNAUTHORIZED } from './auth.js';
+import { type Authenticate, isPublicPath, presentedKey, refusal, UNAUTHORIZED } from './auth.js';
 import { bodyKind, contentTypeProblem, parseJsonBody, readBody } from './body.js';
 import type { CompiledRoute } from './compile.js';
 import type { Cors } from './cors.js';
@@ -176,7 +176,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let principal: Principal = ROOT;
     const open = route?.compiled.route.scope === 'public' || (route === undefined && isPublicPath(url));
     if (!open) {
-      const who = deps.authenticate(req.headers['x-api-key']);
+      const who = deps.authenticate(presentedKey(req.headers));
       if (who === null) {
         const unauthorized = () => answer({ status: 401, body: UNAUTHORIZED }, true);
         if (rateLimits === undefined || isPreflight(method, req.headers))
