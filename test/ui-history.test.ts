@@ -2,38 +2,16 @@
 // the root key and by a managed key appear as sentences, newest first, naming who made them and what
 // changed, and match GET /experiment/:slug/events. Screenshots at 1280 and 390 px.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import { test } from 'node:test';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
 import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-history-root-key-0123456789abcd';
 const SLUG = 'history-prompt';
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
-
-const call = jsonCall(() => base, API_KEY);
-
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+const ui = dashboardRun(API_KEY);
+const call = ui.call;
 
 const TIME = '\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d';
 
@@ -48,7 +26,7 @@ test('the experiment page shows who changed what, newest first, as the API recor
   });
   const bot = await call<{ key: string }>('POST', '/keys', { name: 'release-bot', scopes: ['admin'] });
   const reader = await call<{ key: string }>('POST', '/keys', { name: 'viewer', scopes: ['read'] });
-  const asBot = jsonCall(() => base, bot.key);
+  const asBot = jsonCall(() => ui.base, bot.key);
   await asBot('PATCH', `/experiment/${SLUG}`, { status: 'running' });
   await asBot('PATCH', `/experiment/${SLUG}`, {
     name: 'Shorter answers',
@@ -62,7 +40,11 @@ test('the experiment page shows who changed what, newest first, as the API recor
   assert.equal(api.events.length, 4);
 
   for (const width of [1280, 390]) {
-    const page = await openDashboard(browser, base, { key: reader.key, width, hash: `#/experiment/${SLUG}` });
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: reader.key,
+      width,
+      hash: `#/experiment/${SLUG}`,
+    });
     const items = page.getByTestId('history-event');
     await items.first().waitFor();
     const texts = (await items.allTextContents()).map((t) => t.trim());

@@ -4,44 +4,22 @@
 // guardrail's threshold and a metric's statistic are saved and read back through the API, and edited again.
 // The assignment select explains random vs sticky.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { test } from 'node:test';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-metric-form-root-key-0123456789';
 const SLUG = 'cheaper-model';
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
-const call = jsonCall(() => base, API_KEY);
-
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+const ui = dashboardRun(API_KEY);
+const call = ui.call;
 
 async function status(path: string): Promise<number> {
-  return (await fetch(`${base}${path}`, { headers: { 'x-api-key': API_KEY } })).status;
+  return (await fetch(`${ui.base}${path}`, { headers: { 'x-api-key': API_KEY } })).status;
 }
 
 test('a metric without a chosen direction or role is not saved; threshold and statistic round-trip', async () => {
-  const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/new' });
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/new' });
   try {
     await page.getByTestId('experiment-form').waitFor();
     await page.getByLabel('Slug', { exact: true }).fill(SLUG);

@@ -3,42 +3,19 @@
 // experiment page's Segment select: the exploratory note, one scorecard per plan whose counts are the ones
 // sent, the choice kept in the address, and "none" back to the whole experiment. Screenshots at 1280, 390 px.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { test } from 'node:test';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-segments-root-key-0123456789abc';
 const SLUG = 'segment-picker';
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
-
-const call = jsonCall(() => base, API_KEY);
-
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+const ui = dashboardRun(API_KEY);
+const call = ui.call;
 
 test('segments declared in the form, then picked on the experiment page', async () => {
   // Declared through the form.
-  const form = await openDashboard(browser, base, { key: API_KEY, hash: '#/new' });
+  const form = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/new' });
   await form.getByTestId('field-slug').fill(SLUG);
   await form.getByTestId('field-segments').fill('plan, region');
   await form.getByTestId('save').click();
@@ -70,7 +47,11 @@ test('segments declared in the form, then picked on the experiment page', async 
   const api = await call('GET', `/experiment/${SLUG}/analysis?segment=plan`);
 
   for (const width of [1280, 390]) {
-    const page = await openDashboard(browser, base, { key: API_KEY, width, hash: `#/experiment/${SLUG}` });
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: API_KEY,
+      width,
+      hash: `#/experiment/${SLUG}`,
+    });
     await page.getByTestId('scorecard').first().waitFor();
     assert.equal(await page.getByTestId('segments').count(), 0, 'no segments before one is picked');
     const picker = page.getByTestId('segment-picker');
