@@ -59,8 +59,9 @@ test('the exports map names "." and "./conformance", each with its types', () =>
   }
 });
 
-test('the main entry is the client and its error class, without the hash and id helpers', () => {
-  assert.deepEqual(exportedNames(pkg.name), ['AgentSplit', 'AgentSplitError']);
+test('the main entry is the client, its error class and the OpenFeature provider, without the hash and id helpers', () => {
+  // The temporary directory has no @openfeature package: the provider needs none at run time.
+  assert.deepEqual(exportedNames(pkg.name), ['AgentSplit', 'AgentSplitError', 'AgentSplitProvider']);
 });
 
 test('the conformance subpath has the draw and the ids, named "variant"', () => {
