@@ -124,6 +124,20 @@ test('unknown, draft and paused flags answer the code default with FLAG_NOT_FOUN
     const refused = await of.getObjectDetails(running, { prompt: 'code' }, { targetingKey: 'a\u0000b' });
     assert.equal(refused.errorCode, 'INVALID_CONTEXT');
     assert.match(refused.errorMessage ?? '', /contains U\+0000/);
+    // A client without local evaluation: the default, saying why.
+    const remoteOnly = new AgentSplit({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger: memoryLogger() });
+    await OpenFeature.setProviderAndWait('remote-only', new AgentSplitProvider(remoteOnly));
+    const notLocal = await OpenFeature.getClient('remote-only').getObjectDetails(
+      running,
+      { prompt: 'code' },
+      {
+        targetingKey: 'u1',
+      },
+    );
+    assert.deepEqual(notLocal.value, { prompt: 'code' });
+    assert.equal(notLocal.errorCode, 'GENERAL');
+    assert.match(notLocal.errorMessage ?? '', /the client was made without local: true/);
+    await remoteOnly.close();
     assert.equal(await client.flush(), true);
     assert.equal(sum(await exposures(running)), 0, 'an error records no exposure');
     assert.equal(sum(await exposures(paused)), 1, 'only the evaluation before the pause');
@@ -181,7 +195,8 @@ test('track() becomes a logged result on the last assignment: value as the metri
   const given: Record<string, { variant: string; assignmentId: string }> = {};
   for (let i = 0; i < 20; i++) {
     const targetingKey = `rater-${i}`;
-    const d = await of.getObjectDetails(first, {}, { targetingKey });
+    const since = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
+    const d = await of.getObjectDetails(first, {}, { targetingKey, plan: 'pro', since });
     given[targetingKey] = { variant: d.variant!, assignmentId: String(d.flagMetadata.assignmentId) };
     of.track(
       'rating',
@@ -208,6 +223,8 @@ test('track() becomes a logged result on the last assignment: value as the metri
     assert.deepEqual(r.metrics, { rating: 1 + (i % 5), tokens: 100 + i });
     assert.deepEqual(r.output, { note: 'ok' });
     assert.deepEqual(r.context, { plan: 'pro' });
+    // The evaluation context went with the exposure, its date as ISO 8601.
+    assert.deepEqual(r.assignmentContext, { plan: 'pro', since: '2026-01-02T03:04:05.000Z' });
   }
   const converted = results.filter((r) => r.metrics.converted !== undefined);
   assert.deepEqual(
