@@ -141,6 +141,13 @@ export class AgentSplitProvider implements Provider {
    */
   track(eventName: string, context: EvaluationContext, details: TrackingEventDetails): void {
     try {
+      if (typeof eventName !== 'string' || eventName === '') {
+        this.client[WARN](
+          'of:track-name',
+          'track: the event name must be a non-empty string: nothing logged',
+        );
+        return;
+      }
       const userId = context?.targetingKey;
       if (typeof userId !== 'string' || userId === '') {
         this.client[WARN](

@@ -210,6 +210,7 @@ test('track() becomes a logged result on the last assignment: value as the metri
   // Nothing to attach to: a warning, no result, no exception.
   of.track('rating', { targetingKey: 'never-evaluated' }, { value: 3 });
   of.track('rating', {}, { value: 3 });
+  of.track('', { targetingKey: 'rater-1' }, { value: 3 });
   assert.equal(await provider.client.flush(), true);
   assert.equal(provider.client.stats().failed, 0);
 
@@ -247,6 +248,7 @@ test('track() becomes a logged result on the last assignment: value as the metri
     /track rating: this provider answered no variant of any flag to this targetingKey/,
   );
   assert.match(logger.warns.join('\n'), /track rating: no targetingKey in the context/);
+  assert.match(logger.warns.join('\n'), /the event name must be a non-empty string/);
 });
 
 test('fail-open: a server that is down gives the code default, never an exception; definitions kept once loaded', async () => {
