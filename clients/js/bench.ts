@@ -1,8 +1,10 @@
-// Client bench: local assign per call (sync assignLocal and async assign), remote assign round trip
-// against a local server it starts itself, and the caller's cost of 10,000 log calls with background
-// delivery. Run from the repository root: node --import tsx clients/js/bench.ts
+// Client bench: local assign per call (sync assignLocal and async assign, and an OpenFeature evaluation
+// through the published server SDK and AgentSplitProvider), remote assign round trip against a local server
+// it starts itself, and the caller's cost of 10,000 log calls with background delivery. Run from the
+// repository root: node --import tsx clients/js/bench.ts
 import { setImmediate as yieldLoop } from 'node:timers/promises';
-import { AgentSplit } from './src/index.js';
+import { OpenFeature } from '@openfeature/server-sdk';
+import { AgentSplit, AgentSplitProvider } from './src/index.js';
 import { createExperiment, ROOT_KEY, startServer } from './test/server.js';
 
 const silent = { warn: () => {}, error: () => {} };
@@ -69,6 +71,37 @@ try {
   const st = local.stats();
   await local.close();
   if (st.failed > 0 || st.dropped > 0) console.error(`local: ${st.failed} failed, ${st.dropped} dropped`);
+
+  // 1b. The same through OpenFeature: getObjectValue on the SDK's client, AgentSplitProvider underneath
+  // (the SDK's hooks and context merge, the draw, the id, the exposure queued, the user remembered).
+  const provider = new AgentSplitProvider({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger: silent });
+  await OpenFeature.setProviderAndWait('bench', provider);
+  const flags = OpenFeature.getClient('bench');
+  const fallback = { prompt: 'default' };
+  const ofSamples: number[] = [];
+  let u = 0;
+  for (let round = 0; round < ROUNDS + 2; round++) {
+    for (let s = 0; s < PER_ROUND / PER_SAMPLE; s++) {
+      const t0 = process.hrtime.bigint();
+      for (let k = 0; k < PER_SAMPLE; k++) {
+        await flags.getObjectValue(slug, fallback, { targetingKey: users[u++ % users.length]! });
+      }
+      const dt = Number(process.hrtime.bigint() - t0) / PER_SAMPLE;
+      if (round >= 2) ofSamples.push(dt);
+    }
+    await provider.client.flush(30_000);
+  }
+  const ofr = summary(ofSamples);
+  rows.push([
+    'OpenFeature getObjectValue (provider), per call',
+    fmt(ofr.median),
+    fmt(ofr.p99),
+    `${ofSamples.length * PER_SAMPLE} calls; p99 of ${PER_SAMPLE}-call means`,
+  ]);
+  const ofStats = provider.client.stats();
+  await OpenFeature.close();
+  if (ofStats.failed > 0 || ofStats.dropped > 0)
+    console.error(`openfeature: ${ofStats.failed} failed, ${ofStats.dropped} dropped`);
 
   // 2. Remote assign round trip: sequential calls, one at a time, keep-alive connection.
   const remote = new AgentSplit({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger: silent });

@@ -3,6 +3,7 @@
 import { Delivery } from './delivery.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
+import { LOCAL_DRAW, type LocalDraw, WARN } from './internal.js';
 import { chooseIndex, Definitions } from './local.js';
 import { analysisQuery, experimentPath, manage, verdictFirst } from './manage.js';
 import type {
@@ -248,6 +249,54 @@ export class AgentSplit<P = JsonObject> {
       this.warnings.warn('local:error', `assign ${slug} failed (${describeError(err)}): default used`);
       return this.fallback(slug, userId, options);
     }
+  }
+
+  /** For the OpenFeature provider: the local draw, its exposure recorded only if the caller takes it. */
+  [LOCAL_DRAW](slug: string, userId: string): LocalDraw {
+    if (this.closed) return { kind: 'closed', message: 'the client is closed' };
+    if (this.definitions === undefined) {
+      const why = this.unusable !== '' ? this.unusable : 'the client was made without local: true';
+      return { kind: 'not-local', message: `no local evaluation: ${why}` };
+    }
+    if (!this.definitions.loaded) {
+      return {
+        kind: 'not-loaded',
+        message: 'no definitions loaded yet (GET /experiments/definitions has not answered)',
+      };
+    }
+    const c = this.definitions.get(slug);
+    if (c === undefined) {
+      return {
+        kind: 'not-found',
+        message: `experiment ${slug} is not among the running experiments (unknown, or not running)`,
+      };
+    }
+    const problem = userIdProblem(userId);
+    if (problem !== '') {
+      return {
+        kind: 'bad-user',
+        message: `the targetingKey ${problem} (the server takes 1-${MAX_USER_ID} code points, no U+0000, no lone surrogate)`,
+      };
+    }
+    const i = chooseIndex(c, userId);
+    return {
+      kind: 'ok',
+      variant: c.keys[i]!,
+      payload: c.payloads[i]!,
+      experimentVersion: c.definition.version,
+      expose: (context) => {
+        const now = Date.now();
+        const assignmentId = assignmentIdWith(c.keyState, c.middles[i]!, userId, now);
+        this.enqueued++;
+        this.delivery.enqueue({ kind: 'exposure', experiment: slug, assignmentId, context, at: now });
+        return assignmentId;
+      },
+    };
+  }
+
+  /** For the OpenFeature provider: a warning through this client's logger (one a second per kind). */
+  [WARN](kind: string, message: string): void {
+    this.warnings.warn(kind, message);
   }
 
   /**

@@ -1,5 +1,5 @@
-// @agentsplit/client: assign variants (remote or local), log results, send feedback; fail-open. The
-// hash and id helpers are at @agentsplit/client/conformance, not here.
+// @agentsplit/client: assign variants (remote or local), log results, send feedback, an OpenFeature
+// provider; fail-open. The hash and id helpers are at @agentsplit/client/conformance, not here.
 export { AgentSplit } from './client.js';
 export type { CompiledDefinition, Definition } from './local.js';
 export { AgentSplitError } from './manage.js';
@@ -17,6 +17,7 @@ export type {
   VariantAnalysis,
   Verdict,
 } from './manage-types.js';
+export { AgentSplitProvider, type AgentSplitProviderOptions } from './openfeature.js';
 export type {
   AgentSplitOptions,
   Assignment,

@@ -1,9 +1,9 @@
 // The package's entry points as an installed copy resolves them: built with tsconfig.build.json, laid out
 // as node_modules/@agentsplit/client, and imported by name. The hash and id helpers are reached only
-// through the `conformance` subpath; the main entry is the client.
+// through the `conformance` subpath; the main entry is the client and its OpenFeature provider.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -59,8 +59,9 @@ test('the exports map names "." and "./conformance", each with its types', () =>
   }
 });
 
-test('the main entry is the client and its error class, without the hash and id helpers', () => {
-  assert.deepEqual(exportedNames(pkg.name), ['AgentSplit', 'AgentSplitError']);
+test('the main entry is the client, its error class and the OpenFeature provider, without the hash and id helpers', () => {
+  // The temporary directory has no @openfeature package: the provider needs none at run time.
+  assert.deepEqual(exportedNames(pkg.name), ['AgentSplit', 'AgentSplitError', 'AgentSplitProvider']);
 });
 
 test('the conformance subpath has the draw and the ids, named "variant"', () => {
@@ -73,4 +74,46 @@ test('the conformance subpath has the draw and the ids, named "variant"', () => 
     'readAssignmentId',
     'uuidv7',
   ]);
+});
+
+test("the provider's declarations type-check in an application that has @openfeature/server-sdk", () => {
+  const of = join(dir, 'node_modules', '@openfeature');
+  mkdirSync(of, { recursive: true });
+  for (const name of ['server-sdk', 'core']) {
+    symlinkSync(join(repoRoot, 'node_modules', '@openfeature', name), join(of, name), 'dir');
+  }
+  writeFileSync(
+    join(dir, 'app.ts'),
+    [
+      "import { OpenFeature, type Provider } from '@openfeature/server-sdk';",
+      "import { AgentSplit, AgentSplitProvider } from '@agentsplit/client';",
+      "const p: Provider = new AgentSplitProvider({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', maxTrackedUsers: 5 });",
+      'OpenFeature.setProvider(p);',
+      'OpenFeature.setProvider(new AgentSplitProvider(new AgentSplit({ local: true })));',
+      '',
+    ].join('\n'),
+  );
+  // skipLibCheck off: the .d.ts files themselves are checked, against the published OpenFeature types.
+  execFileSync(
+    process.execPath,
+    [
+      join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      'false',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      '--typeRoots',
+      join(repoRoot, 'node_modules', '@types'),
+      join(dir, 'app.ts'),
+    ],
+    { cwd: dir, stdio: 'pipe' },
+  );
 });
