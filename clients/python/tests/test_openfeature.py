@@ -288,7 +288,8 @@ def test_through_the_openfeature_sdk(server):
     slug = make_experiment(server, [{"value": "a"}, {"value": "b"}])
     p = AgentSplitProvider(server.url, ROOT_KEY, flush_interval=0.1)
     try:
-        api.set_provider_and_wait(p)
+        # 0.10 initializes in a thread unless asked to wait; 0.9 always waits
+        getattr(api, "set_provider_and_wait", api.set_provider)(p)
         of = api.get_client()
         users = ["sdk-%d" % i for i in range(200)]
         with httpx.Client(base_url=server.url, headers={"x-api-key": ROOT_KEY}, timeout=30) as h:
