@@ -155,10 +155,10 @@ def test_unknown_draft_and_paused_answer_the_default_with_flag_not_found(server,
 def test_targeting_key_missing_and_invalid(server, providers):
     slug = make_experiment(server, [{"value": True}])
     p = provider_for(server, providers)
-    for ctx in (None, EvaluationContext(), EvaluationContext(""), EvaluationContext(None, {"plan": "pro"})):
+    for ctx in (None, EvaluationContext(), EvaluationContext(""), EvaluationContext(None, {"plan": "pro"}), EvaluationContext(42)):
         r = p.resolve_boolean_details(slug, False, ctx)
         assert (r.value, r.error_code, r.reason) == (False, ErrorCode.TARGETING_KEY_MISSING, Reason.ERROR)
-    for bad in ("x" * 513, "a\x00b", "lone-\ud800", 42):
+    for bad in ("x" * 513, "a\x00b", "lone-\ud800"):
         r = p.resolve_boolean_details(slug, False, EvaluationContext(bad))
         assert (r.value, r.error_code) == (False, ErrorCode.INVALID_CONTEXT), bad
     ok = p.resolve_boolean_details(slug, False, EvaluationContext("x" * 512))
@@ -208,9 +208,27 @@ def test_the_context_is_the_exposures_and_track_logs_a_result(server, providers)
     assert sum(v["n"] for v in rating["variants"]) == 40
 
 
+def test_what_is_not_json_is_left_out_and_a_value_that_is_not_a_number_goes_to_output(server, providers):
+    slug = make_experiment(server, [{"value": "a"}])
+    p = provider_for(server, providers)
+    nan = float("nan")
+    ctx = EvaluationContext("nan-user", {"score": nan, "list": [1, float("inf")], "ok": 1})
+    assert p.resolve_string_details(slug, "z", ctx).value == "a"
+    p.track("scored", ctx, TrackingEventDetails(value=nan, attributes={"bad": nan, "good": 2}))
+    p.track("labelled", EvaluationContext("nan-user"), TrackingEventDetails(value="great"))  # not a number (the SDK types it float)
+    assert p.client.flush(10) and p.client.failed == 0
+    by_metric = {next(iter(sorted(r["metrics"]))): r for r in server.results(slug)}
+    assert by_metric["good"]["metrics"] == {"good": 2, "scored": True}  # NaN: neither the event's number nor a metric
+    assert by_metric["good"].get("output") is None
+    assert by_metric["good"]["context"] == {"list": [1, None], "ok": 1}
+    assert by_metric["good"]["assignmentContext"] == {"list": [1, None], "ok": 1}
+    assert by_metric["labelled"]["metrics"] == {"labelled": True} and by_metric["labelled"]["output"] == {"value": "great"}
+    assert by_metric["labelled"]["context"] is None
+
+
 def test_track_remembers_the_last_evaluation_per_targeting_key_and_flag(server, providers):
     slug = make_experiment(server, [{"value": "a"}, {"value": "b"}], assignment="random")
-    p = provider_for(server, providers)
+    p = provider_for(server, providers, max_tracked_users=3)
     ctx = EvaluationContext("again")
     seen = [p.resolve_string_details(slug, "z", ctx) for _ in range(30)]
     assert {r.variant for r in seen} == {"A", "B"}  # random: a new draw each time
@@ -219,6 +237,13 @@ def test_track_remembers_the_last_evaluation_per_targeting_key_and_flag(server, 
     (r,) = server.results(slug)
     assert r["assignmentId"] == seen[-1].flag_metadata["assignmentId"] and r["variantKey"] == seen[-1].variant
     assert r["metrics"] == {"clicked": True}
+    # bounded: the least recently evaluated targeting key is forgotten first
+    for u in ("m-1", "m-2", "again", "m-3", "m-4"):
+        p.resolve_string_details(slug, "z", EvaluationContext(u))
+    for u in ("m-1", "m-2", "again", "m-3", "m-4"):
+        p.track("kept", EvaluationContext(u))
+    assert p.client.flush(10)
+    assert sorted(r["userId"] for r in server.results(slug) if "kept" in r["metrics"]) == ["again", "m-3", "m-4"]
 
 
 def test_fail_open_server_down_from_the_start_and_killed_mid_run(new_server, providers, caplog):

@@ -149,19 +149,33 @@ TRACK_WARN_EVERY = 1.0  # seconds between two "nothing to log" warnings
 _MISSING = object()
 
 
-def iso_dates(value: Any) -> Any:
-    """``value`` with every date and datetime as ISO 8601 (a datetime in UTC with milliseconds and ``Z``,
-    as JavaScript's ``toISOString``; a naive one is taken as UTC), so the context is JSON."""
+def to_json(value: Any) -> Any:
+    """An evaluation context or tracking value as JSON, as the JS provider makes it: dates and datetimes
+    as ISO 8601 (a datetime in UTC with milliseconds and ``Z``, as JavaScript's ``toISOString``; a naive one
+    is taken as UTC), a NaN or infinity left out of an object (``None`` in a list). Other objects are sent
+    as their ``str()`` by the client."""
     if isinstance(value, datetime):
         t = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
         return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
     if isinstance(value, date):
         return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return _MISSING
     if isinstance(value, Mapping):
-        return {str(k): iso_dates(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            j = to_json(v)
+            if j is not _MISSING:
+                out[str(k)] = j
+        return out
     if isinstance(value, (list, tuple)):
-        return [iso_dates(v) for v in value]
+        return [None if j is _MISSING else j for j in map(to_json, value)]
     return value
+
+
+def _metric(v: Any) -> bool:
+    """A number or boolean the analysis reads (a NaN or infinity is not JSON)."""
+    return isinstance(v, bool) or (isinstance(v, (int, float)) and math.isfinite(v))
 
 
 def typed_value(payload: Any, kind: str) -> Any:
@@ -185,7 +199,7 @@ def typed_value(payload: Any, kind: str) -> Any:
 
 
 class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
-    """``AgentSplitProvider(base_url=None, api_key=None, *, client=None, **options)``: evaluates flags in
+    """``AgentSplitProvider(base_url=None, api_key=None, *, client=None, max_tracked_users=10_000, **options)``: evaluates flags in
     this process from ``GET /experiments/definitions`` (``Client(..., local=True)``).
 
     Give it a local ``Client`` of your own (``client=``; ``shutdown`` then only flushes it), or let it make
@@ -193,7 +207,15 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
     ``assign`` scope, and ``log`` for ``track``. Never raises on evaluation or track.
     """
 
-    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, *, client: Optional[Client] = None, **options: Any) -> None:
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        *,
+        client: Optional[Client] = None,
+        max_tracked_users: int = MEMORY,
+        **options: Any,
+    ) -> None:
         super().__init__()
         if client is None:
             options["local"] = True
@@ -204,6 +226,7 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
                 raise ValueError("AgentSplitProvider evaluates locally: pass a Client(..., local=True), or base_url and api_key")
             self._owns_client = False
         self.client = client
+        self._max_tracked_users = max(1, int(max_tracked_users))
         self._memory: "OrderedDict[str, Dict[str, Tuple[str, str]]]" = OrderedDict()
         self._lock = threading.Lock()
         self._track_warned = 0.0
@@ -252,9 +275,9 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
         try:
             c = self.client
             user_id = getattr(evaluation_context, "targeting_key", None)
-            if user_id is None or user_id == "":
+            if not isinstance(user_id, str) or user_id == "":
                 return _error(default_value, ErrorCode.TARGETING_KEY_MISSING, "no targeting key (the user id) in the evaluation context")
-            if (type(user_id) is not str or not 0 < len(user_id) <= MAX_USER_ID or "\x00" in user_id or not user_id.isascii()) and c._bad_user_id(flag_key, user_id):
+            if (not 0 < len(user_id) <= MAX_USER_ID or "\x00" in user_id or not user_id.isascii()) and c._bad_user_id(flag_key, user_id):
                 return _error(default_value, ErrorCode.INVALID_CONTEXT, "the targeting key is not a user id the server accepts (a string of 1-512 characters without U+0000 or lone surrogates)")
             if c._closed:
                 return _error(default_value, ErrorCode.GENERAL, "the agentsplit client is closed")
@@ -271,15 +294,14 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
                     ErrorCode.TYPE_MISMATCH,
                     "variant %r of %r has no %s for a %s flag" % (d.keys[i], flag_key, "object payload" if kind == "object" else "payload field 'value' of that type", kind),
                 )
-            attributes = getattr(evaluation_context, "attributes", None)
-            context = iso_dates(attributes) if attributes else None
+            context = _context(evaluation_context)
             aid = c._expose_local(flag_key, d, i, user_id, context)
             variant = d.keys[i]
             with self._lock:
                 flags = self._memory.get(user_id)
                 if flags is None:
                     flags = self._memory[user_id] = {}
-                    if len(self._memory) > MEMORY:
+                    if len(self._memory) > self._max_tracked_users:
                         self._memory.popitem(last=False)
                 else:
                     self._memory.move_to_end(user_id)
@@ -298,8 +320,9 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
     def track(self, tracking_event_name: str, evaluation_context: Optional[EvaluationContext] = None, tracking_event_details: Any = None) -> None:
         """A logged result (queued as ``log`` is) for each experiment this provider last evaluated for the
         targeting key, or only the one named by the details' ``flagKey`` attribute. The metric
-        ``tracking_event_name`` is the details' ``value`` (``True`` without one); the other numeric and
-        boolean attributes are metrics of their own names, the rest goes into ``output``; the
+        ``tracking_event_name`` is the details' ``value`` (``True`` without a number, which then goes into
+        ``output`` as ``value``); the other numeric and boolean attributes (finite) are metrics of their own
+        names, the rest goes into ``output``; the
         evaluation context's attributes are the result's ``context``. Never raises."""
         try:
             user_id = getattr(evaluation_context, "targeting_key", None)
@@ -309,15 +332,23 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
             details = dict(getattr(tracking_event_details, "attributes", None) or {})
             flag = details.pop("flagKey", None)
             value = getattr(tracking_event_details, "value", None)
-            metrics: Dict[str, Any] = {tracking_event_name: True if value is None else value}
+            metrics: Dict[str, Any] = {}
             output: Dict[str, Any] = {}
             for k, v in details.items():
-                if isinstance(v, (bool, int, float)):
+                if _metric(v):
                     metrics[k] = v
                 else:
-                    output[k] = iso_dates(v)
-            attributes = getattr(evaluation_context, "attributes", None)
-            context = iso_dates(attributes) if attributes else None
+                    j = to_json(v)
+                    if j is not _MISSING:
+                        output[k] = j
+            if _metric(value) and not isinstance(value, bool):
+                metrics[tracking_event_name] = value
+            else:  # no value, or one that is not a number: the event happened; what it was goes to output
+                metrics[tracking_event_name] = True
+                j = to_json(value)
+                if j is not _MISSING and j is not None:
+                    output["value"] = j
+            context = _context(evaluation_context)
             with self._lock:
                 remembered = dict(self._memory.get(user_id) or {})
             if isinstance(flag, str):
@@ -342,6 +373,12 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
             logger.warning(msg, *args)
         else:
             logger.debug(msg, *args)
+
+
+def _context(evaluation_context: Any) -> Optional[Dict[str, Any]]:
+    """The assign (or result) context: the evaluation context's attributes as JSON, None when there are none."""
+    attributes = getattr(evaluation_context, "attributes", None)
+    return (to_json(attributes) or None) if isinstance(attributes, Mapping) else None
 
 
 def _error(default_value: Any, code: Any, message: str) -> FlagResolutionDetails:
