@@ -9,6 +9,8 @@
     client.close()
 
 The draw and the id helpers (for checking a port against the server) are in ``agentsplit.conformance``.
+The OpenFeature provider is ``agentsplit.openfeature.AgentSplitProvider`` (imported on its own: ``import
+agentsplit`` does not load it).
 """
 
 from ._core import Assignment, Run

@@ -785,6 +785,16 @@ class _ClientBase:
                 self._wake()
         return Assignment(experiment, user_id, d.keys[i], d.payloads[i], aid, "local")
 
+    def _expose_local(self, experiment: str, d: Definition, i: int, user_id: str, context: Optional[JsonObject]) -> str:
+        """Makes the id of a local draw already made (``d.choose``) and queues its exposure: the tail of
+        ``_assign_local`` (kept inline there: the hot path), for callers that check the variant before
+        it counts (the OpenFeature provider's type check). ``user_id`` must have passed ``_bad_user_id``."""
+        body = uuid7() + d.prefixes[i] + b64encode(user_id.encode()).decode()
+        aid = "%s.%08x" % (body, crc32(body.encode(), d.key))
+        if self._delivery.put(("exposure", experiment, (aid, context), time.time())):
+            self._wake()
+        return aid
+
     def _assign_answer(self, experiment: str, user_id: str, default: Any, status: int, data: Any) -> Assignment:
         if status == 200 and isinstance(data, dict) and isinstance(data.get("variant"), str):
             return Assignment(experiment, user_id, data["variant"], data.get("payload", {}), data.get("assignmentId"), "server")
