@@ -90,24 +90,27 @@ describe('MCP over Streamable HTTP', () => {
   test('tools/list: the eight tools with descriptions, JSON input schemas and annotations', async () => {
     const { tools } = await admin.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    assert.deepEqual(
-      [...byName.keys()].sort(),
-      [
-        'create_experiment',
-        'get_analysis',
-        'get_experiment',
-        'get_results',
-        'list_experiments',
-        'log_result',
-        'preview_assignment',
-        'update_experiment',
-      ],
-    );
+    assert.deepEqual([...byName.keys()].sort(), [
+      'create_experiment',
+      'get_analysis',
+      'get_experiment',
+      'get_results',
+      'list_experiments',
+      'log_result',
+      'preview_assignment',
+      'update_experiment',
+    ]);
     for (const t of tools) {
       assert.ok((t.description ?? '').length > 40, `${t.name} has a description an agent can act on`);
       assert.equal(t.inputSchema.type, 'object');
     }
-    for (const name of ['list_experiments', 'get_experiment', 'get_analysis', 'get_results', 'preview_assignment'])
+    for (const name of [
+      'list_experiments',
+      'get_experiment',
+      'get_analysis',
+      'get_results',
+      'preview_assignment',
+    ])
       assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
     for (const name of ['create_experiment', 'log_result']) {
       assert.equal(byName.get(name)?.annotations?.readOnlyHint, false, name);
@@ -129,7 +132,10 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal((created.structuredContent as { status: string }).status, 'draft');
     const again = await ok(admin, 'create_experiment', { slug, assignment: 'sticky', variants, metrics });
     assert.match(text(again), /already exists with this definition/);
-    const differs = await tool(admin, 'create_experiment', { slug, variants: [{ key: 'A', trafficPercent: 100 }] });
+    const differs = await tool(admin, 'create_experiment', {
+      slug,
+      variants: [{ key: 'A', trafficPercent: 100 }],
+    });
     assert.equal(differs.isError, true);
     assert.match(text(differs), /already exists with a different definition \(variants\)/);
 
@@ -153,7 +159,9 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal((metricsOnly.structuredContent as { metrics: unknown[] }).metrics.length, 2);
 
     const listed = await ok(admin, 'list_experiments', { status: 'running', limit: 100 });
-    const slugs = (listed.structuredContent as { experiments: { slug: string }[] }).experiments.map((e) => e.slug);
+    const slugs = (listed.structuredContent as { experiments: { slug: string }[] }).experiments.map(
+      (e) => e.slug,
+    );
     assert.ok(slugs.includes(slug));
     const shown = await ok(admin, 'get_experiment', { slug });
     assert.equal((shown.structuredContent as { slug: string }).slug, slug);
@@ -239,13 +247,21 @@ describe('MCP over Streamable HTTP', () => {
   test('keys: x-api-key and Bearer both work; none or a wrong one is exactly the 401', async () => {
     const port = portOf(rt);
     const body = JSON.stringify(INIT);
-    for (const key of [{ 'x-api-key': API_KEY }, { authorization: `Bearer ${API_KEY}` }]) {
-      const res = await send(port, { method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, ...key }, payload: body });
+    const keys: Record<string, string>[] = [{ 'x-api-key': API_KEY }, { authorization: `Bearer ${API_KEY}` }];
+    for (const key of keys) {
+      const res = await send(port, {
+        method: 'POST',
+        url: '/mcp',
+        headers: { ...MCP_HEADERS, ...key },
+        payload: body,
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().result.serverInfo.name, 'agentsplit');
       assert.equal(res.headers['mcp-session-id'], undefined, 'stateless: no session');
     }
-    assertUnauthorized(await send(port, { method: 'POST', url: '/mcp', headers: MCP_HEADERS, payload: body }));
+    assertUnauthorized(
+      await send(port, { method: 'POST', url: '/mcp', headers: MCP_HEADERS, payload: body }),
+    );
     const wrong = { ...MCP_HEADERS, authorization: 'Bearer not-a-key-at-all-0123456789' };
     assertUnauthorized(await send(port, { method: 'POST', url: '/mcp', headers: wrong, payload: body }));
   });
@@ -256,9 +272,20 @@ describe('MCP over Streamable HTTP', () => {
     const payload = JSON.stringify(INIT);
     const post = (extra: Record<string, string>) =>
       send(port, { method: 'POST', url: '/mcp', headers: { ...headers, ...extra }, payload });
-    assertError(await post({ host: 'attacker.example:8080' }), 403, /Host 'attacker.example:8080' is not allowed/);
-    assertError(await post({ origin: 'https://attacker.example' }), 403, /Origin 'https:\/\/attacker.example'/);
-    assert.equal((await post({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).statusCode, 200);
+    assertError(
+      await post({ host: 'attacker.example:8080' }),
+      403,
+      /Host 'attacker.example:8080' is not allowed/,
+    );
+    assertError(
+      await post({ origin: 'https://attacker.example' }),
+      403,
+      /Origin 'https:\/\/attacker.example'/,
+    );
+    assert.equal(
+      (await post({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).statusCode,
+      200,
+    );
     // Through the SDK's client too: the refusal surfaces as an error, nothing is served.
     await assert.rejects(
       connect(url, { 'x-api-key': API_KEY, origin: 'https://attacker.example' }),

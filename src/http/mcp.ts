@@ -19,14 +19,8 @@ export interface McpOptions {
   allowedOrigins: string[];
 }
 
+/** Who /mcp answers when the app is given nothing (tests; main.ts passes config's, which adds HOST). */
 export const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
-
-/** The hosts allowed when none are configured: the local names and the address the server listens on. */
-export function defaultMcpHosts(listenHost?: string): string[] {
-  if (listenHost === undefined || listenHost === '') return LOCAL_HOSTS;
-  const host = listenHost.includes(':') && !listenHost.startsWith('[') ? `[${listenHost}]` : listenHost;
-  return [...new Set([...LOCAL_HOSTS, host.toLowerCase()])];
-}
 
 /** The request headers the transport reads (nothing else reaches it: no key, no cookies). */
 const TRANSPORT_HEADERS = [
