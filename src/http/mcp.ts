@@ -123,10 +123,10 @@ export function mcpRoutes(inject: () => Inject, options: McpOptions): Route[] {
         summary: 'MCP (Model Context Protocol) over Streamable HTTP, stateless',
         description:
           'Any valid key; each tool then needs the scope of the API route it calls (a refusal is a tool ' +
-          'error naming the scope). Answers JSON (no SSE stream). Host and Origin must be allowed ' +
+          'error naming the scope). Answers JSON (no SSE stream); a notification alone, 202 without a body. Host and Origin must be allowed ' +
           '(MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS), else 403.',
         body: McpBody,
-        response: { 200: JsonRpc, 202: { description: 'A notification or response: accepted' }, ...refusals },
+        response: { 200: JsonRpc, ...refusals },
       },
       handle: async ({ headers, body }) => {
         const refused = rebindingRefusal(headers, options);
@@ -160,6 +160,7 @@ export function mcpRoutes(inject: () => Inject, options: McpOptions): Route[] {
         schema: {
           tags,
           summary: `MCP: ${method} is not allowed (a stateless server has no stream or session)`,
+          hide: true,
           response: { 405: JsonRpc, ...errorResponses },
         },
         status: 405,

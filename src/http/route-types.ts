@@ -28,6 +28,8 @@ export interface RouteSchema {
   body?: TSchema;
   /** By status code: what the OpenAPI document shows; the success status's schema serializes answers. */
   response: Record<number, unknown>;
+  /** Kept out of the OpenAPI document (answers no operation documents: GET /mcp's 405). */
+  hide?: boolean;
 }
 
 type In<T> = T extends TSchema ? Static<T> : undefined;
