@@ -316,6 +316,28 @@ describe('MCP over Streamable HTTP', () => {
     other = undefined;
   });
 
+  test("malformed MCP requests: the transport's JSON-RPC errors or the API's 400, never a 5xx", async () => {
+    const port = portOf(rt);
+    const headers = { ...MCP_HEADERS, 'x-api-key': API_KEY };
+    const post = (payload: string, extra: Record<string, string> = {}) =>
+      send(port, { method: 'POST', url: '/mcp', headers: { ...headers, ...extra }, payload });
+    const notRpc = await post('{"jsonrpc":"2.0"}');
+    assert.equal(notRpc.statusCode, 400);
+    assert.equal(notRpc.json().error.code, -32700);
+    const sse = await post('{"jsonrpc":"2.0","id":1,"method":"ping"}', { accept: 'application/json' });
+    assert.equal(sse.statusCode, 406);
+    assert.match(sse.json().error.message, /Not Acceptable/);
+    assertError(await post('"ping"'), 400, /^body must be object,array$/);
+    const unknown = await post(
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delete_experiment"}}',
+    );
+    assert.equal(unknown.statusCode, 200);
+    assert.equal(unknown.json().result.isError, true);
+    const note = await post('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    assert.equal(note.statusCode, 202);
+    assert.equal(note.body, '');
+  });
+
   test('GET and DELETE /mcp: 405 with a JSON-RPC error (a stateless server has no stream or session)', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await send(portOf(rt), { method, url: '/mcp', headers: { 'x-api-key': API_KEY } });
