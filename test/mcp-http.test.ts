@@ -8,10 +8,12 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startRuntime } from '../src/runtime.js';
 import {
   API_KEY,
   assertError,
   assertUnauthorized,
+  BACKEND,
   makeTempDir,
   removeTempDir,
   send,
@@ -19,6 +21,7 @@ import {
   type TestRuntime,
   uniqueSlug,
 } from './helpers/app.js';
+import { createTestDatabase } from './helpers/postgres.js';
 
 const INIT = {
   jsonrpc: '2.0',
@@ -382,6 +385,57 @@ describe('MCP over Streamable HTTP', () => {
       }
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('MCP on two instances of one PostgreSQL database', {
+  skip: BACKEND !== 'postgres' && 'PostgreSQL only',
+}, () => {
+  test("one client's consecutive requests, alternating between the instances, act on the same data", async () => {
+    const database = await createTestDatabase('mcp');
+    const runtimes: Awaited<ReturnType<typeof startRuntime>>[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const rt = await startRuntime({ apiKey: API_KEY, database: { kind: 'postgres', url: database.url } });
+        runtimes.push(rt);
+        await rt.app.listen({ port: 0, host: '127.0.0.1' });
+      }
+      const ports = runtimes.map((rt) => (rt.app.server.address() as AddressInfo).port);
+      const seen: number[] = [];
+      const alternating: typeof fetch = (input, init) => {
+        const target = new URL(String(input instanceof Request ? input.url : input));
+        target.port = String(ports[seen.length % 2]);
+        seen.push(Number(target.port));
+        return fetch(target, init);
+      };
+      const client = new Client({ name: 'two-instances', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${ports[0]}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${API_KEY}` } },
+          fetch: alternating,
+        }),
+      );
+      try {
+        const slug = uniqueSlug('mcp-two');
+        const variants = [
+          { key: 'A', trafficPercent: 50 },
+          { key: 'B', trafficPercent: 50 },
+        ];
+        await ok(client, 'create_experiment', { slug, variants });
+        const started = await ok(client, 'update_experiment', { slug, status: 'running', confirm: slug });
+        assert.equal((started.structuredContent as { status: string }).status, 'running');
+        await ok(client, 'log_result', { slug, variantKey: 'A', metrics: { success: true } });
+        await ok(client, 'log_result', { slug, variantKey: 'B', metrics: { success: false } });
+        const page = await ok(client, 'get_results', { slug });
+        assert.equal((page.structuredContent as { results: unknown[] }).results.length, 2);
+        assert.deepEqual(new Set(seen), new Set(ports), 'both instances answered');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      for (const rt of runtimes) await rt.close();
+      await database.drop();
     }
   });
 });
