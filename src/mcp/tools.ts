@@ -203,7 +203,8 @@ export function registerTools(server: McpServer, call: Call): void {
       description:
         'Creates an experiment, always as a draft (nothing is assigned until update_experiment starts ' +
         'it). Idempotent by slug: creating the same slug again with the same variants, assignment and ' +
-        'metrics answers the existing experiment; with a different definition it is refused (choose ' +
+        'metrics (names and directions) answers the existing experiment; with a different definition it ' +
+        'is refused, naming what differs (choose ' +
         'another slug, or change the existing one with update_experiment). Needs an admin key.',
       inputSchema: {
         slug: z
