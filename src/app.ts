@@ -16,6 +16,7 @@ import { healthRoutes } from './http/health.js';
 import { createInject, type Inject } from './http/inject.js';
 import { keyRoutes } from './http/keys.js';
 import { localEvaluationRoutes } from './http/local-evaluation.js';
+import { LOCAL_HOSTS, type McpOptions, mcpRoutes } from './http/mcp.js';
 import { metricsRoutes } from './http/metrics.js';
 import {
   createClientErrorHandler,
@@ -77,6 +78,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Per-key limits and failed-authentication throttling (ADR 0017); absent: none (unit tests). */
   rateLimits?: RateLimits;
+  /** Who /mcp answers (DNS-rebinding protection); absent: local host names only, any local origin. */
+  mcp?: McpOptions;
 }
 
 const MAX_PARAM_LENGTH = 1000;
@@ -110,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...keyRoutes(deps.keys),
     ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
     ...metricsRoutes(deps.metrics),
+    ...mcpRoutes(() => inject, deps.mcp ?? { allowedHosts: LOCAL_HOSTS, allowedOrigins: [] }),
   ].map((r) => compileRoute(r, validatorCompiler));
 
   // Unset until Fastify is ready (it routes the documentation), set when closing (answers 503).
@@ -132,6 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     fallback: (req, res) => docs!(req, res),
   });
   const listener = createRequestListener(pipeline, bodyLimit);
+  // MCP's tools call the API through it (http/mcp.ts).
+  const inject = createInject(listener);
 
   const app = Fastify({
     serverFactory: (handler, serverOptions) => {
@@ -159,6 +165,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done();
   });
   const injectable = app as unknown as App;
-  injectable.inject = createInject(listener);
+  injectable.inject = inject;
   return injectable;
 }

@@ -150,3 +150,36 @@ test('webhooks: the retry schedule, the timeout and WEBHOOK_DENY_PRIVATE', () =>
   }
   assert.throws(() => loadConfig({ WEBHOOK_DENY_PRIVATE: 'yes' }), ConfigError);
 });
+
+test('MCP_ALLOWED_HOSTS: local names and HOST by default; a list replaces them; bad entries refuse to start', () => {
+  assert.deepEqual(loadConfig({}).mcp.allowedHosts, ['localhost', '127.0.0.1', '[::1]']);
+  assert.deepEqual(loadConfig({ HOST: '10.0.0.5' }).mcp.allowedHosts, [
+    'localhost',
+    '127.0.0.1',
+    '[::1]',
+    '10.0.0.5',
+  ]);
+  assert.deepEqual(loadConfig({ HOST: '::' }).mcp.allowedHosts, ['localhost', '127.0.0.1', '[::1]', '[::]']);
+  assert.deepEqual(loadConfig({ MCP_ALLOWED_HOSTS: 'Agents.Example.com, ::1,,*' }).mcp.allowedHosts, [
+    'agents.example.com',
+    '[::1]',
+    '*',
+  ]);
+  for (const bad of ['agents.example.com:8080', 'https://agents.example.com', '[::1'])
+    assert.throws(
+      () => loadConfig({ MCP_ALLOWED_HOSTS: bad }),
+      /MCP_ALLOWED_HOSTS entries must be host names/,
+    );
+});
+
+test('MCP_ALLOWED_ORIGINS: empty by default (origins of allowed hosts); origins as CORS_ORIGINS takes them', () => {
+  assert.deepEqual(loadConfig({}).mcp.allowedOrigins, []);
+  assert.deepEqual(
+    loadConfig({ MCP_ALLOWED_ORIGINS: 'https://Console.example.com:443' }).mcp.allowedOrigins,
+    ['https://console.example.com'],
+  );
+  assert.throws(
+    () => loadConfig({ MCP_ALLOWED_ORIGINS: 'console.example.com' }),
+    /MCP_ALLOWED_ORIGINS entries must be origins/,
+  );
+});

@@ -33,6 +33,8 @@ export interface Config {
   webhooks: { retrySchedule: number[]; timeoutMs: number; denyPrivate: boolean };
   /** MONITOR_INTERVAL_SECONDS: how often the guardrail monitor runs its round; 0: off. */
   monitorIntervalSeconds: number;
+  /** Who /mcp answers (DNS-rebinding protection, ADR 0030): MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS. */
+  mcp: { allowedHosts: string[]; allowedOrigins: string[] };
 }
 
 export class ConfigError extends Error {}
@@ -110,6 +112,10 @@ const ORIGIN = /^([a-z][a-z0-9+.-]*):\/\/[^/?#@\s]+$/i;
  * (lowercase host, no default port), since they are compared exactly.
  */
 export function parseCorsOrigins(raw: string | undefined): string[] {
+  return parseOrigins(raw, 'CORS_ORIGINS');
+}
+
+function parseOrigins(raw: string | undefined, name: string): string[] {
   if (raw === undefined || raw.trim() === '') return [];
   const origins: string[] = [];
   for (const entry of raw.split(',').map((e) => e.trim())) {
@@ -133,13 +139,43 @@ export function parseCorsOrigins(raw: string | undefined): string[] {
     }
     if (origin === undefined) {
       throw new ConfigError(
-        `CORS_ORIGINS entries must be origins such as https://dash.example.com (scheme://host[:port], ` +
+        `${name} entries must be origins such as https://dash.example.com (scheme://host[:port], ` +
           `no path or trailing slash) or * for any origin (got '${entry}')`,
       );
     }
     if (!origins.includes(origin)) origins.push(origin);
   }
   return origins;
+}
+
+/** The names a local server is reached by (MCP_ALLOWED_HOSTS' default, with HOST). */
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * MCP_ALLOWED_HOSTS: comma-separated host names /mcp answers under, without a port (any port), IPv6 in
+ * brackets, or `*` for any. Unset: localhost, 127.0.0.1, [::1] and HOST (the address listened on).
+ */
+export function parseMcpHosts(raw: string | undefined, listenHost: string): string[] {
+  const entries =
+    raw === undefined || raw.trim() === ''
+      ? [...LOCAL_HOSTS, listenHost]
+      : raw.split(',').map((e) => e.trim());
+  const hosts: string[] = [];
+  for (let entry of entries) {
+    entry = entry.toLowerCase();
+    if (entry === '') continue;
+    const colons = entry.split(':').length - 1;
+    if (colons > 1 && !entry.startsWith('[')) entry = `[${entry}]`;
+    const bracketed = entry.startsWith('[') && entry.endsWith(']');
+    if (/[\s/@?#]/.test(entry) || (colons === 1 && !bracketed) || (entry.startsWith('[') && !bracketed)) {
+      throw new ConfigError(
+        `MCP_ALLOWED_HOSTS entries must be host names such as agents.example.com (no scheme, no port: ` +
+          `any port is allowed; IPv6 as [::1]) or * for any host (got '${entry}')`,
+      );
+    }
+    if (!hosts.includes(entry)) hosts.push(entry);
+  }
+  return hosts;
 }
 
 /** REDIS_URL: redis:// or rediss:// (TLS); empty or unset: counters in memory. */
@@ -209,5 +245,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       denyPrivate: flag(env, 'WEBHOOK_DENY_PRIVATE'),
     },
     monitorIntervalSeconds: integer(env, 'MONITOR_INTERVAL_SECONDS', 60, 0, 86_400),
+    mcp: {
+      allowedHosts: parseMcpHosts(env.MCP_ALLOWED_HOSTS, env.HOST || '127.0.0.1'),
+      // Unset: an Origin is allowed when its host is an allowed host (http/mcp.ts).
+      allowedOrigins: parseOrigins(env.MCP_ALLOWED_ORIGINS, 'MCP_ALLOWED_ORIGINS'),
+    },
   };
 }

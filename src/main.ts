@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     rateLimits: config.rateLimits,
     webhooks: config.webhooks,
     monitorIntervalSeconds: config.monitorIntervalSeconds,
+    mcp: config.mcp,
     logger: createLogger(config.logLevel, [key.key]),
   });
   const { app } = runtime;

@@ -5,6 +5,7 @@ import type { RandomSource } from './core/assignment.js';
 import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
+import type { McpOptions } from './http/mcp.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { AnalysisService } from './services/analysis.js';
@@ -57,6 +58,8 @@ export interface RuntimeOptions {
   monitorIntervalSeconds?: number;
   /** Webhook deliveries (issue 27 item 3); unset fields: the defaults. */
   webhooks?: Partial<WebhookOptions>;
+  /** Who /mcp answers: MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS (absent: local host names). */
+  mcp?: McpOptions;
 }
 
 export interface WebhookOptions {
@@ -228,6 +231,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     rootKey: options.apiKey,
     metrics,
     rateLimits,
+    mcp: options.mcp,
   });
   delivery.start();
   const monitor = new Monitor({

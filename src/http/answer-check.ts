@@ -6,9 +6,10 @@
 //
 // Exempt, because nothing serializes them by the schema: JsonBody (assign's answer, pre-serialized from
 // a prefix compiled per experiment), Tagged (the definitions, JSON made ahead under an entity tag), and
-// the answers whose schema documents `content` by media type, Stream (exports) and PlainText (metrics).
+// the answers whose schema documents `content` by media type, Stream (exports), PlainText (metrics) and
+// Relayed (MCP).
 import type { Static, TSchema } from 'typebox';
-import type { JsonBody, PlainText, RouteInput, RouteSchema, Stream, Tagged } from './route-types.js';
+import type { JsonBody, PlainText, Relayed, RouteInput, RouteSchema, Stream, Tagged } from './route-types.js';
 
 /** A schema built by TypeBox: its type carries what it validates (a plain JSON object's does not). */
 type Typed = TSchema & ({ '~kind': string } | { '~unsafe': unknown });
@@ -22,7 +23,7 @@ export type Expected<S extends RouteSchema, St extends number> = St extends 204
     void
   : S['response'][St] extends infer Sch
     ? Sch extends { content: object }
-      ? Stream | PlainText
+      ? Stream | PlainText | Relayed
       : Sch extends Typed
         ? Static<Sch> | Unserialized
         : never
@@ -69,7 +70,7 @@ export type ExtraFields<A, B, Path extends string = ''> = A extends readonly (in
 export type AnswerCheck<S extends RouteSchema, St extends number, R> = {
   handle(input: RouteInput<S>): Expected<S, St> | Promise<Expected<S, St>>;
 } & (ExtraFields<
-  Exclude<Awaited<R>, Unserialized | Stream | PlainText>,
+  Exclude<Awaited<R>, Unserialized | Stream | PlainText | Relayed>,
   Serialized<S, St>
 > extends infer Extra
   ? [Extra] extends [never]

@@ -45,7 +45,7 @@ export interface RouteAccess {
 
 /** Null when `principal` may call the route with these path parameters, else the 403 message. */
 export function refusal(principal: Principal, access: RouteAccess, params: unknown): string | null {
-  if (access.scope === 'public') return null;
+  if (access.scope === 'public' || access.scope === 'any') return null;
   const slug = (params as { slug?: unknown } | undefined)?.slug;
   return forbidden(principal, {
     scope: access.scope,

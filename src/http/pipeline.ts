@@ -35,7 +35,7 @@ import {
   tooManyMessage,
 } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
-import { JsonBody, PlainText, Stream, Tagged } from './route.js';
+import { JsonBody, PlainText, Relayed, Stream, Tagged } from './route.js';
 import { createRouter, type Found, pathOf } from './router.js';
 import { taggedAnswer } from './tagged.js';
 import type { Validator } from './validation.js';
@@ -92,6 +92,10 @@ function serialize(req: IncomingMessage, compiled: CompiledRoute, value: unknown
   }
   if (value instanceof PlainText) return { status, type: value.contentType, body: value.text };
   if (value instanceof Tagged) return taggedAnswer(req.headers, status, value);
+  if (value instanceof Relayed) {
+    const { 'content-type': type, ...headers } = value.headers;
+    return { status: value.status, type, headers, body: value.body === '' ? undefined : value.body };
+  }
   if (status === 204) return { status };
   return { status, body: compiled.serialize(value) };
 }
@@ -282,6 +286,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             query: holder.query,
             body,
             principal,
+            headers: req.headers,
             idempotency: record,
           } as never);
         if (compiled.route.idempotent === true && req.headers[IDEMPOTENCY_HEADER] !== undefined) {

@@ -1,6 +1,7 @@
 // The parts of a route declaration: its method, scope, schemas, the input its handler gets and the kinds
 // of answer a handler may return besides a value. route.ts declares routes from them; answer-check.ts
 // checks a handler's answer against them (both import this file, neither the other).
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Static, TSchema } from 'typebox';
 import type { IdempotencyRecord } from '../core/idempotency.js';
@@ -11,9 +12,10 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /**
  * What a key must hold to call a route (ADR 0015): `assign` (POST assign), `log` (POST log and logs),
  * `read` (every GET of experiments, results, exports, analyses and metrics), `admin` (everything,
- * including managing experiments and keys). `public` routes need no key at all.
+ * including managing experiments and keys). `public` routes need no key at all; `any` routes need a valid key
+ * of any scope (MCP: each tool's own call to the API then needs its route's scope).
  */
-export type Scope = 'assign' | 'log' | 'read' | 'admin' | 'public';
+export type Scope = 'assign' | 'log' | 'read' | 'admin' | 'any' | 'public';
 
 export interface RouteSchema {
   tags: string[];
@@ -26,6 +28,8 @@ export interface RouteSchema {
   body?: TSchema;
   /** By status code: what the OpenAPI document shows; the success status's schema serializes answers. */
   response: Record<number, unknown>;
+  /** Kept out of the OpenAPI document (answers no operation documents: GET /mcp's 405). */
+  hide?: boolean;
 }
 
 type In<T> = T extends TSchema ? Static<T> : undefined;
@@ -36,6 +40,8 @@ export interface RouteInput<S extends RouteSchema> {
   body: In<S['body']>;
   /** Who is calling (the root principal on routes that need no key). */
   principal: Principal;
+  /** The request's headers as sent (the key it presented, Host, Origin): for routes that pass them on. */
+  headers: IncomingHttpHeaders;
   /**
    * Present when the request carries an Idempotency-Key on an `idempotent` route: turns the success
    * answer into the record the service commits with the request's data (ADR 0016).
@@ -81,6 +87,18 @@ export class PlainText {
   constructor(
     readonly text: string,
     readonly contentType: string,
+  ) {}
+}
+
+/**
+ * An answer made whole by someone else (the MCP transport's web Response): its own status, headers and
+ * body, sent as they are.
+ */
+export class Relayed {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
+    readonly body: string,
   ) {}
 }
 

@@ -30,6 +30,18 @@ export class Api {
 
   /** Sends the request; answers 2xx, throws a CliError for anything else. */
   async request(method: string, path: string, body?: unknown): Promise<Answer> {
+    const { res, text } = await this.send(method, path, body);
+    if (res.status >= 200 && res.status < 300) return { status: res.status, text };
+    throw failure(res.status, res.statusText, res.headers.get('location'), text);
+  }
+
+  /** Sends the request and answers whatever came back (`agentsplit mcp` relays refusals to the agent). */
+  async any(method: string, path: string, body?: unknown): Promise<Answer> {
+    const { res, text } = await this.send(method, path, body);
+    return { status: res.status, text };
+  }
+
+  private async send(method: string, path: string, body?: unknown): Promise<{ res: Response; text: string }> {
     const headers: Record<string, string> = { 'x-api-key': this.key, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
@@ -46,8 +58,7 @@ export class Api {
       throw new CliError(`cannot reach ${this.base}: ${reason(err)}`);
     }
     const text = await res.text().catch(() => '');
-    if (res.status >= 200 && res.status < 300) return { status: res.status, text };
-    throw failure(res.status, res.statusText, res.headers.get('location'), text);
+    return { res, text };
   }
 
   /**

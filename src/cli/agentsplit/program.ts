@@ -1,11 +1,12 @@
 // The `agentsplit` program: global options, the command groups, and errors as one line on stderr.
-// Each group (keys, experiments and the status changes, analyze, results) registers itself from its own module.
+// Each group (keys, experiments and the status changes, analyze, results, mcp) registers itself from its own module.
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { registerAnalyze } from './analyze.js';
 import { CliError, DEFAULT_URL, oneLine } from './api.js';
 import { registerExperiments } from './experiments.js';
 import { registerKeys } from './keys.js';
+import { registerMcp } from './mcp.js';
 import { registerResults } from './results.js';
 
 export function buildProgram(): Command {
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
         '  agentsplit keys create --name support-agent --scopes assign,log [--experiments a,b] [--rate-limit <n>]',
         '  agentsplit keys list',
         '  agentsplit keys revoke <id>',
+        '  agentsplit mcp   (MCP on stdio for a desktop agent: tools call the API with the key)',
         "  agentsplit --json experiments list   (the API's JSON as is, for scripts)",
         '',
         "--url, --key and --json go before or after the command. Each command's options: agentsplit analyze --help",
@@ -67,6 +69,7 @@ export function buildProgram(): Command {
   registerAnalyze(program);
   registerResults(program);
   registerKeys(program);
+  registerMcp(program);
   acceptGlobalOptions(program);
   return program;
 }

@@ -1,0 +1,57 @@
+// get_analysis's text: the verdict sentence first, then a compact scorecard (a line per metric and
+// variant) an agent can read in one pass, numbers rounded as the CLI and the dashboard round them.
+import type { Analysis, MetricAnalysis, VariantAnalysis } from '../cli/agentsplit/analysis-answer.js';
+import {
+  formatChance,
+  formatCount,
+  formatLift,
+  formatLiftInterval,
+  formatP,
+  formatValue,
+} from '../cli/agentsplit/format.js';
+
+const ROLE_ORDER: Record<string, number> = { primary: 0, guardrail: 1, secondary: 2 };
+
+export function analysisText(a: Analysis): string {
+  const lines = [`Verdict (${a.verdict.status}): ${a.verdict.summary}`, ''];
+  const exposures = Object.entries(a.exposures)
+    .map(([k, n]) => `${k} ${formatCount(n)}`)
+    .join(', ');
+  lines.push(
+    `${a.slug}: ${a.method}, control ${a.control}, alpha ${a.alpha}, versions ${a.versions.join(', ') || '—'}; exposures ${exposures || 'none'}`,
+  );
+  const metrics = [...a.metrics].sort((x, y) => rank(x) - rank(y));
+  for (const m of metrics) {
+    const direction = m.direction === null ? '' : `, ${m.direction} is better`;
+    lines.push(
+      `${m.name} (${m.role ?? 'undeclared'}, ${m.kind}${direction}${m.noVariation ? ', no variation' : ''}):`,
+    );
+    for (const v of m.variants) lines.push(`  ${variantLine(a, m, v)}`);
+  }
+  if (a.metrics.length === 0) lines.push('No metric has data yet.');
+  const srm = a.srm;
+  lines.push(
+    srm.mismatch
+      ? `Sample ratio mismatch: p = ${formatP(srm.pValue)}; the split is not what the weights say, distrust the results`
+      : `Sample ratio: fine (p = ${formatP(srm.pValue)})`,
+  );
+  for (const w of a.warnings) lines.push(`Warning: ${w}`);
+  return lines.join('\n');
+}
+
+function rank(m: MetricAnalysis): number {
+  return ROLE_ORDER[m.role ?? ''] ?? 3;
+}
+
+function variantLine(a: Analysis, m: MetricAnalysis, v: VariantAnalysis): string {
+  const head = `${v.key}: n ${formatCount(v.n)}, ${m.statistic && m.statistic !== 'mean' ? m.statistic : 'mean'} ${formatValue(v.mean, m.kind)}`;
+  if (v.key === a.control || v.relative === undefined) return `${head} (control)`;
+  const parts = [head, `lift ${formatLift(v.relative.estimate)} ${formatLiftInterval(v.relative.ci)}`];
+  if (v.chanceToWin !== undefined && v.chanceToWin !== null)
+    parts.push(`chance to win ${formatChance(v.chanceToWin)}`);
+  else parts.push(`p ${formatP(v.adjustedPValue ?? v.pValue ?? v.relative.pValue)}`);
+  if (v.guardrail !== undefined) parts.push(`guardrail ${v.guardrail.status}`);
+  if (v.better === true) parts.push('better');
+  if (v.worse === true) parts.push('worse');
+  return parts.join(', ');
+}
