@@ -189,7 +189,26 @@ describe('OFREP through the published Node provider', { skip: SKIP_BACKEND }, ()
     );
     assert.deepEqual(d.value, { k: 'default' });
     assert.equal(d.reason, 'ERROR');
-    assert.ok(d.errorCode, 'no error code');
+    assert.equal(d.errorCode, 'GENERAL');
+  });
+
+  test('over the rate limit: the code default, and the provider waits out Retry-After', async () => {
+    const key = await createKey({ name: 'provider-slow', scopes: ['assign'], rateLimitPerSecond: 2 });
+    await OpenFeature.setProviderAndWait(
+      'slow',
+      new OFREPProvider({ baseUrl, headers: { 'x-api-key': key } }),
+    );
+    const slow = OpenFeature.getClient('slow');
+    const reasons: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const d = await slow.getObjectDetails(sticky, { k: 'default' }, { targetingKey: `slow-${i}` });
+      reasons.push(d.reason ?? '');
+      if (d.reason === 'ERROR') assert.deepEqual(d.value, { k: 'default' });
+    }
+    assert.deepEqual(reasons.slice(0, 2), ['SPLIT', 'SPLIT']);
+    assert.deepEqual(reasons.slice(2), ['ERROR', 'ERROR']);
+    const paused = await slow.getObjectDetails(sticky, {}, { targetingKey: 'slow-9' });
+    assert.match(paused.errorMessage ?? '', /TooManyRequests/);
   });
 
   test('a key sent as Authorization: Bearer (headersFactory) works as x-api-key does', async () => {
