@@ -9,7 +9,7 @@
 //   6. body          admission, then Content-Type and the body limit (413), read
 //   7. parse, validate  JSON (UTF-8, depth), then params, body and query string by the route's schemas
 //   8. idempotency   Idempotency-Key: replay, 409 in flight, 422 reused (ADR 0016)
-//   9. handle, serialize or map the error, and the request log line
+//   9. handle, serialize or map the error (a route may shape its own error bodies), and the request log line
 //
 // Every answer is written by writer.ts, through the outbox: answers ready in the turn they were made
 // in leave together at its end; answers that waited for a commit leave as they settle (ADR 0010).
