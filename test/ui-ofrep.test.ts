@@ -4,6 +4,8 @@
 // the variant assign gives; an unknown flag the code default; and the `after` hook the README shows posts
 // each flag's assignmentId to POST /exposures once, so the exposure is counted.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
@@ -18,6 +20,8 @@ import {
 } from './helpers/app.js';
 import { launchBrowser } from './helpers/browser.js';
 
+const PAGE_HTML = '<!doctype html><title>ofrep</title>';
+
 const ENTRY = `
 export { OpenFeature } from '@openfeature/web-sdk';
 export { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
@@ -25,9 +29,8 @@ export { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
 
 /** What the page does, as the README's snippet: provider, context, and the exposure hook. */
 const PAGE_SCRIPT = `
-window.startFlags = async (key, user) => {
+window.startFlags = async (key, user, base = location.origin, options = {}) => {
   const { OpenFeature, OFREPWebProvider } = window.OF;
-  const base = location.origin;
   const posted = new Set();
   window.exposurePosts = [];
   OpenFeature.addHooks({
@@ -47,7 +50,13 @@ window.startFlags = async (key, user) => {
   });
   await OpenFeature.setContext({ targetingKey: user, plan: 'pro' });
   await OpenFeature.setProviderAndWait(
-    new OFREPWebProvider({ baseUrl: base, headers: [['x-api-key', key]], cacheMode: 'disabled', changeDetection: 'none' }),
+    new OFREPWebProvider({
+      baseUrl: base,
+      headers: [['x-api-key', key]],
+      cacheMode: 'disabled',
+      changeDetection: 'none',
+      ...options,
+    }),
   );
   return 'ready';
 };
@@ -60,7 +69,7 @@ window.settle = async () => Promise.all(window.exposurePosts);
 
 /** What PAGE_SCRIPT puts on the page's window. */
 interface PageApi {
-  startFlags(key: string, user: string): Promise<string>;
+  startFlags(key: string, user: string, base?: string, options?: Record<string, unknown>): Promise<string>;
   read(
     flag: string,
     fallback: Record<string, unknown>,
@@ -81,10 +90,19 @@ describe('OFREP with the published web provider in Chromium', { skip: SKIP_BACKE
   let browser: Browser;
   let bundle: string;
   let slug: string;
+  /** The other origin's server (Chromium refuses a page fulfilled by page.route to reach loopback). */
+  let pageServer: Server;
+  let pageOrigin: string;
 
   before(async () => {
+    pageServer = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE_HTML);
+    });
+    await new Promise<void>((r) => pageServer.listen(0, '127.0.0.1', r));
+    pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
     dir = makeTempDir();
-    rt = await startTestRuntime(dir, 'ui_ofrep');
+    // Any origin: the second test's page is on another origin than the API (CORS, as a real page).
+    rt = await startTestRuntime(dir, 'ui_ofrep', { corsOrigins: ['*'] });
     api = rt.api;
     slug = (await api.createExperiment({ slug: 'web-sticky', assignment: 'sticky' })).slug;
     await api.createExperiment({ slug: 'web-random' });
@@ -103,31 +121,44 @@ describe('OFREP with the published web provider in Chromium', { skip: SKIP_BACKE
 
   after(async () => {
     await browser?.close();
+    await new Promise((r) => pageServer?.close(r));
     await rt?.close();
     removeTempDir(dir);
   });
 
-  /** A page on the server's own origin (so no CORS), its HTML served by the test, the bundle added. */
-  async function open(): Promise<{ page: Page; bulk: string[]; errors: string[] }> {
-    const base = `http://127.0.0.1:${api.port}`;
+  /**
+   * A page with the bundle added: on the server's own origin (its HTML served by the test through
+   * page.route; no CORS), or served by a tiny server of the test on another port (another origin: every
+   * call to the API is cross-origin).
+   */
+  async function open(
+    crossOrigin = false,
+  ): Promise<{ page: Page; bulk: string[]; statuses: number[]; errors: string[] }> {
+    const base = crossOrigin ? pageOrigin : `http://127.0.0.1:${api.port}`;
     const context = await browser.newContext();
     const page = await context.newPage();
     const bulk: string[] = [];
+    const statuses: number[] = [];
     page.on('request', (r) => {
       if (r.url().endsWith('/ofrep/v1/evaluate/flags')) bulk.push(r.method());
+    });
+    page.on('response', (r) => {
+      if (r.url().endsWith('/ofrep/v1/evaluate/flags') && r.request().method() === 'POST')
+        statuses.push(r.status());
     });
     const errors: string[] = [];
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
     });
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.route(`${base}/ofrep-page`, (route) =>
-      route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>ofrep</title>' }),
-    );
+    if (!crossOrigin)
+      await page.route(`${base}/ofrep-page`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/html', body: PAGE_HTML }),
+      );
     await page.goto(`${base}/ofrep-page`);
     await page.addScriptTag({ content: bundle });
     await page.addScriptTag({ content: PAGE_SCRIPT });
-    return { page, bulk, errors };
+    return { page, bulk, statuses, errors };
   }
 
   test('bulk at start; the sticky variant equals assign; unknown flags the default; the hook counts the exposure', async () => {
@@ -187,6 +218,37 @@ describe('OFREP with the published web provider in Chromium', { skip: SKIP_BACKE
       assert.deepEqual(mine[0]!.context, { plan: 'pro' });
       const analysis = await api.get(`/experiment/${slug}/analysis`);
       assert.ok(analysis.json().exposures[first.variant!] >= 1);
+      assert.deepEqual(errors, [], 'the page logged errors');
+    } finally {
+      await page.context().close();
+    }
+  });
+  test('from another origin (CORS): polling sends the ETag back and an unchanged answer is 304', async () => {
+    const key = (
+      await api.post('/keys', { name: 'web-page', scopes: ['assign'], experiments: [slug] })
+    ).json().key as string;
+    const { page, statuses, errors } = await open(true);
+    try {
+      const apiBase = `http://127.0.0.1:${api.port}`;
+      const started = await page.evaluate(
+        ({ k, b }) =>
+          (globalThis as unknown as PageApi).startFlags(k, 'web-user-5', b, {
+            changeDetection: 'polling',
+            pollInterval: 300,
+          }),
+        { k: key, b: apiBase },
+      );
+      assert.equal(started, 'ready');
+      const d = await page.evaluate((f) => (globalThis as unknown as PageApi).read(f, {}), slug);
+      assert.equal(d.variant, (await api.assign(slug, { userId: 'web-user-5' })).variant);
+      const until = Date.now() + 15_000;
+      while (!statuses.includes(304) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(statuses[0], 200);
+      assert.ok(statuses.includes(304), `bulk statuses: ${statuses.join(',')}`);
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200 && s !== 304),
+        [],
+      );
       assert.deepEqual(errors, [], 'the page logged errors');
     } finally {
       await page.context().close();
