@@ -455,3 +455,32 @@ describe('OFREP over raw HTTP', { skip: SKIP_BACKEND }, () => {
     );
   });
 });
+
+describe('OFREP in the OpenAPI document', { skip: SKIP_BACKEND }, () => {
+  test('both routes, with OFREP schemas and either key (x-api-key or bearer)', async () => {
+    const res = await api.get('/openapi.json', null);
+    assert.equal(res.statusCode, 200);
+    const doc = res.json();
+    assert.deepEqual(doc.components.securitySchemes.bearer, {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'Authorization: Bearer <key>',
+    });
+    const ref = (r: { content: Record<string, { schema: { $ref?: string } }> }) =>
+      r.content['application/json']!.schema.$ref;
+    const single = doc.paths['/ofrep/v1/evaluate/flags/{key}'].post;
+    const bulk = doc.paths['/ofrep/v1/evaluate/flags'].post;
+    for (const op of [single, bulk]) assert.deepEqual(op.security, [{ apiKey: [] }, { bearer: [] }]);
+    assert.equal(ref(single.responses['200']), '#/components/schemas/OfrepEvaluation');
+    assert.equal(ref(single.responses['404']), '#/components/schemas/OfrepFlagNotFound');
+    assert.equal(ref(single.responses['400']), '#/components/schemas/OfrepEvaluationFailure');
+    assert.equal(ref(bulk.responses['200']), '#/components/schemas/OfrepBulkEvaluation');
+    assert.ok(bulk.responses['304'], 'the bulk route documents its 304');
+    assert.deepEqual(doc.components.schemas.OfrepEvaluationFailure.properties.errorCode.enum, [
+      'PARSE_ERROR',
+      'TARGETING_KEY_MISSING',
+      'INVALID_CONTEXT',
+      'GENERAL',
+    ]);
+  });
+});
