@@ -71,6 +71,16 @@ const ASSIGN_BODY = JSON.stringify({
   userId: 'user-[<id>]',
   context: { plan: 'pro', locale: 'en-US', channel: 'web', session: 'sess-[<id>]' },
 });
+/** An OFREP single evaluation of the same user and context as ASSIGN_BODY (targetingKey is the userId). */
+const OFREP_BODY = JSON.stringify({
+  context: {
+    targetingKey: 'user-[<id>]',
+    plan: 'pro',
+    locale: 'en-US',
+    channel: 'web',
+    session: 'sess-[<id>]',
+  },
+});
 const LOG_RESULT = {
   variantKey: 'B',
   userId: 'user-42',
@@ -100,6 +110,7 @@ const BASELINE: Scenario[] = [
 const AGENTSPLIT: Scenario[] = [
   { name: 'assign (random)', path: '/experiment/bench-random/assign', body: ASSIGN_BODY },
   { name: 'assign (sticky)', path: '/experiment/bench-sticky/assign', body: ASSIGN_BODY },
+  { name: 'OFREP single (sticky)', path: '/ofrep/v1/evaluate/flags/bench-sticky', body: OFREP_BODY },
   { name: 'log', path: '/experiment/bench-random/log', body: LOG_BODY },
   { name: 'logs (100 per request)', path: '/experiment/bench-random/logs', body: LOGS_BODY, perRequest: 100 },
 ];
@@ -576,6 +587,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const conns = `${JUDGED_AT}`;
   const assignFigure = throughput('assign (random)', 0.8);
   const logFigure = throughput('log', 0.5);
+  const ofrepFigure = throughput('OFREP single (sticky)', 0.6);
   const fixed = (extra.assignAtHalfMax as Record<string, FixedRateRow>)[SQLITE]!;
   // Runs that recorded no latency (n/a above) are left out of the medians.
   const recorded = (vs: Array<number | null | undefined>) =>
@@ -607,6 +619,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       measured: assignFigure[0],
       target: '≥ 0.80×',
       met: assignFigure[1],
+    },
+    {
+      figure: `OFREP single evaluation (sticky, exposures on) vs bare baseline, at ${conns} connections (issue 28)`,
+      measured: ofrepFigure[0],
+      target: '≥ 0.60×',
+      met: ofrepFigure[1],
     },
     {
       figure: `log (200 after commit, SQLite FULL) vs bare baseline, at ${conns} connections`,

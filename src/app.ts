@@ -24,6 +24,7 @@ import {
   createRequestListener,
   type ServerTimeouts,
 } from './http/node-adapter.js';
+import { ofrepRoutes } from './http/ofrep.js';
 import { createPipeline } from './http/pipeline.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
@@ -40,6 +41,7 @@ import type { ExposureService } from './services/exposures.js';
 import type { FeedbackService } from './services/feedback.js';
 import type { IdempotencyService } from './services/idempotency.js';
 import type { KeyService } from './services/keys.js';
+import type { Ofrep } from './services/ofrep.js';
 import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
 import type { TimeseriesService } from './services/timeseries.js';
@@ -52,6 +54,8 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   experiments: ExperimentService;
   assign: Assign;
+  /** OpenFeature's remote evaluation (OFREP): one flag as assign, every flag without exposures. */
+  ofrep: Ofrep;
   /** What clients that assign in-process read (the running experiments) and write (their exposures). */
   live: Pick<ExperimentCache, 'list' | 'revision'>;
   exposures: ExposureService;
@@ -105,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...experimentRoutes(deps.experiments, (p) => deps.keys.actorOf(p)),
     ...eventRoutes(deps.events),
     ...assignRoutes(deps.assign),
+    ...ofrepRoutes(deps.ofrep),
     ...resultRoutes(deps.results, deps.feedback),
     ...feedbackRoutes(deps.feedback),
     ...localEvaluationRoutes(deps.live, deps.exposures),

@@ -20,6 +20,7 @@ import { IdempotencyService } from './services/idempotency.js';
 import { IssuedAssignments } from './services/issued-assignments.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { Monitor } from './services/monitor.js';
+import { createOfrep } from './services/ofrep.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { TimeseriesService } from './services/timeseries.js';
@@ -184,13 +185,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     droppedExposures: () => ingest.droppedExposures,
     experiments: () => experimentCache.list(),
   });
-  const assign = createAssign({
+  const assignmentDeps = {
     experiments: experimentCache,
     ingest,
     random: options.random ?? Math.random,
     newId,
     now,
-  });
+  };
+  const assign = createAssign(assignmentDeps);
+  const ofrep = createOfrep(assignmentDeps);
   const assignments = new IssuedAssignments(store);
   const results = new ResultService({ experiments: experimentCache, assignments, ingest, store, newId, now });
   const feedback = new FeedbackService({
@@ -214,6 +217,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     idempotency,
     experiments,
     assign,
+    ofrep,
     live: experimentCache,
     exposures,
     results,

@@ -71,6 +71,11 @@ export interface CompiledExperiment {
   responsePrefix: string[];
   /** Per variant, `JSON.stringify(key)` (for the exposure's stored form). */
   variantKeyJson: string[];
+  /**
+   * Per variant, an OpenFeature (OFREP) evaluation up to the assignmentId value: `{"key":..,"reason":"SPLIT",
+   * "variant":..,"value":..,"metadata":{"experimentVersion":..,"assignmentId":"`; closed by `"}}`.
+   */
+  ofrepPrefix: string[];
 }
 
 export function compileExperiment(experiment: Experiment): CompiledExperiment {
@@ -89,6 +94,11 @@ export function compileExperiment(experiment: Experiment): CompiledExperiment {
       (v) => `{"variant":${JSON.stringify(v.key)},"payload":${JSON.stringify(v.payload)},"assignmentId":"`,
     ),
     variantKeyJson: experiment.variants.map((v) => JSON.stringify(v.key)),
+    ofrepPrefix: experiment.variants.map(
+      (v) =>
+        `{"key":${JSON.stringify(experiment.slug)},"reason":"SPLIT","variant":${JSON.stringify(v.key)},` +
+        `"value":${JSON.stringify(v.payload)},"metadata":{"experimentVersion":${experiment.version},"assignmentId":"`,
+    ),
   };
 }
 

@@ -41,12 +41,13 @@ export type Authenticate = (presented: unknown) => Principal | null;
 export interface RouteAccess {
   scope: Route['scope'];
   everyExperiment?: boolean;
+  experimentParam?: string;
 }
 
 /** Null when `principal` may call the route with these path parameters, else the 403 message. */
 export function refusal(principal: Principal, access: RouteAccess, params: unknown): string | null {
   if (access.scope === 'public' || access.scope === 'any') return null;
-  const slug = (params as { slug?: unknown } | undefined)?.slug;
+  const slug = (params as Record<string, unknown> | undefined)?.[access.experimentParam ?? 'slug'];
   return forbidden(principal, {
     scope: access.scope,
     slug: typeof slug === 'string' ? slug : undefined,

@@ -8,10 +8,25 @@
 // Access-Control-Request-Method: every 4xx of this API is {"error"}, so no 400 for a loose preflight).
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** Request headers a browser may send: JSON bodies, the key, and Idempotency-Key. */
-export const CORS_ALLOWED_HEADERS = ['content-type', 'x-api-key', 'authorization', 'idempotency-key'];
+/**
+ * Request headers a browser may send: JSON bodies, the key, Idempotency-Key, and If-None-Match (the
+ * OpenFeature web provider's bulk evaluation sends back the ETag it read).
+ */
+export const CORS_ALLOWED_HEADERS = [
+  'content-type',
+  'x-api-key',
+  'authorization',
+  'idempotency-key',
+  'if-none-match',
+];
 /** Response headers a browser's script may read besides the CORS-safelisted ones. */
-export const CORS_EXPOSED_HEADERS = ['retry-after', 'ratelimit', 'ratelimit-policy', 'idempotent-replayed'];
+export const CORS_EXPOSED_HEADERS = [
+  'retry-after',
+  'ratelimit',
+  'ratelimit-policy',
+  'idempotent-replayed',
+  'etag',
+];
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'];
 /** Seconds a browser may keep a preflight's answer (Chromium caps it at 7200). */
 export const CORS_MAX_AGE = 600;

@@ -56,7 +56,13 @@ export async function registerDocs(
         version: '0.1.0',
         description: 'A/B testing for AI agents and prompt workflows: assign variants, log results.',
       },
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          // What OpenFeature's OFREP providers and MCP clients send; every keyed route takes either.
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
     // Titled route schemas become named schemas (components.schemas), referenced from the paths.

@@ -13,6 +13,8 @@ export interface ValidationIssue {
 export interface ErrorAnswer {
   status: number;
   body: string;
+  /** The words of `body`'s error. */
+  message: string;
   retryAfter?: number;
 }
 
@@ -62,29 +64,32 @@ interface FrameworkError {
  * Unexpected errors are 500 with a generic message: the caller logs them with the request id.
  */
 export function errorAnswer(err: unknown, bodyLimit: number): ErrorAnswer {
+  const { status, message, retryAfter } = errorOf(err, bodyLimit);
+  return { status, body: errorBody(message), message, retryAfter };
+}
+
+function errorOf(err: unknown, bodyLimit: number): Omit<ErrorAnswer, 'body'> {
   if (err instanceof AppError) {
     return {
       status: err.status,
-      body: errorBody(err.message),
+      message: err.message,
       retryAfter:
         err instanceof UnavailableError || err instanceof ConflictError ? err.retryAfterSeconds : undefined,
     };
   }
   const e = (err ?? {}) as FrameworkError;
   if (e.validation) {
-    return { status: 400, body: errorBody(describeValidation(e.validationContext, e.validation)) };
+    return { status: 400, message: describeValidation(e.validationContext, e.validation) };
   }
   // Fastify answers 415 itself when a Content-Type does not even parse (e.g. empty); for this API that
   // is a malformed request like any other wrong media type, so 400 as the spec's error table says.
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return { status: 400, body: errorBody('Content-Type must be application/json') };
+    return { status: 400, message: 'Content-Type must be application/json' };
   }
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
-  if (status === 413) {
-    return { status, body: errorBody(tooLargeMessage(bodyLimit)) };
-  }
-  if (status >= 400 && status < 500) return { status, body: errorBody(e.message || 'bad request') };
-  return { status: 500, body: errorBody('Internal Server Error') };
+  if (status === 413) return { status, message: tooLargeMessage(bodyLimit) };
+  if (status >= 400 && status < 500) return { status, message: e.message || 'bad request' };
+  return { status: 500, message: 'Internal Server Error' };
 }
 
 /** A request body the route's schema refuses, as the same error both transports answer. */

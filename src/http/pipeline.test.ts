@@ -271,3 +271,72 @@ describe('the pipeline while the server closes', () => {
     }
   });
 });
+
+describe('a route that shapes its own error bodies (errorBody)', () => {
+  const shaped = route({
+    method: 'POST',
+    scope: 'assign',
+    url: '/shaped/:key',
+    experimentParam: 'key',
+    errorBody: (f) =>
+      JSON.stringify({ key: f.params.key, stage: f.stage, status: f.status, error: f.message }),
+    schema: { ...schema(Type.Object({ n: Type.Integer() })), params: Type.Object({ key: Type.String() }) },
+    handle: ({ params }) => {
+      if ((params as { key: string }).key === 'gone') throw new NotFoundError('no such thing');
+      return { success: true };
+    },
+  });
+  const limited = { ...ROOT, scopes: new Set(['assign']), experiments: new Set(['allowed']) } as typeof ROOT;
+  const compile = createValidatorCompiler();
+  const inject = createInject(
+    createPipeline({
+      routes: [compileRoute(shaped, compile)],
+      authenticate: (k) => (k === KEY ? ROOT : k === 'limited' ? limited : null),
+      bodyLimit: 100,
+      maxParamLength: 1000,
+      log: createRequestLog(pino({ level: 'silent' }), { slowMs: 1000 }),
+      idempotency: {} as IdempotencyService,
+      onWriteError: (err) => assert.fail(String(err)),
+      closing: () => false,
+    }),
+  );
+  const post = async (path: string, body: string, key = KEY) => {
+    const res = await inject({
+      method: 'POST',
+      url: path,
+      payload: body,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        'x-api-key': key,
+      },
+    });
+    return { status: res.statusCode, body: res.body };
+  };
+
+  test("the body, schema and handler's errors take the route's shape, with their stage", async () => {
+    const malformed = await post('/shaped/a', '{"n":');
+    assert.equal(malformed.status, 400);
+    const parsed = JSON.parse(malformed.body);
+    assert.deepEqual([parsed.key, parsed.stage, parsed.status], ['a', 'body', 400]);
+    assert.match(parsed.error, /^body is not valid JSON/);
+    const invalid = JSON.parse((await post('/shaped/a', '{"n":"x"}')).body);
+    assert.deepEqual([invalid.stage, invalid.key], ['validation', 'a']);
+    assert.match(invalid.error, /body\/n must be integer/);
+    assert.deepEqual(await post('/shaped/gone', '{"n":1}'), {
+      status: 404,
+      body: JSON.stringify({ key: 'gone', stage: 'handle', status: 404, error: 'no such thing' }),
+    });
+  });
+
+  test("key and scope refusals keep the pipeline's bodies; experimentParam names what a limited key is checked on", async () => {
+    assert.deepEqual(await post('/shaped/a', '{"n":1}', 'wrong'), {
+      status: 401,
+      body: '{"error":"Unauthorized"}',
+    });
+    const refused = await post('/shaped/other', '{"n":1}', 'limited');
+    assert.equal(refused.status, 403);
+    assert.deepEqual(Object.keys(JSON.parse(refused.body)), ['error']);
+    assert.equal((await post('/shaped/allowed', '{"n":1}', 'limited')).status, 200);
+  });
+});

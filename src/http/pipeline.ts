@@ -9,7 +9,7 @@
 //   6. body          admission, then Content-Type and the body limit (413), read
 //   7. parse, validate  JSON (UTF-8, depth), then params, body and query string by the route's schemas
 //   8. idempotency   Idempotency-Key: replay, 409 in flight, 422 reused (ADR 0016)
-//   9. handle, serialize or map the error, and the request log line
+//   9. handle, serialize or map the error (a route may shape its own error bodies), and the request log line
 //
 // Every answer is written by writer.ts, through the outbox: answers ready in the turn they were made
 // in leave together at its end; answers that waited for a commit leave as they settle (ADR 0010).
@@ -35,7 +35,7 @@ import {
   tooManyMessage,
 } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
-import { JsonBody, PlainText, Relayed, Stream, Tagged } from './route.js';
+import { JsonBody, PlainText, Relayed, type RouteFailure, Stream, Tagged } from './route.js';
 import { createRouter, type Found, pathOf } from './router.js';
 import { taggedAnswer } from './tagged.js';
 import type { Validator } from './validation.js';
@@ -112,6 +112,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     /** Headers stages add to whatever answer comes (CORS, RateLimit). */
     let added: Record<string, string> | undefined;
     let routeUrl: string | undefined;
+    /** The route once admitted past key, scope and rate limit: its own errors may take its shape. */
+    let admitted: Found | undefined;
 
     /** Writes the answer (queued when made in this turn) and logs it; `err` is what made a 5xx. */
     const answer = (a: Answer, later: boolean, err?: unknown, logged = true): void => {
@@ -121,10 +123,20 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       else outbox.queue(res, a);
       if (logged) log.answered(req, undefined, a.status, performance.now() - started, err, routeUrl);
     };
-    const fail = (err: unknown, later: boolean, close = false): void => {
+    const fail = (
+      err: unknown,
+      later: boolean,
+      close = false,
+      stage: RouteFailure['stage'] = 'handle',
+    ): void => {
       const e = errorAnswer(err, bodyLimit);
       const headers = e.retryAfter === undefined ? undefined : { 'retry-after': String(e.retryAfter) };
-      answer({ status: e.status, body: e.body, headers, close }, later, e.status >= 500 ? err : undefined);
+      const shape = admitted?.compiled.route.errorBody;
+      const body =
+        shape === undefined
+          ? e.body
+          : shape({ status: e.status, message: e.message, stage, error: err, params: admitted!.params });
+      answer({ status: e.status, body, headers, close }, later, e.status >= 500 ? err : undefined);
     };
 
     // 1. Early gates: nothing about the route or the key yet. Closing: refused before any other check
@@ -228,6 +240,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     // 6. The body: heavy routes wait for a slot before theirs is read.
     function admit(found: Found, principal: Principal, later: boolean): void {
+      admitted = found;
       const admission = found.compiled.admission;
       if (admission === undefined) takeBody(found, principal, later);
       else admission.admit(res, () => takeBody(found, principal, later));
@@ -241,13 +254,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const kind = bodyKind(req.headers);
       if (kind === 'none') handle(found, principal, undefined, later);
       else if (kind === 'malformed')
-        fail(new ValidationError('Content-Type must be application/json'), later);
+        fail(new ValidationError('Content-Type must be application/json'), later, false, 'body');
       else if (kind === 'refused') {
-        fail(new ValidationError(contentTypeProblem(req.headers['content-type'])!), later, true);
+        fail(new ValidationError(contentTypeProblem(req.headers['content-type'])!), later, true, 'body');
       } else {
         // Called from the request's events: answers made there leave with the others of this I/O phase.
         readBody(req, bodyLimit, (err, bytes) => {
-          if (err !== null) fail(err, false, true);
+          if (err !== null) fail(err, false, true, 'body');
           else handle(found, principal, bytes, false);
         });
       }
@@ -265,11 +278,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           body = parseJsonBody(bytes);
         } catch (err) {
           // As after any body parser's error: the connection closes with the answer.
-          fail(err, later, true);
+          fail(err, later, true, 'body');
           return;
         }
       }
       let value: unknown;
+      let stage: RouteFailure['stage'] = 'validation';
       try {
         // As Fastify validated: params, then the body, then the query string; an absent part as null.
         const params = { ...found.params };
@@ -280,6 +294,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         if (vb !== undefined && !vb(holder.body ?? null)) throw invalid('body', vb);
         const vq = compiled.validateQuery;
         if (vq !== undefined && !vq(holder.query)) throw invalid('querystring', vq);
+        stage = 'handle';
         const run = (record?: (answer: unknown) => IdempotencyRecord) =>
           compiled.route.handle({
             params,
@@ -324,7 +339,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           value = serialize(req, compiled, ran);
         }
       } catch (err) {
-        fail(err, later);
+        fail(err, later, false, stage);
         return;
       }
       if (value instanceof Promise) {

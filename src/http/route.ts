@@ -5,6 +5,19 @@ import type { Answer, Method, RouteInput, RouteSchema, Scope } from './route-typ
 
 export * from './route-types.js';
 
+/** An error answer of a route's own stages, for a route that shapes its error bodies itself. */
+export interface RouteFailure {
+  status: number;
+  /** What is wrong, in words (the `error` of the usual body). */
+  message: string;
+  /** Where it failed: reading or parsing the body, the route's schemas, or the handler. */
+  stage: 'body' | 'validation' | 'handle';
+  /** What was thrown. */
+  error: unknown;
+  /** The path parameters. */
+  params: Record<string, string>;
+}
+
 export interface Route<S extends RouteSchema = RouteSchema> {
   method: Method;
   /** Fastify's syntax: `/experiment/:slug/assign`. */
@@ -25,6 +38,14 @@ export interface Route<S extends RouteSchema = RouteSchema> {
    * their bodies are read, so memory stays flat and TCP pushes back on the clients.
    */
   concurrency?: number;
+  /** The path parameter naming the experiment a key must be allowed (default `slug`). */
+  experimentParam?: string;
+  /**
+   * The JSON body of this route's error answers from its own stages (body, schemas, handler), for
+   * routes speaking another protocol (OFREP); absent: `{"error": message}`. Key, scope and rate-limit
+   * refusals keep the pipeline's bodies.
+   */
+  errorBody?: (failure: RouteFailure) => string;
   handle(input: RouteInput<S>): Answer | Promise<Answer>;
 }
 

@@ -6,7 +6,7 @@ import { whyNotServing } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
 import { segmentValues } from '../core/segments.js';
-import type { ExperimentCache } from './experiment-cache.js';
+import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 
 export interface Assignment {
   variant: string;
@@ -29,8 +29,27 @@ export interface AssignmentDeps {
 /** The exposure goes to `ingest`, which never makes assign wait (ADR 0002). */
 export type Assign = (slug: string, userId: string, context?: JsonObject) => Assignment;
 
+/** What an assigner answers for the variant drawn: assign's JSON, or an OpenFeature evaluation's. */
+export type AnswerOf<T> = (live: LiveExperiment, index: number, assignmentId: string) => T;
+
 export function createAssign(deps: AssignmentDeps): Assign {
-  return (slug, userId, context) => {
+  return createAssigner(deps, ({ compiled, experiment }, index, assignmentId) => {
+    const variant = experiment.variants[index]!;
+    return {
+      variant: variant.key,
+      payload: variant.payload,
+      assignmentId,
+      json: `${compiled.responsePrefix[index]}${assignmentId}"}`,
+    };
+  });
+}
+
+/**
+ * The assign use case (lookup, draw, assignment id, exposure) with its answer made by `answer`: every
+ * way of assigning (assign, OFREP's single evaluation) draws, names and records exposures alike.
+ */
+export function createAssigner<T>(deps: AssignmentDeps, answer: AnswerOf<T>) {
+  return (slug: string, userId: string, context?: JsonObject): T => {
     const live = deps.experiments.lookup(slug);
     if (live === undefined) throw new NotFoundError(`no experiment with slug '${slug}'`);
     // 404 as the specification requires, but saying why and what to do.
@@ -54,11 +73,6 @@ export function createAssign(deps: AssignmentDeps): Assign {
       unit: experiment.assignment === 'sticky',
       segments: experiment.segments.length > 0 ? segmentValues(context, experiment.segments) : null,
     });
-    return {
-      variant: variant.key,
-      payload: variant.payload,
-      assignmentId,
-      json: `${compiled.responsePrefix[index]}${assignmentId}"}`,
-    };
+    return answer(live, index, assignmentId);
   };
 }
