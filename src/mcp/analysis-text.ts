@@ -1,6 +1,6 @@
 // get_analysis's text: the verdict sentence first, then a compact scorecard (a line per metric and
 // variant) an agent can read in one pass, numbers rounded as the CLI and the dashboard round them.
-import type { Analysis, MetricAnalysis, VariantAnalysis } from '../cli/agentsplit/analysis-answer.js';
+import type { Analysis, MetricAnalysis, VariantAnalysis } from '../answers/analysis.js';
 import {
   formatChance,
   formatCount,
@@ -8,7 +8,7 @@ import {
   formatLiftInterval,
   formatP,
   formatValue,
-} from '../cli/agentsplit/format.js';
+} from '../answers/format.js';
 
 const ROLE_ORDER: Record<string, number> = { primary: 0, guardrail: 1, secondary: 2 };
 

@@ -2,10 +2,9 @@
 // scorecard per metric (primary first, then guardrails, secondary and undeclared metrics) with its label,
 // guardrail status against the threshold and quantiles where the answer has them, the correction, the
 // sample-ratio check (users or calls) and the warnings. --json prints the API's answer as is. The answer's
-// types are in analysis-answer.ts.
+// types are in src/answers/analysis.ts.
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from './analysis-answer.js';
-import { experimentPath, positiveInteger } from './experiments.js';
+import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from '../../answers/analysis.js';
 import {
   formatChance,
   formatCount,
@@ -15,7 +14,8 @@ import {
   formatLiftInterval,
   formatP,
   formatValue,
-} from './format.js';
+} from '../../answers/format.js';
+import { experimentPath, positiveInteger } from './experiments.js';
 import { commaList, session } from './session.js';
 import { table } from './table.js';
 

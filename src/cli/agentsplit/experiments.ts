@@ -2,10 +2,10 @@
 // and the status changes `agentsplit start|pause|complete|archive <slug>` (PATCH /experiment/:slug).
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { formatCount, formatPercent, truncate } from '../../answers/format.js';
 import type { Experiment as CoreExperiment } from '../../core/experiment.js';
 import type { MetricDefinition } from '../../core/metric-definitions.js';
 import { CliError, oneLine } from './api.js';
-import { formatCount, formatPercent, truncate } from './format.js';
 import { session } from './session.js';
 import { details, table } from './table.js';
 

@@ -7,9 +7,9 @@ import { basename, dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type Command, Option } from 'commander';
+import { formatCount } from '../../answers/format.js';
 import { CliError } from './api.js';
 import { experimentPath } from './experiments.js';
-import { formatCount } from './format.js';
 import { session } from './session.js';
 
 const ACCEPT: Record<string, string> = { ndjson: 'application/x-ndjson', csv: 'text/csv' };

@@ -1,5 +1,6 @@
-// How numbers read in the terminal: the same rounding as the dashboard (dashboard/format.js) and the
-// verdict's wording, so a number reads alike on the page, in the CLI and in the summary sentence.
+// How numbers read as text (the CLI's terminal, the MCP tools' answers): the same rounding as the
+// dashboard (dashboard/format.js) and the verdict's wording, so a number reads alike on the page, in the
+// CLI, in an agent's tool answer and in the summary sentence.
 
 const count = new Intl.NumberFormat('en-US');
 // Means keep four significant digits, trailing zeros included, so 0.005018 and 0.004630 read alike.

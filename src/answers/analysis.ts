@@ -1,5 +1,5 @@
-// The answer of GET /experiment/:slug/analysis as `agentsplit analyze` reads it (analyze.ts). These follow
-// src/stats/analysis-schema.ts; fields a server may not send yet (quantiles) are optional.
+// The answer of GET /experiment/:slug/analysis as its text readers take it (agentsplit analyze, MCP's
+// get_analysis). These follow src/stats/analysis-schema.ts; fields a server may not send yet (quantiles) are optional.
 
 export type Num = number | null;
 
