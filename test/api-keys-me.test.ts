@@ -92,6 +92,15 @@ describe('GET /keys/me', { skip: SKIP_BACKEND }, () => {
       headers: { authorization: `Bearer ${API_KEY}` },
     });
     assert.equal(both.json().name, 'bearer');
+    // An empty x-api-key (an unset variable) does not hide the Bearer token beside it.
+    const empty = await rt.api.call({
+      method: 'GET',
+      url: '/keys/me',
+      key: null,
+      headers: { 'x-api-key': '', authorization: `Bearer ${key}` },
+    });
+    assert.equal(empty.statusCode, 200, empty.body);
+    assert.equal(empty.json().name, 'bearer');
   });
 
   test('a revoked key is 401', async () => {

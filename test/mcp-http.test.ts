@@ -83,6 +83,37 @@ describe('MCP over Streamable HTTP', () => {
     removeTempDir(dir);
   });
 
+  test("a tool call counts once toward the key's rate limit, however many API calls it makes", async () => {
+    const res = await rt.api.post('/keys', { name: 'mcp-limited', scopes: ['admin'], rateLimitPerSecond: 1 });
+    assert.equal(res.statusCode, 201, res.body);
+    const key = (res.json() as { key: string }).key;
+    const slug = uniqueSlug('mcp-limit');
+    await rt.api.createExperiment({ slug, status: 'draft' });
+    const call = async (id: number, name: string, args: Record<string, unknown>) => {
+      // Each in its own one-second window: the call before it used its window's one request.
+      await new Promise((r) => setTimeout(r, 1100));
+      const answer = await send(portOf(rt), {
+        method: 'POST',
+        url: '/mcp',
+        headers: { ...MCP_HEADERS, 'x-api-key': key },
+        payload: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      });
+      assert.equal(answer.statusCode, 200, answer.body);
+      return answer.json().result as CallToolResult;
+    };
+    // update_experiment is three passes of the pipeline (the /mcp request, a GET and a PATCH).
+    const updated = await call(1, 'update_experiment', { slug, status: 'running', confirm: slug });
+    assert.notEqual(updated.isError, true, JSON.stringify(updated.content));
+    assert.equal((await rt.api.get(`/experiment/${slug}`)).json().status, 'running');
+    const read = await call(2, 'get_experiment', { slug });
+    assert.notEqual(read.isError, true, JSON.stringify(read.content));
+  });
+
   test('initialize and ping; the server names itself and says how to use it', async () => {
     const info = admin.getServerVersion();
     assert.equal(info?.name, 'agentsplit');

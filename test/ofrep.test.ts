@@ -283,6 +283,27 @@ describe('OFREP over raw HTTP', { skip: SKIP_BACKEND }, () => {
     );
   });
 
+  test('a flag key the router cannot use still answers in OFREP shape: too long (404), bad percent-encoding (400)', async () => {
+    assertFailure(
+      await evaluate('y'.repeat(1100), { context: { targetingKey: 'u' } }),
+      404,
+      'FLAG_NOT_FOUND',
+      '',
+      /slug that long/,
+    );
+    assertFailure(
+      await evaluate('%E2%82', { context: { targetingKey: 'u' } }),
+      400,
+      'GENERAL',
+      '',
+      /percent-encoding/,
+    );
+    // Other routes keep the usual body.
+    const other = await api.get(`/experiment/${'y'.repeat(1100)}`);
+    assert.equal(other.statusCode, 404);
+    assert.deepEqual(other.json(), { error: 'no experiment with a slug that long' });
+  });
+
   test('400 TARGETING_KEY_MISSING: absent, empty, not a string', async () => {
     for (const context of [{}, { targetingKey: '' }, { targetingKey: 42 }, { targetingKey: null }]) {
       assertFailure(
@@ -392,7 +413,26 @@ describe('OFREP over raw HTTP', { skip: SKIP_BACKEND }, () => {
 
     const etag = res.headers.etag as string;
     assert.match(etag, /^"[A-Za-z0-9_-]+"$/, 'a strong tag');
-    // A random flag redraws on every evaluation; a key seeing only sticky flags gets the same answer.
+    // Every poll answers the same bytes, the random flag included: in bulk it is drawn by the sticky hash,
+    // so a page that polls never shows its user another variant (single evaluation still draws per call).
+    for (let i = 0; i < 6; i++) {
+      const poll = await api.call({
+        method: 'POST',
+        url: ALL,
+        body: { context: { targetingKey: userId } },
+        headers: { 'if-none-match': etag },
+      });
+      assert.equal(poll.statusCode, 304, `poll ${i}: ${poll.body}`);
+    }
+    const randomVariants = new Map<string, number>();
+    for (let i = 0; i < 200; i++) {
+      const each = (await api.post(ALL, { context: { targetingKey: `spread-${i}` } })).json().flags as Flag[];
+      const v = each.find((f) => f.key === random)!.variant;
+      randomVariants.set(v, (randomVariants.get(v) ?? 0) + 1);
+    }
+    assert.equal(randomVariants.size, 2, `both variants drawn across users: ${[...randomVariants]}`);
+    for (const [v, n] of randomVariants) assert.ok(n > 60 && n < 140, `${v}: ${n} of 200 at 50/50`);
+    // A key that sees only the sticky flag gets its own answer, also 304 when unchanged.
     const stickyOnly = await createKey({ name: 'sticky-only', scopes: ['assign'], experiments: [sticky] });
     const first = await api.call({
       method: 'POST',

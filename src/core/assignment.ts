@@ -104,12 +104,18 @@ export function compileExperiment(experiment: Experiment): CompiledExperiment {
 
 /** Chooses the variant index for one assign call according to the experiment's mode. */
 export function assignVariant(compiled: CompiledExperiment, userId: string, random: RandomSource): number {
-  if (compiled.experiment.assignment === 'sticky') {
-    const i = chooseVariant(hashV2(compiled.experiment.seed, userId), compiled.ranges);
-    // The hash tops out at 0.9999 and the ranges cover [0, 1), so -1 only means float dust at the end.
-    return i >= 0 ? i : pickLastWeighted(compiled.cumulative);
-  }
+  if (compiled.experiment.assignment === 'sticky') return hashedVariant(compiled, userId);
   return pickWeighted(compiled.cumulative, random);
+}
+
+/**
+ * The variant the sticky hash gives `userId`, whatever the experiment's mode: OFREP's bulk evaluation
+ * draws random experiments this way too, so a page that polls keeps its variant (ADR 0029).
+ */
+export function hashedVariant(compiled: CompiledExperiment, userId: string): number {
+  const i = chooseVariant(hashV2(compiled.experiment.seed, userId), compiled.ranges);
+  // The hash tops out at 0.9999 and the ranges cover [0, 1), so -1 only means float dust at the end.
+  return i >= 0 ? i : pickLastWeighted(compiled.cumulative);
 }
 
 function pickLastWeighted(cumulative: Float64Array): number {

@@ -27,7 +27,8 @@ export function isPublicPath(url: string): boolean {
  */
 export function presentedKey(headers: IncomingHttpHeaders): string | string[] | undefined {
   const key = headers['x-api-key'];
-  if (key !== undefined) return key;
+  // An empty x-api-key (a client's unset variable) does not hide a Bearer token sent beside it.
+  if (key !== undefined && key !== '') return key;
   const authorization = headers.authorization;
   if (authorization === undefined || authorization.length < 8) return undefined;
   if (authorization.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;

@@ -67,12 +67,16 @@ function callAs(inject: Inject, headers: IncomingHttpHeaders): Call {
   if (headers['x-api-key'] !== undefined) credential['x-api-key'] = headers['x-api-key'];
   else if (headers.authorization !== undefined) credential.authorization = headers.authorization;
   return async (method, path, body) => {
-    const res = await inject({
-      method,
-      url: path,
-      headers: body === undefined ? credential : { ...credential, 'content-type': JSON_TYPE },
-      payload: body === undefined ? undefined : JSON.stringify(body),
-    });
+    // Relayed: the key's rate limit counted the /mcp request; its tool's API calls do not count again.
+    const res = await inject(
+      {
+        method,
+        url: path,
+        headers: body === undefined ? credential : { ...credential, 'content-type': JSON_TYPE },
+        payload: body === undefined ? undefined : JSON.stringify(body),
+      },
+      true,
+    );
     let parsed: unknown = null;
     if (res.body !== '') {
       try {

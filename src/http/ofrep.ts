@@ -61,7 +61,7 @@ function userOf(context: JsonObject | undefined): { userId: string; rest: JsonOb
 function codeOf(f: RouteFailure): OfrepErrorCode {
   if (f.status === 404) return 'FLAG_NOT_FOUND';
   if (f.error instanceof TargetingKeyMissing) return 'TARGETING_KEY_MISSING';
-  if (f.status !== 400) return 'GENERAL';
+  if (f.status !== 400 || f.stage === 'url') return 'GENERAL';
   return f.stage === 'body' ? 'PARSE_ERROR' : 'INVALID_CONTEXT';
 }
 

@@ -15,7 +15,7 @@
 // in leave together at its end; answers that waited for a commit leave as they settle (ADR 0010).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { ValidationError } from '../core/errors.js';
+import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { type Principal, ROOT } from '../core/keys.js';
 import type { IdempotencyService } from '../services/idempotency.js';
@@ -26,6 +26,7 @@ import type { CompiledRoute } from './compile.js';
 import type { Cors } from './cors.js';
 import { describeValidation, errorAnswer, errorBody } from './errors.js';
 import { IDEMPOTENCY_HEADER, runIdempotently } from './idempotency.js';
+import { isRelayed } from './inject.js';
 import { createOutbox } from './outbox.js';
 import {
   isPreflight,
@@ -176,7 +177,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       deps.fallback(req, res);
       return;
     }
-    const route = typeof found === 'object' && found !== null ? found : undefined;
+    const route = found ?? undefined;
     routeUrl = route?.compiled.route.url;
     if (deps.cors !== undefined) {
       const cors = deps.cors(method, req.headers);
@@ -205,11 +206,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     // 4. Authorize.
     if (route === undefined) {
-      if (found === 'bad-url')
-        answer({ status: 400, body: errorBody('the URL is not valid percent-encoding') }, false);
-      else if (found === 'too-long')
-        answer({ status: 404, body: errorBody('no experiment with a slug that long') }, false);
-      else answer({ status: 404, body: errorBody(`no route ${method} ${pathOf(url)}`) }, false);
+      answer({ status: 404, body: errorBody(`no route ${method} ${pathOf(url)}`) }, false);
+      return;
+    }
+    if (route.unfit !== undefined) {
+      // Refused in the route's own shape (OFREP's failure body on its routes).
+      admitted = route;
+      const unfit =
+        route.unfit === 'bad-url'
+          ? new ValidationError('the URL is not valid percent-encoding')
+          : new NotFoundError('no experiment with a slug that long');
+      fail(unfit, false, false, 'url');
       return;
     }
     const problem = refusal(principal, route.compiled.route, route.params);
@@ -218,8 +225,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return;
     }
 
-    // 5. Rate limit: asked only when the key has one.
-    const limit = rateLimits === undefined || open ? 0 : rateLimits.limitOf(principal);
+    // 5. Rate limit: asked only when the key has one (not for relayed requests: their outer one counted).
+    const limit = rateLimits === undefined || open || isRelayed(req) ? 0 : rateLimits.limitOf(principal);
     if (limit === 0) {
       admit(route, principal, false);
       return;

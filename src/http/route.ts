@@ -10,8 +10,8 @@ export interface RouteFailure {
   status: number;
   /** What is wrong, in words (the `error` of the usual body). */
   message: string;
-  /** Where it failed: reading or parsing the body, the route's schemas, or the handler. */
-  stage: 'body' | 'validation' | 'handle';
+  /** Where it failed: a path parameter that cannot be used, reading or parsing the body, the route's schemas, or the handler. */
+  stage: 'url' | 'body' | 'validation' | 'handle';
   /** What was thrown. */
   error: unknown;
   /** The path parameters. */

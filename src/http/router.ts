@@ -7,10 +7,17 @@ export interface Found {
   compiled: CompiledRoute;
   /** Decoded; shared by every request to the same URL, so copied before a validator may change it. */
   params: Readonly<Record<string, string>>;
+  /**
+   * Set when the path has this route's shape but a parameter cannot be used (then `params` is empty):
+   * `bad-url` (not valid percent-encoding), `too-long` (over the limit). The route still shapes the refusal.
+   */
+  unfit?: 'bad-url' | 'too-long';
 }
 
-/** A route; `bad-url` (a parameter that is not valid percent-encoding); `too-long` (a parameter over the limit); null. */
-export type Lookup = Found | 'bad-url' | 'too-long' | null;
+/** The route a path names, or null. */
+export type Lookup = Found | null;
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 interface Matcher {
   compiled: CompiledRoute;
@@ -87,10 +94,11 @@ export function createRouter(routes: CompiledRoute[], maxParamLength: number): R
           try {
             value = decodeURIComponent(raw);
           } catch {
-            return 'bad-url';
+            return { compiled: m.compiled, params: NO_PARAMS, unfit: 'bad-url' };
           }
         }
-        if (value.length > maxParamLength) return 'too-long';
+        if (value.length > maxParamLength)
+          return { compiled: m.compiled, params: NO_PARAMS, unfit: 'too-long' };
         params[m.names[n++]!] = value;
       }
       return { compiled: m.compiled, params: Object.freeze(params) };
@@ -107,7 +115,7 @@ export function createRouter(routes: CompiledRoute[], maxParamLength: number): R
       let found = matched.get(key);
       if (found === undefined) {
         found = matchOnce(matchers, path);
-        if (found !== null && typeof found === 'object' && key.length <= LONGEST_KEPT) {
+        if (found !== null && key.length <= LONGEST_KEPT) {
           if (matched.size >= MATCHES_KEPT) matched.clear();
           matched.set(key, found);
         }

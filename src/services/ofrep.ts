@@ -1,6 +1,6 @@
 // OpenFeature evaluation (OFREP, ADR 0029): one flag (an experiment) evaluated as assign does, exposure
 // included; every running flag a key may see evaluated at once, without exposures, with client-form ids.
-import { assignVariant } from '../core/assignment.js';
+import { hashedVariant } from '../core/assignment.js';
 import { clientAssignmentIdFor } from '../core/assignment-id.js';
 import type { JsonObject } from '../core/json.js';
 import { stableUuid } from '../core/ofrep.js';
@@ -35,11 +35,11 @@ export function createOfrep(deps: OfrepDeps): Ofrep {
         .sort((a, b) => (a.experiment.slug < b.experiment.slug ? -1 : 1));
       for (const live of running) {
         const { experiment } = live;
-        const index = assignVariant(live.compiled, userId, deps.random);
-        // Sticky: the same id every time (the answer stays the same, so its ETag answers 304). Random: a
-        // fresh draw and a fresh id on every evaluation, as assign's.
-        const uuid =
-          experiment.assignment === 'sticky' ? stableUuid(live.id, experiment.version, userId) : deps.newId();
+        // The same variant and id at every evaluation, random experiments included (drawn by the sticky
+        // hash here): the web provider polls and applies each answer, so a redraw would show a user another
+        // variant mid-session than the one its posted exposure counted; the same bytes also answer 304.
+        const index = hashedVariant(live.compiled, userId);
+        const uuid = stableUuid(live.id, experiment.version, userId);
         const id = clientAssignmentIdFor(uuid, live.id, {
           version: experiment.version,
           variantIndex: index,
