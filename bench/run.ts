@@ -4,7 +4,8 @@
 // changed) to a served /healthz. Then, interleaved: throughput at 64 and 256 connections (the issue's
 // figures are wrk's at 64), the same SQLite service started with LOG_LEVEL=warn for assign and log
 // (reported beside the default level), assign's p99 at half its maximum rate against the baseline's at
-// that rate, analysis over 1M results and peak RSS; the targets table of issue 13 last, and JSON in
+// that rate, analysis over 1M results, /healthz while four exports of them stream (bench/export-load.ts)
+// and peak RSS; the targets table of issue 13 last, and JSON in
 // bench/results/. `--full` for the long run (5 × 10 s), `--generator=autocannon` where wrk is missing;
 // `--clients` runs the client libraries' benches instead (bench/clients.ts).
 
@@ -23,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../test/helpers/postgres.js';
+import { type ExportLoadSample, healthzDuringExports } from './export-load.js';
 import { loadResults } from './load.js';
 import {
   HAS_TASKSET,
@@ -43,6 +45,8 @@ const FULL = process.argv.includes('--full');
 const ISSUE_CONNECTIONS = 64;
 /** Measured `npm start`s after the first (unmeasured) one. */
 const STARTUP_RUNS = 3;
+/** Exports streaming at once in the /healthz-during-exports figure (as test/api-export-load.test.ts). */
+const EXPORTS = 4;
 const CONFIG = FULL
   ? {
       duration: 10,
@@ -53,6 +57,7 @@ const CONFIG = FULL
       fixedRateReps: 5,
       fixedRateSeconds: 10,
       fixedRatePostgres: true,
+      exportSeconds: 20,
     }
   : {
       duration: 2,
@@ -63,6 +68,7 @@ const CONFIG = FULL
       fixedRateReps: 3,
       fixedRateSeconds: 3,
       fixedRatePostgres: false,
+      exportSeconds: 8,
     };
 const API_KEY = 'bench-key-0123456789abcdef';
 const headers = { 'content-type': 'application/json', 'x-api-key': API_KEY };
@@ -469,6 +475,11 @@ async function main(): Promise<void> {
     extra.analysis = { [sqlite.name]: await timeAnalysis(sqlite, 'analysis-1m') };
     if (CONFIG.pgAnalysis && pg)
       (extra.analysis as Record<string, unknown>)[pg.name] = await timeAnalysis(pg, 'analysis-1m');
+    process.stderr.write(`exports: /healthz while ${EXPORTS} exports of analysis-1m stream\n`);
+    extra.exportLoad = await healthzDuringExports(sqlite.url, API_KEY, 'analysis-1m', {
+      exports: EXPORTS,
+      seconds: CONFIG.exportSeconds,
+    });
     extra.peakRssMb = Object.fromEntries(servers.map((s) => [s.name, Math.round(s.peakRssMb())]));
     extra.stdoutBytes = Object.fromEntries(servers.map((s) => [s.name, s.stdoutBytes()]));
     extra.loadAverageAtEnd = loadavg();
@@ -613,6 +624,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     `${w.warnRatio.toFixed(2)}× vs ${w.defaultRatio.toFixed(2)}× baseline)`;
   const analysis = (extra.analysis as Record<string, { median: number; p99: number }>)[SQLITE]!;
   const rss = Math.max(...Object.values(extra.peakRssMb as Record<string, number>));
+  const exportLoad = extra.exportLoad as ExportLoadSample;
   const targets: Target[] = [
     {
       figure: `assign throughput (random, exposures on) vs bare baseline, same run, at ${conns} connections`,
@@ -664,6 +676,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       measured: `${analysis.median.toFixed(1)} ms (p99 ${analysis.p99.toFixed(1)})`,
       target: '< 50 ms',
       met: analysis.median < 50,
+    },
+    {
+      figure: `/healthz p99 while ${EXPORTS} NDJSON exports of 1M results stream (polled every 20 ms)`,
+      measured: `${exportLoad.during.p99.toFixed(1)} ms (median ${exportLoad.during.median.toFixed(1)}, max ${exportLoad.during.max.toFixed(1)}, n ${exportLoad.during.n}; idle p99 ${exportLoad.idle.p99.toFixed(1)} ms); ${exportLoad.lines} lines in ${exportLoad.seconds.toFixed(1)} s`,
+      target: '≤ 50 ms',
+      met: exportLoad.during.p99 <= 50,
     },
     {
       figure: 'peak RSS under load (any agentsplit server)',
