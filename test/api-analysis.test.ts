@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   type Api,
+  alternating,
   assertError,
   makeTempDir,
   removeTempDir,
@@ -11,12 +12,6 @@ import {
   type TestRuntime,
   withRuntime,
 } from './helpers/app.js';
-
-/** Two-valued random source: alternating draws put exactly half the assignments in each of two 50% arms. */
-function alternating(): () => number {
-  let i = 0;
-  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
-}
 
 // Reference values: python3 -c "from scipy import stats; stats.ttest_ind(b, a, equal_var=False)" etc.
 const A = [12, 15, 11, 19, 14, 13, 17, 16, 12, 15.5];

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import {
   type Api,
+  alternating,
   assertError,
   assertUuidV7,
   makeTempDir,
@@ -14,12 +15,6 @@ import {
   startTestRuntime,
   type TestRuntime,
 } from './helpers/app.js';
-
-/** Alternating draws: with A/B 50/50 the first assignment goes to A, the next to B, and so on. */
-function alternating(): () => number {
-  let i = 0;
-  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
-}
 
 interface VariantReading {
   key: string;

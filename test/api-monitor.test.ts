@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   type Api,
+  alternating,
   assertError,
   makeTempDir,
   removeTempDir,
@@ -15,12 +16,6 @@ import {
   type TestRuntime,
   uniqueSlug,
 } from './helpers/app.js';
-
-/** Alternating draws: with A/B 50/50, 2n assignments put exactly n in each variant. */
-function alternating(): () => number {
-  let i = 0;
-  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
-}
 
 const COST_GUARDRAIL = { name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.05 };
 

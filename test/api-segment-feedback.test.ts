@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { clientAssignmentIdFor } from '../src/core/assignment-id.js';
 import {
   type Api,
+  alternating,
   makeTempDir,
   removeTempDir,
   SKIP_BACKEND,
@@ -16,12 +17,6 @@ import {
   type TestRuntime,
   uniqueSlug,
 } from './helpers/app.js';
-
-/** Alternating draws: with A/B 50/50 the first assignment goes to A, the next to B, and so on. */
-function alternating(): () => number {
-  let i = 0;
-  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
-}
 
 /** The latest rating of one target, as sent: its variant and the segment value expected (none: undefined). */
 interface Rated {

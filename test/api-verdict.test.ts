@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   type Api,
+  alternating,
   makeTempDir,
   removeTempDir,
   SKIP_BACKEND,
@@ -14,12 +15,6 @@ import {
 } from './helpers/app.js';
 import { seededRandom } from './helpers/random.js';
 import { definitions, drawUsers, planTraffic, postTraffic } from './helpers/traffic.js';
-
-/** Alternating draws: with A/B 50/50, 2n assignments put exactly n in each variant. */
-function alternating(): () => number {
-  let i = 0;
-  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
-}
 
 type Key = 'A' | 'B';
 /** The metrics of the i-th result of a variant (deterministic: the outcome is known in advance). */

@@ -463,4 +463,4 @@ export function parseCsv(text: string): string[][] {
   return rows;
 }
 
-export { seededRandom } from './random.js';
+export { alternating, seededRandom } from './random.js';

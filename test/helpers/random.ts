@@ -10,3 +10,12 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * Alternating draws (0.25, 0.75, 0.25, …): with A/B 50/50 the first assignment goes to A, the next to B,
+ * and so on, so 2n assignments put exactly n in each variant.
+ */
+export function alternating(): () => number {
+  let i = 0;
+  return () => (i++ % 2 === 0 ? 0.25 : 0.75);
+}
