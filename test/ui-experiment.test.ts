@@ -10,7 +10,13 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import type { Analysis, MetricAnalysis, VariantAnalysis } from '../src/stats/analysis-schema.js';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
+import {
+  assertNoConsoleErrors,
+  launchBrowser,
+  openDashboard,
+  screenshot,
+  waitUntil,
+} from './helpers/browser.js';
 import { jsonCall } from './helpers/call.js';
 import { seededRandom } from './helpers/random.js';
 import { type ServerProcess, startServer } from './helpers/server.js';
@@ -578,9 +584,8 @@ describe('the results page in headless Chromium', () => {
         await page.getByTestId('since').fill(local);
         await page.locator('[data-flagged="true"]').nth(1).waitFor();
         // Newest first, the flagged ones are on the page before the filter applies: wait for the filtered page.
-        await page.waitForFunction(
-          `document.querySelectorAll('[data-testid="result-row"][data-flagged="false"]').length === 0`,
-        );
+        const unflagged = page.locator('[data-testid="result-row"][data-flagged="false"]');
+        await waitUntil(page, async () => (await unflagged.count()) === 0, 'only flagged rows');
         assert.equal(await page.locator('[data-testid="result-row"][data-flagged="false"]').count(), 0);
         await page.getByTestId('flag-unknown').waitFor();
         assert.match(await page.getByTestId('flag-assigned').innerText(), /assigned A/);
@@ -589,7 +594,7 @@ describe('the results page in headless Chromium', () => {
         // Variant B only, from the start.
         await page.goto(`${base}/ui/#/experiment/${SLUG}/results`);
         await page.getByTestId('variant-filter').selectOption('B');
-        await page.waitForFunction('location.hash.includes("variant=B")');
+        await page.waitForURL(/variant=B/);
         await page.locator('[data-testid="result-row"]').first().waitFor();
         const onlyB = await call('GET', `/experiment/${SLUG}/results?limit=25&order=desc&variant=B`);
         await page.locator(`[data-log-id="${onlyB.results[0].logId}"]`).waitFor();

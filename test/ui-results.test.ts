@@ -159,7 +159,7 @@ describe('the results page in headless Chromium', () => {
       assert.equal(await select.evaluate((e) => e.tagName), 'SELECT');
       assert.deepEqual(await select.locator('option').allInnerTexts(), ['all', 'big', 'small']);
       await select.selectOption('small');
-      await page.waitForFunction('location.hash.includes("variant=small")');
+      await page.waitForURL(/variant=small/);
       const small = await results('order=desc&limit=25&variant=small');
       await waitForRows(
         page,
@@ -258,7 +258,7 @@ describe('the results page in headless Chromium', () => {
       // Swapped sides.
       await page.getByTestId('compare-a').selectOption('small');
       await page.getByTestId('compare-b').selectOption('big');
-      await page.waitForFunction('location.hash.includes("a=small") && location.hash.includes("b=big")');
+      await page.waitForURL((url) => url.hash.includes('a=small') && url.hash.includes('b=big'));
       // Rows in the order the left variant answered them last: small's newest result of a question both answered.
       const leftId = small.find((r) => both.includes(r.input!.question))!.logId;
       const leftCell = page.getByTestId('compare-row').first().getByTestId('compare-output').first();

@@ -102,3 +102,16 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Waits until `check` holds, polled from the test (every 50 ms, 10 s at most; then it fails saying
+ * `what`). Not page.waitForFunction: when its predicate is not true at once it polls by evaluating text in
+ * the page, which the dashboard's Content-Security-Policy refuses (no 'unsafe-eval').
+ */
+export async function waitUntil(page: Page, check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `waited 10 s for ${what}`);
+    await page.waitForTimeout(50);
+  }
+}
