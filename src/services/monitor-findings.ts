@@ -106,6 +106,9 @@ export function findings(
           effect: plain({ relative: g.relative, absolute: g.absolute, bound: g.bound }),
           threshold: g.threshold,
           method: analysis.method,
+          // Which interval this is: the guardrail's test at level 1 − 2·alpha (the verdict's wording names it too).
+          alpha: analysis.alpha,
+          test: plain(g.test),
           action: e.guardrailAction,
         }),
       );

@@ -1,7 +1,7 @@
 // The analysis as answered: one TypeBox declaration from which the OpenAPI schema (http/analysis.ts) and the
 // TypeScript type (`Analysis`, what analyzeRollups returns) both come, so a field cannot exist in one only.
 import { type Static, Type } from 'typebox';
-import { Better, Effect, Nullable, NullableString, Pair, Worse } from './schema-parts.js';
+import { Better, Effect, Nullable, NullableString, Pair, Test, Worse } from './schema-parts.js';
 
 export const VariantAnalysisSchema = Type.Object(
   {
@@ -23,10 +23,34 @@ export const VariantAnalysisSchema = Type.Object(
           'the control mean is 0. Absent for the control',
       ),
     ),
-    adjustedPValue: Type.Optional(
+    rawPValue: Type.Optional(
       Nullable(
-        "The absolute effect's p-value after the correction across every metric × treatment; only with " +
-          'correction=holm or bh (not bayesian); null when the p-value could not be computed',
+        'The deciding test’s p-value before any correction (equal to pValue when no correction covers the ' +
+          'metric). Absent for the control',
+      ),
+    ),
+    test: Type.Optional(
+      Test(
+        'The test that decided significance and produced both intervals (absolute and relative), with their ' +
+          'level. Absent for the control',
+      ),
+    ),
+    exact: Type.Optional(
+      Type.Union(
+        [
+          Type.Object({
+            fisherPValue: Type.Number({
+              description:
+                "Fisher's exact p-value for the tested alternative, per call (a cross-check; it does not decide)",
+            }),
+          }),
+          Type.Null(),
+        ],
+        {
+          description:
+            'Proportions with fewer than 10 successes or failures in an arm: Fisher’s exact test beside the ' +
+            'score test that decides; null otherwise. Absent for the control',
+        },
       ),
     ),
     chanceToWin: Type.Optional(
@@ -46,9 +70,9 @@ export const VariantAnalysisSchema = Type.Object(
     worse: Worse,
     pValue: Type.Optional(
       Nullable(
-        'The p-value of the decision (frequentist, sequential): the larger of the absolute and relative ' +
-          "scales' p-values (both intervals must exclude 0), or the exact test's for a proportion with few " +
-          'events; bayesian: the posterior probability of the other side. Before any correction. Absent for the control',
+        'The p-value that decides: significant ⟺ pValue < alpha. The test named in `test` (bayesian: the ' +
+          'posterior probability of the other side, doubled two-sided), after the correction when one covers ' +
+          'this metric (`corrected`); rawPValue is the unadjusted one. Absent for the control',
       ),
     ),
     guardrail: Type.Optional(
@@ -69,6 +93,7 @@ export const VariantAnalysisSchema = Type.Object(
             "The effect with the guardrail's interval (two-sided at 1 − 2·alpha: each end a one-sided test at alpha)",
           ),
           relative: Effect("The lift with the guardrail's interval"),
+          test: Test("The test that produced the guardrail's interval, at its level 1 − 2·alpha"),
         },
         {
           description:
@@ -100,8 +125,7 @@ export const VariantAnalysisSchema = Type.Object(
     significant: Type.Optional(
       Type.Boolean({
         description:
-          "The absolute effect's p-value (adjusted, with a correction) is below alpha; for bayesian, " +
-          'chanceToWin is above 1 − alpha or below alpha. Absent for the control',
+          'pValue < alpha: the deciding test rejects (after the correction). Absent for the control',
       }),
     ),
   },
@@ -215,8 +239,11 @@ const ANALYSIS_EXAMPLE = {
           mean: 862,
           stdDev: 230,
           absolute: { estimate: -48, ci: [-93.74, -2.257], stdError: 23.27, pValue: 0.03977 },
-          relative: { estimate: -0.05275, ci: [-0.1017, -0.003805], stdError: 0.0249, pValue: 0.03473 },
+          relative: { estimate: -0.05275, ci: [-0.1022, -0.002509], stdError: 0.0249, pValue: 0.03977 },
           pValue: 0.03977,
+          rawPValue: 0.03977,
+          test: { method: 'welch', level: 0.95 },
+          exact: null,
           quantiles: { p50: 835, p90: 1170, p95: 1320, p99: 1650 },
           chanceToWin: null,
           risk: [null, null],
@@ -247,9 +274,11 @@ const ANALYSIS_EXAMPLE = {
           mean: 4.2,
           stdDev: 0.85,
           absolute: { estimate: 0.1, ci: [-0.07031, 0.2703], stdError: 0.08664, pValue: 0.2491 },
-          relative: { estimate: 0.02439, ci: [-0.01767, 0.06645], stdError: 0.0214, pValue: 0.255 },
-          pValue: 0.255,
-          adjustedPValue: 0.255,
+          relative: { estimate: 0.02439, ci: [-0.01715, 0.06699], stdError: 0.0214, pValue: 0.2491 },
+          pValue: 0.2491,
+          rawPValue: 0.2491,
+          test: { method: 'welch', level: 0.95 },
+          exact: null,
           chanceToWin: null,
           risk: [null, null],
           significant: false,

@@ -81,10 +81,11 @@ describe('analyzeRollups: corrections', () => {
     );
     const success = byName(a, 'success').variants[1]!;
     assert.ok(success.pValue! < 0.05 && success.significant, `primary p ${success.pValue}`);
-    assert.equal(success.adjustedPValue, undefined);
+    // Not corrected: pValue is the raw one.
+    assert.equal(success.pValue, success.rawPValue);
     // Three comparisons at p ≈ 0.045: BH keeps them at 0.045, as significant as before, each interval as printed.
     const tokens = byName(a, 'tokens').variants[1]!;
-    assert.ok(Math.abs(tokens.adjustedPValue! - tokens.pValue!) < 1e-12);
+    assert.ok(Math.abs(tokens.pValue! - tokens.rawPValue!) < 1e-12);
   });
 
   it('asked for, across every metric but guardrails, intervals widened to agree with the adjusted p-values', () => {
@@ -93,8 +94,11 @@ describe('analyzeRollups: corrections', () => {
     for (const m of a.metrics) {
       assert.equal(m.corrected, true, m.name);
       const v = m.variants[1]!;
-      // Holm over four p ≈ 0.045: none is significant, and no printed interval excludes 0.
-      assert.ok(v.adjustedPValue! > 0.05, `${m.name}: ${v.adjustedPValue}`);
+      // Holm over four p ≈ 0.045: none is significant, and no printed interval excludes 0. pValue is the
+      // adjusted one (what decides), rawPValue and the scales' p-values the unadjusted one.
+      assert.ok(v.pValue! > 0.05 && v.rawPValue! < 0.05, `${m.name}: ${v.pValue} ${v.rawPValue}`);
+      assert.equal(v.absolute!.pValue, v.rawPValue);
+      assert.ok(v.test!.level > 0.95, `${m.name}: the intervals' level ${v.test!.level}`);
       assert.equal(v.significant, false);
       assert.ok(
         v.absolute!.ci[0]! < 0 && v.relative!.ci[0]! < 0,
@@ -111,7 +115,7 @@ describe('analyzeRollups: corrections', () => {
     const a = analyzeRollups(input({ method: 'bayesian', correction: 'holm' }));
     for (const m of a.metrics) {
       const v = m.variants[1]!;
-      assert.ok(v.adjustedPValue! > 0.05, `${m.name}: ${v.adjustedPValue}`);
+      assert.ok(v.pValue! > 0.05, `${m.name}: ${v.pValue}`);
       assert.equal(v.significant, false, m.name);
       assert.ok(v.relative!.ci[0]! < 0, `${m.name}: the credible interval widens to agree`);
     }
@@ -120,6 +124,6 @@ describe('analyzeRollups: corrections', () => {
   it('none: nothing corrected', () => {
     const a = analyzeRollups(input({ correction: 'none' }));
     assert.equal(a.correction, 'none');
-    assert.ok(a.metrics.every((m) => !m.corrected && m.variants[1]!.adjustedPValue === undefined));
+    assert.ok(a.metrics.every((m) => !m.corrected && m.variants[1]!.pValue === m.variants[1]!.rawPValue));
   });
 });

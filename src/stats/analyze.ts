@@ -5,7 +5,6 @@ import type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schem
 import { countExposures, groupByMetric, type MetricRollupRow, unknownVariantKeys } from './arms.js';
 import { directionFlags } from './compare.js';
 import { type Correction, correctFamily, type Tested } from './corrections.js';
-import { normalCdf } from './distributions.js';
 import {
   analyseMetric,
   compareWith,
@@ -163,30 +162,6 @@ function sampleRatio(
 }
 
 /**
- * The decision p-value of a treatment: the comparison's own (the test that makes it significant), or the
- * absolute effect's for a comparison that does not carry one.
- */
-function decisionP(v: VariantAnalysis, method: AnalysisOptions['method'], sided: string): number | null {
-  if (method !== 'bayesian') return v.pValue ?? v.absolute?.pValue ?? null;
-  const tails = [v.absolute, v.relative].flatMap((e) =>
-    e && e.estimate !== null && e.stdError !== null && e.stdError > 0
-      ? [posteriorTail(e.estimate / e.stdError, sided)]
-      : [],
-  );
-  return tails.length === 0 ? null : Math.max(...tails);
-}
-
-/**
- * Bayesian (flat prior, normal posterior): the posterior probability of the side not tested for (doubled,
- * two-sided), the calibrated rule's p-value analogue: significant exactly when it is below alpha.
- */
-function posteriorTail(z: number, sided: string): number {
-  if (sided === 'greater') return normalCdf(-z);
-  if (sided === 'less') return normalCdf(z);
-  return Math.min(1, 2 * normalCdf(-Math.abs(z)));
-}
-
-/**
  * Default: Benjamini–Hochberg across secondary and undeclared metrics (the scorecard's many readings), the
  * primary and guardrails as they are. Asked for (holm or bh): across every metric but guardrails.
  */
@@ -204,14 +179,23 @@ function correct(drafts: MetricDraft[], o: AnalysisOptions): Correction {
   }
   if (members.length === 0) return method;
   const family: Tested<ReturnType<typeof compareWith>>[] = members.map(({ draft, variant }) => ({
-    pValue: decisionP(variant, o.method, draft.analysis.sided),
+    pValue: variant.rawPValue ?? null,
     at: (alpha) => compareWith(draft, variant.key, alpha),
   }));
   const corrected = correctFamily(family, { method, alpha: o.alpha });
   corrected.forEach((c, i) => {
     const { draft, variant } = members[i]!;
-    if (c.comparison) Object.assign(variant, comparisonFields(c.comparison));
-    variant.adjustedPValue = c.adjustedPValue;
+    const raw = variant.rawPValue ?? null;
+    // The intervals (and Bayesian read-outs) are recomputed at the adjusted level; every p-value field keeps
+    // its meaning: pValue decides (adjusted), rawPValue and the scales' p-values are before the correction.
+    if (c.comparison) {
+      const { pValue: _p, absolute, relative, ...fields } = comparisonFields(c.comparison);
+      Object.assign(variant, fields);
+      if (absolute && variant.absolute) variant.absolute = { ...absolute, pValue: variant.absolute.pValue };
+      if (relative && variant.relative) variant.relative = { ...relative, pValue: variant.relative.pValue };
+    }
+    variant.pValue = c.adjustedPValue;
+    variant.rawPValue = raw;
     variant.significant = c.significant;
     const estimate = variant.absolute?.estimate ?? null;
     if (draft.analysis.direction !== null || variant.better !== undefined) {
@@ -247,10 +231,12 @@ function verdictInput(
                     absolute: v.absolute as never,
                     relative: v.relative as never,
                     pValue: v.pValue ?? null,
+                    rawPValue: v.rawPValue ?? null,
+                    corrected: m.corrected,
+                    test: v.test ?? null,
                     chanceToWin: v.chanceToWin ?? null,
                     better: v.better ?? null,
                     worse: v.worse ?? null,
-                    adjustedPValue: v.adjustedPValue,
                   }
                 : null,
             guardrail: (v.guardrail as never) ?? null,

@@ -1,12 +1,12 @@
-// Owns the comparison of one treatment arm with the control under the chosen method, both effect scales,
-// read in the metric's direction (which way is better).
+// Owns the comparison of one treatment arm with the control: which test decides (one per kind of metric),
+// read in the metric's direction (which way is better). Each test prints its own interval on both scales.
 import type { MetricKind } from './arms.js';
-import { bayesianCompare } from './bayesian.js';
-import { bayesianVerdicts, decisionPValue, directionFlags } from './decision.js';
-import { compareMeans } from './frequentist.js';
-import { sequentialCompare } from './sequential.js';
-import { type ExactCheck, hull, smallCountCheck } from './small-counts.js';
-import type { ArmData, Direction, EffectEstimate, EffectType, Interval, Sided } from './types.js';
+import { compareKnown } from './compare-known.js';
+import { compareMeanArms } from './compare-means.js';
+import { compareProportions } from './compare-proportions.js';
+import { summarizeArm } from './moments.js';
+import { countsOf } from './small-counts.js';
+import type { ArmData, Direction, EffectEstimate, Interval, Sided } from './types.js';
 
 export { directionFlags } from './decision.js';
 
@@ -17,8 +17,20 @@ export type AnalysisMethod = 'frequentist' | 'bayesian' | 'sequential';
 export type SidedOption = Sided | 'better';
 
 export const BETTER_NEEDS_DIRECTION = 'sided=better needs a declared direction; tested two-sided';
-export const SMALL_COUNTS =
-  'fewer than 10 successes or failures in an arm: significance also needs Fisher’s exact test and Newcombe’s interval';
+
+/**
+ * The test that decided and produced both intervals. welch: Welch's t (means); sequence: the always-valid
+ * confidence sequence on the same statistic; posterior: the flat-prior normal posterior (Bayesian means);
+ * score: the Miettinen–Nurminen score test (proportions, frequentist and Bayesian); score-sequence: the score
+ * statistic with the sequence's critical value; known: no spread in either arm, the difference is exact.
+ */
+export type TestMethod = 'welch' | 'sequence' | 'posterior' | 'score' | 'score-sequence' | 'known';
+
+export interface TestUsed {
+  method: TestMethod;
+  /** The intervals' coverage (1 − the level tested at: alpha, or its adjusted level under a correction; 1 for known). */
+  level: number;
+}
 
 export interface CompareOptions {
   method: AnalysisMethod;
@@ -30,9 +42,15 @@ export interface CompareOptions {
   nStar?: number;
   /**
    * 'proportion': the arms hold a boolean metric (needed for RatioMoments and `{ n, sum, sumSquares }` arms;
-   * `{ n, successes }` arms are proportions anyway), so that few events bring in the exact tests.
+   * `{ n, successes }` arms are proportions anyway): the score test decides.
    */
   kind?: MetricKind;
+}
+
+/** Fisher's exact test beside the score test when an arm has fewer than 10 successes or failures. */
+export interface ExactCheck {
+  /** Fisher's exact p-value for the tested alternative (per call; it does not decide). */
+  fisherPValue: number;
 }
 
 export interface ArmComparison {
@@ -45,35 +63,24 @@ export interface ArmComparison {
    * 'decrease' for sided=less; null otherwise (then chanceToWin, risk, better and worse are null).
    */
   direction: Direction | null;
-  /**
-   * Bayesian: posterior P(treatment better than control) on the lift (the absolute effect's when the lift is
-   * undefined), in `direction`. null for the p-value methods and without a direction.
-   */
+  /** Bayesian: P(treatment better than control) from the deciding posterior, in `direction`; else null. */
   chanceToWin: number | null;
-  /**
-   * Bayesian expected losses [choosing control, choosing treatment] in units of "better" (for 'decrease' the
-   * loss of choosing treatment is E[max(lift, 0)]); [null, null] otherwise.
-   */
+  /** Bayesian expected losses [choosing control, choosing treatment] on the lift, in "better" units. */
   risk: Interval;
   /**
-   * The decision's p-value (null for bayesian, or when it cannot be computed): the largest of the absolute
-   * effect's p (with small counts: and Fisher's and Newcombe's), and the lift's p when the lift is defined.
-   * significant ⟺ pValue < alpha. Multiple-comparison corrections and the sentence should use this one.
+   * The deciding test's p-value (for bayesian the posterior probability of the other side, doubled two-sided):
+   * significant ⟺ pValue < alpha. null only when it cannot be computed (an arm without units, n < 2 for means).
    */
   pValue: number | null;
-  /** With fewer than 10 successes or failures in a proportion arm: the exact evidence; null otherwise. */
+  /** Proportions with fewer than 10 successes or failures in an arm: Fisher's exact p beside the score test. */
   exact: ExactCheck | null;
-  /**
-   * The tested alternative is supported on both scales, so neither printed interval contains 0.
-   * p-value methods: pValue < alpha. bayesian: on both scales, the posterior probability of the side is
-   * >= 1 - alpha/2 two-sided (the equal-tailed 1 - alpha interval excludes 0), >= 1 - alpha one-sided.
-   */
+  test: TestUsed;
   significant: boolean;
   /** significant, and the effect points in the better direction; null without a direction. */
   better: boolean | null;
   /** significant, and the effect points in the worse direction; null without a direction. */
   worse: boolean | null;
-  /** Both scales' warnings, each once. */
+  /** Every warning of the comparison, each once. */
   warnings: string[];
 }
 
@@ -113,62 +120,32 @@ export function resolveSided(sided: SidedOption, direction: Direction | null | u
   return { sided, direction: declared ?? implied, warnings };
 }
 
-function estimate(r: EffectEstimate): EffectEstimate {
-  return { estimate: r.estimate, ci: r.ci, stdError: r.stdError, pValue: r.pValue };
+/** What every comparison builder receives: the options with the alternative and direction resolved. */
+export interface ResolvedCompare {
+  method: AnalysisMethod;
+  alpha: number;
+  sided: Sided;
+  direction: Direction | null;
+  nStar?: number;
 }
 
-/** Treatment vs control on both the absolute and the relative scale, read in the metric's direction. */
+/**
+ * Treatment vs control. One test decides, on the absolute difference, and its interval is printed on both
+ * scales (the lift's derived from the same test): proportions by the score test, means by Welch's t (the
+ * sequence or the flat-prior posterior under those methods), arms without spread exactly.
+ */
 export function compareArms(control: ArmData, treatment: ArmData, o: CompareOptions): ArmComparison {
   const { sided, direction, warnings } = resolveSided(o.sided, o.direction);
-  const exact = smallCountCheck(control, treatment, {
-    alpha: o.alpha,
-    sided,
-    proportion: o.kind === 'proportion',
-  });
-  if (exact) warnings.push(SMALL_COUNTS);
-  if (o.method === 'bayesian') {
-    const abs = bayesianCompare(control, treatment, { alpha: o.alpha, effect: 'absolute' });
-    const rel = bayesianCompare(control, treatment, { alpha: o.alpha, effect: 'relative' });
-    const v = bayesianVerdicts(abs, rel, { alpha: o.alpha, sided, direction, exact });
-    return {
-      absolute: { estimate: abs.expected, ci: v.ci[0], stdError: abs.stdDev, pValue: null },
-      relative: { estimate: rel.expected, ci: v.ci[1], stdError: rel.stdDev, pValue: null },
-      sided,
-      direction,
-      pValue: null,
-      exact,
-      chanceToWin: v.chanceToWin,
-      risk: v.risk,
-      significant: v.significant,
-      ...directionFlags(v.significant, abs.expected, direction),
-      warnings: [...new Set([...warnings, ...abs.warnings, ...rel.warnings])],
-    };
-  }
-  const opts = { alpha: o.alpha, sided };
-  const compare =
-    o.method === 'sequential'
-      ? (effect: EffectType) => sequentialCompare(control, treatment, { ...opts, effect, nStar: o.nStar })
-      : (effect: EffectType) => compareMeans(control, treatment, { ...opts, effect });
-  const abs = compare('absolute');
-  const rel = compare('relative');
-  const absolute = estimate(abs);
-  if (exact) {
-    absolute.ci = hull(abs.ci, exact.newcombe);
-    absolute.pValue = abs.pValue === null ? null : Math.max(abs.pValue, exact.pValue);
-  }
-  const pValue = decisionPValue(absolute, rel);
-  const significant = pValue !== null && pValue < o.alpha;
-  return {
-    absolute,
-    relative: estimate(rel),
-    sided,
-    direction,
-    pValue,
-    exact,
-    chanceToWin: null,
-    risk: [null, null],
-    significant,
-    ...directionFlags(significant, abs.estimate, direction),
-    warnings: [...new Set([...warnings, ...abs.warnings, ...rel.warnings])],
-  };
+  const r: ResolvedCompare = { method: o.method, alpha: o.alpha, sided, direction, nStar: o.nStar };
+  const proportion = o.kind === 'proportion';
+  const counts = [countsOf(control, proportion), countsOf(treatment, proportion)] as const;
+  const c = summarizeArm(control);
+  const t = summarizeArm(treatment);
+  const out =
+    counts[0] && counts[1]
+      ? compareProportions(control, treatment, counts[0], counts[1], r)
+      : !proportion && c.variance === 0 && t.variance === 0 && (c.n ?? 0) >= 2 && (t.n ?? 0) >= 2
+        ? compareKnown(c, t, r)
+        : compareMeanArms(control, treatment, r);
+  return { ...out, warnings: [...new Set([...warnings, ...out.warnings])] };
 }

@@ -1,8 +1,8 @@
-// Owns the decision rule of a comparison: an intersection–union test over the absolute and the relative
-// scale (significant only when both reject), so that a significant effect never prints an interval through 0.
+// Owns what every comparison shares once its test has run: better / worse from a decision and the effect's
+// sign, the normal p-value of a statistic, and the Bayesian read-outs (chance to win, risk) in a direction.
+import { normalRisk } from './bayesian.js';
 import { normalCdf, normalQuantile } from './distributions.js';
-import { type ExactCheck, hull } from './small-counts.js';
-import type { BayesianResult, Direction, EffectEstimate, Interval, Sided } from './types.js';
+import type { Direction, Interval, Sided } from './types.js';
 
 /** better / worse from a decision and the sign of the effect (treatment − control). */
 export function directionFlags(
@@ -20,73 +20,37 @@ export function directionFlags(
 }
 
 /**
- * max(p_absolute, p_relative): the intersection–union test rejects at level alpha iff both do, and its
- * level is at most either one's. Without a lift (control mean 0: estimate null) the absolute p alone.
+ * The p-value of a standard normal statistic z for the alternative: 2 Φ(−|z|), Φ(−z) ('greater'), Φ(z)
+ * ('less'). With a flat prior it is also the posterior probability of the side not tested for (doubled
+ * two-sided): the Bayesian rule "a side's posterior ≥ 1 − alpha/2" is "this < alpha".
  */
-export function decisionPValue(absolute: EffectEstimate, relative: EffectEstimate): number | null {
-  if (absolute.pValue === null) return null;
-  if (relative.estimate === null) return absolute.pValue;
-  return relative.pValue === null ? null : Math.max(absolute.pValue, relative.pValue);
+export function normalPValue(z: number, sided: Sided): number {
+  if (sided === 'greater') return normalCdf(-z);
+  if (sided === 'less') return normalCdf(z);
+  return Math.min(1, 2 * normalCdf(-Math.abs(z)));
 }
 
-interface BayesianDecision {
-  /** [absolute, relative] intervals, sided as the test. */
-  ci: [Interval, Interval];
-  chanceToWin: number | null;
-  risk: Interval;
-  significant: boolean;
-}
-
-/** The credible interval matching the test: equal-tailed 1 - alpha two-sided, the one 1 - alpha bound one-sided. */
-function sidedInterval(post: BayesianResult, alpha: number, sided: Sided): Interval {
-  if (sided === 'two' || post.expected === null || post.stdDev === null) return post.ci;
-  const half = -normalQuantile(alpha) * post.stdDev;
-  return sided === 'greater' ? [post.expected - half, null] : [null, post.expected + half];
-}
-
-/** P(effect > 0) and P(effect < 0), each computed directly so that a tiny probability keeps its digits. */
-function sides(post: BayesianResult): [number, number] | null {
-  if (post.expected === null || !post.stdDev) return null;
-  return [normalCdf(post.expected / post.stdDev), normalCdf(-post.expected / post.stdDev)];
+/** The normal critical value of a test at level alpha: z_{1−α/2} two-sided, z_{1−α} one-sided. */
+export function normalCritical(alpha: number, sided: Sided): number {
+  return -normalQuantile(sided === 'two' ? alpha / 2 : alpha);
 }
 
 /**
- * Significant when every defined posterior (the absolute effect's, and the lift's unless the control mean is
- * 0) puts at least 1 - alpha/2 (two-sided, on the same side) or 1 - alpha (one-sided, on the tested side) on
- * the alternative, and, with small counts, the exact tests reject too. GrowthBook's "either side >= 1 - alpha"
- * two-sided rule would call about 2 alpha of A/A tests significant; this one about alpha (at most alpha).
+ * Bayesian read-outs in a direction: the chance to be better, P(effect > 0) = Φ(z) for an increase (computed
+ * directly on each side so that a tiny probability keeps its digits), and the expected losses
+ * [choosing control, choosing treatment] of the lift's posterior N(lift, liftSE²), swapped for a decrease.
  */
-export function bayesianVerdicts(
-  abs: BayesianResult,
-  rel: BayesianResult,
-  o: { alpha: number; sided: Sided; direction: Direction | null; exact: ExactCheck | null },
-): BayesianDecision {
-  const { alpha, sided, direction, exact } = o;
-  const absCi = sidedInterval(abs, alpha, sided);
-  const ci: [Interval, Interval] = [
-    exact ? hull(absCi, exact.newcombe) : absCi,
-    sidedInterval(rel, alpha, sided),
-  ];
-  const a = sides(abs);
-  const r = rel.chanceToWin === null ? a : sides(rel);
-  if (a === null || r === null) return { ci, chanceToWin: null, risk: [null, null], significant: false };
-  const supports = (i: 0 | 1, level: number) => a[i] >= level && r[i] >= level;
-  const significant =
-    (exact === null || exact.pValue < alpha) &&
-    (sided === 'greater'
-      ? supports(0, 1 - alpha)
-      : sided === 'less'
-        ? supports(1, 1 - alpha)
-        : supports(0, 1 - alpha / 2) || supports(1, 1 - alpha / 2));
-  // The reported chance and risk are the lift's (the absolute effect's when the lift is undefined).
-  const post = rel.chanceToWin === null ? abs : rel;
-  const [up, down] = post === rel ? r : a;
-  const [lossControl, lossTreatment] = post.risk;
+export function bayesianReadout(
+  z: number,
+  lift: number | null,
+  liftStdError: number | null,
+  direction: Direction | null,
+): { chanceToWin: number | null; risk: Interval } {
+  if (direction === null || !Number.isFinite(z)) return { chanceToWin: null, risk: [null, null] };
+  const risk: Interval =
+    lift === null || liftStdError === null ? [null, null] : normalRisk(lift, liftStdError);
   return {
-    ci,
-    chanceToWin: direction === null ? null : direction === 'increase' ? up : down,
-    risk:
-      direction === null ? [null, null] : direction === 'increase' ? post.risk : [lossTreatment, lossControl],
-    significant,
+    chanceToWin: normalCdf(direction === 'increase' ? z : -z),
+    risk: direction === 'increase' ? risk : [risk[1], risk[0]],
   };
 }

@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bayesianCompare, normalRisk } from './bayesian.js';
 import { type AnalysisMethod, BETTER_NEEDS_DIRECTION, compareArms, type SidedOption } from './compare.js';
+import { normalPValue } from './decision.js';
 import { normalCdf } from './distributions.js';
-import { compareMeans } from './frequentist.js';
-import { sequentialCompare } from './sequential.js';
+import { scoreZ } from './score.js';
+import { sequentialPValue, sequentialR } from './sequential.js';
 import type { Direction, Sided } from './types.js';
 
 // Success rates 30% (control), 40% (up) and 22% (down) over 2,000 units each: |z| > 5, so every test that
@@ -161,31 +162,38 @@ describe('compareArms: direction × method × sided', () => {
             nStar: N_STAR,
           });
           assert.equal(r.sided, row.tested);
-          if (method !== 'bayesian') assert.equal(r.significant, r.pValue !== null && r.pValue < ALPHA);
+          assert.equal(r.significant, r.pValue !== null && r.pValue < ALPHA);
           assert.equal(r.direction, row.reads);
           assert.deepEqual([r.significant, r.better, r.worse], flags);
           assert.equal(r.warnings.includes(BETTER_NEEDS_DIRECTION), row.warning, r.warnings.join(' | '));
 
-          // The literal alternative is what ran underneath.
-          const o = { alpha: ALPHA, sided: row.tested, effect: 'absolute' } as const;
-          if (method === 'frequentist')
-            assert.equal(r.absolute.pValue, compareMeans(control, treatment, o).pValue);
+          // The literal alternative is what ran underneath: the score test of the difference (proportions),
+          // with the sequence's critical value under sequential.
+          const z = scoreZ(
+            { successes: control.successes, trials: control.n },
+            { successes: treatment.successes, trials: treatment.n },
+            0,
+            'diff',
+          );
+          assert.equal(r.test.method, method === 'sequential' ? 'score-sequence' : 'score');
           if (method === 'sequential') {
-            assert.equal(
-              r.absolute.pValue,
-              sequentialCompare(control, treatment, { ...o, nStar: N_STAR }).pValue,
-            );
-          }
+            const rr = sequentialR(control.n + treatment.n, ALPHA, row.tested, N_STAR);
+            assert.equal(r.absolute.pValue, sequentialPValue(z, rr, row.tested));
+          } else assert.equal(r.absolute.pValue, normalPValue(z, row.tested));
           if (method !== 'bayesian' || row.reads === null) {
             assert.equal(r.chanceToWin, null);
             assert.deepEqual(r.risk, [null, null]);
             return;
           }
-          // chanceToWin is P(better) and risk is in units of "better": for 'decrease' both read the lift negated.
+          // chanceToWin is P(better) from the deciding statistic; risk is the lift's posterior expected loss in
+          // units of "better": for 'decrease' both read negated.
           const post = bayesianCompare(control, treatment, { alpha: ALPHA, effect: 'relative' });
           const sign = row.reads === 'increase' ? 1 : -1;
-          assert.equal(r.chanceToWin, normalCdf((sign * post.expected!) / post.stdDev!));
-          assert.deepEqual(r.risk, normalRisk(sign * post.expected!, post.stdDev!));
+          assert.equal(r.chanceToWin, normalCdf(sign * z));
+          const risk = normalRisk(sign * post.expected!, post.stdDev!);
+          for (const i of [0, 1]) {
+            assert.ok(Math.abs(r.risk[i]! - risk[i]!) <= 1e-9 * Math.abs(risk[i]!), `risk ${i}`);
+          }
           // A significant effect in the better direction is almost surely better, and the reverse.
           assert.ok(r.better ? r.chanceToWin! > 0.999 : true);
           assert.ok(r.worse ? r.chanceToWin! < 0.001 : true);

@@ -1,8 +1,6 @@
-// Owns small-count tests of two proportions: Fisher's exact test and Newcombe's hybrid score interval for
-// the difference, where the normal approximation of Welch, the sequence and the posterior is poor.
-import { normalCdf, normalQuantile } from './distributions.js';
+// Owns Fisher's exact test of two proportions, reported beside the score test when events are few.
 import { logGamma } from './special.js';
-import type { Interval, Sided } from './types.js';
+import type { Sided } from './types.js';
 
 /** Successes out of trials, counted per observation (pooled over units for a per-user metric). */
 export interface Counts {
@@ -40,62 +38,4 @@ export function fisherExact(control: Counts, treatment: Counts, sided: Sided): n
     if (inTail) p += pmf(i);
   }
   return Math.min(1, p);
-}
-
-/** Wilson's score interval for one proportion at normal quantile z (Wilson 1927). */
-export function wilson(c: Counts, z: number): [number, number] {
-  const { successes: s, trials: n } = c;
-  const p = s / n;
-  const center = p + (z * z) / (2 * n);
-  const spread = z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
-  const scale = 1 + (z * z) / n;
-  return [Math.max(0, (center - spread) / scale), Math.min(1, (center + spread) / scale)];
-}
-
-/**
- * Newcombe's hybrid score interval for p_T - p_C (Newcombe 1998, method 10) at normal quantile z:
- * [d - sqrt((p_T - l_T)^2 + (u_C - p_C)^2), d + sqrt((u_T - p_T)^2 + (p_C - l_C)^2)] with Wilson's (l, u).
- */
-export function newcombeBounds(control: Counts, treatment: Counts, z: number): [number, number] {
-  const pT = treatment.successes / treatment.trials;
-  const pC = control.successes / control.trials;
-  const [lT, uT] = wilson(treatment, z);
-  const [lC, uC] = wilson(control, z);
-  const d = pT - pC;
-  return [d - Math.hypot(pT - lT, uC - pC), d + Math.hypot(uT - pT, pC - lC)];
-}
-
-export interface NewcombeResult {
-  /** Two-sided at 1 - alpha, or the one bound of the one-sided 1 - alpha interval. */
-  ci: Interval;
-  /** The smallest alpha at which that interval excludes 0 (1 when the effect points the other way). */
-  pValue: number;
-}
-
-/** Newcombe's interval for the tested alternative, and the p-value its family of intervals implies. */
-export function newcombe(
-  control: Counts,
-  treatment: Counts,
-  alpha: number,
-  sided: Sided,
-): NewcombeResult | null {
-  if (!(control.trials >= 1 && treatment.trials >= 1)) return null;
-  const z = -normalQuantile(sided === 'two' ? alpha / 2 : alpha);
-  const [lower, upper] = newcombeBounds(control, treatment, z);
-  const ci: Interval = [sided === 'less' ? null : lower, sided === 'greater' ? null : upper];
-  const d = treatment.successes / treatment.trials - control.successes / control.trials;
-  const up = sided === 'greater' || (sided === 'two' && d > 0);
-  if ((sided === 'greater' && !(d > 0)) || (sided === 'less' && !(d < 0)) || d === 0)
-    return { ci, pValue: 1 };
-  // The bound facing 0 moves toward 0 as z grows: bisect for the z at which it reaches 0.
-  const bound = (q: number) => newcombeBounds(control, treatment, q)[up ? 0 : 1];
-  let [a, b] = [0, 40];
-  if ((up ? bound(b) : -bound(b)) > 0) return { ci, pValue: 0 };
-  for (let i = 0; i < 100 && b - a > 1e-13; i++) {
-    const m = (a + b) / 2;
-    if ((up ? bound(m) : -bound(m)) > 0) a = m;
-    else b = m;
-  }
-  const tail = normalCdf(-(a + b) / 2);
-  return { ci, pValue: Math.min(1, sided === 'two' ? 2 * tail : tail) };
 }

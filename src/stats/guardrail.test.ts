@@ -2,7 +2,7 @@
 // alpha) lies decides passed, failed or inconclusive, read in the metric's direction.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareMeans } from './frequentist.js';
+import { compareArms } from './compare.js';
 import { guardrailCheck } from './guardrail.js';
 import type { Moments } from './types.js';
 
@@ -19,9 +19,11 @@ describe('guardrailCheck', () => {
 
   it('uses the lift interval at 1 − 2·alpha, and its worse end as the bound', () => {
     const g = guardrailCheck(control, lower, { ...o, direction: 'increase', threshold: 0.05 });
-    const reference = compareMeans(control, lower, { alpha: 0.1, effect: 'relative' });
-    assert.deepEqual(g.relative.ci, reference.ci);
-    assert.equal(g.bound, reference.ci[0]);
+    // The comparison's own test at level 2·alpha (Welch, its lift's interval by Fieller), named in `test`.
+    const reference = compareArms(control, lower, { method: 'frequentist', alpha: 0.1, sided: 'two' });
+    assert.deepEqual(g.relative.ci, reference.relative.ci);
+    assert.equal(g.bound, reference.relative.ci[0]);
+    assert.deepEqual(g.test, { method: 'welch', level: 0.9 });
   });
 
   it('"cheaper, and at most 5% worse": a 3.6% drop passes a 5% threshold and fails a 0% one', () => {
@@ -30,6 +32,31 @@ describe('guardrailCheck', () => {
     const strict = guardrailCheck(control, lower, { ...o, direction: 'increase', threshold: 0 });
     assert.equal(strict.status, 'failed');
     assert.equal(strict.threshold, 0);
+  });
+
+  it('a fixed price is judged exactly: 0.003 → 0.001 passes a 0% threshold, 0.001 → 0.003 fails 50%', () => {
+    const price = (n: number, p: number) => ({ n, sum: n * p, sumSquares: n * p * p });
+    const cheaper = guardrailCheck(price(400, 0.003), price(380, 0.001), {
+      ...o,
+      direction: 'decrease',
+      threshold: 0,
+    });
+    assert.equal(cheaper.status, 'passed');
+    assert.equal(cheaper.test.method, 'known');
+    const dearer = guardrailCheck(price(400, 0.001), price(380, 0.003), {
+      ...o,
+      direction: 'decrease',
+      threshold: 0.5,
+    });
+    assert.equal(dearer.status, 'failed');
+    assert.ok(Math.abs(dearer.bound! - 2) < 1e-12);
+    // Exactly at the threshold: a known loss of 100% is within a 100% threshold.
+    const at = guardrailCheck(price(400, 0.001), price(380, 0.002), {
+      ...o,
+      direction: 'decrease',
+      threshold: 1,
+    });
+    assert.equal(at.status, 'passed');
   });
 
   it('a noisy 20% regression is inconclusive, not "within limit"', () => {

@@ -2,7 +2,7 @@
 // threshold), judged by where the effect's interval lies against that threshold.
 
 import type { MetricKind } from './arms.js';
-import { type AnalysisMethod, compareArms } from './compare.js';
+import { type AnalysisMethod, compareArms, type TestUsed } from './compare.js';
 import type { ArmData, Direction, EffectEstimate } from './types.js';
 
 export type GuardrailStatus = 'passed' | 'failed' | 'inconclusive';
@@ -30,6 +30,8 @@ export interface GuardrailResult {
   /** The effects with the guardrail's interval: two-sided at level 1 − 2·alpha, so each end is a one-sided test at alpha. */
   absolute: EffectEstimate;
   relative: EffectEstimate;
+  /** The test whose interval this is (its level 1 − 2·alpha; 1 for a difference known exactly). */
+  test: TestUsed;
   warnings: string[];
 }
 
@@ -50,7 +52,7 @@ export function guardrailCheck(control: ArmData, treatment: ArmData, o: Guardrai
     nStar: o.nStar,
     ...(o.kind ? { kind: o.kind } : {}),
   });
-  const base = { threshold: o.threshold, absolute: r.absolute, relative: r.relative };
+  const base = { threshold: o.threshold, absolute: r.absolute, relative: r.relative, test: r.test };
   const warnings = [...r.warnings];
   if (o.direction !== 'increase' && o.direction !== 'decrease') {
     return {
@@ -68,7 +70,9 @@ export function guardrailCheck(control: ArmData, treatment: ArmData, o: Guardrai
   const worseEnd = o.direction === 'increase' ? lo : hi;
   const betterEnd = o.direction === 'increase' ? hi : lo;
   const loss = (x: number) => (o.direction === 'increase' ? -x : x);
+  // A difference known exactly (no spread in either arm) passes when its loss is at most the threshold.
+  const within = r.test.method === 'known' ? loss(worseEnd) <= o.threshold : loss(worseEnd) < o.threshold;
   const status: GuardrailStatus =
-    loss(betterEnd) > o.threshold ? 'failed' : loss(worseEnd) < o.threshold ? 'passed' : 'inconclusive';
+    loss(betterEnd) > o.threshold ? 'failed' : within ? 'passed' : 'inconclusive';
   return { ...base, status, bound: worseEnd, warnings };
 }

@@ -20,10 +20,12 @@ export {
   type CompareOptions,
   compareArms,
   directionFlags,
+  type ExactCheck,
   type ResolvedSided,
   resolveSided,
   type SidedOption,
-  SMALL_COUNTS,
+  type TestMethod,
+  type TestUsed,
 } from './compare.js';
 export { adjustPValues, type Correction, correctFamily } from './corrections.js';
 export {
@@ -37,20 +39,23 @@ export {
   studentTQuantile,
 } from './distributions.js';
 export { type EffectMoments, effectMoments } from './effect.js';
-export { type Counts, fisherExact, newcombe, newcombeBounds, SMALL_COUNT, wilson } from './exact.js';
+export { type Counts, fisherExact, SMALL_COUNT } from './exact.js';
+export { fiellerLift } from './fieller.js';
 export { compareMeans } from './frequentist.js';
 export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';
 export { quantileLevel } from './metric-quantiles.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
 export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
+export { effectiveCounts, type ScoreScale, scoreInterval, scoreZ } from './score.js';
 export {
   DEFAULT_N_STAR,
   ONE_SIDED_P_CAP,
   sequentialCompare,
   sequentialHalfWidth,
+  sequentialPValue,
+  sequentialR,
   sequentialRho,
 } from './sequential.js';
-export { type ExactCheck, smallCountCheck } from './small-counts.js';
 export { DEFAULT_SRM_THRESHOLD, srmTest } from './srm.js';
 export {
   srmAcrossVersions,

@@ -127,7 +127,11 @@ export function analyseMetric(
     const comparison = compareWith(draft, key, o.alpha);
     draft.analysis.sided = comparison.sided as Sided;
     warnings.push(...comparison.warnings.map((w) => `${name}/${key}: ${w}`));
-    const out: VariantAnalysis = { ...base, ...comparisonFields(comparison) };
+    const out: VariantAnalysis = {
+      ...base,
+      ...comparisonFields(comparison),
+      rawPValue: comparison.pValue,
+    };
     if (role === 'guardrail') {
       const g = guardrailCheck(controlData, data, {
         method: o.method,

@@ -31,6 +31,19 @@ function summary(
 // inconsistent input.
 const ROUNDING = 1e-10;
 
+/** Below this many standard deviations per unit of |mean|, an arm has no spread (issue 33: fixed prices). */
+export const NO_SPREAD = 1e-9;
+
+/**
+ * A variance that is rounding noise reads as 0: a standard deviation of at most 1e-9 × |mean|, or a variance
+ * within the typical error of accumulating the sums in doubles (16 √n ε of their mean square). A fixed price
+ * of 0.003 per call otherwise shows sd 4e-11 in one arm and 0 in another, and a p-value of 1e-263.
+ */
+function withoutNoise(variance: number, mean: number, meanSquare: number, n: number): number {
+  const noise = 16 * Math.sqrt(n) * Number.EPSILON * Math.abs(meanSquare);
+  return variance <= (NO_SPREAD * mean) ** 2 || variance <= noise ? 0 : variance;
+}
+
 /**
  * R = sumX / sumY, and n Var(R) by the delta method (GrowthBook's ratio metric): with mx = sumX/n, my = sumY/n
  * and the sample (n - 1) variances vx, vy and covariance cxy of the per-unit x and y,
@@ -62,7 +75,8 @@ function summarizeRatio(n: number, arm: RatioMoments): ArmSummary {
   if (variance < -ROUNDING * positive) {
     return summary(n, mean, null, ['sumXY is inconsistent with sumX2 and sumY2 (|covariance| too large)']);
   }
-  return summary(n, mean, Math.max(variance, 0), []);
+  const scale = positive + Math.abs((2 * mx * cxy) / my ** 3);
+  return summary(n, mean, withoutNoise(Math.max(variance, 0), mean, scale, n), []);
 }
 
 /**
@@ -102,5 +116,5 @@ export function summarizeArm(arm: ArmData): ArmSummary {
   if (centered < -ROUNDING * Math.abs(sumSquares)) {
     return summary(n, mean, null, ['sumSquares < sum^2 / n: inconsistent sufficient statistics']);
   }
-  return summary(n, mean, Math.max(centered, 0) / (n - 1), []);
+  return summary(n, mean, withoutNoise(Math.max(centered, 0) / (n - 1), mean, sumSquares / (n - 1), n), []);
 }

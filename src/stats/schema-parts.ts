@@ -15,17 +15,17 @@ export const Effect = (description: string) =>
     {
       estimate: Nullable('The effect (the posterior mean for bayesian); null when it cannot be computed'),
       ci: Pair(
-        '[lower, upper] at 1 − alpha: the confidence interval (frequentist), the always-valid confidence ' +
-          'sequence (sequential) or the credible interval (bayesian). The bound a one-sided test does not ' +
-          'have, or one that cannot be computed, is null',
+        '[lower, upper]: the interval of the test named in `test`, at its level (1 − alpha; adjusted under a ' +
+          'correction). The bound a one-sided test does not have, or one that cannot be computed (a lift whose ' +
+          'control mean is within noise of 0), is null; never infinite',
       ),
       stdError: Nullable(
         'Standard error of the estimate (the posterior standard deviation for bayesian); null when it cannot ' +
           'be computed, 0 when the effect has no variance',
       ),
       pValue: Nullable(
-        "This scale's own p-value against no effect, for the method and sided asked for; null for bayesian and " +
-          "when it cannot be computed. The decision uses the variant's pValue",
+        "The deciding test's p-value before any correction (both scales share it: their intervals are duals " +
+          "of one test); null when it cannot be computed or the lift is undefined. The decision uses the variant's pValue",
       ),
     },
     { description },
@@ -78,3 +78,18 @@ export const Worse = Type.Optional(
     description: "Significant and in the metric's worse direction; null without a direction",
   }),
 );
+
+/** Which test decided and produced the intervals beside it, and their level. */
+export const Test = (description: string) =>
+  Type.Object(
+    {
+      method: Type.String({
+        description:
+          'welch: Welch t (means); sequence: always-valid confidence sequence; posterior: flat-prior normal ' +
+          'posterior (bayesian means); score: Miettinen–Nurminen score test (proportions); score-sequence: the ' +
+          'score statistic with the sequence’s critical value; known: no spread in either arm, the difference is exact',
+      }),
+      level: Num,
+    },
+    { description },
+  );

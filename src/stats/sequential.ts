@@ -62,22 +62,27 @@ export function sequentialCompare(
     warnings.push('one-sided sequential tests need alpha < 0.5');
     return result;
   }
-  const n = m.control.n + m.treatment.n;
-  const z = m.estimate / m.stdError;
-  if (sided === 'two') {
-    const r = n * sequentialRho(alpha, nStar) ** 2;
-    const halfWidth = sequentialHalfWidth(m.stdError, r, alpha, sided);
-    result.ci = finiteInterval(bounds(m.estimate, halfWidth, sided), 'confidence interval', warnings);
-    // p = min(1, 1 / e-value) with e-value = exp(r z^2 / (2 (r + 1))) / sqrt(r + 1) (eq. 155 of arXiv:2103.06476v7).
-    const logP = 0.5 * Math.log(r + 1) - (r * z * z) / (2 * (r + 1));
-    result.pValue = finiteOrNull(Math.exp(Math.min(0, logP)), 'p-value', warnings);
-  } else {
-    const r = n * sequentialRho(2 * alpha, nStar) ** 2;
-    const halfWidth = sequentialHalfWidth(m.stdError, r, alpha, sided);
-    result.ci = finiteInterval(bounds(m.estimate, halfWidth, sided), 'confidence interval', warnings);
-    result.pValue = finiteOrNull(oneSidedPValue(sided === 'greater' ? z : -z, r), 'p-value', warnings);
-  }
+  const r = sequentialR(m.control.n + m.treatment.n, alpha, sided, nStar);
+  const halfWidth = sequentialHalfWidth(m.stdError, r, alpha, sided);
+  result.ci = finiteInterval(bounds(m.estimate, halfWidth, sided), 'confidence interval', warnings);
+  result.pValue = finiteOrNull(sequentialPValue(m.estimate / m.stdError, r, sided), 'p-value', warnings);
   return result;
+}
+
+/** r = N rho^2 for N units in total, with rho tuned at alpha two-sided and at 2 alpha one-sided. */
+export function sequentialR(units: number, alpha: number, sided: Sided, nStar: number): number {
+  return units * sequentialRho(sided === 'two' ? alpha : 2 * alpha, nStar) ** 2;
+}
+
+/**
+ * The sequence's p-value for a statistic z (an effect in standard errors): two-sided
+ * min(1, 1 / e-value) with e-value = exp(r z^2 / (2 (r + 1))) / sqrt(r + 1) (eq. 155 of arXiv:2103.06476v7);
+ * one-sided the alpha at which the one bound reaches 0.
+ */
+export function sequentialPValue(z: number, r: number, sided: Sided): number {
+  if (sided !== 'two') return oneSidedPValue(sided === 'greater' ? z : -z, r);
+  const logP = 0.5 * Math.log(r + 1) - (r * z * z) / (2 * (r + 1));
+  return Math.exp(Math.min(0, logP));
 }
 
 /**

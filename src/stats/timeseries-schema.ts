@@ -2,7 +2,7 @@
 // and the TypeScript types (`SeriesPeriod`, what cumulativeSeries makes, and `Timeseries`, what the
 // service answers) both come, so a field cannot exist in one only.
 import { type Static, Type } from 'typebox';
-import { Better, Effect, Nullable, Worse } from './schema-parts.js';
+import { Better, Effect, Nullable, Test, Worse } from './schema-parts.js';
 
 const SeriesVariantSchema = Type.Object(
   {
@@ -18,8 +18,11 @@ const SeriesVariantSchema = Type.Object(
     relative: Type.Optional(
       Effect('Cumulative lift: (treatment − control) / |control mean|; 0.05 is +5 %. Absent for the control'),
     ),
+    test: Type.Optional(
+      Test("The test that produced this period's intervals (the analysis' own test on the data so far)"),
+    ),
     significant: Type.Optional(
-      Type.Boolean({ description: 'As of this period, p < alpha (bayesian: chanceToWin beyond 1 − alpha)' }),
+      Type.Boolean({ description: 'As of this period, the deciding test rejects (p < alpha)' }),
     ),
     better: Better,
     worse: Worse,

@@ -178,6 +178,7 @@ export function cumulativeSeries(
         ...base,
         absolute: c.absolute,
         relative: c.relative,
+        test: c.test,
         significant: c.significant,
         better: c.better,
         worse: c.worse,

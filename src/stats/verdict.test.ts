@@ -193,7 +193,9 @@ describe('decideVerdict', () => {
         chanceToWin: null,
         better: true,
         worse: false,
-        adjustedPValue: adjusted,
+        pValue: adjusted,
+        rawPValue: 0.001,
+        corrected: true,
       },
     });
     const metric: VerdictMetric = {

@@ -1,7 +1,7 @@
 // Owns the verdict of an experiment: which variant wins on the primary metric, within its guardrails, as one
 // sentence a product manager can act on. Pure: it reads comparisons already computed (and corrected).
 import type { MetricKind } from './arms.js';
-import type { AnalysisMethod, ArmComparison } from './compare.js';
+import type { AnalysisMethod, ArmComparison, TestUsed } from './compare.js';
 import type { GuardrailResult } from './guardrail.js';
 import type { Direction, MetricRole } from './types.js';
 import {
@@ -13,6 +13,7 @@ import {
   effect,
   percent,
   pValue,
+  testLabel,
   type UnitWord,
   units,
 } from './wording.js';
@@ -34,13 +35,22 @@ export interface VerdictVariant {
   /** Treatments on primary and secondary metrics: compareArms against the control, after any correction. */
   comparison?:
     | (Pick<ArmComparison, 'absolute' | 'relative' | 'chanceToWin' | 'better' | 'worse'> & {
-        /** The decision's p-value (the test that made it significant), when the method has one. */
+        /** The p-value that decides (after the correction when `corrected`). */
         pValue?: number | null;
-        adjustedPValue?: number | null;
+        /** Before the correction. */
+        rawPValue?: number | null;
+        /** A correction covers this comparison: its pValue is adjusted. */
+        corrected?: boolean;
+        /** The test whose interval the sentence prints. */
+        test?: TestUsed | null;
       })
     | null;
   /** Treatments on guardrail metrics: guardrailCheck against the control. */
-  guardrail?: Pick<GuardrailResult, 'status' | 'threshold' | 'bound' | 'absolute' | 'relative'> | null;
+  guardrail?:
+    | (Pick<GuardrailResult, 'status' | 'threshold' | 'bound' | 'absolute' | 'relative'> & {
+        test?: TestUsed | null;
+      })
+    | null;
   /** Primary metric: how many more units this variant needs for the metric's mde at 80% power; null: unknown. */
   moreUnits?: number | null;
 }
@@ -87,9 +97,9 @@ interface Treatment {
 function evidence(c: Comparison, method: AnalysisMethod): string {
   if (method === 'bayesian')
     return c.chanceToWin === null ? '' : `${chance(c.chanceToWin)} chance to be better`;
-  const p = c.adjustedPValue ?? c.pValue ?? c.absolute.pValue;
-  if (p === null) return '';
-  return c.adjustedPValue != null ? `${pValue(p)} after correction` : pValue(p);
+  const p = c.pValue ?? c.absolute.pValue;
+  if (p === null || p === undefined) return '';
+  return c.corrected && c.rawPValue !== p ? `${pValue(p)} after correction` : pValue(p);
 }
 
 const joined = (...parts: Array<string | null>) => parts.filter((p) => p).join(', ');
@@ -127,7 +137,7 @@ function guardrailFailure(g: VerdictMetric, key: string): string {
 /** 'fails the cost_usd guardrail: cost_usd is 30% higher [22%, 38%], worse than its 5% threshold'. */
 export function guardrailFailureOf(name: string, kind: MetricKind, r: Guardrail): string {
   const moved = change(kind, r.absolute, r.relative);
-  const shown = moved && `${name} is ${moved}${bounds(kind, r.absolute, r.relative)}`;
+  const shown = moved && `${name} is ${moved}${bounds(kind, r.absolute, r.relative, r.test)}`;
   const beyond = r.threshold > 0 ? `worse than its ${percent(r.threshold)} threshold` : 'significantly worse';
   return `fails the ${name} guardrail: ${joined(shown, beyond)}`;
 }
@@ -144,10 +154,11 @@ function guardrailsOf(guardrails: VerdictMetric[], key: string): string[] {
     }
     if (r.bound === null) return [`${g.name} could not be compared (guardrail, inconclusive)`];
     const worse = worseBy(g, r.bound);
+    const from = r.test ? ` (${testLabel(r.test)})` : '';
     return [
       worse === null
         ? `${g.name} guardrail inconclusive (${limit(r.threshold)})`
-        : `${g.name} could still be ${worse}; ${limit(r.threshold)}`,
+        : `${g.name} could still be ${worse}${from}; ${limit(r.threshold)}`,
     ];
   });
 }
@@ -238,7 +249,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       variant: control.key,
       metric: name,
       summary: `${control.key} (control) beats ${and(beaten)} on ${name}: ${lead} ${joined(
-        effect(kind, c.absolute, c.relative),
+        effect(kind, c.absolute, c.relative, c.test),
         evidence(c, method),
       )}.`,
     };
@@ -252,7 +263,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       status: 'winner',
       variant: w.variant.key,
       metric: name,
-      summary: `${w.variant.key} beats ${control.key} on ${name}: ${joined(effect(kind, c.absolute, c.relative), evidence(c, method))}${within.map((g) => `; ${g}`).join('')}.`,
+      summary: `${w.variant.key} beats ${control.key} on ${name}: ${joined(effect(kind, c.absolute, c.relative, c.test), evidence(c, method))}${within.map((g) => `; ${g}`).join('')}.`,
     };
   }
   if (candidates.length > 0) {
@@ -264,7 +275,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
       variant: dropped.variant.key,
       metric: g.name,
       summary: `${dropped.variant.key} beats ${control.key} on ${name} (${joined(
-        effect(kind, c.absolute, c.relative),
+        effect(kind, c.absolute, c.relative, c.test),
         evidence(c, method),
       )}) but ${guardrailFailure(g, dropped.variant.key)}; do not ship it.`,
     };
@@ -297,7 +308,7 @@ function noWinnerYet(
   const c = top.comparison;
   const label = eligible.length === 1 ? top.variant.key : `best: ${top.variant.key}`;
   const status = `No variant beats ${controlKey} on ${name} yet (${label}, ${joined(
-    effect(kind, c.absolute, c.relative),
+    effect(kind, c.absolute, c.relative, c.test),
     evidence(c, input.method),
   )})`;
   const needs = primary.variants.flatMap((v) => (typeof v.moreUnits === 'number' ? [v.moreUnits] : []));

@@ -1,5 +1,6 @@
 // Owns how numbers read in a verdict's sentence: counts, effects with their intervals, p-values, chances.
 import type { MetricKind } from './arms.js';
+import type { TestUsed } from './compare.js';
 import type { EffectEstimate } from './types.js';
 
 const count = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -66,30 +67,67 @@ function scale(kind: MetricKind, absolute: EffectEstimate, relative: EffectEstim
     return { value: e.estimate * factor, format, lower: at(e.ci[0]), upper: at(e.ci[1]) };
   };
   if (kind === 'proportion') return pick(absolute, 100, (x) => signed.format(x));
-  return (
-    pick(relative, 100, (x) => `${signed.format(x)}%`) ?? pick(absolute, 1, (x) => signedValue.format(x))
-  );
+  // A lift without any bound (its control mean within noise of 0) reads as the difference, which has one.
+  const liftBounded = relative.ci[0] !== null || relative.ci[1] !== null;
+  const absoluteBounded = absolute.ci[0] !== null || absolute.ci[1] !== null;
+  const lift = liftBounded || !absoluteBounded ? pick(relative, 100, (x) => `${signed.format(x)}%`) : null;
+  return lift ?? pick(absolute, 1, (x) => signedValue.format(x));
 }
 
-function interval(s: Scale): string {
+function interval(s: Scale, test?: TestUsed | null): string {
   const { lower, upper } = s;
-  if (lower !== null && upper !== null) return ` [${s.format(lower)}, ${s.format(upper)}]`;
-  if (lower !== null) return ` (at least ${s.format(lower)})`;
-  if (upper !== null) return ` (at most ${s.format(upper)})`;
+  const label = test ? testLabel(test) : '';
+  // A difference known exactly is its own interval: the point is not repeated.
+  if (test?.method === 'known') return ` (${label})`;
+  const named = label ? `, ${label}` : '';
+  if (lower !== null && upper !== null) {
+    return ` [${s.format(lower)}, ${s.format(upper)}]${label ? ` (${label})` : ''}`;
+  }
+  if (lower !== null) return ` (at least ${s.format(lower)}${named})`;
+  if (upper !== null) return ` (at most ${s.format(upper)}${named})`;
   return '';
 }
 
-/** '+8.1 points [+2.3, +13.9]', '-12.3% [-20.1%, -4.5%]', '+0.512 (at least +0.1)'; null when not computed. */
-export function effect(kind: MetricKind, absolute: EffectEstimate, relative: EffectEstimate): string | null {
+const TEST_NAMES: Record<TestUsed['method'], string> = {
+  welch: 'Welch t interval',
+  sequence: 'confidence sequence',
+  posterior: 'credible interval',
+  score: 'score interval',
+  'score-sequence': 'score confidence sequence',
+  known: 'exact: no spread in either arm',
+};
+
+/** '95% Welch t interval', '90% confidence sequence', 'exact: no spread in either arm'. */
+export function testLabel(test: TestUsed): string {
+  const name = TEST_NAMES[test.method] ?? test.method;
+  if (test.method === 'known') return name;
+  return `${Number((test.level * 100).toPrecision(3))}% ${name}`;
+}
+
+/**
+ * '+8.1 points [+2.3, +13.9] (95% score interval)', '-12.3% [-20.1%, -4.5%]', '+0.512 (at least +0.1)';
+ * null when not computed. With a test, the interval names it.
+ */
+export function effect(
+  kind: MetricKind,
+  absolute: EffectEstimate,
+  relative: EffectEstimate,
+  test?: TestUsed | null,
+): string | null {
   const s = scale(kind, absolute, relative);
   if (s === null) return null;
-  return `${s.format(s.value)}${kind === 'proportion' ? ' points' : ''}${interval(s)}`;
+  return `${s.format(s.value)}${kind === 'proportion' ? ' points' : ''}${interval(s, test)}`;
 }
 
 /** The interval alone, as effect() shows it: ' [+2.3, +13.9]', ' (at least +12%)', or ''. */
-export function bounds(kind: MetricKind, absolute: EffectEstimate, relative: EffectEstimate): string {
+export function bounds(
+  kind: MetricKind,
+  absolute: EffectEstimate,
+  relative: EffectEstimate,
+  test?: TestUsed | null,
+): string {
   const s = scale(kind, absolute, relative);
-  return s === null ? '' : interval(s);
+  return s === null ? '' : interval(s, test);
 }
 
 /** '27% higher', '0.4 points lower', 'unchanged'; null when not computed. */
