@@ -62,11 +62,38 @@ export function formatLift(x) {
   return `${pct > 0 && Number(s) !== 0 ? '+' : ''}${s}%`;
 }
 
-/** [−1.0%, +9.4%], with an open end where a one-sided test has no bound. */
+/**
+ * An interval from its bounds: '[a, b]'; one bound (a one-sided test): '(≥ a)' or '(≤ b)'; none (a lift whose
+ * control mean is within noise of 0): '(no bounded interval)'. Never infinite.
+ */
+export function formatBounds(lo, hi, f) {
+  const has = (x) => x !== null && x !== undefined;
+  if (has(lo) && has(hi)) return `[${f(lo)}, ${f(hi)}]`;
+  if (has(lo)) return `(≥ ${f(lo)})`;
+  if (has(hi)) return `(≤ ${f(hi)})`;
+  return '(no bounded interval)';
+}
+
+/** [−1.0%, +9.4%]; one bound for a one-sided test. */
 export function formatInterval(ci) {
   if (!ci) return '';
-  const [lo, hi] = ci;
-  return `[${lo === null ? '−∞' : formatLift(lo)}, ${hi === null ? '+∞' : formatLift(hi)}]`;
+  return formatBounds(ci[0], ci[1], formatLift);
+}
+
+const TEST_NAMES = {
+  welch: 'Welch t interval',
+  sequence: 'confidence sequence',
+  posterior: 'credible interval',
+  score: 'score interval',
+  'score-sequence': 'score confidence sequence',
+  known: 'exact: no spread in either arm',
+};
+
+/** '95% Welch t interval': the test behind a comparison's intervals, as the verdict names it ('' if unnamed). */
+export function formatTest(test) {
+  if (!test) return '';
+  const name = TEST_NAMES[test.method] ?? test.method;
+  return test.method === 'known' ? name : `${Number((test.level * 100).toPrecision(3))}% ${name}`;
 }
 
 /** A relative size without a sign: 0.079 -> '7.9%', 0.05 -> '5%' (up to 4 significant digits, as set). */

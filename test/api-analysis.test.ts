@@ -1,5 +1,6 @@
 // GET /experiment/:slug/analysis: known data in, the statistics scipy computes out (issue 4).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import {
   type Api,
@@ -109,10 +110,13 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
     );
     const converted = body.metrics.find((m: { name: string }) => m.name === 'converted').variants[1];
     // BH over two: the smaller p doubled, unless the larger one is smaller than that.
-    const ps = [raw.variants[1].pValue, converted.pValue].sort((x: number, y: number) => x - y);
-    close(b.adjustedPValue, Math.min(ps[1], 2 * ps[0]), 'BH-adjusted p');
+    const ps = [raw.variants[1].pValue, converted.rawPValue].sort((x: number, y: number) => x - y);
+    // pValue is what decides (adjusted: the metric is in the family); rawPValue is before the correction.
+    close(b.pValue, Math.min(ps[1], 2 * ps[0]), 'BH-adjusted p');
+    close(b.rawPValue, raw.variants[1].pValue, 'raw p');
+    assert.equal(raw.variants[1].rawPValue, raw.variants[1].pValue);
     assert.ok(b.absolute.ci[0] <= raw.variants[1].absolute.ci[0], 'the adjusted interval is wider');
-    assert.equal(b.significant, b.adjustedPValue < 0.05);
+    assert.equal(b.significant, b.pValue < 0.05);
   });
 
   test('true/false metrics are proportions and text values are ignored', async () => {
@@ -159,13 +163,33 @@ describe('analysis', { skip: SKIP_BACKEND }, () => {
     assert.ok(seq.absolute.ci[0] < SCIPY.ci[0]! && seq.absolute.ci[1] > SCIPY.ci[1]!);
   });
 
-  test('holm and bh corrections adjust p-values across metrics and variants', async () => {
-    for (const correction of ['holm', 'bh']) {
+  test('holm and bh corrections adjust p-values across metrics and variants (statsmodels multipletests)', async () => {
+    for (const [correction, theirs] of [
+      ['holm', 'holm'],
+      ['bh', 'fdr_bh'],
+    ]) {
       const body = await analysis(`?correction=${correction}`);
-      for (const m of body.metrics) {
-        const b = m.variants[1];
-        assert.ok(b.adjustedPValue >= b.absolute.pValue, `${correction} ${m.name}`);
-      }
+      const treatments = body.metrics.flatMap((m: { variants: unknown[] }) => m.variants.slice(1)) as Array<{
+        pValue: number;
+        rawPValue: number;
+        significant: boolean;
+      }>;
+      const run = spawnSync(
+        'python3',
+        [
+          '-c',
+          'import json,sys\nfrom statsmodels.stats.multitest import multipletests\n' +
+            `p=json.load(sys.stdin)\nprint(json.dumps(list(multipletests(p, method="${theirs}")[1])))`,
+        ],
+        { input: JSON.stringify(treatments.map((t) => t.rawPValue)), encoding: 'utf8' },
+      );
+      if (run.status !== 0) assert.fail(`python3 with statsmodels is required: ${run.stderr}`);
+      const expected = JSON.parse(run.stdout) as number[];
+      treatments.forEach((t, i) => {
+        close(t.pValue, expected[i]!, `${correction} #${i}`);
+        assert.ok(t.pValue >= t.rawPValue);
+        assert.equal(t.significant, t.pValue < 0.05);
+      });
     }
   });
 

@@ -3,7 +3,8 @@
 // data (several calls per user, late feedback on results and on assignments, some of it corrected), then
 // numpy/scipy compute from those raw values, with each corrected feedback at its final value, the per-user
 // sums, the ratio, its delta-method variance (np.cov and the gradient), the difference's standard error and
-// the Welch p-value with degrees of freedom over users. The service sees only its write-time rollups; both
+// the Welch p-value with degrees of freedom over users and Fieller's interval of the lift (proportions: the
+// score test and its intervals on Rao–Scott effective counts, statsmodels). The service sees only its write-time rollups; both
 // must agree to 1e-9 relative, and again after the rollups are rebuilt from the raw rows.
 // python3 with numpy and scipy is required (CI has it): the test fails, loudly, without it.
 import assert from 'node:assert/strict';
@@ -30,6 +31,7 @@ const PYTHON = `
 import json, sys, math
 import numpy as np
 from scipy import stats
+from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
 
 data = json.load(sys.stdin)
 
@@ -44,6 +46,12 @@ def arm(units):
     var_r = float(grad @ mean_cov @ grad)
     return n, float(x.sum() / y.sum()), var_r
 
+def fieller(rc, vc, rt, vt, c):
+    # {rho : (rt - rho rc)^2 <= c^2 (vt + rho^2 vc)}, solved as a quadratic in rho; the lift is rho - 1.
+    a, b, k = rc * rc - c * c * vc, rt * rc, rt * rt - c * c * vt
+    disc = math.sqrt(b * b - a * k)
+    return [(b - disc) / a - 1, (b + disc) / a - 1]
+
 def metric(m):
     nc, rc, vc = arm(m['A'])
     nt, rt, vt = arm(m['B'])
@@ -51,12 +59,31 @@ def metric(m):
     welch = stats.ttest_ind_from_stats(rt, math.sqrt(vt * nt), nt, rc, math.sqrt(vc * nc), nc, equal_var=False)
     lift = (rt - rc) / abs(rc)
     lift_se = math.sqrt(vt / rc ** 2 + vc * rt ** 2 / rc ** 4)
+    values = [v for arm_ in (m['A'], m['B']) for u in arm_ for v in u]
+    if all(v in (0, 1) for v in values):
+        # A proportion per user: Rao-Scott effective counts (the design effect, at least 1), then the
+        # Miettinen-Nurminen score test and its intervals (statsmodels) on those counts.
+        def effective(units, var_r):
+            s = sum(sum(u) for u in units); n = sum(len(u) for u in units); p = s / n
+            deff = max(1.0, var_r / (p * (1 - p) / n))
+            return s / deff, n / deff
+        sc, ncalls = effective(m['A'], vc)
+        st, tcalls = effective(m['B'], vt)
+        p = float(test_proportions_2indep(st, tcalls, sc, ncalls, method='score', compare='diff', correction=True).pvalue)
+        diff_ci = [float(x) for x in confint_proportions_2indep(st, tcalls, sc, ncalls, method='score', compare='diff', correction=True)]
+        ratio_ci = [float(x) - 1 for x in confint_proportions_2indep(st, tcalls, sc, ncalls, method='score', compare='ratio', correction=True)]
+        absolute_ci, relative_ci = diff_ci, ratio_ci
+    else:
+        p = float(welch.pvalue)
+        c = stats.t.ppf(0.975, dof)
+        absolute_ci = [rt - rc - c * math.sqrt(vt + vc), rt - rc + c * math.sqrt(vt + vc)]
+        relative_ci = fieller(rc, vc, rt, vt, c)
     return {
         'A': {'n': nc, 'mean': rc, 'stdDev': math.sqrt(vc * nc)},
         'B': {'n': nt, 'mean': rt, 'stdDev': math.sqrt(vt * nt)},
-        'absolute': {'estimate': rt - rc, 'stdError': math.sqrt(vt + vc), 'pValue': float(welch.pvalue)},
-        'relative': {'estimate': lift, 'stdError': lift_se,
-                     'pValue': float(2 * stats.t.sf(abs(lift / lift_se), dof))},
+        # One test decides both scales: the lift's p-value is the difference's, its interval the same test's.
+        'absolute': {'estimate': rt - rc, 'stdError': math.sqrt(vt + vc), 'pValue': p, 'ci': absolute_ci},
+        'relative': {'estimate': lift, 'stdError': lift_se, 'pValue': p, 'ci': relative_ci},
     }
 
 print(json.dumps({name: metric(m) for name, m in data.items()}))
@@ -71,6 +98,7 @@ interface EffectReading {
   estimate: number;
   stdError: number;
   pValue: number;
+  ci: [number, number];
 }
 type Reference = Record<string, { A: Reading; B: Reading; absolute: EffectReading; relative: EffectReading }>;
 
@@ -114,7 +142,8 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
     users.get(user)!.set(target, value);
   };
 
-  const analysis = async (s: string, query = '') => {
+  // Uncorrected: the intervals compared are the test's own at 1 − alpha (BH would widen the undeclared ones).
+  const analysis = async (s: string, query = '?correction=none') => {
     const res = await api.get(`/experiment/${s}/analysis${query}`);
     assert.equal(res.statusCode, 200, res.body);
     return res.json();
@@ -230,7 +259,7 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
 
   /** Checks every metric of an analysis against the numpy/scipy reference. */
   function assertMatchesReference(body: {
-    metrics: Array<{ name: string; unit: string; variants: Array<Record<string, unknown>> }>;
+    metrics: Array<{ name: string; unit: string; kind: string; variants: Array<Record<string, unknown>> }>;
   }): void {
     assert.deepEqual(
       body.metrics.map((m) => m.name),
@@ -254,7 +283,21 @@ describe('per-user units agree with numpy/scipy on the raw data logged', { skip:
         const got = b[effect]!;
         close(got.estimate, want.estimate, want.stdError, `${m.name} ${effect} estimate`);
         close(got.stdError, want.stdError, 0, `${m.name} ${effect} stdError`);
-        close(got.pValue, want.pValue, 0, `${m.name} ${effect} Welch p (dof over users)`);
+        close(
+          got.pValue,
+          want.pValue,
+          0,
+          `${m.name} ${effect} p (Welch, dof over users; score for proportions)`,
+        );
+        // statsmodels' ratio bounds stop short by up to 1e-5 relative (its root search); the rest to 1e-9.
+        const loose = effect === 'relative' && m.kind === 'proportion' ? 1e-5 : TOLERANCE;
+        for (const j of [0, 1]) {
+          const [x, y] = [got.ci[j]!, want.ci[j]!];
+          assert.ok(
+            Math.abs(x - y) <= loose * Math.max(Math.abs(y), 1e-3),
+            `${m.name} ${effect} ci: ${got.ci} vs ${want.ci}`,
+          );
+        }
       }
     }
   }

@@ -85,7 +85,7 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     assert.equal(body.verdict.metric, 'success');
     assert.match(
       body.verdict.summary,
-      /^B beats A on success: \+30 points \[\+\d+(\.\d)?, \+\d+(\.\d)?\], p < 0\.0001/,
+      /^B beats A on success: \+30 points \[\+\d+(\.\d)?, \+\d+(\.\d)?\] \(95% score interval\), p < 0\.0001/,
     );
     assert.match(body.verdict.summary, /cost is 1% higher \(guardrail, within its 10% limit\)\.$/);
     const guardrail = byName(body, 'cost').variants[1].guardrail;
@@ -159,7 +159,7 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     assert.ok(guardrail.variants[1].guardrail.relative.ci[0] > 0);
     assert.match(
       body.verdict.summary,
-      /fails the cost guardrail: cost is 50% higher \[\+\d+(\.\d)?%, \+\d+(\.\d)?%\], significantly worse;/,
+      /fails the cost guardrail: cost is 50% higher \[\+\d+(\.\d)?%, \+\d+(\.\d)?%\] \(90% Welch t interval\), significantly worse;/,
     );
   });
 
@@ -186,7 +186,10 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     const g = byName(noisyBody, 'rating').variants[1].guardrail;
     assert.equal(g.status, 'inconclusive', JSON.stringify(g));
     assert.doesNotMatch(noisyBody.verdict.summary, /within/);
-    assert.match(noisyBody.verdict.summary, /rating could still be \d+(\.\d)?% lower; threshold 5%/);
+    assert.match(
+      noisyBody.verdict.summary,
+      /rating could still be \d+(\.\d)?% lower \(90% Welch t interval\); threshold 5%/,
+    );
   });
 
   test('sample-ratio check on users: a bot hammering assign as one user is one unit, not a mismatch', async () => {

@@ -3,6 +3,7 @@
 // significance, a guardrail's status against its threshold, quantiles and the sample-size hint. A metric
 // whose values never vary is one plain line. Fields a server may not send yet (quantiles) are optional.
 import {
+  formatBounds,
   formatChance,
   formatCount,
   formatInterval,
@@ -10,6 +11,7 @@ import {
   formatP,
   formatPoints,
   formatShare,
+  formatTest,
   formatValue,
 } from '../format.js';
 import { html } from '../html.js';
@@ -33,7 +35,11 @@ export function orderMetrics(metrics, declared = []) {
 /** The relative scale when every treatment has one; else the absolute (a control mean of 0 has no lift). */
 function scaleOf(metric) {
   const treatments = metric.variants.filter((v) => v.relative);
-  const relative = treatments.every((v) => v.relative.estimate !== null);
+  // A lift without any bound (control mean within noise of 0) reads as the difference, which has one.
+  const bounded = (e) => e.ci[0] !== null || e.ci[1] !== null;
+  const relative = treatments.every(
+    (v) => v.relative.estimate !== null && (bounded(v.relative) || !bounded(v.absolute)),
+  );
   const effects = treatments.map((v) => (relative ? v.relative : v.absolute));
   const reach = effects
     .flatMap((e) => [e.estimate, ...e.ci])
@@ -50,7 +56,7 @@ function effectText(effect, scale, kind) {
   if (scale.relative) return [formatLift(effect.estimate), formatInterval(effect.ci)];
   const f = (x) => (x === null ? null : `${x > 0 ? '+' : ''}${formatValue(x, kind)}`);
   const [lo, hi] = effect.ci;
-  return [f(effect.estimate) ?? '—', `[${f(lo) ?? '−∞'}, ${f(hi) ?? '+∞'}]`];
+  return [f(effect.estimate) ?? '—', formatBounds(lo, hi, f)];
 }
 
 /** The interval as a bar on a scale centred on zero; the better side is tinted when a direction is known. */
@@ -110,7 +116,8 @@ export function guardrailReach(direction, bound) {
 
 /** 'Guardrail inconclusive: could be 3.7% worse; threshold 5%'. */
 export function guardrailText(direction, g) {
-  return `${GUARDRAIL_WORDS[g.status] ?? `Guardrail ${g.status}`}: ${guardrailReach(direction, g.bound)}; threshold ${formatShare(g.threshold)}`;
+  const from = g.test ? ` (${formatTest(g.test)})` : '';
+  return `${GUARDRAIL_WORDS[g.status] ?? `Guardrail ${g.status}`}: ${guardrailReach(direction, g.bound)}${from}; threshold ${formatShare(g.threshold)}`;
 }
 
 const QUANTILES = ['p50', 'p90', 'p95', 'p99'];
@@ -131,7 +138,7 @@ function Quantiles({ metric, v }) {
   </div>`;
 }
 
-function Evidence({ v, method, correction }) {
+function Evidence({ metric, v, method, correction }) {
   if (method === 'bayesian') {
     if (v.chanceToWin === null || v.chanceToWin === undefined) {
       return html`<span class="muted small" data-testid="chance" title="A chance to be better needs a declared direction"
@@ -140,9 +147,10 @@ function Evidence({ v, method, correction }) {
     }
     return html`<span data-testid="chance"><strong>${formatChance(v.chanceToWin)}</strong> chance to be better</span>`;
   }
-  // The decision's p-value (older servers: the absolute effect's); a correction's adjusted one where it applies.
-  const adjusted = v.adjustedPValue !== undefined;
-  const p = adjusted ? v.adjustedPValue : (v.pValue ?? v.absolute?.pValue ?? null);
+  // pValue decides: the correction's adjusted one exactly when the metric is in its family (older servers:
+  // the absolute effect's).
+  const adjusted = Boolean(metric.corrected) && correction !== 'none' && v.pValue !== undefined;
+  const p = v.pValue ?? v.absolute?.pValue ?? null;
   return html`<span data-testid="pvalue" data-adjusted=${String(adjusted)}
     >${formatP(p)}${adjusted ? ` (${CORRECTION_SHORT[correction] ?? correction}-adjusted)` : ''}</span
   >`;
@@ -167,6 +175,7 @@ function TreatmentCell({ metric, v, scale, method, control, correction }) {
       <strong class=${`lift ${tone}`} data-testid="lift">${estimate}</strong>
       <span class="muted small" data-testid="ci">${interval}</span>
     </div>
+    ${v.test && html`<div class="muted small" data-testid="interval-test">${formatTest(v.test)}</div>`}
     ${
       metric.kind === 'proportion' &&
       scale.relative &&
@@ -174,7 +183,7 @@ function TreatmentCell({ metric, v, scale, method, control, correction }) {
     }
     <${EffectBar} effect=${effect} scale=${scale} tone=${tone} direction=${metric.direction} label=${label} />
     <div class="evidence-line">
-      <${Evidence} v=${v} method=${method} correction=${correction} />
+      <${Evidence} metric=${metric} v=${v} method=${method} correction=${correction} />
       <span class=${`chip ${tone}`} data-testid="significance">${word}</span>
     </div>
     ${

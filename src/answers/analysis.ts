@@ -18,6 +18,14 @@ export interface Guardrail {
   bound: Num;
   absolute: Effect;
   relative: Effect;
+  /** The test of the guardrail's interval (level 1 − 2·alpha); absent from older servers. */
+  test?: Test;
+}
+
+/** The test that decided and produced a comparison's intervals, and their level. */
+export interface Test {
+  method: string;
+  level: number;
 }
 
 export interface VariantAnalysis {
@@ -27,9 +35,14 @@ export interface VariantAnalysis {
   stdDev: Num;
   absolute?: Effect;
   relative?: Effect;
-  /** The decision's p-value, before any correction. */
+  /** The p-value that decides: after the correction when one covers the metric (`corrected`). */
   pValue?: Num;
-  adjustedPValue?: Num;
+  /** Before the correction (older servers: absent). */
+  rawPValue?: Num;
+  /** The test behind pValue and both intervals (older servers: absent). */
+  test?: Test;
+  /** Proportions with few events: Fisher's exact p beside the score test. */
+  exact?: { fisherPValue: number } | null;
   chanceToWin?: Num;
   risk?: [Num, Num];
   better?: boolean | null;

@@ -1,6 +1,8 @@
 // How numbers read as text (the CLI's terminal, the MCP tools' answers): the same rounding as the
 // dashboard (dashboard/format.js) and the verdict's wording, so a number reads alike on the page, in the
 // CLI, in an agent's tool answer and in the summary sentence.
+import type { TestUsed } from '../stats/compare.js';
+import { testLabel } from '../stats/wording.js';
 
 const count = new Intl.NumberFormat('en-US');
 // Means keep four significant digits, trailing zeros included, so 0.005018 and 0.004630 read alike.
@@ -34,14 +36,29 @@ export function formatDifference(v: Maybe, kind: string): string {
   return `${v > 0 ? '+' : ''}${formatValue(v, kind)}`;
 }
 
-/** [lower, upper] of a difference, with an open end where a one-sided test has no bound. */
+/**
+ * An interval from its bounds: '[a, b]'; one bound (a one-sided test): '(≥ a)' or '(≤ b)'; none (a lift
+ * whose control mean is within noise of 0): '(no bounded interval)'. Never infinite.
+ */
+function interval(lo: Maybe, hi: Maybe, f: (x: number) => string): string {
+  const has = (x: Maybe): x is number => x !== null && x !== undefined;
+  if (has(lo) && has(hi)) return `[${f(lo)}, ${f(hi)}]`;
+  if (has(lo)) return `(≥ ${f(lo)})`;
+  if (has(hi)) return `(≤ ${f(hi)})`;
+  return '(no bounded interval)';
+}
+
+/** [lower, upper] of a difference; one bound for a one-sided test. */
 export function formatDifferenceInterval(ci: Maybe[] | undefined, kind: string): string {
   if (!ci) return '';
-  const bound = (x: Maybe, open: string) => {
-    if (x === null || x === undefined) return open;
-    return kind === 'proportion' ? points.format(x * 100) : `${x > 0 ? '+' : ''}${formatValue(x, kind)}`;
-  };
-  return `[${bound(ci[0], '-∞')}, ${bound(ci[1], '+∞')}]`;
+  return interval(ci[0], ci[1], (x) =>
+    kind === 'proportion' ? points.format(x * 100) : `${x > 0 ? '+' : ''}${formatValue(x, kind)}`,
+  );
+}
+
+/** '95% Welch t interval' for a comparison's test; '' from older servers that do not name it. */
+export function formatTest(test: { method: string; level: number } | undefined | null): string {
+  return test ? testLabel(test as TestUsed) : '';
 }
 
 /** A relative effect: +5.2% (one decimal; two below 0.1%). */
@@ -52,11 +69,10 @@ export function formatLift(x: Maybe): string {
   return `${pct > 0 && Number(s) !== 0 ? '+' : ''}${s}%`;
 }
 
-/** [-1.0%, +9.4%], with an open end where a one-sided test has no bound. */
+/** [-1.0%, +9.4%]; one bound for a one-sided test. */
 export function formatLiftInterval(ci: Maybe[] | undefined): string {
   if (!ci) return '';
-  const [lo, hi] = ci;
-  return `[${lo === null || lo === undefined ? '-∞' : formatLift(lo)}, ${hi === null || hi === undefined ? '+∞' : formatLift(hi)}]`;
+  return interval(ci[0], ci[1], formatLift);
 }
 
 /** 96.3% */

@@ -7,6 +7,7 @@ import {
   formatLift,
   formatLiftInterval,
   formatP,
+  formatTest,
   formatValue,
 } from '../answers/format.js';
 
@@ -46,10 +47,16 @@ function rank(m: MetricAnalysis): number {
 function variantLine(a: Analysis, m: MetricAnalysis, v: VariantAnalysis): string {
   const head = `${v.key}: n ${formatCount(v.n)}, ${m.statistic && m.statistic !== 'mean' ? m.statistic : 'mean'} ${formatValue(v.mean, m.kind)}`;
   if (v.key === a.control || v.relative === undefined) return `${head} (control)`;
-  const parts = [head, `lift ${formatLift(v.relative.estimate)} ${formatLiftInterval(v.relative.ci)}`];
+  const test = formatTest(v.test);
+  const lift = `lift ${formatLift(v.relative.estimate)} ${formatLiftInterval(v.relative.ci)}${test ? ` (${test})` : ''}`;
+  const parts = [head, lift];
   if (v.chanceToWin !== undefined && v.chanceToWin !== null)
     parts.push(`chance to win ${formatChance(v.chanceToWin)}`);
-  else parts.push(`p ${formatP(v.adjustedPValue ?? v.pValue ?? v.relative.pValue)}`);
+  else {
+    // pValue decides: adjusted exactly when the metric is in the correction's family.
+    const adjusted = m.corrected && a.correction !== 'none' ? ` (${a.correction}-adjusted)` : '';
+    parts.push(`p ${formatP(v.pValue ?? v.relative.pValue)}${adjusted}`);
+  }
   if (v.guardrail !== undefined) parts.push(`guardrail ${v.guardrail.status}`);
   if (v.better === true) parts.push('better');
   if (v.worse === true) parts.push('worse');

@@ -112,8 +112,14 @@ export interface VariantAnalysis {
   /** Treatments only (absent for the control). */
   absolute?: Effect;
   relative?: Effect;
+  /** The p-value that decides (significant ⟺ pValue < alpha): after the correction when one covers the metric. */
   pValue?: number | null;
-  adjustedPValue?: number | null;
+  /** The same test's p-value before any correction. */
+  rawPValue?: number | null;
+  /** The test behind pValue and both intervals: method ('welch', 'score', 'sequence', …) and level. */
+  test?: { method: string; level: number };
+  /** Proportions with few events: Fisher's exact p beside the score test. */
+  exact?: { fisherPValue: number } | null;
   significant?: boolean;
   better?: boolean | null;
   worse?: boolean | null;

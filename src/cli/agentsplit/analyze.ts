@@ -13,6 +13,7 @@ import {
   formatLift,
   formatLiftInterval,
   formatP,
+  formatTest,
   formatValue,
 } from '../../answers/format.js';
 import { experimentPath, positiveInteger } from './experiments.js';
@@ -186,6 +187,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
       ? `threshold ${share(metric.threshold)}`
       : null,
     metric.corrected && corrected(a) ? `${CORRECTION_WORDS[a.correction] ?? a.correction}-adjusted` : null,
+    intervalsOf(metric),
   ].filter(Boolean);
   const heading = `${metric.name} (${about.join('; ')})\n`;
   if (metric.noVariation) {
@@ -198,8 +200,13 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     );
   }
   const bayesian = a.method === 'bayesian';
-  const adjusted = metric.variants.some((v) => v.adjustedPValue !== undefined);
-  const evidence = bayesian ? 'chance better' : adjusted ? `p (${a.correction})` : 'p-value';
+  // pValue is what decides: the adjusted one exactly when a correction covers this metric.
+  const adjusted = Boolean(metric.corrected) && corrected(a);
+  const evidence = bayesian
+    ? 'chance better'
+    : adjusted
+      ? `p (${CORRECTION_WORDS[a.correction] ?? a.correction}-adjusted)`
+      : 'p-value';
   const rows = metric.variants.map((v) => {
     if (v.key === a.control || !v.absolute) {
       return [v.key, formatCount(v.n), formatValue(v.mean, metric.kind), 'control', '', '', ''];
@@ -210,7 +217,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
       ? metric.direction
         ? formatChance(v.chanceToWin)
         : '— (no direction)'
-      : formatP(v.adjustedPValue !== undefined ? v.adjustedPValue : (v.pValue ?? v.absolute.pValue));
+      : formatP(v.pValue ?? v.absolute.pValue);
     return [
       v.key,
       formatCount(v.n),
@@ -239,8 +246,9 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
   for (const v of metric.variants) {
     if (v.guardrail) {
       const g = v.guardrail;
+      const from = formatTest(g.test);
       lines.push(
-        `  ${v.key} guardrail ${g.status}: ${reach(metric.direction, g.bound)}; threshold ${share(g.threshold)}\n`,
+        `  ${v.key} guardrail ${g.status}: ${reach(metric.direction, g.bound)}${from ? ` (${from})` : ''}; threshold ${share(g.threshold)}\n`,
       );
     }
   }
@@ -262,6 +270,12 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     }
   }
   return lines.join('');
+}
+
+/** 'intervals: 95% Welch t interval': the test behind the metric's intervals (each one, if they differ). */
+function intervalsOf(metric: MetricAnalysis): string | null {
+  const labels = [...new Set(metric.variants.map((v) => formatTest(v.test)).filter(Boolean))];
+  return labels.length === 0 ? null : `intervals: ${labels.join(' / ')}`;
 }
 
 /** Better, worse, guardrail failed or not significant, as the dashboard's chip says it. */

@@ -87,8 +87,12 @@ class VariantAnalysis(TypedDict):
     # treatments only (absent for the control):
     absolute: NotRequired[Effect]
     relative: NotRequired[Effect]
+    # pValue decides (after the correction when one covers the metric); rawPValue is before it
     pValue: NotRequired[Optional[float]]
-    adjustedPValue: NotRequired[Optional[float]]
+    rawPValue: NotRequired[Optional[float]]
+    # the test behind pValue and both intervals: {"method": "welch" | "score" | ..., "level": 0.95}
+    test: NotRequired[Dict[str, Any]]
+    exact: NotRequired[Optional[Dict[str, float]]]
     significant: NotRequired[bool]
     better: NotRequired[Optional[bool]]
     worse: NotRequired[Optional[bool]]
