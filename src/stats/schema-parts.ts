@@ -89,7 +89,11 @@ export const Test = (description: string) =>
           'posterior (bayesian means); score: Miettinen–Nurminen score test (proportions); score-sequence: the ' +
           'score statistic with the sequence’s critical value; known: no spread in either arm, the difference is exact',
       }),
-      level: Num,
+      level: Type.Number({
+        description:
+          "The intervals' coverage: 1 − alpha, or 1 − the adjusted level under a correction (0.983 for Holm over " +
+          'three at alpha 0.05); 1 for a difference known exactly',
+      }),
     },
     { description },
   );
