@@ -246,6 +246,88 @@ describe('analysis: sample-ratio mismatch', { skip: SKIP_BACKEND }, () => {
   });
 });
 
+describe('analysis: exposed in the unit of the randomization', { skip: SKIP_BACKEND }, () => {
+  type Counts = Record<string, number>;
+  const analysisOf = async (api: Api, slug: string, query = '') => {
+    const res = await api.get(`/experiment/${slug}/analysis${query}`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+
+  test('sticky with repeat users: exposed counts distinct users (once per version), exposures every call', async () => {
+    await withRuntime(shared, 'exposed-sticky', {}, async (runtime) => {
+      const { api } = runtime;
+      const { slug } = await api.createExperiment({ assignment: 'sticky' });
+      // 60 users calling 1 to 4 times each: the sticky hash puts a user's every call in one variant.
+      const users: Counts = { A: 0, B: 0 };
+      const calls: Counts = { A: 0, B: 0 };
+      for (let u = 0; u < 60; u++) {
+        for (let c = 0; c <= u % 4; c++) {
+          const { variant } = await api.assign(slug, { userId: `user-${u}` });
+          if (c === 0) users[variant]! += 1;
+          calls[variant]! += 1;
+        }
+      }
+      await runtime.ingest.drain();
+      const body = await analysisOf(api, slug);
+      assert.deepEqual(body.exposed, { unit: 'user', counts: users });
+      assert.deepEqual(body.exposures, calls);
+      assert.equal(users.A! + users.B!, 60);
+      assert.equal(calls.A! + calls.B!, 150, 'each user 1 to 4 calls: 15 × (1 + 2 + 3 + 4)');
+      assert.deepEqual(body.srm.counts, body.exposed.counts, 'the units the sample-ratio check tests');
+
+      // A new version (a payload changed): the first 10 users call again, once each. Pooled, each is a unit
+      // in both versions; version 2 alone has just them.
+      const changed = await api.patch(`/experiment/${slug}`, {
+        variants: [
+          { key: 'A', payload: { prompt: 'You are terse.' }, trafficPercent: 50 },
+          { key: 'B', payload: { prompt: 'v2' }, trafficPercent: 50 },
+        ],
+      });
+      assert.equal(changed.json().version, 2, changed.body);
+      const again: Counts = { A: 0, B: 0 };
+      for (let u = 0; u < 10; u++) {
+        const { variant } = await api.assign(slug, { userId: `user-${u}` });
+        await api.assign(slug, { userId: `user-${u}` });
+        again[variant]! += 1;
+      }
+      await runtime.ingest.drain();
+      const v2 = await analysisOf(api, slug, '?version=2');
+      assert.deepEqual(v2.exposed, { unit: 'user', counts: again });
+      assert.deepEqual(v2.exposures, { A: again.A! * 2, B: again.B! * 2 });
+      const pooled = await analysisOf(api, slug);
+      assert.deepEqual(pooled.exposed.counts, { A: users.A! + again.A!, B: users.B! + again.B! });
+    });
+  });
+
+  test('random: exposed counts assign calls, as exposures do', async () => {
+    await withRuntime(shared, 'exposed-random', { random: alternating() }, async (runtime) => {
+      const { api } = runtime;
+      const { slug } = await api.createExperiment();
+      // 20 users calling 3 times each: a random experiment draws every call, so calls are its units.
+      for (let u = 0; u < 20; u++) {
+        for (let c = 0; c < 3; c++) await api.assign(slug, { userId: `user-${u}` });
+      }
+      await runtime.ingest.drain();
+      const body = await analysisOf(api, slug);
+      assert.deepEqual(body.exposures, { A: 30, B: 30 });
+      assert.deepEqual(body.exposed, { unit: 'call', counts: { A: 30, B: 30 } });
+      assert.equal(body.srm.unit, 'call');
+    });
+  });
+
+  test('sticky before any exposure: 0 users, not 0 calls', async () => {
+    await withRuntime(shared, 'exposed-empty', {}, async (runtime) => {
+      const { slug } = await runtime.api.createExperiment({ assignment: 'sticky' });
+      const body = await analysisOf(runtime.api, slug);
+      assert.deepEqual(body.exposed, { unit: 'user', counts: { A: 0, B: 0 } });
+      assert.deepEqual(body.exposures, { A: 0, B: 0 });
+      assert.equal(body.srm.unit, 'user');
+      assert.equal(body.srm.pValue, null);
+    });
+  });
+});
+
 describe('analysis: degenerate data', { skip: SKIP_BACKEND }, () => {
   test('zero variance, a control mean of 0 and a single observation give warnings and nulls, never NaN', async () => {
     await withRuntime(shared, 'degenerate', {}, async (runtime) => {

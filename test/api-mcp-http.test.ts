@@ -248,6 +248,51 @@ describe('MCP over Streamable HTTP', () => {
     assert.match(text(preview), /fresh weighted draw/);
   });
 
+  test('get_analysis says what was exposed in the unit randomized: users with their calls, or calls', async () => {
+    const counted: Record<string, { users: Record<string, number>; calls: Record<string, number> }> = {};
+    for (const assignment of ['sticky', 'random'] as const) {
+      const { slug } = await rt.api.createExperiment({ slug: uniqueSlug(`mcp-${assignment}`), assignment });
+      const users: Record<string, number> = { A: 0, B: 0 };
+      const calls: Record<string, number> = { A: 0, B: 0 };
+      // 30 users calling 1 to 3 times each.
+      for (let u = 0; u < 30; u++) {
+        const seen = new Set<string>();
+        for (let c = 0; c <= u % 3; c++) {
+          const { variant } = await rt.api.assign(slug, { userId: `user-${u}` });
+          if (!seen.has(variant)) users[variant]! += 1;
+          seen.add(variant);
+          calls[variant]! += 1;
+        }
+      }
+      await rt.ingest.drain();
+      counted[assignment] = { users, calls };
+      const result = await ok(admin, 'get_analysis', { slug });
+      const answer = result.structuredContent as {
+        exposures: Record<string, number>;
+        exposed: { unit: string; counts: Record<string, number> };
+      };
+      assert.deepEqual(answer.exposures, calls);
+      const line = text(result)
+        .split('\n')
+        .find((l) => l.startsWith(`${slug}: `));
+      if (assignment === 'sticky') {
+        assert.equal(users.A! + users.B!, 30, 'the sticky hash keeps a user in one variant');
+        assert.deepEqual(answer.exposed, { unit: 'user', counts: users });
+        assert.ok(
+          line?.endsWith(
+            `; exposed A ${users.A} users (${calls.A} calls), B ${users.B} users (${calls.B} calls)`,
+          ),
+          line,
+        );
+      } else {
+        assert.deepEqual(answer.exposed, { unit: 'call', counts: calls });
+        assert.ok(line?.endsWith(`; exposed A ${calls.A} calls, B ${calls.B} calls`), line);
+      }
+    }
+    const { users, calls } = counted.sticky!;
+    assert.ok(users.A! < calls.A! && users.B! < calls.B!, 'repeat users: fewer users than calls');
+  });
+
   test("the API's refusals are tool errors with its message: scopes, unknown experiments, validation", async () => {
     const reader = await connect(url, { authorization: `Bearer ${await newKey(rt, ['read'])}` });
     try {

@@ -186,6 +186,8 @@ test('analyze report: failed and inconclusive guardrails, quantiles, users count
   );
   assert.ok(lines.includes('  B guardrail inconclusive: could be 3.1% worse; threshold 0%'), out);
   assert.ok(lines.includes('sample ratio  ok (chi-square 0.4, p = 0.53): users A 500, B 500'), out);
+  // An answer without `exposed` (an older server): the users the sample-ratio check counted, calls beside.
+  assert.ok(lines.includes('exposed       A 500 users (510 calls), B 500 users (490 calls)'), out);
   assert.ok(!out.includes('correction '), 'no correction, no correction line');
 });
 
@@ -1002,8 +1004,62 @@ test('experiments, status changes, analyze and results export against a real ser
       assert.match(run.stdout, /^verdict: not-enough-data — .+$/m);
       assert.match(run.stdout, /^no metrics yet: results logged with metrics appear here$/m);
       assert.match(run.stdout, /^sample ratio {2}not checked: calls A 0, B 0$/m);
+      assert.match(run.stdout, /^exposed {7}A 0 calls, B 0 calls$/m);
       assert.match(run.stdout, /^results {7}A 0, B 0$/m);
     });
+
+    await t.test(
+      'analyze shows what was exposed in the unit randomized: users (calls beside) if sticky, calls if random',
+      async () => {
+        const variants = [
+          { key: 'A', payload: {}, trafficPercent: 50 },
+          { key: 'B', payload: {}, trafficPercent: 50 },
+        ];
+        const sent: Record<string, { users: Record<string, number>; calls: Record<string, number> }> = {};
+        for (const assignment of ['sticky', 'random'] as const) {
+          const slug = `repeat-${assignment}`;
+          await api('POST', '/experiments', { slug, status: 'running', assignment, variants });
+          const users: Record<string, number> = { A: 0, B: 0 };
+          const calls: Record<string, number> = { A: 0, B: 0 };
+          // 40 users calling 1 to 3 times each.
+          for (let u = 0; u < 40; u++) {
+            const seen = new Set<string>();
+            for (let c = 0; c <= u % 3; c++) {
+              const { variant } = await api<{ variant: string }>('POST', `/experiment/${slug}/assign`, {
+                userId: `user-${u}`,
+              });
+              if (!seen.has(variant)) users[variant]! += 1;
+              seen.add(variant);
+              calls[variant]! += 1;
+            }
+          }
+          sent[assignment] = { users, calls };
+          // Exposures are written in the background: wait for every call's.
+          const total = calls.A! + calls.B!;
+          for (let i = 0; ; i++) {
+            const a = await api<Analysis>('GET', `/experiment/${slug}/analysis`);
+            if (a.exposures.A! + a.exposures.B! === total) break;
+            assert.ok(i < 100, `the exposures of ${slug} never reached ${total}`);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+        const sticky = await cli([...root, 'analyze', 'repeat-sticky']);
+        assert.equal(sticky.code, 0, sticky.stderr);
+        const { users, calls } = sent.sticky!;
+        assert.equal(users.A! + users.B!, 40, 'the sticky hash keeps each user in one variant');
+        const exposed = `exposed       A ${users.A} users (${calls.A} calls), B ${users.B} users (${calls.B} calls)`;
+        assert.ok(sticky.stdout.split('\n').includes(exposed), `${exposed}\n${sticky.stdout}`);
+        assert.match(sticky.stdout, new RegExp(`: users A ${users.A}, B ${users.B}$`, 'm'));
+
+        const random = await cli([...root, 'analyze', 'repeat-random']);
+        assert.equal(random.code, 0, random.stderr);
+        const r = sent.random!.calls;
+        assert.ok(
+          random.stdout.split('\n').includes(`exposed       A ${r.A} calls, B ${r.B} calls`),
+          random.stdout,
+        );
+      },
+    );
 
     await t.test(
       'analyze says how many more units a metric with an MDE needs; one-sided intervals',

@@ -198,12 +198,16 @@ describe('creating and running an experiment from the dashboard', () => {
       await page.getByTestId('status-running').click();
       await expectStatus(page, 'running');
       await traffic(400, 0);
-      await page.getByTestId('exposures-total').filter({ hasText: /^400$/ }).waitFor({ timeout: 15_000 });
+      // A random experiment: its calls are its units, shown once (no users beside them).
+      await page.getByTestId('exposed-total').filter({ hasText: /^400$/ }).waitFor({ timeout: 15_000 });
+      assert.equal(await page.getByTestId('exposed-total').getAttribute('data-unit'), 'call');
+      assert.equal(await page.getByTestId('exposures-total').count(), 0);
       const analysis = await call('GET', `/experiment/${SLUG}/analysis`);
       assert.deepEqual(
         Object.values(analysis.exposures).reduce((x: number, y) => x + (y as number), 0),
         400,
       );
+      assert.deepEqual(analysis.exposed, { unit: 'call', counts: analysis.exposures });
       await page.getByTestId('verdict-summary').filter({ hasText: analysis.verdict.summary }).waitFor();
       assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), analysis.verdict.status);
       assert.notEqual(analysis.verdict.status, 'not-enough-data');

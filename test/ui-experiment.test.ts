@@ -1,7 +1,8 @@
 // The dashboard's reading pages (issue 16) in headless Chromium against a real server: a real-looking
 // experiment (two prompts, 2,000 users with latency, cost, tokens, success and a judge score); the page's
-// numbers are compared with GET /analysis (and /timeseries) under each method and control; a sample-ratio
-// mismatch shows its banner; the results page pages, filters, opens a result, shows flagged results and
+// numbers are compared with GET /analysis (and /timeseries) under each method and control; what was
+// exposed shows in the unit randomized (users with their calls beside them, or calls) on the page, the
+// variant cards and the list; a sample-ratio mismatch shows its banner; the results page pages, filters, opens a result, shows flagged results and
 // exports CSV and NDJSON. Screenshots of every page at 1280 and 390 px go to test/artifacts/.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import type { Analysis, MetricAnalysis, VariantAnalysis } from '../src/stats/analysis-schema.js';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import {
+  ARTIFACTS_DIR,
   assertNoConsoleErrors,
   launchBrowser,
   openDashboard,
@@ -250,8 +252,7 @@ async function compareScorecard(page: Page, query: string): Promise<void> {
   await retrying(() => compareCorrectionNote(page, analysis));
   assert.equal(await text(page.locator('body'), 'verdict-summary'), analysis.verdict.summary);
   assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), analysis.verdict.status);
-  const total = Object.values(analysis.exposures as Record<string, number>).reduce((a, b) => a + b, 0);
-  assertShows(await text(page.locator('body'), 'exposures-total'), total, 'exposures');
+  await compareExposed(page, analysis);
   await compareSrmLine(page, analysis);
   await compareCorrectionNote(page, analysis);
   const rows = page.getByTestId('scorecard').locator('tbody > tr');
@@ -337,6 +338,56 @@ async function compareSrmLine(page: Page, analysis: Analysis): Promise<void> {
   assert.match(shown, analysis.srm.mismatch ? /MISMATCH/ : /as the weights ask/);
   if (analysis.srm.pValue >= 0.0001)
     assertShows(/p = ([\d.]+)/.exec(shown)![1]!, analysis.srm.pValue, 'srm p');
+}
+
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/**
+ * What was exposed, in the unit randomized, on the verdict line and each variant's card: users with their
+ * calls beside them (sticky), or calls alone (random).
+ */
+async function compareExposed(page: Page, analysis: Analysis): Promise<void> {
+  const { unit, counts } = analysis.exposed;
+  const total = page.getByTestId('exposed-total');
+  assert.equal(await total.getAttribute('data-unit'), unit);
+  assertShows(await total.innerText(), sum(counts), `${unit}s exposed`);
+  const calls = page.getByTestId('exposures-total');
+  const line = await page.getByTestId('verdict').locator('p', { has: total }).innerText();
+  if (unit === 'user') {
+    assertShows(await calls.innerText(), sum(analysis.exposures), 'the calls beside the users');
+    assert.match(line, / · exposed: [\d,]+ users? \([\d,]+ calls?\)$/, line);
+  } else {
+    assert.equal(await calls.count(), 0, 'random: the calls are the units, shown once');
+    assert.match(line, / · exposed: [\d,]+ calls?$/, line);
+  }
+  for (const [key, n] of Object.entries(counts)) {
+    const card = page.getByTestId(`variant-${key}`);
+    const shown = card.getByTestId('variant-exposed');
+    assert.equal(await shown.getAttribute('data-unit'), unit, key);
+    assertShows(await shown.innerText(), n, `${unit}s exposed to ${key}`);
+    const beside = card.getByTestId('variant-exposures');
+    if (unit === 'user') assertShows(await beside.innerText(), analysis.exposures[key]!, `calls of ${key}`);
+    else assert.equal(await beside.count(), 0, key);
+  }
+}
+
+/** The experiments list's row: what was exposed, as on the experiment's page. */
+async function compareListRow(page: Page, slug: string): Promise<void> {
+  const analysis = (await call('GET', `/experiment/${slug}/analysis`)) as Analysis;
+  const row = page.locator(`[data-testid="experiment-row"][data-slug="${slug}"]`);
+  await row.getByTestId('verdict-badge').waitFor();
+  const { unit, counts } = analysis.exposed;
+  const shown = row.getByTestId('row-exposed');
+  assert.equal(await shown.getAttribute('data-unit'), unit, slug);
+  assertShows(await shown.innerText(), sum(counts), `${slug}: ${unit}s in the list`);
+  const calls = row.getByTestId('row-exposures');
+  if (unit === 'user')
+    assertShows(await calls.innerText(), sum(analysis.exposures), `${slug}: calls in the list`);
+  else assert.equal(await calls.count(), 0, slug);
+  assert.match(
+    await text(row, 'row-exposed-cell'),
+    unit === 'user' ? /^[\d,]+ users? \([\d,]+ calls?\)$/ : /^[\d,]+ calls?$/,
+  );
 }
 
 /** Runs `check` until it passes, for up to 15 s; then its last failure. */
@@ -469,6 +520,20 @@ describe('the experiment page in headless Chromium', () => {
             `exposures of ${key} in the chart's text`,
           );
         }
+        // The chart counts calls per period; a sticky experiment's distinct users are given as totals only.
+        const caption = page.getByTestId('exposures-caption');
+        assert.equal(await caption.getAttribute('data-unit'), analysis.exposed.unit);
+        const users = /Distinct users exposed \(over the whole experiment, not per hour\): (.+)\.$/.exec(
+          (await caption.innerText()).trim(),
+        );
+        assert.ok(users, await caption.innerText());
+        for (const [key, n] of Object.entries(analysis.exposed.counts as Record<string, number>)) {
+          assertShows(
+            new RegExp(`${key} ([\\d,]+)`).exec(users[1]!)![1]!,
+            n,
+            `users of ${key} in the caption`,
+          );
+        }
         // The series says its unit (users in a sticky experiment whose values all have a user, else calls).
         const unit = page.getByTestId('series-unit');
         assert.equal(await unit.getAttribute('data-unit'), series.unit);
@@ -483,7 +548,10 @@ describe('the experiment page in headless Chromium', () => {
         await page.goto(`${base}/ui/#/`);
         const row = page.locator(`[data-testid="experiment-row"][data-slug="${SLUG}"]`);
         await row.getByTestId('verdict-badge').waitFor();
-        assertShows(await text(row, 'row-exposures'), USERS, 'exposures in the list');
+        // One call per user here: 2,000 users (2,000 calls).
+        assertShows(await text(row, 'row-exposed'), USERS, 'users in the list');
+        assertShows(await text(row, 'row-exposures'), USERS, 'calls in the list');
+        await compareListRow(page, SLUG);
         await screenshot(page, `experiments-list-${width}`);
         assertNoConsoleErrors(page);
       } finally {
@@ -529,7 +597,64 @@ describe('the experiment page in headless Chromium', () => {
       assert.ok(banner.includes(counts), `${banner} names ${counts}`);
       assert.match(await page.getByTestId('srm-line').innerText(), /MISMATCH/);
       assert.equal(await page.getByTestId('srm-line').getAttribute('data-unit'), analysis.srm.unit);
+      // Users who call 1 to 30 times: the page shows the users randomized, their calls beside them.
+      assert.deepEqual(analysis.exposed, {
+        unit: 'user',
+        counts: { A: plan.sent.users[0], B: plan.sent.users[1] },
+      });
+      assert.deepEqual(analysis.exposures, { A: plan.sent.calls[0], B: plan.sent.calls[1] });
+      assert.ok(plan.sent.calls[0]! > plan.sent.users[0]!, 'repeat users');
+      await page.getByTestId('variant-B').getByTestId('variant-exposed').waitFor();
+      await compareExposed(page, analysis);
       await screenshot(page, 'experiment-srm-1280');
+      await page
+        .getByTestId('variants')
+        .screenshot({ path: join(ARTIFACTS_DIR, 'experiment-exposed-users-1280.png') });
+      await page.goto(`${base}/ui/#/`);
+      await compareListRow(page, 'skewed');
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+});
+
+describe('exposed in the unit randomized, in headless Chromium', () => {
+  test('a random experiment shows calls, once, on its page, its cards and the list', async () => {
+    await call('POST', '/experiments', {
+      slug: 'per-call',
+      status: 'running',
+      variants: [
+        { key: 'A', payload: {}, trafficPercent: 50 },
+        { key: 'B', payload: {}, trafficPercent: 50 },
+      ],
+    });
+    // Users calling 1 to 30 times, each call drawn afresh: the calls were randomized, so calls are counted.
+    const { experiments } = (await call('GET', '/experiments/definitions')) as { experiments: Definition[] };
+    const plan = planTraffic(
+      experiments.find((d) => d.slug === 'per-call')!,
+      drawUsers(seededRandom(9), 200, 'per-call'),
+      () => ({}),
+      { random: seededRandom(10) },
+    );
+    for (let i = 0; i < plan.exposures.length; i += 1000) {
+      await call('POST', '/exposures', { exposures: plan.exposures.slice(i, i + 1000) });
+    }
+    await settled('per-call', plan.exposures.length);
+    const analysis = (await call('GET', '/experiment/per-call/analysis')) as Analysis;
+    assert.deepEqual(analysis.exposed, {
+      unit: 'call',
+      counts: { A: plan.sent.calls[0], B: plan.sent.calls[1] },
+    });
+    const page = await openDashboard(browser, base, { key: readKey, hash: '#/experiment/per-call' });
+    try {
+      await page.getByTestId('variant-B').getByTestId('variant-exposed').waitFor();
+      await compareExposed(page, analysis);
+      await page
+        .getByTestId('variants')
+        .screenshot({ path: join(ARTIFACTS_DIR, 'experiment-exposed-calls-1280.png') });
+      await page.goto(`${base}/ui/#/`);
+      await compareListRow(page, 'per-call');
       assertNoConsoleErrors(page);
     } finally {
       await page.context().close();

@@ -1,4 +1,4 @@
-// Charts: exposures per variant over time, the cumulative effect of one metric with its band, and
+// Charts: exposures (assign calls) per variant over time, the cumulative effect of one metric with its band, and
 // quality against cost per variant. Every number drawn here is in the scorecard too.
 import { useMemo, useRef } from 'preact/hooks';
 import { experimentPath, withQuery } from '../api.js';
@@ -7,6 +7,7 @@ import { href, navigate, useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
+import { exposedOf } from '../parts/exposed.js';
 import { colorOf, latest, Plot, zFor } from '../parts/plot.js';
 import { orderMetrics } from '../parts/scorecard.js';
 import { AnalysisOptions, analysisOptions, REFRESH_MS, useAnalysis } from './experiment.js';
@@ -66,7 +67,11 @@ function everyPeriod(series) {
   return out;
 }
 
-function ExposuresChart({ series, keys }) {
+/**
+ * Assign calls per variant and period (the series counts exposures per period). A sticky experiment's
+ * users are counted once over its whole life, not per period: the caption gives those totals beside the calls.
+ */
+function ExposuresChart({ series, keys, analysis }) {
   const data = useMemo(() => {
     const periods = everyPeriod(series);
     return [periods.map(([t]) => t), ...keys.map((k) => periods.map(([, e]) => e[k] ?? 0))];
@@ -74,6 +79,13 @@ function ExposuresChart({ series, keys }) {
   const totals = keys.map(
     (k) => `${k} ${formatCount(series.periods.reduce((a, b) => a + (b.exposures[k] ?? 0), 0))}`,
   );
+  const exposed = exposedOf(analysis);
+  const users =
+    exposed.unit === 'user'
+      ? ` Distinct users exposed (over the whole experiment, not per ${series.interval}): ${keys
+          .map((k) => `${k} ${formatCount(exposed.counts[k] ?? 0)}`)
+          .join(', ')}.`
+      : '';
   const one = series.periods.length === 1;
   const make = () => ({
     scales: { x: timeScale(series.interval), y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
@@ -88,7 +100,7 @@ function ExposuresChart({ series, keys }) {
         value: latest((v) => (v === null ? '—' : formatCount(v))),
       })),
     ],
-    axes: [{}, { label: `exposures per ${series.interval}`, size: 60 }],
+    axes: [{}, { label: `assign calls per ${series.interval}`, size: 60 }],
   });
   return html`<figure>
     <${Plot}
@@ -96,9 +108,11 @@ function ExposuresChart({ series, keys }) {
       shape=${`exp:${keys.join(',')}:${one}`}
       data=${data}
       testid="chart-exposures"
-      label=${`Exposures per variant per ${series.interval}; in total ${totals.join(', ')}. The totals are on the overview.`}
+      label=${`Assign calls per variant per ${series.interval}; in total ${totals.join(', ')}.${users} The totals are on the overview.`}
     />
-    <figcaption>Exposures (assignments) per variant in each ${series.interval}. Totals: ${totals.join(', ')}.</figcaption>
+    <figcaption data-testid="exposures-caption" data-unit=${exposed.unit}>
+      Exposures: assign calls per variant in each ${series.interval}${exposed.unit === 'user' ? ' (a user who calls again counts again)' : ''}. Totals: ${totals.join(', ')}.${users}
+    </figcaption>
   </figure>`;
 }
 
@@ -382,7 +396,7 @@ function Charts({ experiment, query }) {
     <${ErrorNote} error=${series.error} testid="series-error" />
     <section aria-labelledby="exposures-title">
       <h2 id="exposures-title">Exposures over time</h2>
-      ${series.data ? html`<${ExposuresChart} series=${series.data} keys=${keys} />` : html`<p class="muted">Loading…</p>`}
+      ${series.data ? html`<${ExposuresChart} series=${series.data} keys=${keys} analysis=${analysis} />` : html`<p class="muted">Loading…</p>`}
     </section>
     <section aria-labelledby="effect-title">
       <div class="section-head">

@@ -7,6 +7,7 @@ import { navigate, useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, VerdictBadge } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
+import { ExposedCount, exposedOf, sum } from '../parts/exposed.js';
 import { History } from '../parts/history.js';
 import { Scorecard } from '../parts/scorecard.js';
 import { Segments } from '../parts/segments.js';
@@ -107,7 +108,7 @@ export function useAnalysis(experiment, query) {
 
 function Verdict({ analysis }) {
   const { verdict } = analysis;
-  const total = Object.values(analysis.exposures).reduce((a, b) => a + b, 0);
+  const exposed = exposedOf(analysis);
   return html`<section
     class=${`verdict tone-${verdict.status}`}
     data-testid="verdict"
@@ -118,7 +119,9 @@ function Verdict({ analysis }) {
     <${VerdictBadge} verdict=${verdict} />
     <p class="sentence" data-testid="verdict-summary">${verdict.summary}</p>
     <p class="muted small">
-      ${`${analysis.method}, alpha ${analysis.alpha}, control ${analysis.control}, ${analysis.unit === 'user' ? 'users' : 'calls'} as units · `}<span data-testid="exposures-total">${formatCount(total)}</span> exposures
+      ${`${analysis.method}, alpha ${analysis.alpha}, control ${analysis.control}, ${analysis.unit === 'user' ? 'users' : 'calls'} as units · exposed: `}<${ExposedCount}
+        unit=${exposed.unit} units=${sum(exposed.counts)} calls=${sum(analysis.exposures)}
+        testid="exposed-total" callsTestid="exposures-total" />
     </p>
     <${SrmLine} analysis=${analysis} />
   </section>`;
@@ -204,7 +207,7 @@ function Overview({ experiment, query }) {
     ${analysis && html`<${Segments} analysis=${analysis} declared=${experiment.metrics} />`}
     <section aria-labelledby="variants-title">
       <h2 id="variants-title">Variants</h2>
-      <${VariantCards} experiment=${experiment} exposures=${analysis?.exposures} />
+      <${VariantCards} experiment=${experiment} analysis=${analysis} />
       <h3>Changes between versions</h3>
       <${Versions} experiment=${experiment} />
     </section>

@@ -1,11 +1,13 @@
-// Experiments: every experiment the key may see, filtered by status and searched by name or slug. The
-// exposures, results and the verdict come from each experiment's analysis, fetched only once its row is in view.
+// Experiments: every experiment the key may see, filtered by status and searched by name or slug. What was
+// exposed (users or calls), the results and the verdict come from each experiment's analysis, fetched only
+// once its row is in view.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { experimentPath } from '../api.js';
 import { formatCount, formatTime } from '../format.js';
 import { href, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, Loading, STATUSES, StatusBadge, VerdictBadge } from '../parts/common.js';
+import { ExposedCount, exposedOf, sum } from '../parts/exposed.js';
 
 const PAGE = 100;
 const MOST_PAGES = 20;
@@ -41,7 +43,7 @@ function limited(task) {
   });
 }
 
-/** Exposures and verdict of one row, loaded when the row scrolls into view. */
+/** The analysis of one row (exposed, results, verdict), loaded when the row scrolls into view. */
 function useRowAnalysis(slug, wanted) {
   const { api } = useSession();
   const ref = useRef(null);
@@ -70,9 +72,8 @@ function Row({ experiment: e }) {
   // A draft was never running, so it has no exposures and no verdict to fetch.
   const wanted = e.status !== 'draft';
   const { ref, analysis, error, loaded } = useRowAnalysis(e.slug, wanted);
-  const total = (counts) => (counts ? Object.values(counts).reduce((a, b) => a + b, 0) : null);
-  const exposures = analysis ? total(analysis.exposures) : null;
-  const results = analysis ? total(analysis.results) : null;
+  const exposed = analysis ? exposedOf(analysis) : null;
+  const results = analysis?.results ? sum(analysis.results) : null;
   const pending = wanted && !loaded;
   return html`<tr ref=${ref} data-testid="experiment-row" data-slug=${e.slug}>
     <td data-label="Experiment">
@@ -82,8 +83,17 @@ function Row({ experiment: e }) {
     <td data-label="Status"><${StatusBadge} status=${e.status} /></td>
     <td data-label="Assignment">${e.assignment}</td>
     <td data-label="Variants" class="num">${e.variants.length} <span class="muted small">v${e.version}</span></td>
-    <td data-label="Exposures" class="num" data-testid="row-exposures">
-      ${!wanted ? '0' : pending ? html`<span class="muted">…</span>` : exposures === null ? '—' : formatCount(exposures)}
+    <td data-label="Exposed" class="num" data-testid="row-exposed-cell">
+      ${
+        !wanted
+          ? '0'
+          : pending
+            ? html`<span class="muted">…</span>`
+            : exposed === null
+              ? '—'
+              : html`<${ExposedCount} unit=${exposed.unit} units=${sum(exposed.counts)}
+                  calls=${sum(analysis.exposures)} testid="row-exposed" callsTestid="row-exposures" />`
+      }
     </td>
     <td data-label="Results" class="num" data-testid="row-results">
       ${!wanted ? '—' : pending ? html`<span class="muted">…</span>` : results === null ? '—' : formatCount(results)}
@@ -163,7 +173,7 @@ export function ExperimentsPage() {
                   <th scope="col">Status</th>
                   <th scope="col">Assignment</th>
                   <th scope="col" class="num">Variants</th>
-                  <th scope="col" class="num">Exposures</th>
+                  <th scope="col" class="num" title="Users in sticky experiments (with their assign calls), assign calls in random ones">Exposed</th>
                   <th scope="col" class="num">Results</th>
                   <th scope="col">Verdict</th>
                   <th scope="col">Updated</th>

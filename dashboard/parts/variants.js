@@ -1,12 +1,15 @@
 // Variants with their weights and payloads, and what changed between two versions of them.
 import { useState } from 'preact/hooks';
 import { experimentPath } from '../api.js';
-import { formatCount, formatTime } from '../format.js';
+import { formatTime } from '../format.js';
 import { useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, Json } from './common.js';
+import { ExposedCount, exposedOf } from './exposed.js';
 
-export function VariantCards({ experiment, exposures }) {
+/** Each variant's weight and payload and, once the analysis is in, what it exposed. */
+export function VariantCards({ experiment, analysis }) {
+  const exposed = analysis && exposedOf(analysis);
   return html`<ul class="variant-cards" data-testid="variants">
     ${experiment.variants.map(
       (v) => html`<li class="variant-card" data-testid=${`variant-${v.key}`}>
@@ -17,7 +20,12 @@ export function VariantCards({ experiment, exposures }) {
         <div class="weight-track" aria-hidden="true">
           <div class="weight-fill" style=${{ width: `${v.trafficPercent}%` }}></div>
         </div>
-        ${exposures && html`<p class="muted small">${formatCount(exposures[v.key] ?? 0)} exposures</p>`}
+        ${
+          exposed &&
+          html`<p class="muted small">Exposed: <${ExposedCount}
+            unit=${exposed.unit} units=${exposed.counts[v.key] ?? 0} calls=${analysis.exposures[v.key] ?? 0}
+            testid="variant-exposed" callsTestid="variant-exposures" /></p>`
+        }
         <${Json} value=${v.payload} label=${`Payload of ${v.key}`} />
       </li>`,
     )}

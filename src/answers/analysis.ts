@@ -86,7 +86,10 @@ export interface Analysis {
   unit: string;
   verdict: { status: string; variant?: string; metric?: string; summary: string };
   results?: Record<string, number>;
+  /** Assign calls per variant, a user's repeats included. */
   exposures: Record<string, number>;
+  /** Exposures in the unit of the randomization (users in sticky experiments); absent from older servers. */
+  exposed?: { unit: 'user' | 'call'; counts: Record<string, number> };
   srm: {
     chiSquare: Num;
     pValue: Num;

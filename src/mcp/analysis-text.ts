@@ -1,6 +1,7 @@
 // get_analysis's text: the verdict sentence first, then a compact scorecard (a line per metric and
 // variant) an agent can read in one pass, numbers rounded as the CLI and the dashboard round them.
 import type { Analysis, MetricAnalysis, VariantAnalysis } from '../answers/analysis.js';
+import { exposedText } from '../answers/exposed.js';
 import {
   formatChance,
   formatCount,
@@ -15,11 +16,8 @@ const ROLE_ORDER: Record<string, number> = { primary: 0, guardrail: 1, secondary
 
 export function analysisText(a: Analysis): string {
   const lines = [`Verdict (${a.verdict.status}): ${a.verdict.summary}`, ''];
-  const exposures = Object.entries(a.exposures)
-    .map(([k, n]) => `${k} ${formatCount(n)}`)
-    .join(', ');
   lines.push(
-    `${a.slug}: ${a.method}, control ${a.control}, alpha ${a.alpha}, versions ${a.versions.join(', ') || '—'}; exposures ${exposures || 'none'}`,
+    `${a.slug}: ${a.method}, control ${a.control}, alpha ${a.alpha}, versions ${a.versions.join(', ') || '—'}; exposed ${exposedText(a)}`,
   );
   const metrics = [...a.metrics].sort((x, y) => rank(x) - rank(y));
   for (const m of metrics) {

@@ -131,7 +131,8 @@ export function registerTools(server: McpServer, call: Call): void {
       description:
         "The experiment's statistics: first the verdict (whether a variant won, lost or it is too early, " +
         'and why), then a compact scorecard per metric and variant (n, mean, lift with its interval, p-value ' +
-        'or chance to win), sample ratio mismatch and warnings. Read-only; safe to call any time.',
+        'or chance to win), what was exposed (users in sticky experiments, with their calls; calls in random ' +
+        'ones), sample ratio mismatch and warnings. Read-only; safe to call any time.',
       inputSchema: {
         slug: Slug,
         method: z

@@ -106,9 +106,7 @@ export class AnalysisService {
       versions: versions.filter(inVersion),
       rollups: {
         exposures,
-        exposureUsers: ((rollups as { exposureUsers?: typeof exposures }).exposureUsers ?? []).filter(
-          inVersion,
-        ),
+        exposureUsers: rollups.exposureUsers.filter(inVersion),
         results: rollups.results.filter(inVersion),
         metrics,
         units: rollups.units.filter(inVersion),

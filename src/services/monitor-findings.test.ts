@@ -162,6 +162,11 @@ describe('monitor findings', () => {
       ['srm.detected'],
       'no verdict change on a first round',
     );
+    assert.deepEqual(
+      { unit: first.events[0]!.data.unit, counts: first.events[0]!.data.counts },
+      { unit: 'call', counts: { A: 200, B: 200 } },
+      'the counts say their unit',
+    );
     const same = findings(
       experiment(),
       analysis('passed', 210, true, 'sample-ratio-mismatch'),

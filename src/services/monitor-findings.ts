@@ -119,6 +119,8 @@ export function findings(
     events.push(
       finding(src, 'srm.detected', e.slug, {
         pValue: analysis.srm.pValue,
+        // What the counts are: users (sticky experiments) or assign calls.
+        unit: analysis.srm.unit,
         counts: plain(analysis.srm.counts),
         summary: verdict.summary,
       }),

@@ -209,6 +209,7 @@ const ANALYSIS_EXAMPLE = {
     summary: 'B beats A on latency_ms: -5.3% [-10.2%, -0.4%], p = 0.03.',
   },
   exposures: { A: 214, B: 205 },
+  exposed: { unit: 'call', counts: { A: 214, B: 205 } },
   results: { A: 210, B: 198 },
   srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false, unit: 'call', counts: { A: 214, B: 205 } },
   metrics: [
@@ -333,8 +334,29 @@ export const AnalysisSchema = Type.Object(
       description: 'Results logged per variant key, in the versions analysed',
     }),
     exposures: Type.Record(Type.String(), Type.Integer(), {
-      description: 'Assignments (exposures) per variant key, in the versions analysed',
+      description:
+        "Assignments (exposures) per variant key, in the versions analysed: every assign call, a user's repeats " +
+        'included. To show how many were randomized, use exposed',
     }),
+    exposed: Type.Object(
+      {
+        unit: Type.Union([Type.Literal('user'), Type.Literal('call')], {
+          description:
+            'user: distinct users (sticky experiments, whose users were randomized); call: assign calls (random ' +
+            'experiments, or sticky ones whose users were not counted: npm run rollups:rebuild)',
+        }),
+        counts: Type.Record(Type.String(), Type.Integer(), {
+          description:
+            'Units exposed per variant key, in the versions analysed (a user once per version: pooled, a user ' +
+            'seen under two versions counts in each)',
+        }),
+      },
+      {
+        description:
+          'Exposures in the unit of the randomization: distinct users in sticky experiments (a user who calls ' +
+          'a hundred times is one), assign calls in random ones. The units the sample-ratio check tests',
+      },
+    ),
     srm: Type.Object(
       {
         chiSquare: Nullable('The chi-square statistic; null when it cannot be computed (no exposures)'),

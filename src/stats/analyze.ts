@@ -127,6 +127,8 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
     versions: o.version === null ? analysedVersions : [o.version],
     unit,
     exposures: countExposures(rollups.exposures, keys),
+    // What was exposed, counted as it was randomized: the sample-ratio check's units, shown where exposures are.
+    exposed: { unit: srm.unit, counts: { ...srm.counts } },
     results: countExposures(rollups.results, keys),
     srm,
     verdict,
@@ -138,7 +140,8 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
 /**
  * The randomized unit is what the split applies to: users in a sticky experiment (a user's repeat calls are
  * one unit), calls in a random one. Sticky experiments whose users were not counted (exposures from before
- * the counts existed: npm run rollups:rebuild) fall back to calls, with a warning.
+ * the counts existed: npm run rollups:rebuild) fall back to calls, with a warning; one with no exposures yet
+ * has 0 users, not 0 calls.
  */
 function sampleRatio(
   rollups: AnalysisRollups,
@@ -149,7 +152,7 @@ function sampleRatio(
 ): Analysis['srm'] {
   const users = rollups.exposureUsers ?? [];
   const calls = rollups.exposures.reduce((a, e) => a + e.n, 0);
-  const byUser = sticky && users.length > 0;
+  const byUser = sticky && (users.length > 0 || calls === 0);
   if (sticky && !byUser && calls > 0) {
     warnings.push(
       'srm: users exposed were not counted for these exposures (run npm run rollups:rebuild); calls tested instead',

@@ -165,7 +165,10 @@ export interface Analysis {
   versions: number[];
   unit: string;
   results: Record<string, number>;
+  /** Assign calls per variant, a user's repeats included. */
   exposures: Record<string, number>;
+  /** The exposures in the unit randomized: distinct users (sticky experiments) or calls (random ones). */
+  exposed: { unit: 'user' | 'call'; counts: Record<string, number> };
   srm: {
     chiSquare: number | null;
     pValue: number | null;

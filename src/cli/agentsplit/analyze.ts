@@ -1,10 +1,12 @@
 // `agentsplit analyze <slug>`: GET /experiment/:slug/analysis, read for people: the verdict first, then a
 // scorecard per metric (primary first, then guardrails, secondary and undeclared metrics) with its label,
 // guardrail status against the threshold and quantiles where the answer has them, the correction, the
-// sample-ratio check (users or calls) and the warnings. --json prints the API's answer as is. The answer's
+// sample-ratio check (users or calls), what was exposed (users in sticky experiments, with their calls), the
+// results and the warnings. --json prints the API's answer as is. The answer's
 // types are in src/answers/analysis.ts.
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from '../../answers/analysis.js';
+import { exposedText } from '../../answers/exposed.js';
 import {
   formatChance,
   formatCount,
@@ -135,6 +137,7 @@ export function report(a: Analysis): string {
   if (metrics.length === 0) parts.push('\nno metrics yet: results logged with metrics appear here\n');
   for (const metric of metrics) parts.push(`\n${scorecard(metric, a)}`);
   parts.push(`\n${correctionLine(a)}${srmLine(a)}`);
+  parts.push(`exposed       ${exposedText(a)}\n`);
   if (a.results) parts.push(`results       ${counts(a.results)}\n`);
   for (const warning of a.warnings) parts.push(`warning: ${warning}\n`);
   return parts.join('');

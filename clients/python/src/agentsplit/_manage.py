@@ -133,7 +133,11 @@ class Analysis(TypedDict):
     versions: List[int]
     unit: str
     results: Dict[str, int]
+    # Assign calls per variant, a user's repeats included.
     exposures: Dict[str, int]
+    # The exposures in the unit randomized: {"unit": "user" | "call", "counts": {variant: n}}, distinct
+    # users in sticky experiments, calls in random ones.
+    exposed: Dict[str, Any]
     srm: Dict[str, Any]
     metrics: List[MetricAnalysis]
     warnings: List[str]
