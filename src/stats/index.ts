@@ -28,6 +28,7 @@ export {
 export { adjustPValues, type Correction, correctFamily } from './corrections.js';
 export {
   chiSquareCdf,
+  chiSquareQuantile,
   chiSquareSf,
   normalCdf,
   normalPdf,
@@ -42,7 +43,7 @@ export { compareMeans } from './frequentist.js';
 export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';
 export { quantileLevel } from './metric-quantiles.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
-export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
+export { DEFAULT_POWER, PLANNING_CONFIDENCE, type PowerInput, unitsForPower } from './power.js';
 export {
   DEFAULT_N_STAR,
   ONE_SIDED_P_CAP,
