@@ -11,8 +11,8 @@ export const DEFAULT_POWER = 0.8;
 /**
  * One-sided confidence of the bounds a measured variance and control mean are read at. With the point
  * estimates, a pilot's noise leaves the plan short as often as long, and power falls faster on the short side
- * than it rises on the long one: test/stats-power-pilot.test.ts measured 0.72–0.77 from 30-unit pilots at the
- * plug-in n, and 0.815–0.895 with these bounds for every method and pilot size (docs/statistics.md). 80% is
+ * than it rises on the long one: test/stats-power-pilot.test.ts measured 0.57–0.77 from 30-unit pilots at the
+ * plug-in n, and 0.815–0.898 with these bounds for every method and pilot size (docs/statistics.md). 80% is
  * Browne's (1995) choice for the variance of a pilot.
  */
 export const PLANNING_CONFIDENCE = 0.8;
