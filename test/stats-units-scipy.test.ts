@@ -1,14 +1,17 @@
 // Cross-checks ratio (per-unit) metrics against numpy and scipy: python3 draws seeded raw per-user data, computes
 // each user's x (sum of values) and y (number of observations), the sums src/stats takes, and, from the raw
 // per-user arrays, the delta-method variances (np.cov and the gradient of the ratio, the difference and the
-// lift) and the Welch p-values (scipy). src/stats sees only the sums. Also checks unitsForPower against
-// scipy.stats.norm. Tolerance: 1e-9 relative, as in test/stats-scipy.test.ts (estimates and bounds against
-// max(|value|, standard error)). python3 with numpy and scipy is required: the test fails, loudly, without it.
+// lift) and the Welch p-values (scipy). src/stats sees only the sums. Also checks unitsForPower (written out
+// again in python: scipy.stats.norm, chi2.ppf, statsmodels' Wilson interval, a bounded search for the rate)
+// and chiSquareQuantile against scipy. Tolerance: 1e-9 relative, as in test/stats-scipy.test.ts (estimates
+// and bounds against max(|value|, standard error)). python3 with numpy, scipy and statsmodels is required:
+// the test fails, loudly, without it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import {
   bayesianCompare,
+  chiSquareQuantile,
   compareMeans,
   type RatioMoments,
   type Sided,
@@ -55,19 +58,34 @@ const datasets: Dataset[] = Array.from({ length: 24 }, (_, i) => {
   };
 });
 
-const powerCases = Array.from({ length: 20 }, () => ({
-  variance: logUniform(1e-3, 1e4),
-  controlMean: pick([-1, 1]) * logUniform(0.01, 100),
-  mde: logUniform(0.001, 0.5),
-  alpha: pick([0.01, 0.05, 0.1, 0.2]),
-  power: pick([0.5, 0.8, 0.9, 0.95]),
-  sided: pick(['two', 'greater', 'less'] as const),
+// Half means, half proportions; relative and absolute; most measured on some units (the pilot bounds), some
+// taken as known. Drawn after the datasets, so that these do not change.
+const powerCases = Array.from({ length: 40 }, (_, i) => {
+  const kind = i % 2 === 0 ? ('mean' as const) : ('proportion' as const);
+  const rate = logUniform(0.005, 0.95);
+  return {
+    kind,
+    variance: kind === 'mean' ? logUniform(1e-3, 1e4) : rate * (1 - rate) * pick([1, 1, 1.7]),
+    controlMean: kind === 'mean' ? pick([-1, 1]) * logUniform(0.01, 100) : rate,
+    effect: pick(['relative', 'relative', 'absolute'] as const),
+    mde: logUniform(0.001, 0.5),
+    alpha: pick([0.01, 0.05, 0.1, 0.2]),
+    power: pick([0.5, 0.8, 0.9, 0.95]),
+    sided: pick(['two', 'greater', 'less'] as const),
+    units: pick([null, 30, 200, 5000, 1e6]),
+    confidence: pick([0.6, 0.8, 0.9]),
+  };
+});
+const chiSquarePoints = Array.from({ length: 20 }, () => ({
+  p: pick([1e-12, 0.01, 0.2, 0.5, 0.8, 0.99]),
+  dof: pick([1, 3.5, 29, 199, 4999]) * pick([1, 1, 200]),
 }));
 
 const PYTHON = `
 import json, sys, math
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
+from statsmodels.stats.proportion import proportion_confint
 
 data = json.load(sys.stdin)
 
@@ -120,13 +138,50 @@ def dataset(d):
             'chanceToWin': float(stats.norm.sf(0, loc=lift, scale=math.sqrt(lift_var)))}
 
 def power(c):
+    # Written from docs/statistics.md, not from src/stats/power.ts: the difference's variance v_C + v_T, read
+    # at the pilot's one-sided bounds when units are given.
     a = c['alpha'] / 2 if c['sided'] == 'two' else c['alpha']
     z = stats.norm.isf(a) + stats.norm.ppf(c['power'])
-    # The decision also needs the lift's test, whose variance carries the control's times (1 + mde)^2.
-    return float(z ** 2 * (1 + (1 + c['mde']) ** 2) * c['variance'] / (c['mde'] * abs(c['controlMean'])) ** 2)
+    units, gamma, mde, v, m = c['units'], c['confidence'], c['mde'], c['variance'], c['controlMean']
+    zg = stats.norm.ppf(gamma)
+    if c['kind'] == 'mean':
+        vu = v if units is None else v * (units - 1) / stats.chi2.ppf(1 - gamma, units - 1)
+        if c['effect'] == 'absolute':
+            return z ** 2 * 2 * vu / mde ** 2
+        size = abs(m) - (0 if units is None else zg * math.sqrt(v / units))
+        if size <= 0:
+            return None
+        away = c['sided'] == 'two' or (c['sided'] == 'greater') == (m > 0)
+        return z ** 2 * (1 + ((1 + mde) ** 2 if away else 1)) * vu / (mde * size) ** 2
+    design = v / (m * (1 - m))
+    if units is None:
+        lo = hi = m
+    else:
+        n_eff = units / design
+        lo, hi = proportion_confint(m * n_eff, n_eff, alpha=2 * (1 - gamma), method='wilson')
+    signs = {'two': [1, -1], 'greater': [1], 'less': [-1]}[c['sided']]
+    best = None
+    for sign in signs:
+        def need(q):
+            delta = mde * q if c['effect'] == 'relative' else mde
+            shifted = q + sign * delta
+            if not (0 <= shifted <= 1):
+                return None
+            return z ** 2 * design * (q * (1 - q) + shifted * (1 - shifted)) / delta ** 2
+        points = [lo, hi]
+        if hi > lo:
+            opt = optimize.minimize_scalar(lambda q: -(need(q) or 0), bounds=(lo, hi), method='bounded',
+                                           options={'xatol': 1e-13})
+            points.append(float(opt.x))
+        for q in points:
+            n = need(q)
+            if n is not None and (best is None or n > best):
+                best = n
+    return best
 
 print(json.dumps({'datasets': [dataset(d) for d in data['datasets']],
-                  'power': [power(c) for c in data['power']]}))
+                  'power': [power(c) for c in data['power']],
+                  'chiSquare': [float(stats.chi2.ppf(c['p'], c['dof'])) for c in data['chiSquare']]}))
 `;
 
 interface Effect {
@@ -146,7 +201,8 @@ interface Reference {
     relative: Effect;
     chanceToWin: number;
   }>;
-  power: number[];
+  power: Array<number | null>;
+  chiSquare: number[];
 }
 
 function close(actual: number | null | undefined, expected: number, scale: number, what: string): void {
@@ -162,7 +218,7 @@ describe('ratio metrics and power agree with numpy/scipy to 1e-9', () => {
 
   before(() => {
     const run = spawnSync('python3', ['-c', PYTHON], {
-      input: JSON.stringify({ datasets, power: powerCases }),
+      input: JSON.stringify({ datasets, power: powerCases, chiSquare: chiSquarePoints }),
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
     });
@@ -215,18 +271,32 @@ describe('ratio metrics and power agree with numpy/scipy to 1e-9', () => {
     });
   });
 
-  it('unitsForPower: (z_{1-a} + z_power)^2 (1 + (1 + mde)^2) variance / (mde |controlMean|)^2, rounded up', () => {
+  it('chiSquareQuantile (the variance bound): scipy.stats.chi2.ppf', () => {
+    chiSquarePoints.forEach((c, i) => {
+      relative(chiSquareQuantile(c.p, c.dof), ref.chiSquare[i]!, `point ${i} (p ${c.p}, dof ${c.dof})`);
+    });
+  });
+
+  it('unitsForPower: (z_{1-a} + z_power)^2 (v_C + v_T) / delta^2 at the pilot bounds, rounded up', (t) => {
+    let planned = 0;
     powerCases.forEach((c, i) => {
       const exact = ref.power[i]!;
-      const ours = unitsForPower({ ...c, effect: 'relative' });
+      const ours = unitsForPower(c);
+      if (exact === null) {
+        assert.equal(ours, null, `case ${i}: no plan in python`);
+        return;
+      }
+      planned++;
       // The ceiling of a value within 1e-9 relative of scipy's (either integer when that is one).
       assert.ok(
         ours !== null &&
           Number.isInteger(ours) &&
           ours >= exact * (1 - TOLERANCE) &&
           ours - 1 < exact * (1 + TOLERANCE),
-        `case ${i}: got ${ours}, python ${exact}`,
+        `case ${i} (${JSON.stringify(c)}): got ${ours}, python ${exact}`,
       );
     });
+    t.diagnostic(`${planned} of ${powerCases.length} cases planned; the others have no plan in either`);
+    assert.ok(planned >= 30, `${planned} of ${powerCases.length} cases planned`);
   });
 });

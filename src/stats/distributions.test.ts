@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   chiSquareCdf,
+  chiSquareQuantile,
   chiSquareSf,
   normalCdf,
   normalQuantile,
@@ -87,5 +88,34 @@ describe('chi-square', () => {
   it('is 1 at 0 and NaN for invalid dof', () => {
     assert.equal(chiSquareSf(0, 3), 1);
     assert.ok(Number.isNaN(chiSquareSf(1, 0)));
+  });
+
+  it('inverts to -2 ln(1 - p) for 2 dof, both tails', () => {
+    for (const p of [1e-300, 1e-9, 0.2, 0.5, 0.975])
+      relClose(chiSquareQuantile(p, 2), -2 * Math.log1p(-p), 1e-12);
+    relClose(chiSquareQuantile(1 - 1e-12, 2), 2 * 12 * Math.LN10, 1e-4); // 1 - 1e-12 is not exact in floating point
+  });
+
+  it('inverts its own cdf from fractional to a million dof', () => {
+    for (const dof of [0.3, 1, 4.5, 29, 1e3, 1e6]) {
+      for (const p of [1e-30, 1e-6, 0.2, 0.5, 0.8]) {
+        // ln P changes ~sqrt(dof) times faster than ln x there, so the round trip keeps fewer digits than x.
+        relClose(chiSquareCdf(chiSquareQuantile(p, dof), dof), p, 1e-9, `dof ${dof} p ${p}`);
+      }
+      relClose(chiSquareSf(chiSquareQuantile(1 - 1e-9, dof), dof), 1e-9, 1e-6, `dof ${dof} upper`);
+    }
+  });
+
+  it('is 0 at p = 0, Infinity at p = 1, NaN outside', () => {
+    assert.equal(chiSquareQuantile(0, 3), 0);
+    assert.equal(chiSquareQuantile(1, 3), Number.POSITIVE_INFINITY);
+    for (const [p, dof] of [
+      [-0.1, 3],
+      [1.1, 3],
+      [0.5, 0],
+      [Number.NaN, 3],
+    ] as const) {
+      assert.ok(Number.isNaN(chiSquareQuantile(p, dof)), `${p} ${dof}`);
+    }
   });
 });

@@ -2,7 +2,7 @@
 // jstat supplies the starting points of the quantile searches; CDFs come from ./special.ts because jstat's
 // lose accuracy (about 1e-7 relative for t, 0.5% at 1e6 degrees of freedom) and underflow in the tails.
 import jStat from 'jstat';
-import { betaIncomplete, erfc, gammaIncomplete, logBeta } from './special.js';
+import { betaIncomplete, erfc, gammaIncomplete, logBeta, logGamma } from './special.js';
 
 const LN_SQRT_2PI = 0.9189385332046728;
 // Beyond 1e7 degrees of freedom the continued fraction for I_x(dof/2, 1/2) loses digits (x is close to 1), while
@@ -95,4 +95,45 @@ export function chiSquareCdf(x: number, dof: number): number {
 export function chiSquareSf(x: number, dof: number): number {
   if (Number.isNaN(x) || !(dof > 0)) return Number.NaN;
   return gammaIncomplete(dof / 2, x / 2)[1];
+}
+
+function chiSquarePdf(x: number, dof: number): number {
+  const k = dof / 2;
+  return Math.exp((k - 1) * Math.log(x) - x / 2 - k * Math.LN2 - logGamma(k));
+}
+
+/**
+ * Solves cdf(x) = p by Newton's method on the smaller tail against ln x (ln Q and ln P are close to linear in
+ * ln x), kept inside a bracket that each step narrows, from the Wilson–Hilferty start. The tail actually
+ * searched is the one whose probability is below 0.5, so neither end loses digits to 1 - p.
+ */
+export function chiSquareQuantile(p: number, dof: number): number {
+  if (Number.isNaN(p) || p < 0 || p > 1 || !(dof > 0)) return Number.NaN;
+  if (p === 0) return 0;
+  if (p === 1) return Number.POSITIVE_INFINITY;
+  const upper = p > 0.5;
+  const target = Math.log(upper ? 1 - p : p);
+  const tail = (x: number) => gammaIncomplete(dof / 2, x / 2)[upper ? 1 : 0];
+  const c = 2 / (9 * dof);
+  const start = dof * (1 - c + normalQuantile(p) * Math.sqrt(c)) ** 3;
+  // Where Wilson–Hilferty fails (few dof, small p), the lower tail's leading term P ≈ (x/2)^k / Gamma(k + 1).
+  const k = dof / 2;
+  let u = start > 0 ? Math.log(start) : Math.LN2 + (Math.log(p) + logGamma(k + 1)) / k;
+  let [lo, hi] = [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
+  for (let i = 0; i < 200; i++) {
+    const x = Math.exp(u);
+    const f = tail(x);
+    const excess = Math.log(f) - target;
+    // The lower tail grows with x, the upper one falls: excess > 0 means x is past the root for P, short of it for Q.
+    if (excess > 0 !== upper) hi = u;
+    else lo = u;
+    // d ln P / d ln x = pdf x / P, d ln Q / d ln x = -pdf x / Q.
+    const slope = ((upper ? -1 : 1) * chiSquarePdf(x, dof) * x) / f;
+    let next = u - excess / slope;
+    if (!(next > lo && next < hi))
+      next = Number.isFinite(lo) && Number.isFinite(hi) ? (lo + hi) / 2 : u + (upper === excess > 0 ? 1 : -1);
+    if (Math.abs(next - u) <= 1e-15 * Math.max(1, Math.abs(u))) return Math.exp(next);
+    u = next;
+  }
+  return Math.exp(u);
 }

@@ -30,6 +30,7 @@ export {
 export { adjustPValues, type Correction, correctFamily } from './corrections.js';
 export {
   chiSquareCdf,
+  chiSquareQuantile,
   chiSquareSf,
   normalCdf,
   normalPdf,
@@ -45,7 +46,7 @@ export { compareMeans } from './frequentist.js';
 export { type GuardrailResult, type GuardrailStatus, guardrailCheck } from './guardrail.js';
 export { quantileLevel } from './metric-quantiles.js';
 export { isProportion, isRatio, summarizeArm } from './moments.js';
-export { DEFAULT_POWER, type PowerInput, unitsForPower } from './power.js';
+export { DEFAULT_POWER, PLANNING_CONFIDENCE, type PowerInput, unitsForPower } from './power.js';
 export { effectiveCounts, type ScoreScale, scoreInterval, scoreZ } from './score.js';
 export {
   DEFAULT_N_STAR,

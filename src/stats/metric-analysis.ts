@@ -145,11 +145,14 @@ export function analyseMetric(
       const { warnings: _w, ...guardrail } = g;
       out.guardrail = guardrail;
     }
-    // Not yet significant: roughly how many more units the declared effect needs at 80% power.
+    // Not yet significant: how many more units the declared effect needs at 80% power, planned on the
+    // control's variance and mean at their confidence bounds (both are estimates from the units so far).
     if (mde !== null && !comparison.significant) {
       const needed = unitsForPower({
         variance: controlSummary.variance,
         controlMean: controlSummary.mean,
+        units: controlSummary.n,
+        kind: arms.kind,
         mde,
         alpha: o.alpha,
         sided: comparison.sided,
