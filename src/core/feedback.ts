@@ -82,6 +82,9 @@ export function planFeedback(
       n: sign,
       sum: sign * row.value,
       sumSquares: sign * row.value * row.value,
+      // A value taken out cannot narrow them (rollups.ts extremesAfter).
+      minValue: sign === 1 ? row.value : null,
+      maxValue: sign === 1 ? row.value : null,
     };
     plan.metrics.push(rollup);
     for (const key in row.segments) plan.segments.push({ ...rollup, key, value: row.segments[key]! });
