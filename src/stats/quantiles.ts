@@ -32,7 +32,7 @@ const Z = normalQuantile(0.975);
 /**
  * p50, p90, p95, p99 as DDSketch reads them (rank q·(n − 1), the value of the bin holding the value of rank
  * ⌊q·(n − 1)⌋): each within 1% (relative) of that value. All null when there are no values. With the values'
- * `extremes`, each is clamped into [min, max] (exact for a constant arm; no closer to 1% than before).
+ * `extremes`, each is clamped into [min, max]: exact for a constant arm, never further from its bin's values.
  */
 export function quantileSummary(bins: Iterable<SketchBin>, extremes?: Extremes | null): QuantileSummary {
   const layout = layOut(bins, extremes);
