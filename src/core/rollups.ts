@@ -142,8 +142,11 @@ export function mergeRollups<T extends MetricRollup>(parts: Iterable<T>, key: (t
       acc.n += p.n;
       acc.sum += p.sum;
       acc.sumSquares += p.sumSquares;
-      acc.minValue = lesser(acc.minValue, p.minValue);
-      acc.maxValue = greater(acc.maxValue, p.maxValue);
+      // Rows that keep none (segment rollups) stay without them.
+      if (acc.minValue !== undefined || p.minValue !== undefined) {
+        acc.minValue = lesser(acc.minValue, p.minValue);
+        acc.maxValue = greater(acc.maxValue, p.maxValue);
+      }
     } else byKey.set(k, { ...p });
   }
   return [...byKey.values()];
