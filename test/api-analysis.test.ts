@@ -410,3 +410,78 @@ describe('analysis: hostile data', { skip: SKIP_BACKEND }, () => {
     });
   });
 });
+
+// Issue 33: a DDSketch bin is ~2% wide, and its value may lie outside the data; the rollups' min and max
+// keep every quantile within them.
+describe('analysis: quantiles within the data', { skip: SKIP_BACKEND }, () => {
+  test('ratings 1–5 read p90/p95/p99 = 5 (not 5.003) and a constant 0.003 reads 0.003 (not 0.002997), in the analysis and its time series', async () => {
+    await withRuntime(shared, 'within', {}, async (runtime) => {
+      for (const assignment of ['random', 'sticky'] as const) {
+        const { slug } = await runtime.api.createExperiment({
+          assignment,
+          metrics: [
+            { name: 'rating', direction: 'increase', role: 'primary', statistic: 'p95' },
+            { name: 'cost', direction: 'decrease', role: 'secondary', statistic: 'p50' },
+          ],
+        });
+        await runtime.api.logMany(
+          slug,
+          Array.from({ length: 600 }, (_, i) => ({
+            variantKey: i % 2 ? 'B' : 'A',
+            userId: `u${i % 200}`,
+            metrics: { rating: 1 + (i % 5), cost: 0.003 },
+          })),
+        );
+        const res = await runtime.api.get(`/experiment/${slug}/analysis`);
+        assert.equal(res.statusCode, 200, res.body);
+        const metric = (name: string) => res.json().metrics.find((m: { name: string }) => m.name === name);
+        for (const v of metric('rating').variants) {
+          assert.deepEqual([v.quantiles.p90, v.quantiles.p95, v.quantiles.p99], [5, 5, 5], assignment);
+          assert.ok(v.quantiles.p50 >= 1 && v.quantiles.p50 <= 5);
+        }
+        for (const v of metric('cost').variants) {
+          assert.deepEqual(v.quantiles, { p50: 0.003, p90: 0.003, p95: 0.003, p99: 0.003 }, assignment);
+        }
+        // The compared p95 (each arm's estimate, as the time series shows it) lies within [1, 5] too.
+        const series = await runtime.api.get(
+          `/experiment/${slug}/analysis/timeseries?metric=rating&interval=hour`,
+        );
+        assert.equal(series.statusCode, 200, series.body);
+        const last = series.json().periods.at(-1).variants;
+        for (const v of last) assert.ok(v.quantile >= 1 && v.quantile <= 5, `${assignment}: ${v.quantile}`);
+      }
+    });
+  });
+});
+
+describe('analysis: warnings', { skip: SKIP_BACKEND }, () => {
+  test('each warning is listed once (a guardrail repeated its comparison’s)', async () => {
+    await withRuntime(shared, 'warnings-once', {}, async (runtime) => {
+      const { slug } = await runtime.api.createExperiment({
+        metrics: [
+          { name: 'latency', direction: 'decrease', role: 'primary' },
+          { name: 'error', direction: 'decrease', role: 'guardrail' },
+          { name: 'cost', direction: 'decrease', role: 'guardrail' },
+        ],
+      });
+      await runtime.api.logMany(
+        slug,
+        Array.from({ length: 40 }, (_, i) => ({
+          variantKey: i % 2 ? 'B' : 'A',
+          metrics: { latency: i, error: i === 3, ...(i % 2 ? { cost: i } : {}) },
+        })),
+      );
+      const res = await runtime.api.get(`/experiment/${slug}/analysis`);
+      assert.equal(res.statusCode, 200, res.body);
+      const warnings: string[] = res.json().warnings;
+      assert.deepEqual(
+        warnings.filter((w) => w.startsWith('error/B: control mean is 0') || w.startsWith('cost/B: control')),
+        [
+          'cost/B: control: no observations (n = 0)',
+          'error/B: control mean is 0: the relative lift is undefined',
+        ],
+      );
+      assert.equal(new Set(warnings).size, warnings.length, JSON.stringify(warnings, null, 1));
+    });
+  });
+});

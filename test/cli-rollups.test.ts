@@ -1,10 +1,12 @@
 // `npm run rollups:rebuild` against a real server's SQLite file: after a stream of sticky results and
 // feedback corrections, the rebuilt rollups answer the same analysis as the live ones (per-user units,
-// hourly buckets and feedback included), on the database the server wrote.
+// hourly buckets and feedback included), on the database the server wrote; and rows an earlier release
+// left without a min and max get theirs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
 import { makeTempDir, removeTempDir } from './helpers/app.js';
 import { seededRandom } from './helpers/random.js';
 import { startServer } from './helpers/server.js';
@@ -34,6 +36,17 @@ async function onSqliteFile() {
     server.child.kill('SIGTERM');
     await server.exited;
   };
+  /** Runs `edit` on the database file while the server is stopped (rows as an earlier release left them). */
+  const offline = async (edit: (db: BetterSqlite3.Database) => void) => {
+    await stop();
+    const db = new BetterSqlite3(join(dir, 'db.sqlite'));
+    try {
+      edit(db);
+    } finally {
+      db.close();
+    }
+    server = await startServer(env);
+  };
   const rebuild = async (): Promise<string> => {
     await stop();
     const rebuilt = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/rollups.ts'], {
@@ -48,7 +61,7 @@ async function onSqliteFile() {
     await stop();
     removeTempDir(dir);
   };
-  return { call, rebuild, close };
+  return { call, rebuild, offline, close };
 }
 
 const STICKY = {
@@ -106,6 +119,50 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
       await call('GET', '/experiment/rebuild/analysis/timeseries?metric=score&interval=hour'),
       liveSeries,
     );
+  } finally {
+    await close();
+  }
+});
+
+test('rollups from before migration 017 (no min and max): quantiles unclamped with a warning until npm run rollups:rebuild', async () => {
+  const { call, rebuild, offline, close } = await onSqliteFile();
+  try {
+    await call('POST', '/experiments', {
+      slug: 'ratings',
+      status: 'running',
+      variants: STICKY.variants,
+      metrics: [{ name: 'rating', direction: 'increase', role: 'primary', statistic: 'p95' }],
+    });
+    const results = Array.from({ length: 400 }, (_, i) => ({
+      variantKey: i % 2 ? 'B' : 'A',
+      metrics: { rating: 1 + (i % 5) },
+    }));
+    await call('POST', '/experiment/ratings/logs', { results });
+    const read = async () => {
+      const analysis = await call('GET', '/experiment/ratings/analysis');
+      return {
+        p99: analysis.metrics[0].variants.map((v: { quantiles: { p99: number } }) => v.quantiles.p99),
+        warnings: analysis.warnings.filter((w: string) => w.includes('not clamped')),
+      };
+    };
+    assert.deepEqual(await read(), { p99: [5, 5], warnings: [] });
+    // What migration 017 leaves of the rows an earlier release wrote.
+    await offline((db) => {
+      db.exec('UPDATE metric_rollups SET min_value = NULL, max_value = NULL');
+      db.exec('UPDATE bucket_rollups SET min_value = NULL, max_value = NULL');
+    });
+    // New values leave them unknown: they do not bound the values counted before.
+    await call('POST', '/experiment/ratings/logs', { results: results.slice(0, 2) });
+    const before = await read();
+    assert.ok(
+      before.p99.every((p: number) => p > 5),
+      `unclamped: ${before.p99}`,
+    );
+    assert.deepEqual(before.warnings, [
+      'rating: quantiles of A, B are not clamped to their min and max (values counted before those were kept: run npm run rollups:rebuild)',
+    ]);
+    await rebuild();
+    assert.deepEqual(await read(), { p99: [5, 5], warnings: [] });
   } finally {
     await close();
   }

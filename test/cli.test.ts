@@ -86,7 +86,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-test('analyze report: failed and inconclusive guardrails, quantiles, users counted (fields the store sends later)', () => {
+test('analyze report: failed and inconclusive guardrails, quantiles, a p95 metric headed P95, users counted', () => {
   // The current server sends no quantiles and counts calls for the sample ratio; this answer has both, as
   // src/stats/analysis-schema.ts declares them, so the report's reading of them is pinned here.
   const effect = (estimate: number, lo: number, hi: number) => ({
@@ -130,7 +130,7 @@ test('analyze report: failed and inconclusive guardrails, quantiles, users count
       metric('latency_ms', { statistic: 'p95', label: 'p95 of calls, users as units' }, [
         arm('A', 900, { quantiles }),
         arm('B', 990, {
-          quantiles,
+          quantiles: { p50: 850, p90: 1100, p95: 1200.4, p99: null },
           absolute: effect(90, 60, 120),
           relative: effect(0.1, 0.07, 0.13),
           pValue: 0.002,
@@ -173,13 +173,18 @@ test('analyze report: failed and inconclusive guardrails, quantiles, users count
     lines.includes('latency_ms (guardrail; p95 of calls, users as units; lower is better; threshold 5%)'),
     out,
   );
+  // A p95 metric's column is its p95 (what the difference compares), headed so; a mean metric's, the mean.
+  assert.match(out, /^VARIANT\s+N\s+P95\s+DIFFERENCE VS A\s+LIFT/m);
+  assert.match(out, /^A\s+500\s+1,110\s+control$/m);
   assert.match(
     out,
-    /^B\s+500\s+990\s+\+90 \[\+60, \+120\]\s+\+10\.0% \[\+7\.0%, \+13\.0%\]\s+0\.002\s+✗ guardrail failed$/m,
+    /^B\s+500\s+1,200\s+\+90 \[\+60, \+120\]\s+\+10\.0% \[\+7\.0%, \+13\.0%\]\s+0\.002\s+✗ guardrail failed$/m,
   );
+  assert.equal(out.match(/^VARIANT\s+N\s+MEAN\s+DIFFERENCE/gm)?.length, 1, 'cost_usd is a mean');
+  assert.match(out, /^B\s+500\s+2\.020\s+/m);
   assert.ok(lines.includes('  B guardrail failed: could be 13.0% worse; threshold 5%'), out);
   assert.ok(lines.includes('  A quantiles: p50 812, p90 1,040, p95 1,110'), out);
-  assert.ok(lines.includes('  B quantiles: p50 812, p90 1,040, p95 1,110'), out);
+  assert.ok(lines.includes('  B quantiles: p50 850, p90 1,100, p95 1,200'), out);
   assert.ok(
     lines.includes('cost_usd (guardrail; mean per call, users as units; lower is better; threshold 0%)'),
     out,

@@ -21,7 +21,11 @@ const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.
 
 class Bins {
   private rows = new Map<string, SketchBin>();
+  /** The arm's min and max, as the rollups keep them. */
+  extremes = { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY };
   add(value: number): void {
+    this.extremes.min = Math.min(this.extremes.min, value);
+    this.extremes.max = Math.max(this.extremes.max, value);
     const { side, key } = sketchBin(value);
     const id = `${side}:${key}`;
     const row = this.rows.get(id) ?? { side, key, count: 0 };
@@ -34,9 +38,15 @@ class Bins {
 }
 
 /** True when the 95% interval of the difference excludes 0 (a false positive in an A/A pair). */
-function rejects(control: Bins, treatment: Bins, q: number, units: [number, number]): boolean {
-  const c = quantileArm(control.list, q, units[0]);
-  const t = quantileArm(treatment.list, q, units[1]);
+function rejects(
+  control: Bins,
+  treatment: Bins,
+  q: number,
+  units: [number, number],
+  clamped = false,
+): boolean {
+  const c = quantileArm(control.list, q, units[0], clamped ? control.extremes : undefined);
+  const t = quantileArm(treatment.list, q, units[1], clamped ? treatment.extremes : undefined);
   assert.ok(c.stdError !== null && t.stdError !== null, `${c.warnings} ${t.warnings}`);
   const se = Math.sqrt(c.stdError ** 2 + t.stdError ** 2);
   return Math.abs(t.estimate! - c.estimate!) > Z * se;
@@ -85,5 +95,19 @@ describe('quantileArm intervals are calibrated (A/A simulation)', () => {
     );
     assert.ok(rate.effective <= 0.05 + SLACK, JSON.stringify(rate));
     assert.ok(rate.calls > 0.05 + SLACK, JSON.stringify(rate));
+  });
+
+  it('read within each arm’s min and max (where clamping bites: p99 of small arms), p95 and p99 still cover 0 in >= 93%', () => {
+    const sizes = [400, 600, 1_000, 3_000];
+    const misses = { 0.95: 0, 0.99: 0 };
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const n = sizes[pair % 4]!;
+      const arms = [new Bins(), new Bins()] as const;
+      for (const arm of arms) for (let i = 0; i < n; i++) arm.add(Math.exp(6.7 + 0.8 * normal()));
+      for (const q of [0.95, 0.99] as const) if (rejects(arms[0], arms[1], q, [n, n], true)) misses[q]++;
+    }
+    const coverage = { p95: 1 - misses[0.95] / PAIRS, p99: 1 - misses[0.99] / PAIRS };
+    console.log(`A/A coverage within min/max over ${PAIRS} pairs: ${JSON.stringify(coverage)}`);
+    assert.ok(coverage.p95 >= 0.93 && coverage.p99 >= 0.93, JSON.stringify(coverage));
   });
 });

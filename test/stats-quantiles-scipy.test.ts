@@ -13,6 +13,9 @@
 // - quantileArm stdError: 10% relative of the same rank-interval SE on the raw values (numpy 'linear' at ranks
 //   q ± 1.96·√(q(1 − q)/n)), p50/p90/p95/p99, n >= 1,000, continuous data only: on discrete data the raw SE is
 //   0 or one gap between tied values depending on where the rank interval falls, not a smooth quantity.
+// - with the raw data's min and max (as the rollups keep them), all of the above still hold, every quantile
+//   lies in [min, max], and the ratings 1–5 and constants of issue 33 read exactly where numpy's value is the
+//   min or the max.
 // python3 with numpy and scipy is required (CI has it): the test fails, loudly, without it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -45,6 +48,11 @@ def rank_se(x, q):
         return None
     return float((np.quantile(x, q + h) - np.quantile(x, q - h)) / (2 * z))
 
+# Data whose quantiles a sketch bin reads outside the data (issue 33): ratings 1–5, and constants.
+for n in [50, 1_000, 20_000]:
+    datasets.append(('ratings', n, rng.integers(1, 6, size=n).astype(float)))
+    datasets.append(('constant', n, np.full(n, 0.003)))
+
 out = []
 for name, n, x in datasets:
     out.append({
@@ -52,6 +60,7 @@ for name, n, x in datasets:
         'lower': [float(np.quantile(x, q, method='lower')) for q in QS],
         'linear': [float(np.quantile(x, q, method='linear')) for q in QS],
         'se': [rank_se(x, q) for q in QS],
+        'min': float(np.min(x)), 'max': float(np.max(x)),
     })
 print(json.dumps({'numpy': np.__version__, 'datasets': out}))
 `;
@@ -63,7 +72,12 @@ interface Dataset {
   lower: number[];
   linear: number[];
   se: (number | null)[];
+  min: number;
+  max: number;
 }
+
+/** The data sets the tests before issue 33 read (the bounded ones come after them). */
+const UNBOUNDED = new Set(['lognormal', 'normal', 'poisson']);
 
 /** The store's rows for these values: one per bin, counts summed. */
 function binsOf(values: number[]): SketchBin[] {
@@ -83,6 +97,7 @@ const relativeError = (actual: number, expected: number) =>
 
 describe('quantiles from sketch bins agree with numpy on the raw values', () => {
   let datasets: Array<Dataset & { bins: SketchBin[] }>;
+  let unbounded: typeof datasets;
 
   before(() => {
     const run = spawnSync('python3', ['-c', PYTHON], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
@@ -93,11 +108,12 @@ describe('quantiles from sketch bins agree with numpy on the raw values', () => 
     }
     const parsed = JSON.parse(run.stdout) as { datasets: Dataset[] };
     datasets = parsed.datasets.map((d) => ({ ...d, bins: binsOf(d.values) }));
+    unbounded = datasets.filter((d) => UNBOUNDED.has(d.name));
   });
 
   it("quantileSummary is within 1% of numpy.quantile(method='lower') (rank ⌊q·(n − 1)⌋)", () => {
     let worst = 0;
-    for (const d of datasets) {
+    for (const d of unbounded) {
       const summary = quantileSummary(d.bins);
       assert.deepEqual(summary.warnings, []);
       KEYS.forEach((key, i) => {
@@ -114,7 +130,7 @@ describe('quantiles from sketch bins agree with numpy on the raw values', () => 
 
   it("quantileArm's estimate is within one bin's width of numpy.quantile(method='linear')", () => {
     const worst: Record<string, number> = {};
-    for (const d of datasets) {
+    for (const d of unbounded) {
       QS.forEach((q, i) => {
         const arm = quantileArm(d.bins, q, d.n);
         assert.ok(arm.estimate !== null, `${d.name} n=${d.n} q=${q}: ${arm.warnings}`);
@@ -129,7 +145,7 @@ describe('quantiles from sketch bins agree with numpy on the raw values', () => 
   it('quantileArm stdError is within 10% of the rank-interval SE on the raw values (n >= 1,000, continuous)', () => {
     let worst = 0;
     let compared = 0;
-    for (const d of datasets) {
+    for (const d of unbounded) {
       if (d.n < 1_000 || d.name === 'poisson') continue;
       QS.forEach((q, i) => {
         const arm = quantileArm(d.bins, q, d.n);
@@ -146,7 +162,7 @@ describe('quantiles from sketch bins agree with numpy on the raw values', () => 
   });
 
   it('the discrete data (ties, zeros) still get a positive stdError that shrinks like 1/√n', () => {
-    const poisson = datasets.filter((d) => d.name === 'poisson' && d.n >= 1_000);
+    const poisson = unbounded.filter((d) => d.name === 'poisson' && d.n >= 1_000);
     for (const q of QS) {
       const ses = poisson.map((d) => quantileArm(d.bins, q, d.n).stdError);
       assert.ok(
@@ -155,6 +171,63 @@ describe('quantiles from sketch bins agree with numpy on the raw values', () => 
       );
       // n grows 20× then 10×: the SE falls, as the rank interval narrows inside the tied values' bins.
       assert.ok(ses[0]! > ses[1]! && ses[1]! > ses[2]!, `q=${q}: ${ses}`);
+    }
+  });
+
+  it('read within the raw min and max, every quantile lies in [min, max] and keeps the accuracy above', () => {
+    let worst = { summary: 0, arm: 0, se: 0 };
+    let outside = 0;
+    for (const d of datasets) {
+      const extremes = { min: d.min, max: d.max };
+      const free = quantileSummary(d.bins);
+      const summary = quantileSummary(d.bins, extremes);
+      assert.deepEqual(summary.warnings, []);
+      QS.forEach((q, i) => {
+        const key = KEYS[i]!;
+        const what = `${d.name} n=${d.n} ${key}`;
+        if (free[key]! < d.min || free[key]! > d.max) outside++;
+        assert.ok(summary[key]! >= d.min && summary[key]! <= d.max, `${what}: ${summary[key]}`);
+        const error = relativeError(summary[key]!, d.lower[i]!);
+        assert.ok(error <= SKETCH_RELATIVE_ACCURACY + 1e-12, `${what}: ${summary[key]} vs ${d.lower[i]}`);
+        const arm = quantileArm(d.bins, q, d.n, extremes);
+        assert.ok(arm.estimate! >= d.min && arm.estimate! <= d.max, `${what}: arm ${arm.estimate}`);
+        const armError = relativeError(arm.estimate!, d.linear[i]!);
+        assert.ok(armError <= BIN_WIDTH, `${what}: arm ${arm.estimate} vs ${d.linear[i]}`);
+        worst = { ...worst, summary: Math.max(worst.summary, error), arm: Math.max(worst.arm, armError) };
+        // The standard error: never wider than unclamped; on continuous data still within 10% of numpy's.
+        const unclamped = quantileArm(d.bins, q, d.n).stdError;
+        if (arm.stdError !== null) assert.ok(arm.stdError <= unclamped! + 1e-12, `${what}: SE widened`);
+        if (d.n >= 1_000 && (d.name === 'lognormal' || d.name === 'normal')) {
+          const seError = relativeError(arm.stdError!, d.se[i]!);
+          worst.se = Math.max(worst.se, seError);
+          assert.ok(seError <= SE_TOLERANCE, `${what}: SE ${arm.stdError} vs raw ${d.se[i]}`);
+        }
+      });
+    }
+    // Without the min and max, the ratings' and constants' quantiles leave the data (the issue's reproduction).
+    assert.ok(outside > 0);
+    console.log(
+      `within min/max: ${outside} quantile(s) read outside the data unclamped, none clamped; largest relative ` +
+        `error: summary ${worst.summary.toExponential(2)}, estimate ${worst.arm.toExponential(2)}, SE ${worst.se.toFixed(4)}`,
+    );
+  });
+
+  it('ratings 1–5 read p90/p95/p99 = 5 as numpy does (not 5.003), and a constant 0.003 reads 0.003 exactly', () => {
+    for (const d of datasets.filter((x) => x.name === 'ratings' || x.name === 'constant')) {
+      const summary = quantileSummary(d.bins, { min: d.min, max: d.max });
+      QS.forEach((q, i) => {
+        const key = KEYS[i]!;
+        // Exact where numpy's value is the min or the max (every quantile of a constant; 5s of ratings).
+        if (d.lower[i] === d.max || d.lower[i] === d.min) {
+          assert.equal(summary[key], d.lower[i], `${d.name} n=${d.n} ${key}`);
+        }
+        if (d.name === 'constant') {
+          assert.equal(quantileArm(d.bins, q, d.n, { min: d.min, max: d.max }).estimate, 0.003);
+        }
+      });
+      if (d.name === 'ratings') assert.deepEqual([summary.p90, summary.p95, summary.p99], [5, 5, 5]);
+      else
+        assert.deepEqual([summary.p50, summary.p90, summary.p95, summary.p99], [0.003, 0.003, 0.003, 0.003]);
     }
   });
 });

@@ -438,9 +438,15 @@ for (const backend of backends) {
       );
     });
 
-    test('rollups follow every committed batch, and a rebuild from raw rows equals them', async () => {
+    test('rollups follow every committed batch, and a rebuild from raw rows equals them (min and max too)', async () => {
       const { id } = await store.insertExperiment(experiment('rollups'));
       const random = seededRandom(7);
+      // The least and greatest value of each version, variant and metric, as logged.
+      const extremes = new Map<string, [number, number]>();
+      const see = (key: string, x: number) => {
+        const [lo, hi] = extremes.get(key) ?? [x, x];
+        extremes.set(key, [Math.min(lo, x), Math.max(hi, x)]);
+      };
       const values = () => ({
         latency_ms: Math.round(100 + 900 * random()),
         cost: random() / 100,
@@ -461,6 +467,10 @@ for (const backend of backends) {
           }
           const countKey = `${batch < 10 ? 1 : 2}/${variant}`;
           expectedResults.set(countKey, (expectedResults.get(countKey) ?? 0) + 1);
+          for (const [metric, x] of Object.entries(metrics)) {
+            if (typeof x !== 'string')
+              see(`${countKey}/${metric}/${typeof x === 'number' ? 'mean' : 'proportion'}`, Number(x));
+          }
           return result(id, {
             variantKey: variant,
             version: batch < 10 ? 1 : 2,
@@ -481,6 +491,11 @@ for (const backend of backends) {
         expectedLatency,
       );
       assert.ok(live.metrics.every((m) => m.metric !== 'label'));
+      const extremesOf = (rows: MetricRollup[]) =>
+        new Map(
+          rows.map((m) => [`${m.version}/${m.variantKey}/${m.metric}/${m.kind}`, [m.minValue, m.maxValue]]),
+        );
+      assert.deepEqual(extremesOf(live.metrics), extremes);
       assert.equal(
         live.exposures.reduce((a, e) => a + e.n, 0),
         await store.countExposures(id),
@@ -509,6 +524,7 @@ for (const backend of backends) {
           key(m),
         );
       }
+      assert.deepEqual(extremesOf(rebuilt.metrics), extremes);
       assert.deepEqual(
         rebuilt.exposures.map((e) => [key(e), e.n]).sort(),
         live.exposures.map((e) => [key(e), e.n]).sort(),
@@ -619,6 +635,37 @@ for (const backend of backends) {
         ).sort(),
         [`${hourOf(HOUR_1)} 1/A/latency/mean`, `${hourOf(HOUR_1)} 1/B/latency/mean`],
       );
+    });
+
+    test('min and max per rollup row: a corrected extreme stays in the live range (every value ever counted) until a rebuild narrows it', async () => {
+      const { id } = await store.insertExperiment(experiment('extremes-feedback'));
+      const targets = [1, 2, 3].map((latency) =>
+        result(id, { variantKey: 'A', createdAt: HOUR_1, metrics: JSON.stringify({ latency }) }),
+      );
+      await store.appendBatch({ results: targets, exposures: [] });
+      const rate = async (logId: string, value: number) =>
+        store.appendBatch({
+          results: [],
+          exposures: [],
+          feedback: [await feedbackOn(id, logId, [{ metric: 'rating', kind: 'mean', value }], HOUR_2)],
+        });
+      for (const [i, value] of [1, 3, 5].entries()) await rate(targets[i]!.logId, value);
+      const range = async (metric: string) => {
+        const [all] = (await store.readRollups(id)).metrics.filter((m) => m.metric === metric);
+        const [hour] = (await store.readHourly(id)).metrics.filter((m) => m.metric === metric);
+        return [all!.minValue, all!.maxValue, hour!.minValue, hour!.maxValue];
+      };
+      assert.deepEqual(await range('latency'), [1, 3, 1, 3]);
+      assert.deepEqual(await range('rating'), [1, 5, 1, 5]);
+      // 5 corrected to 4: the 5 cannot be taken back out of a max, so it stays until a rebuild.
+      await rate(targets[2]!.logId, 4);
+      assert.deepEqual(await range('rating'), [1, 5, 1, 5]);
+      // A new value past them moves them, a value inside them does not.
+      await rate(targets[1]!.logId, 0.5);
+      assert.deepEqual(await range('rating'), [0.5, 5, 0.5, 5]);
+      await store.rebuildRollups(id);
+      assert.deepEqual(await range('rating'), [0.5, 4, 0.5, 4]);
+      assert.deepEqual(await range('latency'), [1, 3, 1, 3]);
     });
 
     test('feedback: the same target and metric again replaces the value (n unchanged, sums moved by the difference), in the hour it was first counted', async () => {
@@ -808,6 +855,8 @@ for (const backend of backends) {
       const logged: NewResult[] = [];
       const rated = new Map<string, string>();
       const replaced = { value: 0, kind: 0 };
+      /** Each rated result's latest rating: the rollup row it counts in, and its value. */
+      const ratings = new Map<string, { key: string; value: number }>();
       for (let b = 0; b < 5; b++) {
         const at = b < 3 ? HOUR_1 : HOUR_2;
         const results = Array.from({ length: 10 }, (_, k) => {
@@ -830,6 +879,7 @@ for (const backend of backends) {
           const before = rated.get(target.logId);
           if (before !== undefined) replaced[before === kind ? 'value' : 'kind']++;
           rated.set(target.logId, kind);
+          ratings.set(target.logId, { key: `1/${target.variantKey}/rating/${kind}`, value });
           feedback.push(await feedbackOn(id, target.logId, [{ metric: 'rating', kind, value }], at));
         }
         await store.appendBatch({ results, exposures: [], feedback });
@@ -862,6 +912,55 @@ for (const backend of backends) {
         'hourly rollups',
       );
       assertSameUnits(unitStats(rebuilt.units), nonEmptyUnits(unitStats(live.units)));
+      // Min and max: rebuilt, those of the values counted now; live, of every value ever counted (a rating
+      // replaced keeps its old value's reach: rebuild.ts), so the rebuilt range lies inside the live one, and
+      // the metrics no feedback touched come back the same.
+      const now = new Map<string, [number, number]>();
+      const see = (key: string, x: number) => {
+        const [lo, hi] = now.get(key) ?? [x, x];
+        now.set(key, [Math.min(lo, x), Math.max(hi, x)]);
+      };
+      for (const r of logged) {
+        const { cost, ok } = JSON.parse(r.metrics!) as { cost: number; ok: boolean };
+        see(`1/${r.variantKey}/cost/mean`, cost);
+        see(`1/${r.variantKey}/ok/proportion`, ok ? 1 : 0);
+      }
+      for (const { key, value } of ratings.values()) see(key, value);
+      see(`1/${thumbed.variantKey}/thumbs/proportion`, 1);
+      const ranges = (rows: MetricRollup[]) =>
+        new Map(
+          rows
+            .filter((m) => m.n !== 0)
+            .map((m) => [`${m.version}/${m.variantKey}/${m.metric}/${m.kind}`, [m.minValue, m.maxValue]]),
+        );
+      assert.deepEqual(ranges(rebuilt.metrics), now);
+      for (const [key, [lo, hi]] of ranges(live.metrics)) {
+        const [min, max] = now.get(key)!;
+        assert.ok(lo! <= min && hi! >= max, `${key}: live [${lo}, ${hi}] holds [${min}, ${max}]`);
+        if (!key.includes('/rating/')) assert.deepEqual([lo, hi], [min, max], key);
+      }
+      // Per hour: each hour's range inside the live one's, and the hours' ranges span the all-time one.
+      const hourRanges = (rows: Array<MetricRollup & { hour: string }>) =>
+        new Map(
+          rows.filter((m) => m.n !== 0).map((m) => [`${m.hour} ${m.variantKey}/${m.metric}/${m.kind}`, m]),
+        );
+      const liveHours = hourRanges(liveBuckets.metrics);
+      for (const [key, m] of hourRanges(rebuiltBuckets.metrics)) {
+        const l = liveHours.get(key)!;
+        assert.ok(l.minValue! <= m.minValue! && l.maxValue! >= m.maxValue!, key);
+        if (!key.includes('/rating/'))
+          assert.deepEqual([l.minValue, l.maxValue], [m.minValue, m.maxValue], key);
+      }
+      for (const [key, [min, max]] of now) {
+        const hours = rebuiltBuckets.metrics.filter(
+          (m) => m.n !== 0 && key === `1/${m.variantKey}/${m.metric}/${m.kind}`,
+        );
+        assert.deepEqual(
+          [Math.min(...hours.map((m) => m.minValue!)), Math.max(...hours.map((m) => m.maxValue!))],
+          [min, max],
+          key,
+        );
+      }
       // Issue 23's sums: the same sketch bins, and hourly unit moves that add up to the same unit rollups
       // (per hour they may differ where a correction reached back: see rebuild.ts).
       assert.ok(live.sketches.length > 0 && liveBuckets.units.length > 0);
@@ -1591,6 +1690,48 @@ for (const backend of sqlBackends) {
       const expected = rollUpResults(old.map(rolledResult));
       assert.equal(expected.length, 4);
       assert.deepEqual(sorted((await store.readRollups(id)).metrics), sorted(expected));
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+// Migration 017 adds the metric rollups' min and max as NULL (unknown) to rows already stored: new values
+// leave them unknown (alone they do not bound the values counted before), and a rebuild fills them.
+for (const backend of sqlBackends) {
+  test(`${backend.name}: rollups stored before migration 017 keep an unknown min and max under new values until a rebuild`, {
+    skip: backend.skip,
+  }, async () => {
+    const db = await openDatabase(await backend.target());
+    try {
+      await migrate(db);
+      const store = new SqlStore(db);
+      const { id } = await store.insertExperiment(experiment('before-017'));
+      const logged = (latency: number) =>
+        result(id, { variantKey: 'A', createdAt: HOUR_1, metrics: JSON.stringify({ latency }) });
+      await store.appendBatch({ results: [logged(50), logged(10)], exposures: [] });
+      // As migration 017 leaves the rows of an earlier release.
+      for (const table of ['metric_rollups', 'bucket_rollups'] as const) {
+        await db.readWrite
+          .updateTable(table)
+          .set({ min_value: null, max_value: null })
+          .where('experiment_id', '=', id)
+          .execute();
+      }
+      await store.appendBatch({ results: [logged(30), logged(70)], exposures: [] });
+      const ranges = async () => [
+        ...(await store.readRollups(id)).metrics.map((m) => [m.minValue, m.maxValue]),
+        ...(await store.readHourly(id)).metrics.map((m) => [m.minValue, m.maxValue]),
+      ];
+      assert.deepEqual(await ranges(), [
+        [null, null],
+        [null, null],
+      ]);
+      await store.rebuildRollups(id);
+      assert.deepEqual(await ranges(), [
+        [10, 70],
+        [10, 70],
+      ]);
     } finally {
       await db.close();
     }

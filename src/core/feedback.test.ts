@@ -53,6 +53,24 @@ test('the same metric again replaces the value: the old one leaves, the new one 
   assert.equal(row.createdAt, '2026-01-01T10:15:00.000Z');
 });
 
+test('min and max: the value entering carries its own, the value leaving none; segment rollups keep none', () => {
+  const current = new Map<string, FeedbackRow>();
+  const segments = () => ({ plan: 'pro' });
+  planFeedback([item(4)], current, never, segments);
+  const plan = planFeedback([item(2)], current, never, segments);
+  for (const rows of [plan.metrics, plan.hourly]) {
+    assert.deepEqual(
+      rows.map((m) => [m.n, m.minValue, m.maxValue]),
+      [
+        [-1, null, null],
+        [1, 2, 2],
+      ],
+    );
+  }
+  assert.equal(plan.segments.length, 2);
+  assert.ok(plan.segments.every((m) => !('minValue' in m) && !('maxValue' in m)));
+});
+
 test('a name over the cap is stored, not rolled up', () => {
   const plan = planFeedback([item(4)], new Map(), () => true);
   assert.equal(plan.rows.length, 1);

@@ -73,7 +73,7 @@ export function planFeedback(
   const written = new Map<string, FeedbackRow>();
   const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean, writtenAt: string) => {
     if (row.overCap) return;
-    const rollup: MetricRollup = {
+    const sums: MetricRollup = {
       experimentId: row.experimentId,
       version: row.version,
       variantKey: row.variantKey,
@@ -83,8 +83,12 @@ export function planFeedback(
       sum: sign * row.value,
       sumSquares: sign * row.value * row.value,
     };
+    // Segment rollups keep no min and max (segments read no quantiles).
+    for (const key in row.segments) plan.segments.push({ ...sums, key, value: row.segments[key]! });
+    // A value taken out adds none: it cannot narrow them (rollups.ts extremesAfter).
+    const extreme = sign === 1 ? row.value : null;
+    const rollup: MetricRollup = { ...sums, minValue: extreme, maxValue: extreme };
     plan.metrics.push(rollup);
-    for (const key in row.segments) plan.segments.push({ ...rollup, key, value: row.segments[key]! });
     plan.hourly.push({ ...rollup, hour: hourOf(row.createdAt) });
     if (row.kind === 'mean') plan.sketches.add(row, row.metric, row.value, sign, hourOf(row.createdAt));
     if (unit && row.userId !== null) {

@@ -111,6 +111,8 @@ function rollUp(results: Iterable<RolledResult>, byHour: boolean): MetricRollup[
           n: 0,
           sum: 0,
           sumSquares: 0,
+          minValue: null,
+          maxValue: null,
         };
         if (byHour) (acc as HourlyRollup).hour = r.hour!;
         byName.set(metric, acc);
@@ -119,12 +121,18 @@ function rollUp(results: Iterable<RolledResult>, byHour: boolean): MetricRollup[
       acc.n += 1;
       acc.sum += x;
       acc.sumSquares += x * x;
+      if (typeof acc.minValue !== 'number' || x < acc.minValue) acc.minValue = x;
+      if (typeof acc.maxValue !== 'number' || x > acc.maxValue) acc.maxValue = x;
     }
   }
   return out;
 }
 
-/** Sums signed rollup changes per key (feedback replacing a value moves n by 0 and the sums by the difference). */
+/**
+ * Sums signed rollup changes per key (feedback replacing a value moves n by 0 and the sums by the difference).
+ * Their min and max widen to the values the changes add (null: a change that adds none, such as a value
+ * taken out: an extreme cannot be taken back out, see extremesAfter).
+ */
 export function mergeRollups<T extends MetricRollup>(parts: Iterable<T>, key: (t: T) => string): T[] {
   const byKey = new Map<string, T>();
   for (const p of parts) {
@@ -134,9 +142,37 @@ export function mergeRollups<T extends MetricRollup>(parts: Iterable<T>, key: (t
       acc.n += p.n;
       acc.sum += p.sum;
       acc.sumSquares += p.sumSquares;
+      // Rows that keep none (segment rollups) stay without them.
+      if (acc.minValue !== undefined || p.minValue !== undefined) {
+        acc.minValue = lesser(acc.minValue, p.minValue);
+        acc.maxValue = greater(acc.maxValue, p.maxValue);
+      }
     } else byKey.set(k, { ...p });
   }
   return [...byKey.values()];
+}
+
+const known = (x: number | null | undefined): x is number => typeof x === 'number';
+const lesser = (a: number | null | undefined, b: number | null | undefined) =>
+  known(a) && known(b) ? Math.min(a, b) : known(a) ? a : known(b) ? b : null;
+const greater = (a: number | null | undefined, b: number | null | undefined) =>
+  known(a) && known(b) ? Math.max(a, b) : known(a) ? a : known(b) ? b : null;
+
+/**
+ * A stored row's min and max after a move (the rule of the SQL upserts, row-statements.ts, and of the memory
+ * store): each moves only to a value past it, so a stored null (unknown: rows from before migration 017)
+ * stays null until a rebuild, and a move that adds no value changes nothing. A value taken out leaves
+ * them as they were: live extremes are those of every value ever counted, a rebuild's those counted now.
+ */
+export function extremesAfter(
+  stored: Pick<MetricRollup, 'minValue' | 'maxValue'>,
+  move: Pick<MetricRollup, 'minValue' | 'maxValue'>,
+): { minValue: number | null; maxValue: number | null } {
+  const [min, max] = [stored.minValue ?? null, stored.maxValue ?? null];
+  return {
+    minValue: known(move.minValue) && min !== null && move.minValue < min ? move.minValue : min,
+    maxValue: known(move.maxValue) && max !== null && move.maxValue > max ? move.maxValue : max,
+  };
 }
 
 export const metricRollupKey = (r: MetricRollup) =>

@@ -1,6 +1,6 @@
 // get_analysis's text: the verdict sentence first, then a compact scorecard (a line per metric and
 // variant) an agent can read in one pass, numbers rounded as the CLI and the dashboard round them.
-import type { Analysis, MetricAnalysis, VariantAnalysis } from '../answers/analysis.js';
+import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from '../answers/analysis.js';
 import { exposedText } from '../answers/exposed.js';
 import {
   formatChance,
@@ -42,8 +42,16 @@ function rank(m: MetricAnalysis): number {
   return ROLE_ORDER[m.role ?? ''] ?? 3;
 }
 
+/** What the metric compares and the variant's value of it: its mean, or its p95 (not the mean under that name). */
+function compared(m: MetricAnalysis, v: VariantAnalysis): [string, Num] {
+  const q = m.statistic as keyof NonNullable<VariantAnalysis['quantiles']> | undefined;
+  if (q === undefined || !['p50', 'p90', 'p95', 'p99'].includes(q)) return ['mean', v.mean];
+  return [q, v.quantiles?.[q] ?? null];
+}
+
 function variantLine(a: Analysis, m: MetricAnalysis, v: VariantAnalysis): string {
-  const head = `${v.key}: n ${formatCount(v.n)}, ${m.statistic && m.statistic !== 'mean' ? m.statistic : 'mean'} ${formatValue(v.mean, m.kind)}`;
+  const [statistic, value] = compared(m, v);
+  const head = `${v.key}: n ${formatCount(v.n)}, ${statistic} ${formatValue(value, m.kind)}`;
   if (v.key === a.control || v.relative === undefined) return `${head} (control)`;
   const test = formatTest(v.test);
   const lift = `lift ${formatLift(v.relative.estimate)} ${formatLiftInterval(v.relative.ci)}${test ? ` (${test})` : ''}`;

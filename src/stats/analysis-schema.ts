@@ -112,7 +112,7 @@ export const VariantAnalysisSchema = Type.Object(
         {
           description:
             "Numeric metrics: quantiles of the variant's values (per call), from write-time DDSketch sketches " +
-            '(within 1% relative of a value of that rank)',
+            "(within 1% relative of a value of that rank, and within the variant's observed min and max)",
         },
       ),
     ),

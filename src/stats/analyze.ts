@@ -133,7 +133,8 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
     srm,
     verdict,
     metrics,
-    warnings,
+    // Once each: a guardrail's check repeats its comparison's warnings (both compare the same arms).
+    warnings: [...new Set(warnings)],
   };
 }
 

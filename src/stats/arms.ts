@@ -13,6 +13,12 @@ export interface MetricRollupRow {
   n: number;
   sum: number;
   sumSquares: number;
+  /**
+   * The smallest and largest value counted (numeric rows; quantiles are read within them). null: unknown
+   * (counted before migration 017, until npm run rollups:rebuild). Absent: the caller keeps none.
+   */
+  minValue?: number | null;
+  maxValue?: number | null;
 }
 
 export interface FoldedMetric {

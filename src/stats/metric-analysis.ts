@@ -122,7 +122,7 @@ export function analyseMetric(
     const data = compared.data.get(key)!;
     const summary = summarizeArm(arms.data.get(key)!);
     const base: VariantAnalysis = { key, n: arms.n.get(key)!, mean: summary.mean, stdDev: summary.stdDev };
-    if (bins !== null) base.quantiles = quantilesOf(bins.get(key)!);
+    if (bins !== null) base.quantiles = quantilesOf(bins.get(key)!, arms.extremes.get(key));
     if (key === control || draft.analysis.noVariation) return base;
     const comparison = compareWith(draft, key, o.alpha);
     draft.analysis.sided = comparison.sided as Sided;

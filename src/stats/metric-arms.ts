@@ -1,6 +1,7 @@
 // Owns the arms of one metric as the analysis compares them: per call, or per user (sticky experiments) as a
 // ratio of sums, with what decided the unit and the words that say what each number is.
 import { foldArms, type MetricKind, type MetricRollupRow, toArmData } from './arms.js';
+import { ExtremesFold, unknownExtremesWarning } from './metric-quantiles.js';
 import type { ArmData, RatioMoments } from './types.js';
 
 /** What a metric is analysed per: the user (sticky experiments, ADR 0018) or the call. */
@@ -29,6 +30,8 @@ export interface Arms {
   n: Map<string, number>;
   /** Per variant, the users' Σy and Σy² (values and their squares per user), for quantiles' effective units. */
   users: Map<string, { sumY: number; sumY2: number }> | null;
+  /** Per variant, the min and max of its values (numeric metrics), which its quantiles are read within. */
+  extremes: ExtremesFold;
 }
 
 const emptyRatio = (): RatioMoments => ({ n: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 });
@@ -47,12 +50,16 @@ export function armsOf(
 ): Arms {
   const { kind, arms, warnings: foldWarnings } = foldArms(rows, keys);
   warnings.push(...foldWarnings.map((w) => `${name}: ${w}`));
+  const extremes = new ExtremesFold();
+  if (kind === 'mean') for (const r of rows) extremes.add(r);
+  warnings.push(...unknownExtremesWarning(extremes.unknown(keys)).map((w) => `${name}: ${w}`));
   const perCall: Arms = {
     kind,
     unit: 'call',
     data: new Map(keys.map((k) => [k, toArmData(kind, arms.get(k)!)])),
     n: new Map(keys.map((k) => [k, arms.get(k)!.n])),
     users: null,
+    extremes,
   };
   if (!sticky) return perCall;
   const ratios = new Map<string, RatioMoments>(keys.map((k) => [k, emptyRatio()]));
@@ -82,6 +89,7 @@ export function armsOf(
     data: new Map(keys.map((k) => [k, ratios.get(k)!])),
     n: new Map(keys.map((k) => [k, ratios.get(k)!.n])),
     users: new Map(keys.map((k) => [k, { sumY: ratios.get(k)!.sumY, sumY2: ratios.get(k)!.sumY2 }])),
+    extremes,
   };
 }
 

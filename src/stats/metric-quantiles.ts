@@ -1,9 +1,14 @@
 // Owns a metric's quantiles in the analysis: each variant's p50/p90/p95/p99 from its write-time sketch bins,
-// and, for a metric declared with `statistic: pNN`, the arms that compare that quantile (quantiles.ts).
+// read within the variant's observed min and max, and, for a metric declared with `statistic: pNN`, the arms
+// that compare that quantile (quantiles.ts).
 
+import type { MetricRollupRow } from './arms.js';
 import type { Arms } from './metric-arms.js';
 import { effectiveUnits, type QuantileArm, quantileArm, quantileSummary } from './quantiles.js';
 import type { SketchBin, SketchSide } from './sketch.js';
+import type { Extremes } from './sketch-layout.js';
+
+export type { Extremes };
 
 /** One bin of one variant's sketch of a metric (versions already chosen). */
 export interface SketchRowLike {
@@ -25,9 +30,58 @@ export function binsByVariant(
   return out;
 }
 
-export function quantilesOf(bins: readonly SketchBin[]): Quantiles {
-  const { p50, p90, p95, p99 } = quantileSummary(bins);
+export function quantilesOf(bins: readonly SketchBin[], extremes?: Extremes | null): Quantiles {
+  const { p50, p90, p95, p99 } = quantileSummary(bins, extremes);
   return { p50, p90, p95, p99 };
+}
+
+/**
+ * Folds rollup rows' min and max into running extremes per variant (pooled versions, or the hours so far).
+ * Only numeric rows holding values count. A variant's extremes are null (unknown: read unclamped, with a
+ * warning) once a row with values has none recorded: rows from before migration 017, until npm run
+ * rollups:rebuild. Rows without the fields at all come from callers that keep no extremes: a variant with
+ * only such rows is read unclamped without a warning; mixed with rows that have them, it is unknown.
+ */
+export class ExtremesFold {
+  private readonly state = new Map<string, Extremes | null | 'untracked'>();
+
+  add(row: MetricRollupRow): void {
+    if (row.kind !== 'mean' || !(row.n > 0)) return;
+    const { minValue: min, maxValue: max } = row;
+    const seen = this.state.get(row.variantKey);
+    if (min === undefined && max === undefined) {
+      this.state.set(row.variantKey, seen === undefined || seen === 'untracked' ? 'untracked' : null);
+      return;
+    }
+    if (seen === null || seen === 'untracked' || typeof min !== 'number' || typeof max !== 'number') {
+      this.state.set(row.variantKey, null);
+      return;
+    }
+    this.state.set(
+      row.variantKey,
+      seen === undefined ? { min, max } : { min: Math.min(seen.min, min), max: Math.max(seen.max, max) },
+    );
+  }
+
+  /** A variant's extremes so far: null when unknown, undefined when not tracked (or no values yet). */
+  get(key: string): Extremes | null | undefined {
+    const seen = this.state.get(key);
+    return seen === 'untracked' ? undefined : seen;
+  }
+
+  /** The variants whose extremes are unknown, in `keys`' order. */
+  unknown(keys: readonly string[]): string[] {
+    return keys.filter((k) => this.state.get(k) === null);
+  }
+}
+
+/** The warning for variants read unclamped because their extremes are unknown (none: no warning). */
+export function unknownExtremesWarning(variants: readonly string[]): string[] {
+  if (variants.length === 0) return [];
+  return [
+    `quantiles of ${variants.join(', ')} are not clamped to their min and max (values counted before those were ` +
+      'kept: run npm run rollups:rebuild)',
+  ];
 }
 
 /** 'p95' → 0.95; null for 'mean'. */
@@ -54,7 +108,7 @@ export function quantileArms(
     const values = variantBins.reduce((a, b) => a + b.count, 0);
     const users = arms.users?.get(key);
     const units = users ? effectiveUnits(users.sumY, users.sumY2, warnings) : values;
-    const r = units === null ? null : quantileArm(variantBins, q, units);
+    const r = units === null ? null : quantileArm(variantBins, q, units, arms.extremes.get(key));
     warnings.push(...(r?.warnings ?? []).map((w) => `${name}/${key}: ${w}`));
     out.set(
       key,

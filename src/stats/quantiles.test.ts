@@ -126,6 +126,64 @@ describe('quantileArm', () => {
   });
 });
 
+describe('quantiles within the min and max', () => {
+  const KEYS = ['p50', 'p90', 'p95', 'p99'] as const;
+  const extremesOf = (values: number[]) => ({ min: Math.min(...values), max: Math.max(...values) });
+
+  it('a constant arm reads exactly its value, however its bin sits around it', () => {
+    for (const value of [0.003, 5, -7.25, 1e-320, 123_456.789]) {
+      const values = Array.from({ length: 50 }, () => value);
+      const extremes = extremesOf(values);
+      const s = quantileSummary(binsOf(values), extremes);
+      for (const key of KEYS) assert.equal(s[key], value, `${value} ${key}`);
+      assert.equal(quantileArm(binsOf(values), 0.95, 50, extremes).estimate, value);
+      // Unclamped, the sketch answers its bin's value instead (0.002997 for 0.003).
+      if (value === 0.003) assert.notEqual(quantileSummary(binsOf(values)).p50, value);
+    }
+  });
+
+  it('ratings 1–5: p90/p95/p99 read 5, not the top bin’s 5.003; every reading stays in [1, 5]', () => {
+    const ratings = Array.from({ length: 1000 }, (_, i) => 1 + (i % 5));
+    const extremes = { min: 1, max: 5 };
+    const s = quantileSummary(binsOf(ratings), extremes);
+    assert.deepEqual([s.p90, s.p95, s.p99], [5, 5, 5]);
+    assert.ok(quantileSummary(binsOf(ratings)).p99! > 5, 'unclamped it passes the max');
+    for (let q = 0.01; q < 1; q += 0.01) {
+      const arm = quantileArm(binsOf(ratings), q, 1000, extremes);
+      assert.ok(arm.estimate! >= 1 && arm.estimate! <= 5, `q=${q}: ${arm.estimate}`);
+    }
+  });
+
+  it('clamping never widens the standard error, and leaves readings inside the data untouched', () => {
+    const values = Array.from({ length: 4000 }, (_, i) => Math.exp(Math.sin(i * 7.1) * 1.5) * 100);
+    const extremes = extremesOf(values);
+    for (const q of [0.5, 0.9, 0.95, 0.99]) {
+      const free = quantileArm(binsOf(values), q, 4000);
+      const clamped = quantileArm(binsOf(values), q, 4000, extremes);
+      assert.ok(clamped.stdError! > 0 && clamped.stdError! <= free.stdError! + 1e-12, `q=${q}`);
+      assert.ok(clamped.estimate! >= extremes.min && clamped.estimate! <= extremes.max);
+    }
+    // The median's rank interval is far from the min's and the max's bins: nothing moves.
+    assert.deepEqual(
+      quantileArm(binsOf(values), 0.5, 4000, extremes),
+      quantileArm(binsOf(values), 0.5, 4000),
+    );
+  });
+
+  it('invalid extremes are ignored with a warning (read unclamped); none given: no warning', () => {
+    const bins = binsOf([1, 2, 3]);
+    for (const extremes of [
+      { min: 3, max: 1 },
+      { min: Number.NaN, max: 3 },
+    ]) {
+      const s = quantileSummary(bins, extremes);
+      assert.deepEqual(s, { ...quantileSummary(bins), warnings: [s.warnings[0]!] });
+      assert.match(s.warnings.join(), /invalid min\/max/);
+    }
+    assert.deepEqual(quantileSummary(bins, null).warnings, []);
+  });
+});
+
 describe('interpolatedQuantile', () => {
   it('is continuous and non-decreasing in rank, also across gaps between bins and the sign change', () => {
     const layout = layOut(binsOf([-30, -2, -2, 0, 0, 1, 1.001, 8, 500]));

@@ -4,7 +4,7 @@
 
 import { normalQuantile } from './distributions.js';
 import { type SketchBin, sketchOf } from './sketch.js';
-import { interpolatedQuantile, layOut } from './sketch-layout.js';
+import { clamp, type Extremes, interpolatedQuantile, layOut } from './sketch-layout.js';
 import type { QuantileMoments } from './types.js';
 
 export interface QuantileSummary {
@@ -31,17 +31,23 @@ const Z = normalQuantile(0.975);
 
 /**
  * p50, p90, p95, p99 as DDSketch reads them (rank q·(n − 1), the value of the bin holding the value of rank
- * ⌊q·(n − 1)⌋): each within 1% (relative) of that value. All null when there are no values.
+ * ⌊q·(n − 1)⌋): each within 1% (relative) of that value. All null when there are no values. With the values'
+ * `extremes`, each is clamped into [min, max]: exact for a constant arm, never further from its bin's values.
  */
-export function quantileSummary(bins: Iterable<SketchBin>): QuantileSummary {
-  const layout = layOut(bins);
+export function quantileSummary(bins: Iterable<SketchBin>, extremes?: Extremes | null): QuantileSummary {
+  const layout = layOut(bins, extremes);
   const warnings = [...layout.warnings];
   if (layout.n === 0) {
     warnings.push('no values');
     return { p50: null, p90: null, p95: null, p99: null, warnings };
   }
   const sketch = sketchOf(layout.bins);
-  const at = (q: number) => sketch.getValueAtQuantile(q);
+  // The bin's value clamped is the clamped layout's representative (sketch-layout.ts layOut).
+  const at = (q: number) => {
+    const value = sketch.getValueAtQuantile(q);
+    const e = layout.extremes;
+    return e ? clamp(value, e.min, e.max) : value;
+  };
   return { p50: at(0.5), p90: at(0.9), p95: at(0.95), p99: at(0.99), warnings };
 }
 
@@ -64,9 +70,17 @@ export function effectiveUnits(sumY: number, sumY2: number, warnings: string[] =
  * The q-quantile of the values in bins with its standard error, GrowthBook's way: ranks q ± z·√(q(1 − q)/units)
  * (z = 1.96) give values L and U, and stdError = (U − L) / (2z). Values are read continuously inside bins
  * (sketch-layout.ts), so the estimate moves smoothly and U − L does not collapse to 0 inside one bin.
+ * With the values' `extremes` the bins are read inside [min, max]: the estimate, L and U stay within the
+ * data, and U − L can only shrink (the reading is a non-decreasing map that never stretches a distance), by
+ * less than one bin's width, where the rank interval reaches the bin holding the min or the max.
  */
-export function quantileArm(bins: Iterable<SketchBin>, q: number, units: number): QuantileArmResult {
-  const layout = layOut(bins);
+export function quantileArm(
+  bins: Iterable<SketchBin>,
+  q: number,
+  units: number,
+  extremes?: Extremes | null,
+): QuantileArmResult {
+  const layout = layOut(bins, extremes);
   const warnings = [...layout.warnings];
   const result: QuantileArmResult = { n: null, estimate: null, stdError: null, warnings };
   if (!(typeof q === 'number' && q > 0 && q < 1)) {

@@ -2,7 +2,9 @@
 // mapping, and a continuous quantile function over them. A bin is ~2% wide, so for large n a rank interval
 // falls inside one bin; reading every bin as one value would then give a zero-width interval. Instead the c
 // values of a bin are read as spread evenly across its range, which is exact for a density that is flat
-// across 2% of its values (any smooth one, at the bins' scale).
+// across 2% of its values (any smooth one, at the bins' scale). Given the values' observed minimum and
+// maximum, every range is first narrowed to them: no value read lies outside the data (docs/statistics.md,
+// "Quantiles").
 import { SKETCH_RELATIVE_ACCURACY, type SketchBin, sketchOf } from './sketch.js';
 
 const ALPHA = SKETCH_RELATIVE_ACCURACY;
@@ -21,12 +23,20 @@ export interface LaidBin {
   representative: number;
 }
 
+/** The smallest and largest value counted (the write-time rollups keep them: core/rollups.ts). */
+export interface Extremes {
+  min: number;
+  max: number;
+}
+
 export interface SketchLayout {
   bins: LaidBin[];
   /** Number of values: Σ count. */
   n: number;
   /** cumulative[j]: number of values in bins before j. */
   cumulative: number[];
+  /** The min and max the bins were clamped to; null when none were given (or they were invalid). */
+  extremes: Extremes | null;
   warnings: string[];
 }
 
@@ -40,8 +50,15 @@ function range(side: -1 | 0 | 1, key: number): Omit<LaidBin, 'side' | 'key' | 'c
     : { low: -high, high: -low, representative: -value };
 }
 
-/** Valid bins merged by (side, key) and sorted by value; invalid rows are skipped with one warning. */
-export function layOut(rows: Iterable<SketchBin>): SketchLayout {
+/** x moved into [lo, hi] (lo <= hi). */
+export const clamp = (x: number, lo: number, hi: number) => Math.min(Math.max(x, lo), hi);
+
+/**
+ * Valid bins merged by (side, key) and sorted by value; invalid rows are skipped with one warning. With
+ * `extremes`, each bin's range and value are clamped into [min, max]: the values counted in a bin lie in both,
+ * so they lie in the clamped range, and every reading keeps its accuracy (it can only move closer to them).
+ */
+export function layOut(rows: Iterable<SketchBin>, extremes?: Extremes | null): SketchLayout {
   const counts = new Map<string, { side: -1 | 0 | 1; key: number; count: number }>();
   let invalid = 0;
   for (const row of rows) {
@@ -61,17 +78,36 @@ export function layOut(rows: Iterable<SketchBin>): SketchLayout {
     counts.set(id, bin);
   }
   const order = (b: { side: number; key: number }) => (b.side === 0 ? 0 : b.side * (MAX_KEY + 1 + b.key));
+  const warnings: string[] = [];
+  const bounds = (extremes && validExtremes(extremes, warnings)) ?? null;
   const bins = [...counts.values()]
     .sort((a, b) => order(a) - order(b))
-    .map((b) => ({ ...b, ...range(b.side, b.key) }));
+    .map((b) => {
+      const r = range(b.side, b.key);
+      if (!bounds) return { ...b, ...r };
+      const { min, max } = bounds;
+      return {
+        ...b,
+        low: clamp(r.low, min, max),
+        high: clamp(r.high, min, max),
+        representative: clamp(r.representative, min, max),
+      };
+    });
   const cumulative: number[] = [];
   let n = 0;
   for (const b of bins) {
     cumulative.push(n);
     n += b.count;
   }
-  const warnings = invalid > 0 ? [`${invalid} invalid sketch bin(s) ignored`] : [];
-  return { bins, n, cumulative, warnings };
+  if (invalid > 0) warnings.unshift(`${invalid} invalid sketch bin(s) ignored`);
+  return { bins, n, cumulative, extremes: bounds, warnings };
+}
+
+/** The extremes when they are finite numbers with min <= max; otherwise undefined, with a warning. */
+function validExtremes(e: Extremes, warnings: string[]): Extremes | undefined {
+  if (Number.isFinite(e.min) && Number.isFinite(e.max) && e.min <= e.max) return e;
+  warnings.push(`invalid min/max (${e.min}, ${e.max}) ignored: quantiles not clamped`);
+  return undefined;
 }
 
 /** The bin holding the value of 0-based index i (0 <= i < n): the last j with cumulative[j] <= i. */

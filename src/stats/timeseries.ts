@@ -5,7 +5,7 @@
 import { countExposures, foldArms, type MetricKind, type MetricRollupRow, toArmData } from './arms.js';
 import { type AnalysisMethod, compareArms, resolveSided, type SidedOption } from './compare.js';
 import type { UnitRollupRow } from './metric-arms.js';
-import type { SketchRowLike } from './metric-quantiles.js';
+import { ExtremesFold, type SketchRowLike, unknownExtremesWarning } from './metric-quantiles.js';
 import { summarizeArm } from './moments.js';
 import { effectiveUnits, quantileArm } from './quantiles.js';
 import type { SketchBin } from './sketch.js';
@@ -116,13 +116,15 @@ export function cumulativeSeries(
   const momentsOf = (key: string): ArmData =>
     perUser ? { ...users.get(key)! } : toArmData(kind, { ...calls.get(key)! });
   const quantile = kind === 'mean' ? o.quantile : undefined;
+  // Each hour's min and max folded as the hours pass: the quantiles as of a period lie within its data.
+  const extremes = new ExtremesFold();
   // A quantile's arm: its units are the values, or the users' effective number (as the analysis counts them).
   const armOf = (key: string): ArmData => {
     if (!quantile) return momentsOf(key);
     const variantBins = [...bins.get(key)!.values()];
     const u = users.get(key)!;
     const units = perUser ? effectiveUnits(u.sumY, u.sumY2) : calls.get(key)!.n;
-    const r = units === null ? null : quantileArm(variantBins, quantile.level, units);
+    const r = units === null ? null : quantileArm(variantBins, quantile.level, units, extremes.get(key));
     return r && r.n !== null && r.estimate !== null && r.stdError !== null
       ? { n: r.n, estimate: r.estimate, stdError: r.stdError }
       : { n: 0, estimate: 0, stdError: 0 };
@@ -143,6 +145,7 @@ export function cumulativeSeries(
       arm.n += r.n;
       arm.sum += r.sum;
       arm.sumSquares += r.sumSquares;
+      extremes.add(r);
     }
     for (const b of sketchesByHour.get(period) ?? []) {
       const variant = bins.get(b.variantKey);
@@ -187,6 +190,7 @@ export function cumulativeSeries(
     });
     return { start: period, exposures: countExposures(exposuresByHour.get(period) ?? [], keys), variants };
   });
+  if (quantile) warnings.push(...unknownExtremesWarning(extremes.unknown(keys)));
   if (o.units !== undefined && !perUser && values > 0) {
     warnings.push(
       `${values - withUser} of ${values} values have no user's unit (results without a userId, or written before hourly per-user sums: run npm run rollups:rebuild); the series is per call`,

@@ -9,6 +9,7 @@ import {
 } from '../core/exposure-users.js';
 import {
   type ExposureRollup,
+  extremesAfter,
   type HourlyRollup,
   hourlyRollupKey,
   type MetricRollup,
@@ -250,15 +251,19 @@ export class MemoryRollups {
   }
 }
 
-/** Adds a rollup's n, sum and sum of squares to the total under its key (a copy when it is the first). */
+/**
+ * Adds a rollup's n, sum and sum of squares to the total under its key (a copy when it is the first), and
+ * moves its min and max as the SQL upsert does (core/rollups.ts extremesAfter).
+ */
 function addMoments<T extends MetricRollup>(totals: Map<string, T>, r: T, key: (r: T) => string): void {
   const k = key(r);
   const total = totals.get(k);
   if (!total) {
-    totals.set(k, { ...r });
+    totals.set(k, { ...r, minValue: r.minValue ?? null, maxValue: r.maxValue ?? null });
     return;
   }
   total.n += r.n;
   total.sum += r.sum;
   total.sumSquares += r.sumSquares;
+  Object.assign(total, extremesAfter(total, r));
 }

@@ -1,13 +1,17 @@
 // Rebuilding one experiment's rollups from raw rows (results, feedback, exposures), exactly as the writes
-// built them: per-call, hourly and per-user sums, distinct users, sketch bins. Runs inside the caller's
-// transaction, under its locks.
+// built them: per-call, hourly and per-user sums with their min and max, distinct users, sketch bins. Runs
+// inside the caller's transaction, under its locks.
 //
 // What it cannot reproduce: the hourly unit moves (bucket_unit_rollups) of feedback corrections. Live, a
 // correction moves the users' sums in the hour it is written; the feedback row keeps only its latest value
 // and the hour of its first, so the rebuild counts the latest value in that first hour. Totals over all
-// hours (= unit_rollups) agree; the hours between the first value and its correction differ. Everything
-// else is replayed in the hour it was written in (a result's created_at hour, the hour its bucket rollups
-// use) and comes back the same (float sums up to rounding order; integer-valued metrics exactly).
+// hours (= unit_rollups) agree; the hours between the first value and its correction differ. Nor the min
+// and max (migration 017) of a metric whose extreme value a feedback correction replaced: live they are
+// those of every value ever counted (an extreme cannot be taken back out), rebuilt those of the values
+// counted now, a range inside the live one. Rows from before migration 017 (NULL) get theirs here.
+// Everything else is replayed in the hour it was written in (a result's created_at hour, the hour its
+// bucket rollups use) and comes back the same (float sums up to rounding order; integer-valued metrics
+// exactly).
 import type { Kysely, Transaction } from 'kysely';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { type ExposureUser, exposureUserKey } from '../core/exposure-users.js';

@@ -114,17 +114,27 @@ interface Upsert {
   keys: string[];
   add?: string[];
   replace?: string[];
+  /**
+   * Columns kept as the least (`min`) or greatest (`max`) value: the stored one unless the row's is past it.
+   * A stored NULL stays NULL (unknown until a rebuild) and a NULL in the row changes nothing, as
+   * core/rollups.ts extremesAfter.
+   */
+  least?: string[];
+  greatest?: string[];
   /** Rows per multi-row statement (SQLite allows 32766 bound parameters, PostgreSQL 65535). */
   chunk: number;
 }
 
+/** The metric rollups' min and max (migration 017). */
+const EXTREMES = { least: ['min_value'], greatest: ['max_value'] };
+
 /** Every table a batch (or a rebuild) upserts into: the one shape of all their statements. */
 const UPSERTS = {
-  metric_rollups: { keys: METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
+  metric_rollups: { keys: METRIC, add: ['n', 'sum', 'sum_squares'], ...EXTREMES, chunk: 2000 },
   exposure_rollups: { keys: VARIANT, add: ['n'], chunk: 2000 },
   result_rollups: { keys: VARIANT, add: ['n'], chunk: 2000 },
   exposure_user_rollups: { keys: VARIANT, add: ['n'], chunk: 2000 },
-  bucket_rollups: { keys: HOURLY_METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
+  bucket_rollups: { keys: HOURLY_METRIC, add: ['n', 'sum', 'sum_squares'], ...EXTREMES, chunk: 2000 },
   bucket_exposures: {
     keys: ['experiment_id', 'bucket', 'experiment_version', 'variant_key'],
     add: ['n'],
@@ -160,7 +170,16 @@ export type UpsertTable = keyof typeof UPSERTS;
 
 /** `build` of the multi-row upsert into `table`, as UPSERTS describes it. */
 function upsert(table: UpsertTable): RowStatement['build'] {
-  const { keys, add = [], replace = [] }: Upsert = UPSERTS[table];
+  const { keys, add = [], replace = [], least = [], greatest = [] }: Upsert = UPSERTS[table];
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely types the builder per table; this one serves many
+  const past = (eb: any, c: string, op: '<' | '>') =>
+    // NULL on either side compares to NULL, so the ELSE keeps the stored value.
+    eb
+      .case()
+      .when(eb.ref(`excluded.${c}`), op, eb.ref(`${table}.${c}`))
+      .then(eb.ref(`excluded.${c}`))
+      .else(eb.ref(`${table}.${c}`))
+      .end();
   return (db, rows) =>
     db
       .insertInto(table)
@@ -173,6 +192,8 @@ function upsert(table: UpsertTable): RowStatement['build'] {
           Object.fromEntries([
             ...add.map((c) => [c, eb(`${table}.${c}`, '+', eb.ref(`excluded.${c}`))]),
             ...replace.map((c) => [c, eb.ref(`excluded.${c}`)]),
+            ...least.map((c) => [c, past(eb, c, '<')]),
+            ...greatest.map((c) => [c, past(eb, c, '>')]),
           ]),
         );
       });
@@ -193,8 +214,14 @@ const OF_VARIANT = ['experimentId', 'version', 'variantKey'] as const;
 const UNIT_SUMS = ['units', 'sumX', 'sumX2', 'sumY', 'sumY2', 'sumXY'] as const;
 const MOMENTS = ['n', 'sum', 'sumSquares'] as const;
 
-const metricRollupRow = rowsOf<MetricRollup>([...OF_VARIANT, 'metric', 'kind', ...MOMENTS]);
-const hourlyRollupRow = rowsOf<HourlyRollup>([...OF_VARIANT, 'hour', 'metric', 'kind', ...MOMENTS]);
+/** A metric rollup's columns: its key, its sums, and its min and max (null: the move added no value). */
+function withExtremes<T extends MetricRollup>(columns: (r: T) => Record<string, unknown>) {
+  return (r: T) => ({ ...columns(r), min_value: r.minValue ?? null, max_value: r.maxValue ?? null });
+}
+const metricRollupRow = withExtremes(rowsOf<MetricRollup>([...OF_VARIANT, 'metric', 'kind', ...MOMENTS]));
+const hourlyRollupRow = withExtremes(
+  rowsOf<HourlyRollup>([...OF_VARIANT, 'hour', 'metric', 'kind', ...MOMENTS]),
+);
 const countRow = rowsOf<ExposureRollup>([...OF_VARIANT, 'n']);
 const hourlyCountRow = rowsOf<ExposureRollup & { hour: string }>([...OF_VARIANT, 'hour', 'n']);
 const unitSumRow = rowsOf<UnitSum>([...OF_VARIANT, 'userId', 'metric', 'kind', 'n', 'sum']);

@@ -96,6 +96,9 @@ export interface MetricRollupsTable {
   n: number;
   sum: number;
   sum_squares: number;
+  /** The least and greatest value counted (migration 017); NULL: unknown, rows from before it. */
+  min_value: number | null;
+  max_value: number | null;
 }
 
 export interface ExposureRollupsTable {
@@ -242,6 +245,8 @@ export interface BucketRollupsTable {
   n: number;
   sum: number;
   sum_squares: number;
+  min_value: number | null;
+  max_value: number | null;
 }
 
 export interface BucketExposuresTable {
@@ -319,7 +324,7 @@ export interface SegmentPendingTable {
 }
 
 /** Metric sums per segment key and value (migration 011). */
-export interface SegmentRollupsTable extends MetricRollupsTable {
+export interface SegmentRollupsTable extends Omit<MetricRollupsTable, 'min_value' | 'max_value'> {
   segment_key: string;
   value: string;
 }

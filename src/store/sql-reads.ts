@@ -84,6 +84,8 @@ const toMetricRollup = (m: Selectable<Database['metric_rollups']>): MetricRollup
   n: Number(m.n),
   sum: Number(m.sum),
   sumSquares: Number(m.sum_squares),
+  minValue: m.min_value === null ? null : Number(m.min_value),
+  maxValue: m.max_value === null ? null : Number(m.max_value),
 });
 
 const toCount = (r: Selectable<Database['exposure_rollups']>) => ({

@@ -210,9 +210,10 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     : adjusted
       ? `p (${CORRECTION_WORDS[a.correction] ?? a.correction}-adjusted)`
       : 'p-value';
+  const [column, value] = compared(metric);
   const rows = metric.variants.map((v) => {
     if (v.key === a.control || !v.absolute) {
-      return [v.key, formatCount(v.n), formatValue(v.mean, metric.kind), 'control', '', '', ''];
+      return [v.key, formatCount(v.n), formatValue(value(v), metric.kind), 'control', '', '', ''];
     }
     const difference = `${formatDifference(v.absolute.estimate, metric.kind)} ${formatDifferenceInterval(v.absolute.ci, metric.kind)}`;
     const lift = v.relative ? `${formatLift(v.relative.estimate)} ${formatLiftInterval(v.relative.ci)}` : '—';
@@ -224,7 +225,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     return [
       v.key,
       formatCount(v.n),
-      formatValue(v.mean, metric.kind),
+      formatValue(value(v), metric.kind),
       difference,
       lift,
       shown,
@@ -233,18 +234,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
   });
   const lines = [
     heading,
-    table(
-      [
-        'variant',
-        'n',
-        metric.kind === 'proportion' ? 'rate' : 'mean',
-        `difference vs ${a.control}`,
-        'lift',
-        evidence,
-        'significance',
-      ],
-      rows,
-    ),
+    table(['variant', 'n', column, `difference vs ${a.control}`, 'lift', evidence, 'significance'], rows),
   ];
   for (const v of metric.variants) {
     if (v.guardrail) {
@@ -279,6 +269,17 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
 function intervalsOf(metric: MetricAnalysis): string | null {
   const labels = [...new Set(metric.variants.map((v) => formatTest(v.test)).filter(Boolean))];
   return labels.length === 0 ? null : `intervals: ${labels.join(' / ')}`;
+}
+
+/**
+ * The column of what is compared, and each variant's value in it: the rate, the mean, or the quantile a
+ * `statistic: pNN` metric compares (its difference and lift are that quantile's, so the column says p95).
+ */
+function compared(metric: MetricAnalysis): [string, (v: VariantAnalysis) => Num] {
+  if (metric.kind === 'proportion') return ['rate', (v) => v.mean];
+  const statistic = QUANTILES.find((k) => k === metric.statistic);
+  if (statistic === undefined) return ['mean', (v) => v.mean];
+  return [statistic, (v) => v.quantiles?.[statistic] ?? null];
 }
 
 /** Better, worse, guardrail failed or not significant, as the dashboard's chip says it. */
