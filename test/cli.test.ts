@@ -21,6 +21,8 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { report } from '../src/cli/agentsplit/analyze.js';
 import type { Analysis } from '../src/stats/analysis-schema.js';
+import type { TestUsed } from '../src/stats/compare.js';
+import { testLabel } from '../src/stats/wording.js';
 import { startServer } from './helpers/server.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -769,7 +771,7 @@ test('experiments, status changes, analyze and results export against a real ser
         const lines = run.stdout.trimEnd().split('\n');
         assert.match(
           lines[0]!,
-          /^verdict: winner — B beats A on success: \+\d+(\.\d)? points \[.+\], p [<=] [\d.]+; cost_usd is .+$/,
+          /^verdict: winner — B beats A on success: \+\d+(\.\d)? points \[.+\] \(95% score interval\), p [<=] [\d.]+; cost_usd is .+$/,
         );
         assert.match(
           lines[1]!,
@@ -781,9 +783,10 @@ test('experiments, status changes, analyze and results export against a real ser
         const label = (name: string) => analysis.metrics.find((m) => m.name === name)!.label;
         assert.equal(label('cost_usd'), 'mean per call, users as units');
         assert.deepEqual(headings, [
-          `success (primary; ${label('success')}; higher is better)`,
-          `cost_usd (guardrail; ${label('cost_usd')}; lower is better; threshold 0%)`,
-          `rating (${label('rating')}; no direction declared; BH-adjusted)`,
+          `success (primary; ${label('success')}; higher is better; intervals: 95% score interval)`,
+          `cost_usd (guardrail; ${label('cost_usd')}; lower is better; threshold 0%; intervals: 95% Welch t interval)`,
+          // BH over the undeclared metrics: the level of its intervals depends on the family's p-values.
+          `rating (${label('rating')}; no direction declared; BH-adjusted; intervals: ${testLabel(analysis.metrics.find((m) => m.name === 'rating')!.variants[1]!.test! as TestUsed)})`,
           `retries (${label('retries')}; no direction declared)`,
         ]);
         const header = lines[lines.indexOf(headings[0]!) + 1]!;
@@ -810,7 +813,7 @@ test('experiments, status changes, analyze and results export against a real ser
         const size = `${Math.abs(worse * 100).toFixed(1)}%`;
         assert.equal(
           lines[lines.indexOf(headings[1]!) + 4],
-          `  B guardrail ${guardrail.status}: ${worse > 0 ? `could be ${size} worse` : `at worst ${size} better`}; threshold 0%`,
+          `  B guardrail ${guardrail.status}: ${worse > 0 ? `could be ${size} worse` : `at worst ${size} better`} (90% Welch t interval); threshold 0%`,
         );
         const ratingB = lines[lines.indexOf(headings[2]!) + 3]!;
         assert.match(ratingB, /^B\s+\d+\s+[\d.]+\s+.+\s+not significant$/);
@@ -924,7 +927,7 @@ test('experiments, status changes, analyze and results export against a real ser
         assert.match(holm.stdout, /95% confidence intervals, holm correction;/);
         assert.match(
           holm.stdout,
-          /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P \(HOLM\)\s+SIGNIFICANCE$/m,
+          /^VARIANT\s+N\s+RATE\s+DIFFERENCE VS A\s+LIFT\s+P \(HOLM-ADJUSTED\)\s+SIGNIFICANCE$/m,
         );
         // Which metrics the correction covers: every metric but guardrails (and constant ones).
         const holmed = await api<Analysis>('GET', '/experiment/support-prompt/analysis?correction=holm');
@@ -934,8 +937,14 @@ test('experiments, status changes, analyze and results export against a real ser
           holm.stdout,
           /^correction {4}Holm on (success, rating|rating, success): p-values and intervals adjusted$/m,
         );
-        assert.match(holm.stdout, /^success \(primary; .+; Holm-adjusted\)$/m);
-        assert.match(holm.stdout, /^cost_usd \(guardrail; .+; threshold 0%\)$/m);
+        assert.match(
+          holm.stdout,
+          /^success \(primary; .+; Holm-adjusted; intervals: [\d.]+% score interval\)$/m,
+        );
+        assert.match(
+          holm.stdout,
+          /^cost_usd \(guardrail; .+; threshold 0%; intervals: [\d.]+% Welch t interval\)$/m,
+        );
       },
     );
 
@@ -1095,7 +1104,7 @@ test('experiments, status changes, analyze and results export against a real ser
         );
         assert.match(
           run.stdout,
-          /^B\s+100\s+60%\s+0 points \[-[\d.]+, \+∞\]\s+0\.00% \[-[\d.]+%, \+∞\]\s+0\.5\s+not significant$/m,
+          /^B\s+100\s+60%\s+0 points \(≥ -[\d.]+\)\s+0\.00% \(≥ -[\d.]+%\)\s+0\.5\s+not significant$/m,
         );
         assert.match(run.stdout, /^ {2}B needs about [\d,]+ more calls per variant to detect \+5\.0%$/m);
         assert.match(run.stdout, /^sample ratio {2}not checked: calls A 0, B 0$/m);
