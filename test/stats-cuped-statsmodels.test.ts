@@ -184,10 +184,14 @@ interface CallReference extends Reference {
   rho2Within: number;
 }
 
+/** The largest difference seen, relative to what each tolerance is relative to (reported at the end). */
+let worst = 0;
+
 function close(actual: number | null | undefined, expected: number, scale: number, what: string): void {
   assert.ok(typeof actual === 'number', `${what}: got ${actual}, python ${expected}`);
   const tolerance = TOLERANCE * Math.max(Math.abs(expected), scale);
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: got ${actual}, python ${expected}`);
+  worst = Math.max(worst, Math.abs(actual - expected) / Math.max(Math.abs(expected), scale));
 }
 
 /** Every number of cupedAdjust against the raw-data reference. */
@@ -291,5 +295,6 @@ describe('regression adjustment (CUPED) agrees with statsmodels and numpy on raw
       // n = 40,000: the sample ρ² has a standard error of about 2ρ(1 − ρ²)/√n < 0.005.
       assert.ok(Math.abs(r.varianceReduction! - d.rho2) <= 0.02, `ρ² ${d.rho2}: ${r.varianceReduction}`);
     });
+    t.diagnostic(`largest relative difference from python over all checks: ${worst.toExponential(1)}`);
   });
 });
