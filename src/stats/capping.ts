@@ -51,7 +51,7 @@ interface Part {
 }
 
 const none = (): Part => ({ count: 0, s1: 0, s2: 0, e2: 0, e3: 0, e4: 0 });
-const failed: CappedArm = { moments: null, capped: null, cappedShare: null, exact: false };
+const failed = (): CappedArm => ({ moments: null, capped: null, cappedShare: null, exact: false });
 
 /** Adds the values t ∈ [a, b) of m spread evenly over [lo, hi] (the t-th at lo + (t + ½)/m (hi − lo)) to part. */
 function addSpread(part: Part, lo: number, hi: number, m: number, a: number, b: number, scale: number): void {
@@ -86,7 +86,7 @@ function addValue(part: Part, x: number): void {
  */
 function split(bins: LaidBin[], min: number, max: number, c: number): { below: Part; above: Part } {
   const [below, above] = [none(), none()];
-  const scale = Math.max(Math.abs(min), Math.abs(max));
+  const scale = Math.max(Math.abs(min), Math.abs(max)) || 1;
   bins.forEach((bin, j) => {
     const pinned: number[] = [];
     if (j === bins.length - 1) pinned.push(max);
@@ -112,12 +112,12 @@ function capOne(arm: CappingArm, c: number, warnings: string[], label: string): 
   const { n, sum, sumSquares, min, max } = arm ?? ({} as CappingArm);
   if (!(typeof n === 'number' && Number.isFinite(n) && n >= 0)) {
     warnings.push(`${label}: n must be a finite number >= 0`);
-    return failed;
+    return failed();
   }
   if (n === 0) return { moments: { n: 0, sum: 0, sumSquares: 0 }, capped: 0, cappedShare: null, exact: true };
   if (![sum, sumSquares, min, max].every((v) => typeof v === 'number' && Number.isFinite(v)) || min > max) {
     warnings.push(`${label}: sum, sumSquares, min and max must be finite numbers with min <= max`);
-    return failed;
+    return failed();
   }
   if (max <= c) return { moments: { n, sum, sumSquares }, capped: 0, cappedShare: 0, exact: true };
   if (min > c)
@@ -126,14 +126,14 @@ function capOne(arm: CappingArm, c: number, warnings: string[], label: string): 
   warnings.push(...layout.warnings.map((w) => `${label}: ${w}`));
   if (layout.n !== n) {
     warnings.push(`${label}: the sketch counts ${layout.n} values, the sums ${n}: not capped`);
-    return failed;
+    return failed();
   }
   const [first, last] = [layout.bins[0]!, layout.bins.at(-1)!];
   const holds = (bin: LaidBin, x: number) =>
     x >= bin.low - EDGE * Math.abs(bin.low) && x <= bin.high + EDGE * Math.abs(bin.high);
   if (!holds(first, min) || !holds(last, max)) {
     warnings.push(`${label}: min and max are not in the sketch's first and last bins: not capped`);
-    return failed;
+    return failed();
   }
   const { below, above } = split(layout.bins, min, max, c);
   const k = above.count;
@@ -195,7 +195,7 @@ export function capArms(arms: CappingArm[], cap: Cap): CappingResult {
   else if (cap && 'value' in cap && typeof cap.value === 'number' && Number.isFinite(cap.value))
     c = cap.value;
   else warnings.push('the cap must be {value: a finite number} or {percentile: a number in (0, 100]}');
-  if (c === null) return { cap: null, arms: arms.map(() => failed), warnings };
+  if (c === null) return { cap: null, arms: arms.map(failed), warnings };
   const at = c;
   return { cap: c, arms: arms.map((a, i) => capOne(a, at, warnings, `arm ${i}`)), warnings };
 }
