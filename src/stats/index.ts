@@ -14,6 +14,14 @@ export {
 } from './arms.js';
 export { bayesianCompare, normalRisk } from './bayesian.js';
 export {
+  type Cap,
+  type CappedArm,
+  type CappingArm,
+  type CappingResult,
+  capArms,
+  percentileCap,
+} from './capping.js';
+export {
   type AnalysisMethod,
   type ArmComparison,
   BETTER_NEEDS_DIRECTION,
@@ -28,6 +36,13 @@ export {
   type TestUsed,
 } from './compare.js';
 export { adjustPValues, type Correction, correctFamily } from './corrections.js';
+export {
+  type AdjustedArm,
+  adjustedArmData,
+  type CovariateMoments,
+  type CupedResult,
+  cupedAdjust,
+} from './cuped.js';
 export {
   chiSquareCdf,
   chiSquareQuantile,
