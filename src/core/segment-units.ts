@@ -94,7 +94,9 @@ export class SegmentSketches {
         for (const [id, count] of bins) {
           if (count === 0) continue;
           out.push({
-            ...g.at,
+            experimentId: g.at.experimentId,
+            version: g.at.version,
+            variantKey: g.at.variantKey,
             key: g.key,
             value: g.value,
             metric,
@@ -236,8 +238,19 @@ export function applySegmentUnitDeltas(
     const old = current.get(segmentUnitKey(d));
     const a = old?.sum ?? 0;
     const c = old?.n ?? 0;
-    const { dn, dsum, ...k } = d;
-    sums.push({ ...k, n: c + dn, sum: a + dsum });
+    // Fields copied one by one: a rest spread per user and metric showed in a log batch's profile.
+    sums.push({
+      experimentId: d.experimentId,
+      userId: d.userId,
+      key: d.key,
+      value: d.value,
+      version: d.version,
+      variantKey: d.variantKey,
+      metric: d.metric,
+      kind: d.kind,
+      n: c + d.dn,
+      sum: a + d.dsum,
+    });
     moveUnitRollup(rollupOf(rollups, d), d, a, c);
   }
   return { sums, rollups: [...rollups.values()] };
@@ -266,16 +279,4 @@ export function addToSegmentSums(
       sums.set(k, { ...id, n: dn, sum: dsum });
     }
   }
-}
-
-/** Sketch moves summed per bin; bins whose moves cancel are left out. */
-export function mergeSegmentSketchMoves(moves: Iterable<SegmentSketchMove>): SegmentSketchMove[] {
-  const byKey = new Map<string, SegmentSketchMove>();
-  for (const m of moves) {
-    const k = segmentSketchKey(m);
-    const acc = byKey.get(k);
-    if (acc) acc.count += m.count;
-    else byKey.set(k, { ...m });
-  }
-  return [...byKey.values()].filter((m) => m.count !== 0);
 }

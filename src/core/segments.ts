@@ -118,9 +118,16 @@ export interface SegmentedResult {
 
 /**
  * Sums results per segment key and value, version, variant, metric and kind, and counts them; with each
- * value's user's delta (results joining a user's unit) and sketch bin (numbers), core/segment-units.ts.
+ * value's user's delta (results joining a user's unit) and sketch bin (numbers), core/segment-units.ts,
+ * added to `moves` (feedback's, when a batch has both), users' deltas merged.
  */
-export function rollUpSegments(results: Iterable<SegmentedResult>): {
+export function rollUpSegments(
+  results: Iterable<SegmentedResult>,
+  moves: { units: SegmentUnitDelta[]; sketches: SegmentSketches } = {
+    units: [],
+    sketches: new SegmentSketches(),
+  },
+): {
   metrics: SegmentRollup[];
   counts: SegmentCount[];
   units: SegmentUnitDelta[];
@@ -128,7 +135,6 @@ export function rollUpSegments(results: Iterable<SegmentedResult>): {
 } {
   const metrics = new Map<string, SegmentRollup>();
   const counts = new Map<string, SegmentCount>();
-  const moves = { units: [] as SegmentUnitDelta[], sketches: new SegmentSketches() };
   for (const { rolled: r, segments } of results) {
     for (const key in segments) {
       const value = segments[key]!;

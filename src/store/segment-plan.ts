@@ -4,8 +4,6 @@
 // and the waiting results this batch's exposures resolve. Rolled up per segment value (core/segments.ts).
 import { mergeRollups, metricRollupKey, type RolledResult } from '../core/rollups.js';
 import {
-  mergeSegmentSketchMoves,
-  mergeSegmentUnitDeltas,
   noSegmentMoves,
   type SegmentMoves,
   type SegmentSketchMove,
@@ -193,7 +191,8 @@ export function planSegments(
     const value = known.get(key2(p.experimentId, p.assignmentId))?.get(p.key);
     if (value !== undefined) results.push({ rolled: p.rolled, segments: { [p.key]: value } });
   }
-  const rolledUp = rollUpSegments(results);
+  // Feedback's users' deltas and bins are added to: one row per key either way.
+  const rolledUp = rollUpSegments(results, { units: [...feedback.units], sketches: feedback.sketches });
   const metrics =
     feedback.metrics.length === 0
       ? rolledUp.metrics
@@ -207,8 +206,8 @@ export function planSegments(
     resolved,
     metrics,
     counts: rolledUp.counts,
-    units: mergeSegmentUnitDeltas([...rolledUp.units, ...feedback.units]),
-    sketches: mergeSegmentSketchMoves([...rolledUp.sketches.rows(), ...feedback.sketches.rows()]),
+    units: rolledUp.units,
+    sketches: rolledUp.sketches.rows(),
     records,
   };
 }

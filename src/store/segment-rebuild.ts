@@ -11,10 +11,8 @@ import { mergeRollups, metricRollupKey } from '../core/rollups.js';
 import {
   addSegmentValue,
   addToSegmentSums,
-  mergeSegmentSketchMoves,
   noSegmentMoves,
   rollUpSegmentUnits,
-  type SegmentSketchMove,
   type SegmentUnitSum,
 } from '../core/segment-units.js';
 import {
@@ -68,13 +66,13 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
 
   let metrics: SegmentRollup[] = [];
   let counts: SegmentCount[] = [];
-  let sketches: SegmentSketchMove[] = [];
+  // Summed as it goes, so memory holds the totals, not every page's parts.
+  const moves = noSegmentMoves();
   const sums = new Map<string, SegmentUnitSum>();
-  const add = (rolledUp: ReturnType<typeof rollUpSegments>) => {
-    // Summed as it goes, so memory holds the totals, not every page's parts.
+  const add = (results: SegmentedResult[]) => {
+    const rolledUp = rollUpSegments(results, { units: [], sketches: moves.sketches });
     metrics = mergeRollups([...metrics, ...rolledUp.metrics], segmentKey);
     counts = mergeCounts([...counts, ...rolledUp.counts]);
-    sketches = mergeSegmentSketchMoves([...sketches, ...rolledUp.sketches.rows()]);
     addToSegmentSums(sums, rolledUp.units);
   };
 
@@ -123,11 +121,10 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
         page.push({ row: { rolled, segments: values }, assignmentId: r.assignment_id, lookup });
       }
     }
-    add(rollUpSegments(await withAssignmentValues(trx, experimentId, page)));
+    add(await withAssignmentValues(trx, experimentId, page));
   }
 
   // Feedback: each row's latest value, in the segments it records.
-  const moves = noSegmentMoves();
   let last: { target: string; metric: string } | undefined;
   for (;;) {
     const rows = await trx
@@ -158,13 +155,12 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
     }
   }
   metrics = mergeRollups([...metrics, ...moves.metrics], segmentKey);
-  sketches = mergeSegmentSketchMoves([...sketches, ...moves.sketches.rows()]);
   addToSegmentSums(sums, moves.units);
 
   await executeInChunks(trx, segmentRollupStatement(metrics.filter((m) => m.n !== 0)));
   await executeInChunks(trx, segmentResultStatement(counts));
   const users = [...sums.values()].filter((s) => s.n > 0);
-  for (const st of segmentSumStatements(users, rollUpSegmentUnits(users), sketches)) {
+  for (const st of segmentSumStatements(users, rollUpSegmentUnits(users), moves.sketches.rows())) {
     await executeInChunks(trx, st);
   }
 }
