@@ -338,7 +338,7 @@ describe('segments of a sticky experiment are analysed per user, as numpy/scipy 
     );
   });
 
-  test('a p95 metric has its values, and its comparison, in every segment (effective users as units)', async () => {
+  test('a p95 metric has its values, and its comparison, in every segment (effective users as units)', async (t) => {
     const body = await analysis(slug, 'segment=plan&correction=none');
     for (const s of body.segments) {
       const ttft = s.metrics.find((m) => m.name === 'ttft')!;
@@ -371,6 +371,9 @@ describe('segments of a sticky experiment are analysed per user, as numpy/scipy 
       const users = Math.hypot(wantA.users, wantB.users);
       const calls = Math.hypot(wantA.calls!, wantB.calls!);
       const se = b.absolute!.stdError;
+      t.diagnostic(
+        `${s.value}/ttft p95 SE ${se.toFixed(3)}: numpy with effective users ${users.toFixed(3)} (${(se / users).toFixed(3)}×), per call ${calls.toFixed(3)} (${(se / calls).toFixed(2)}×)`,
+      );
       // The in-bin reading of the sketch against the rank interval on raw values: within 15%; and far from
       // the per-call units' interval, which is narrower by about √(values / effective users).
       assert.ok(
