@@ -1639,6 +1639,48 @@ test('PostgreSQL: two instances admitting new metric names at once roll up exact
   }
 });
 
+test("PostgreSQL: two instances moving the same users' sums within segment values at once leave what a rebuild computes", {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('segment-units');
+  databases.push(db);
+  const [a, b] = [
+    await openStore({ kind: 'postgres', url: db.url }),
+    await openStore({ kind: 'postgres', url: db.url }),
+  ];
+  try {
+    const { id } = await a.insertExperiment({ ...sticky('segment-race'), segments: ['plan'] });
+    const random = seededRandom(330);
+    // Six users, each result in one of two plans: every batch of both instances moves the same rows.
+    const batch = () =>
+      Array.from({ length: 6 }, () => {
+        const user = Math.floor(random() * 6);
+        const plan = random() < 0.5 ? 'pro' : 'free';
+        return result(id, {
+          userId: `race-${user}`,
+          variantKey: user % 2 ? 'B' : 'A',
+          unit: true,
+          metrics: JSON.stringify({ latency: Math.round(random() * 1000) }),
+          segments: { values: { plan }, lookup: [], wait: false },
+        });
+      });
+    const race = (store: Store) =>
+      Promise.all(Array.from({ length: 10 }, () => store.appendBatch({ results: batch(), exposures: [] })));
+    await Promise.all([race(a), race(b)]);
+    const stats = async (key: string) => {
+      const rows = await a.readSegments(id, key);
+      return unitStats(rows.units.map((u) => ({ ...u, variantKey: `${u.value}/${u.variantKey}` })));
+    };
+    const live = await stats('plan');
+    assert.equal(Object.keys(live).length, 4);
+    await b.rebuildRollups(id);
+    assertSameUnits(await stats('plan'), live);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 /** Unit rollup rows summed per version, variant, metric and kind (hourly moves summed over their hours). */
 function unitTotals(rows: UnitRollup[]): Record<string, UnitStats> {
   const out: Record<string, UnitStats> = {};
