@@ -1,7 +1,7 @@
 // `npm run rollups:rebuild` against a real server's SQLite file: after a stream of sticky results and
 // feedback corrections, the rebuilt rollups answer the same analysis as the live ones (per-user units,
-// hourly buckets and feedback included), on the database the server wrote; and rows an earlier release
-// left without a min and max get theirs.
+// hourly buckets, feedback and the analysis by segment, per user, included), on the database the server
+// wrote; and rows an earlier release left without a min and max get theirs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -71,8 +71,14 @@ const STICKY = {
     { key: 'A', payload: {}, trafficPercent: 50 },
     { key: 'B', payload: {}, trafficPercent: 50 },
   ],
-  metrics: [{ name: 'score', direction: 'increase', role: 'primary' }],
+  metrics: [
+    { name: 'score', direction: 'increase', role: 'primary' },
+    { name: 'latency', direction: 'decrease', statistic: 'p95' },
+  ],
+  segments: ['plan'],
 };
+
+const PLANS = ['free', 'pro', 'team'];
 
 test('npm run rollups:rebuild reproduces the live analysis (per-user units, feedback, time series)', async () => {
   const { call, rebuild, close } = await onSqliteFile();
@@ -80,13 +86,24 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
     await call('POST', '/experiments', { slug: 'rebuild', ...STICKY });
     const random = seededRandom(15);
     for (let u = 0; u < 60; u++) {
-      const a = await call('POST', '/experiment/rebuild/assign', { userId: `u${u}` });
+      const a = await call('POST', '/experiment/rebuild/assign', {
+        userId: `u${u}`,
+        context: { plan: PLANS[u % 3] },
+      });
       const calls = 1 + Math.floor(random() * 3);
       for (let c = 0; c < calls; c++) {
+        // Mostly the assign's plan (by its assignmentId); some calls say another in their own context.
+        const own = random() < 0.2 ? { context: { plan: PLANS[(u + 1) % 3] } } : {};
         await call('POST', '/experiment/rebuild/log', {
           variantKey: a.variant,
           userId: `u${u}`,
-          metrics: { score: Math.round(random() * 100) / 4, ok: random() < 0.5 },
+          assignmentId: a.assignmentId,
+          ...own,
+          metrics: {
+            score: Math.round(random() * 100) / 4,
+            ok: random() < 0.5,
+            latency: 100 + random() * 900,
+          },
         });
       }
       // A rating, then a correction of it: only the second counts.
@@ -104,6 +121,11 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
       'GET',
       '/experiment/rebuild/analysis/timeseries?metric=score&interval=hour',
     );
+    const liveSegments = await call('GET', '/experiment/rebuild/analysis?segment=plan');
+    assert.deepEqual(
+      liveSegments.segments.map((s: { unit: string }) => s.unit),
+      ['user', 'user', 'user'],
+    );
     assert.match(
       await rebuild(),
       /rebuilt the rollups of every experiment from \d+ results and 60 exposures/,
@@ -119,6 +141,7 @@ test('npm run rollups:rebuild reproduces the live analysis (per-user units, feed
       await call('GET', '/experiment/rebuild/analysis/timeseries?metric=score&interval=hour'),
       liveSeries,
     );
+    assertClose(await call('GET', '/experiment/rebuild/analysis?segment=plan'), liveSegments);
   } finally {
     await close();
   }
@@ -177,7 +200,9 @@ test('concurrent logs and feedback corrections of the same users: the live rollu
     await call('POST', '/experiments', { slug: 'busy', ...STICKY });
     const users = 12;
     const assignments = await Promise.all(
-      Array.from({ length: users }, (_, u) => call('POST', '/experiment/busy/assign', { userId: `u${u}` })),
+      Array.from({ length: users }, (_, u) =>
+        call('POST', '/experiment/busy/assign', { userId: `u${u}`, context: { plan: PLANS[u % 3] } }),
+      ),
     );
     const random = seededRandom(20);
     let logs = 0;
@@ -196,15 +221,18 @@ test('concurrent logs and feedback corrections of the same users: the live rollu
           return call('POST', '/experiment/busy/log', {
             variantKey: a.variant,
             userId: `u${u}`,
+            // A user's calls in two plans: the same users' sums per value moved by concurrent batches.
+            context: { plan: PLANS[(u + (random() < 0.3 ? 1 : 0)) % 3] },
             metrics: { score: Math.round(random() * 100) / 4, ok: random() < 0.5 },
           });
         }),
       );
     }
-    const live = await call('GET', '/experiment/busy/analysis?method=bayesian');
+    const live = await call('GET', '/experiment/busy/analysis?method=bayesian&segment=plan');
     assert.match(await rebuild(), new RegExp(`from ${logs} results and ${users} exposures`));
-    const after = await call('GET', '/experiment/busy/analysis?method=bayesian');
+    const after = await call('GET', '/experiment/busy/analysis?method=bayesian&segment=plan');
     assert.equal(live.unit, 'user');
+    assert.equal(live.segments.length, 3);
     assertClose(after, live);
   } finally {
     await close();

@@ -1780,6 +1780,48 @@ test('PostgreSQL: two instances admitting new metric names at once roll up exact
   }
 });
 
+test("PostgreSQL: two instances moving the same users' sums within segment values at once leave what a rebuild computes", {
+  skip: !(await postgresReachable()),
+}, async () => {
+  const db = await createTestDatabase('segment-units');
+  databases.push(db);
+  const [a, b] = [
+    await openStore({ kind: 'postgres', url: db.url }),
+    await openStore({ kind: 'postgres', url: db.url }),
+  ];
+  try {
+    const { id } = await a.insertExperiment({ ...sticky('segment-race'), segments: ['plan'] });
+    const random = seededRandom(330);
+    // Six users, each result in one of two plans: every batch of both instances moves the same rows.
+    const batch = () =>
+      Array.from({ length: 6 }, () => {
+        const user = Math.floor(random() * 6);
+        const plan = random() < 0.5 ? 'pro' : 'free';
+        return result(id, {
+          userId: `race-${user}`,
+          variantKey: user % 2 ? 'B' : 'A',
+          unit: true,
+          metrics: JSON.stringify({ latency: Math.round(random() * 1000) }),
+          segments: { values: { plan }, lookup: [], wait: false },
+        });
+      });
+    const race = (store: Store) =>
+      Promise.all(Array.from({ length: 10 }, () => store.appendBatch({ results: batch(), exposures: [] })));
+    await Promise.all([race(a), race(b)]);
+    const stats = async (key: string) => {
+      const rows = await a.readSegments(id, key);
+      return unitStats(rows.units.map((u) => ({ ...u, variantKey: `${u.value}/${u.variantKey}` })));
+    };
+    const live = await stats('plan');
+    assert.equal(Object.keys(live).length, 4);
+    await b.rebuildRollups(id);
+    assertSameUnits(await stats('plan'), live);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 /** Unit rollup rows summed per version, variant, metric and kind (hourly moves summed over their hours). */
 function unitTotals(rows: UnitRollup[]): Record<string, UnitStats> {
   const out: Record<string, UnitStats> = {};
@@ -2137,7 +2179,12 @@ for (const backend of backends) {
       // The same exposure again resolves nothing twice; another key reads nothing.
       await store.appendBatch({ results: [], exposures: toExposureBatches([client]) });
       assert.deepEqual((await readBack(id, 'plan')).counts, { 'pro/A': 1, 'free/B': 2, 'free/A': 1 });
-      assert.deepEqual(await store.readSegments(id, 'region'), { metrics: [], counts: [] });
+      assert.deepEqual(await store.readSegments(id, 'region'), {
+        metrics: [],
+        counts: [],
+        units: [],
+        sketches: [],
+      });
       // An experiment without results can still be deleted with its assignments' segment values.
       const bare = await store.insertExperiment({ ...experiment('segments-bare'), segments: ['plan'] });
       await store.appendBatch({
@@ -2221,6 +2268,359 @@ for (const backend of backends) {
       const byVariant = Object.fromEntries(whole.map((m) => [m.variantKey, [m.n, m.sum, m.sumSquares]]));
       assert.deepEqual(byVariant, { A: [3, 14, 78], B: [2, 4, 10] });
     });
+  });
+}
+
+// Segments per user (issue 33 item 3): users' sums and sketch bins per segment value, kept at write time
+// by results (own values, their assignment's, waiting for a client's exposure) and feedback (replacing), and
+// the same after a rebuild from raw rows. Expected sums are computed here from what was sent.
+for (const backend of backends) {
+  describe(`store contract, segments per user of issue 33: ${backend.name}`, { skip: backend.skip }, () => {
+    let store: Store;
+    after(async () => store?.close());
+
+    /** One value as the segment rows count it: where, whose, and what (the final state of its target). */
+    interface Counted {
+      segments: Record<string, string>;
+      variantKey: string;
+      userId: string | null;
+      metric: string;
+      kind: 'mean' | 'proportion';
+      x: number;
+    }
+
+    /** Per-call sums, per-user sums and bins per value, variant, metric and kind, from the counted values. */
+    function expected(counted: Iterable<Counted>, key: string) {
+      const calls: Record<string, Moments> = {};
+      const users = new Map<string, Map<string, [number, number]>>();
+      const bins: Record<string, number> = {};
+      for (const c of counted) {
+        const value = c.segments[key];
+        if (value === undefined) continue;
+        const at = `${value}/${c.variantKey}/${c.metric}/${c.kind}`;
+        calls[at] ??= { n: 0, sum: 0, sumSquares: 0 };
+        const m = calls[at];
+        m.n += 1;
+        m.sum += c.x;
+        m.sumSquares += c.x * c.x;
+        if (c.userId !== null) {
+          const byUser = users.get(at) ?? new Map<string, [number, number]>();
+          const [sx, sy] = byUser.get(c.userId) ?? [0, 0];
+          byUser.set(c.userId, [sx + c.x, sy + 1]);
+          users.set(at, byUser);
+        }
+        if (c.kind === 'mean') {
+          const b = sketchBin(c.x);
+          const bin = `${value}/${c.variantKey}/${c.metric} ${b.side}:${b.key}`;
+          bins[bin] = (bins[bin] ?? 0) + 1;
+        }
+      }
+      const units = Object.fromEntries(
+        [...users].map(([at, byUser]) => [at, unitSums([...byUser.values()])]),
+      );
+      return { calls, units, bins };
+    }
+
+    /** The same three, as readSegments answers them (rows that hold nothing left out). */
+    async function read(experimentId: number, key: string) {
+      const rows = await store.readSegments(experimentId, key);
+      const calls: Record<string, Moments> = {};
+      for (const m of rows.metrics) {
+        if (m.n === 0) continue;
+        calls[`${m.value}/${m.variantKey}/${m.metric}/${m.kind}`] = {
+          n: m.n,
+          sum: m.sum,
+          sumSquares: m.sumSquares,
+        };
+      }
+      const units: Record<string, UnitStats> = {};
+      for (const u of rows.units) {
+        const { units: n, sumX, sumX2, sumY, sumY2, sumXY } = u;
+        if (n !== 0)
+          units[`${u.value}/${u.variantKey}/${u.metric}/${u.kind}`] = {
+            units: n,
+            sumX,
+            sumX2,
+            sumY,
+            sumY2,
+            sumXY,
+          };
+      }
+      const bins: Record<string, number> = {};
+      for (const b of rows.sketches)
+        bins[`${b.value}/${b.variantKey}/${b.metric} ${b.side}:${b.bin}`] = b.count;
+      return { calls, units, bins };
+    }
+
+    async function assertRows(experimentId: number, counted: Iterable<Counted>, what: string) {
+      const values = [...counted];
+      for (const key of ['plan', 'region']) {
+        const want = expected(values, key);
+        const got = await read(experimentId, key);
+        assertSameStats(got.calls, want.calls, `${what} ${key} per call`);
+        assertSameUnits(got.units, want.units);
+        assert.deepEqual(got.bins, want.bins, `${what} ${key} sketch bins`);
+        assert.ok(Object.keys(want.units).length > 0 && Object.keys(want.bins).length > 0, `${what} ${key}`);
+      }
+    }
+
+    test("users' sums and sketch bins per value follow results, waiting results and feedback replacements; a rebuild equals them", async () => {
+      store = await backend.open();
+      const { id } = await store.insertExperiment({
+        ...sticky('segment-units'),
+        segments: ['plan', 'region'],
+      });
+      const random = seededRandom(33);
+      const users = Array.from({ length: 6 }, (_, i) => ({ id: `su-${i}`, variant: i % 2 ? 'B' : 'A' }));
+      const plans = ['free', 'pro'];
+      /** By target and metric: what counts now (a feedback replacement overwrites its target's). */
+      const counted = new Map<string, Counted>();
+      const countResult = (r: NewResult, segments: Record<string, string>) => {
+        for (const [metric, v] of Object.entries(
+          JSON.parse(r.metrics!) as Record<string, number | boolean>,
+        )) {
+          const kind = typeof v === 'boolean' ? 'proportion' : 'mean';
+          const x = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+          counted.set(`l:${r.logId} ${metric}`, {
+            segments,
+            variantKey: r.variantKey,
+            userId: r.unit ? r.userId : null,
+            metric,
+            kind,
+            x,
+          });
+        }
+      };
+      const logged: Array<{ result: NewResult; segments: Record<string, string> }> = [];
+      // Each user's assign stored its plan (server-issued ids); the result's own context gives the region
+      // and, for some calls, another plan (a user with calls in both plans is a unit in each).
+      const served = users.map((u, i) => ({
+        ...exposure(id, u.variant),
+        assignmentId: `sa-${u.id}`,
+        userId: u.id,
+        unit: true,
+        context: { plan: plans[i % 2]! },
+        segments: { plan: plans[i % 2]! },
+      }));
+      await store.appendBatch({ results: [], exposures: toExposureBatches(served) });
+      const waiting: Array<{ result: NewResult; plan: string }> = [];
+      for (let b = 0; b < 3; b++) {
+        const results: NewResult[] = [];
+        for (let k = 0; k < 8; k++) {
+          const u = users[Math.floor(random() * users.length)]!;
+          const anonymous = k === 7;
+          const region = random() < 0.5 ? 'eu' : 'us';
+          const ownPlan = random() < 0.25 ? plans[Math.floor(random() * 2)]! : undefined;
+          const values: Record<string, string> =
+            ownPlan === undefined ? { region } : { region, plan: ownPlan };
+          const r = result(id, {
+            userId: anonymous ? null : u.id,
+            variantKey: u.variant,
+            unit: !anonymous,
+            assignmentId: `sa-${u.id}`,
+            metrics: JSON.stringify({ latency: Math.round(random() * 400) + 1, ok: random() < 0.6 }),
+            segments: { values, lookup: ownPlan === undefined ? ['plan'] : [], wait: false },
+          });
+          results.push(r);
+          const planOf = ownPlan ?? served.find((e) => e.assignmentId === `sa-${u.id}`)!.segments.plan;
+          logged.push({ result: r, segments: { region, plan: planOf } });
+        }
+        // A client's result before its exposure: counted in its plan once the exposure comes (batch 2), and
+        // one whose exposure never comes: in its region only.
+        const client = result(id, {
+          userId: users[b]!.id,
+          variantKey: users[b]!.variant,
+          unit: true,
+          assignmentId: `ca-${b}`,
+          metrics: JSON.stringify({ latency: 50 + b }),
+          segments: { values: { region: 'eu' }, lookup: ['plan'], wait: true },
+        });
+        results.push(client);
+        if (b < 2) waiting.push({ result: client, plan: plans[b]! });
+        else logged.push({ result: client, segments: { region: 'eu' } });
+        const exposures =
+          b === 2
+            ? toExposureBatches(
+                waiting.map((w) => ({
+                  ...exposure(id, w.result.variantKey),
+                  assignmentId: w.result.assignmentId!,
+                  context: { plan: w.plan },
+                  segments: { plan: w.plan },
+                  byClient: true,
+                })),
+              )
+            : [];
+        await store.appendBatch({ results, exposures });
+      }
+      for (const w of waiting) logged.push({ result: w.result, segments: { region: 'eu', plan: w.plan } });
+      for (const l of logged) countResult(l.result, l.segments);
+
+      // Feedback on results (their own values and their assignment's plan) and on assignments; then
+      // corrections: another value, and a change of kind.
+      const rate = (target: NewResult, value: number, kind: 'mean' | 'proportion' = 'mean'): NewFeedback => ({
+        feedbackId: `fb-su-${++counter}`,
+        experimentId: id,
+        target: `l:${target.logId}`,
+        version: 1,
+        variantKey: target.variantKey,
+        userId: target.userId,
+        unit: target.unit === true,
+        values: [{ metric: 'rating', kind, value }],
+        comment: null,
+        createdAt: HOUR_2,
+        segments: { ...target.segments!, assignmentId: target.assignmentId } as TargetSegments,
+      });
+      const thumb = (u: (typeof users)[number], value: number): NewFeedback => ({
+        feedbackId: `fb-su-${++counter}`,
+        experimentId: id,
+        target: `a:sa-${u.id}`,
+        version: 1,
+        variantKey: u.variant,
+        userId: u.id,
+        unit: true,
+        values: [{ metric: 'thumbs', kind: 'proportion', value }],
+        comment: null,
+        createdAt: HOUR_2,
+        segments: { values: {}, lookup: ['plan'], assignmentId: `sa-${u.id}` },
+      });
+      const rated = logged.slice(0, 10);
+      const feedback = (round: number) => [
+        ...rated.map((l, i) =>
+          round === 1 && i % 3 === 0 ? rate(l.result, 1, 'proportion') : rate(l.result, (i + round * 3) % 5),
+        ),
+        ...users.map((u, i) => thumb(u, (i + round) % 2)),
+      ];
+      const countFeedback = (round: number) => {
+        for (const f of feedback(round)) {
+          const target = f.target.startsWith('l:')
+            ? logged.find((l) => `l:${l.result.logId}` === f.target)!
+            : undefined;
+          const u = users.find((x) => `a:sa-${x.id}` === f.target);
+          const segments = target
+            ? target.segments
+            : { plan: served.find((e) => e.assignmentId === `sa-${u!.id}`)!.segments.plan };
+          const v = f.values[0]!;
+          counted.set(`${f.target} ${v.metric}`, {
+            segments,
+            variantKey: f.variantKey,
+            userId: f.unit ? f.userId : null,
+            metric: v.metric,
+            kind: v.kind,
+            x: v.value,
+          });
+        }
+      };
+      await store.appendBatch({ results: [], exposures: [], feedback: feedback(0) });
+      await store.appendBatch({ results: [], exposures: [], feedback: feedback(1) });
+      countFeedback(1);
+      await assertRows(id, counted.values(), 'live');
+
+      await store.rebuildRollups(id);
+      await assertRows(id, counted.values(), 'rebuilt');
+
+      // Writes after the rebuild move the rebuilt sums as they moved the live ones.
+      const late = users.map((u) =>
+        result(id, {
+          userId: u.id,
+          variantKey: u.variant,
+          unit: true,
+          assignmentId: `sa-${u.id}`,
+          metrics: JSON.stringify({ latency: 7 }),
+          segments: { values: { region: 'us' }, lookup: ['plan'], wait: false },
+        }),
+      );
+      await store.appendBatch({ results: late, exposures: [] });
+      for (const r of late) {
+        countResult(r, {
+          region: 'us',
+          plan: served.find((e) => e.assignmentId === r.assignmentId)!.segments.plan,
+        });
+      }
+      await assertRows(id, counted.values(), 'after the rebuild');
+    });
+  });
+}
+
+// Results written before migration 018 recorded no segment values: a rebuild fills the per-user rows in from
+// their own context's and their assignment's values of the keys declared now (what live counted, when the
+// keys were declared before the results, as here).
+for (const backend of sqlBackends) {
+  test(`${backend.name}: results from before migration 018 get their segments' per-user sums and bins from a rebuild`, {
+    skip: backend.skip,
+  }, async () => {
+    const db = await openDatabase(await backend.target());
+    await migrate(db);
+    const store = new SqlStore(db);
+    try {
+      const { id } = await store.insertExperiment({ ...sticky('before-018'), segments: ['plan', 'region'] });
+      const served = ['u1', 'u2', 'u3'].map((userId, i) => ({
+        ...exposure(id, i % 2 ? 'B' : 'A'),
+        assignmentId: `b18-${userId}`,
+        userId,
+        context: { plan: i === 2 ? 'pro' : 'free' },
+        segments: { plan: i === 2 ? 'pro' : 'free' },
+      }));
+      await store.appendBatch({ results: [], exposures: toExposureBatches(served) });
+      const results = Array.from({ length: 18 }, (_, k) => {
+        const e = served[k % 3]!;
+        const own: Record<string, string> =
+          k % 4 === 0 ? { region: 'eu', plan: 'team' } : { region: k % 2 ? 'us' : 'eu' };
+        return result(id, {
+          userId: e.userId,
+          variantKey: e.variantKey,
+          unit: true,
+          assignmentId: e.assignmentId,
+          context: JSON.stringify(own),
+          metrics: JSON.stringify({ latency: 10 + k * 3, ok: k % 3 === 0 }),
+          segments: { values: own, lookup: 'plan' in own ? [] : ['plan'], wait: false },
+        });
+      });
+      await store.appendBatch({ results, exposures: [] });
+      const live = {
+        plan: await store.readSegments(id, 'plan'),
+        region: await store.readSegments(id, 'region'),
+      };
+      assert.ok(live.plan.units.length > 0 && live.plan.sketches.length > 0);
+      // As a release before 018 left them: no record on the results, no per-user rows, the marker after them.
+      await db.readWrite
+        .updateTable('results')
+        .set({ segments: null })
+        .where('experiment_id', '=', id)
+        .execute();
+      const last = await db.readWrite
+        .selectFrom('results')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .executeTakeFirst();
+      await db.readWrite
+        .updateTable('segments_recorded')
+        .set({ after_seq: Number(last!.seq) })
+        .execute();
+      for (const table of ['segment_unit_sums', 'segment_unit_rollups', 'segment_sketch_bins'] as const) {
+        await db.readWrite.deleteFrom(table).execute();
+      }
+      assert.deepEqual((await store.readSegments(id, 'plan')).units, []);
+      await store.rebuildRollups(id);
+      for (const key of ['plan', 'region'] as const) {
+        const rebuilt = await store.readSegments(id, key);
+        const units = (rows: UnitRollup[]) =>
+          unitStats(
+            rows.map((u) => ({ ...u, variantKey: `${(u as { value?: string }).value}/${u.variantKey}` })),
+          );
+        assertSameUnits(units(rebuilt.units), units(live[key].units));
+        const bins = (rows: typeof rebuilt.sketches) =>
+          Object.fromEntries(
+            rows.map((b) => [`${b.value}/${b.variantKey}/${b.metric} ${b.side}:${b.bin}`, b.count]),
+          );
+        assert.deepEqual(bins(rebuilt.sketches), bins(live[key].sketches), `${key} bins`);
+        const calls = (rows: MetricRollup[]) =>
+          statsOf(
+            rows.map((m) => ({ ...m, variantKey: `${(m as { value?: string }).value}/${m.variantKey}` })),
+          );
+        assertSameStats(calls(rebuilt.metrics), calls(live[key].metrics), `${key} per call`);
+      }
+    } finally {
+      await store.close();
+    }
   });
 }
 

@@ -30,6 +30,7 @@ export function Segments({ analysis, declared }) {
           <span data-testid="segment-value">${s.value}</span>
           ${s.mergedValues !== undefined && html` <span class="muted small">(${s.mergedValues} values merged)</span>`}
           <span class="muted small" data-testid="segment-results"> · results ${resultsText(s.results)}</span>
+          ${s.unit === 'user' && html`<span class="muted small" data-testid="segment-unit"> · users as units</span>`}
         </h3>
         <${Scorecard} analysis=${{ ...analysis, metrics: s.metrics }} declared=${declared} />
       </div>`,

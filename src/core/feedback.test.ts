@@ -67,8 +67,8 @@ test('min and max: the value entering carries its own, the value leaving none; s
       ],
     );
   }
-  assert.equal(plan.segments.length, 2);
-  assert.ok(plan.segments.every((m) => !('minValue' in m) && !('maxValue' in m)));
+  assert.equal(plan.segments.metrics.length, 2);
+  assert.ok(plan.segments.metrics.every((m) => !('minValue' in m) && !('maxValue' in m)));
 });
 
 test('a name over the cap is stored, not rolled up', () => {

@@ -3,7 +3,7 @@
 // moves by the difference, so retries and corrections never double-count. Pure.
 
 import type { HourlyRollup, MetricRollup } from './rollups.js';
-import type { SegmentRollup } from './segments.js';
+import { addSegmentValue, noSegmentMoves, type SegmentMoves } from './segment-units.js';
 import { SketchMoves } from './sketch-rollups.js';
 import { hourOf } from './time.js';
 import type { HourlyUnitDelta } from './unit-hours.js';
@@ -45,8 +45,11 @@ export interface FeedbackPlan {
   units: HourlyUnitDelta[];
   /** A numeric value's sketch bin, all-time and in the hour its bucket rollup counts it. */
   sketches: SketchMoves;
-  /** The segment rollups' signed changes (values leave the segments that counted them, enter their target's). */
-  segments: SegmentRollup[];
+  /**
+   * The segment rows' signed changes (values leave the segments that counted them, enter their target's):
+   * metric sums, the user's sums within each value (sticky experiments), sketch bins.
+   */
+  segments: SegmentMoves;
 }
 
 /**
@@ -68,7 +71,7 @@ export function planFeedback(
     hourly: [],
     units: [],
     sketches: new SketchMoves(),
-    segments: [],
+    segments: noSegmentMoves(),
   };
   const written = new Map<string, FeedbackRow>();
   const contribute = (row: FeedbackRow, sign: 1 | -1, unit: boolean, writtenAt: string) => {
@@ -83,12 +86,15 @@ export function planFeedback(
       sum: sign * row.value,
       sumSquares: sign * row.value * row.value,
     };
-    // Segment rollups keep no min and max (segments read no quantiles).
-    for (const key in row.segments) plan.segments.push({ ...sums, key, value: row.segments[key]! });
+    // Segment rollups keep no min and max: their quantiles are read unclamped (statistics.md, Segments).
     // A value taken out adds none: it cannot narrow them (rollups.ts extremesAfter).
     const extreme = sign === 1 ? row.value : null;
     const rollup: MetricRollup = { ...sums, minValue: extreme, maxValue: extreme };
     plan.metrics.push(rollup);
+    if (row.segments) {
+      const userId = unit ? row.userId : null;
+      addSegmentValue(plan.segments, row, row.segments, row.metric, row.kind, row.value, sign, userId);
+    }
     plan.hourly.push({ ...rollup, hour: hourOf(row.createdAt) });
     if (row.kind === 'mean') plan.sketches.add(row, row.metric, row.value, sign, hourOf(row.createdAt));
     if (unit && row.userId !== null) {

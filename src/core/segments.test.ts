@@ -11,9 +11,9 @@ import {
   segmentValues,
   TOP_SEGMENTS,
   targetSegments,
-  topSegments,
   validateSegments,
 } from './segments.js';
+import { topSegments } from './top-segments.js';
 
 describe('segments', () => {
   test('validateSegments accepts up to 5 unique keys and names what is wrong otherwise', () => {

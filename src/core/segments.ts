@@ -4,6 +4,12 @@
 import { ValidationError } from './errors.js';
 import type { JsonObject } from './json.js';
 import { type MetricRollup, metricKind, type RolledResult } from './rollups.js';
+import {
+  addSegmentUnitAndBin,
+  mergeSegmentUnitDeltas,
+  SegmentSketches,
+  type SegmentUnitDelta,
+} from './segment-units.js';
 
 export const MAX_SEGMENTS = 5;
 export const SEGMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -110,10 +116,22 @@ export interface SegmentedResult {
   segments: Record<string, string>;
 }
 
-/** Sums results per segment key and value, version, variant, metric and kind, and counts them. */
-export function rollUpSegments(results: Iterable<SegmentedResult>): {
+/**
+ * Sums results per segment key and value, version, variant, metric and kind, and counts them; with each
+ * value's user's delta (results joining a user's unit) and sketch bin (numbers), core/segment-units.ts,
+ * added to `moves` (feedback's, when a batch has both), users' deltas merged.
+ */
+export function rollUpSegments(
+  results: Iterable<SegmentedResult>,
+  moves: { units: SegmentUnitDelta[]; sketches: SegmentSketches } = {
+    units: [],
+    sketches: new SegmentSketches(),
+  },
+): {
   metrics: SegmentRollup[];
   counts: SegmentCount[];
+  units: SegmentUnitDelta[];
+  sketches: SegmentSketches;
 } {
   const metrics = new Map<string, SegmentRollup>();
   const counts = new Map<string, SegmentCount>();
@@ -160,73 +178,16 @@ export function rollUpSegments(results: Iterable<SegmentedResult>): {
         acc.n += 1;
         acc.sum += x;
         acc.sumSquares += x * x;
+        addSegmentUnitAndBin(moves, r, key, value, metric, kind, x, 1, r.unitUserId);
       }
     }
   }
-  return { metrics: [...metrics.values()], counts: [...counts.values()] };
-}
-
-/**
- * The values of one key to show: the TOP_SEGMENTS with most results (ties by value; values only feedback
- * gave, with no result, last), and the rest merged as one OTHER_SEGMENT value (its rows summed per
- * version, variant, metric and kind).
- */
-export function topSegments(
-  metrics: readonly SegmentRollup[],
-  counts: readonly SegmentCount[],
-): Array<{ value: string; mergedValues?: number; counts: SegmentCount[]; metrics: SegmentRollup[] }> {
-  const totals = new Map<string, number>();
-  for (const c of counts) totals.set(c.value, (totals.get(c.value) ?? 0) + c.n);
-  // A value only feedback gave (on assignments, with no result of that value yet) ranks with 0 results.
-  for (const m of metrics) if (m.n > 0 && !totals.has(m.value)) totals.set(m.value, 0);
-  const ranked = [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const shown = new Set(ranked.slice(0, TOP_SEGMENTS).map(([v]) => v));
-  const out: Array<{
-    value: string;
-    mergedValues?: number;
-    counts: SegmentCount[];
-    metrics: SegmentRollup[];
-  }> = ranked.slice(0, TOP_SEGMENTS).map(([value]) => ({ value, counts: [], metrics: [] }));
-  const byValue = new Map(out.map((s) => [s.value, s]));
-  const other = {
-    value: OTHER_SEGMENT,
-    counts: new Map<string, SegmentCount>(),
-    metrics: new Map<string, SegmentRollup>(),
+  return {
+    metrics: [...metrics.values()],
+    counts: [...counts.values()],
+    units: mergeSegmentUnitDeltas(moves.units),
+    sketches: moves.sketches,
   };
-  for (const c of counts) {
-    if (shown.has(c.value)) byValue.get(c.value)!.counts.push(c);
-    else addTo(other.counts, `${c.version}\u0000${c.variantKey}`, c);
-  }
-  for (const m of metrics) {
-    if (shown.has(m.value)) byValue.get(m.value)!.metrics.push(m);
-    // Not ranked: a value with neither results nor feedback left (rows moved back to n = 0) shows nowhere.
-    else if (totals.has(m.value))
-      addTo(other.metrics, `${m.version}\u0000${m.variantKey}\u0000${m.metric}\u0000${m.kind}`, m);
-  }
-  if (other.counts.size > 0 || other.metrics.size > 0) {
-    out.push({
-      value: OTHER_SEGMENT,
-      mergedValues: ranked.length - shown.size,
-      counts: [...other.counts.values()],
-      metrics: [...other.metrics.values()],
-    });
-  }
-  return out;
-}
-
-function addTo<T extends { n: number; value: string; sum?: number; sumSquares?: number }>(
-  into: Map<string, T>,
-  key: string,
-  row: T,
-): void {
-  const acc = into.get(key);
-  if (acc === undefined) {
-    into.set(key, { ...row, value: OTHER_SEGMENT });
-    return;
-  }
-  acc.n += row.n;
-  if (acc.sum !== undefined) acc.sum += row.sum!;
-  if (acc.sumSquares !== undefined) acc.sumSquares += row.sumSquares!;
 }
 
 /** A result's segment values as the result service sees them; the store looks up the rest when it commits. */

@@ -27,9 +27,9 @@ export const hourlySketchKey = (m: Omit<SketchMove, 'count'>) => `${m.hour}\u000
 
 /** A bin as one number: 0 for zero, ±(OFFSET + key) for a positive or negative value's bin (|key| < 40,000). */
 const OFFSET = 100_000;
-const binId = (side: SketchSide, key: number) => (side === 0 ? 0 : side * (OFFSET + key));
-const sideOf = (id: number): SketchSide => (id === 0 ? 0 : id > 0 ? 1 : -1);
-const keyOf = (id: number) => (id === 0 ? 0 : Math.abs(id) - OFFSET);
+export const binId = (side: SketchSide, key: number) => (side === 0 ? 0 : side * (OFFSET + key));
+export const sideOf = (id: number): SketchSide => (id === 0 ? 0 : id > 0 ? 1 : -1);
+export const keyOf = (id: number) => (id === 0 ? 0 : Math.abs(id) - OFFSET);
 
 /** The moves of one experiment, version, variant and hour (or none): per metric, per bin id, a signed count. */
 interface Group {

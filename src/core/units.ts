@@ -96,15 +96,37 @@ export function applyUnitDeltas(
     const x = a + d.dsum;
     const y = c + d.dn;
     sums.push({ ...stripDelta(d), n: y, sum: x });
-    const r = rollupOf(rollups, d);
-    r.units += (y > 0 ? 1 : 0) - (c > 0 ? 1 : 0);
-    r.sumX += d.dsum;
-    r.sumX2 += x * x - a * a;
-    r.sumY += d.dn;
-    r.sumY2 += y * y - c * c;
-    r.sumXY += x * y - a * c;
+    moveUnitRollup(rollupOf(rollups, d), d, a, c);
   }
   return { sums, rollups: [...rollups.values()] };
+}
+
+/** The sums over users a unit rollup keeps (UnitRollupRow's), which a user's writes move. */
+export type UnitSums = Pick<UnitRollup, 'units' | 'sumX' | 'sumX2' | 'sumY' | 'sumY2' | 'sumXY'>;
+
+/**
+ * Moves `r` by one user's sums going from (a, c) to (a + dsum, c + dn): the one place the per-user
+ * columns move (the whole analysis' rollups and the segments' alike, core/segment-units.ts).
+ */
+export function moveUnitRollup(r: UnitSums, d: { dn: number; dsum: number }, a: number, c: number): void {
+  const x = a + d.dsum;
+  const y = c + d.dn;
+  r.units += (y > 0 ? 1 : 0) - (c > 0 ? 1 : 0);
+  r.sumX += d.dsum;
+  r.sumX2 += x * x - a * a;
+  r.sumY += d.dn;
+  r.sumY2 += y * y - c * c;
+  r.sumXY += x * y - a * c;
+}
+
+/** Adds one user's final sums (x = `sum`, y = `n` > 0) to `r` (a rebuild from raw rows). */
+export function addUnitSums(r: UnitSums, s: { n: number; sum: number }): void {
+  r.units += 1;
+  r.sumX += s.sum;
+  r.sumX2 += s.sum * s.sum;
+  r.sumY += s.n;
+  r.sumY2 += s.n * s.n;
+  r.sumXY += s.sum * s.n;
 }
 
 function stripDelta(d: UnitDelta): UnitKey {
@@ -123,13 +145,7 @@ export function rollUpUnits(sums: Iterable<UnitSum>): UnitRollup[] {
   const rollups = new Map<string, UnitRollup>();
   for (const s of sums) {
     if (s.n <= 0) continue;
-    const r = rollupOf(rollups, s);
-    r.units += 1;
-    r.sumX += s.sum;
-    r.sumX2 += s.sum * s.sum;
-    r.sumY += s.n;
-    r.sumY2 += s.n * s.n;
-    r.sumXY += s.sum * s.n;
+    addUnitSums(rollupOf(rollups, s), s);
   }
   return [...rollups.values()];
 }

@@ -3,7 +3,8 @@
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
-import { SEGMENT_NOTE, topSegments } from '../core/segments.js';
+import { SEGMENT_NOTE } from '../core/segments.js';
+import { topSegments } from '../core/top-segments.js';
 import {
   type Analysis,
   type AnalysisMethod,
@@ -118,22 +119,34 @@ export class AnalysisService {
       analysis.warnings.unshift(...payloadChanges(versions, analysis.versions, keys));
     }
     if (segment === undefined || segmentRows === undefined) return analysis;
-    // Each value through the same assembly, per call (a segment splits calls, not the randomized users),
-    // with the metrics of the whole analysis in its order; its verdict is not kept.
+    // Each value through the same assembly, with the whole analysis' unit and estimator (a sticky
+    // experiment's users' sums within the value; quantiles from the value's sketch bins), and the metrics of
+    // the whole analysis in its order; no exposures per value, so no sample-ratio check; no verdict kept.
     const names = analysis.metrics.map((m) => m.name);
     const counts = segmentRows.counts.filter(inVersion);
     const segmented = counts.reduce((a, c) => a + (keys.includes(c.variantKey) ? c.n : 0), 0);
     const total = Object.values(analysis.results).reduce((a, n) => a + n, 0);
-    const segments = topSegments(segmentRows.metrics.filter(inVersion), counts).map((s) => {
+    const shown = topSegments(segmentRows.metrics.filter(inVersion), counts, {
+      units: segmentRows.units.filter(inVersion),
+      sketches: segmentRows.sketches.filter(inVersion),
+    });
+    const segments = shown.map((s) => {
       const part = analyzeRollups({
-        experiment: { ...declaration, assignment: 'random' },
+        experiment: declaration,
         versions: [],
-        rollups: { exposures: [], results: s.counts, metrics: s.metrics, units: [], sketches: [] },
+        rollups: {
+          exposures: [],
+          results: s.counts,
+          metrics: s.metrics,
+          units: s.units,
+          sketches: s.sketches.map((b) => ({ ...b, key: b.bin })),
+        },
         options: { ...options, metrics: names },
       });
       return {
         value: s.value,
         ...(s.mergedValues === undefined ? {} : { mergedValues: s.mergedValues }),
+        unit: part.unit,
         results: part.results,
         metrics: part.metrics,
         warnings: part.warnings.filter((w) => !w.startsWith('srm') && !w.startsWith('sample-ratio')),

@@ -175,7 +175,8 @@ export const MetricAnalysisSchema = Type.Object(
 
 const SEGMENTS_DESCRIPTION =
   'With ?segment=key: per value of the key (the 50 values with most results, most first; the rest merged as ' +
-  "one '(other)'), the metrics in the shape of the analysis's own, per call, and no verdict";
+  "one '(other)'), the metrics in the shape of the analysis's own, with its unit (per user in a sticky " +
+  'experiment), and no verdict';
 
 export const SegmentAnalysisSchema = Type.Object(
   {
@@ -183,6 +184,11 @@ export const SegmentAnalysisSchema = Type.Object(
       description: "The key's value (numbers and true/false as their JSON text), or '(other)'",
     }),
     mergedValues: Type.Optional(Type.Integer({ description: "'(other)' only: how many values it merges" })),
+    unit: Type.String({
+      description:
+        "user: every metric is analysed per user within this value (a sticky experiment's users' sums kept " +
+        'per value: a user with calls in two values is a unit in each); call: some metric is per call',
+    }),
     results: Type.Record(Type.String(), Type.Integer(), {
       description: 'Results in this segment per variant key',
     }),

@@ -13,7 +13,7 @@ import {
   rollUpHours,
   rollUpResults,
 } from '../core/rollups.js';
-import type { SegmentRollup } from '../core/segments.js';
+import { noSegmentMoves, type SegmentMoves } from '../core/segment-units.js';
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
 import { type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
@@ -53,8 +53,8 @@ export interface RollupPlan {
   sketches: SketchMoves;
   /** The feedback rows to write (null without feedback). */
   feedbackRows: FeedbackRow[] | null;
-  /** Feedback's signed changes to segment_rollups (the results' are segment-plan.ts's). */
-  segments: SegmentRollup[];
+  /** Feedback's signed changes to the segment rows (segment-plan.ts adds the results' and writes both). */
+  segments: SegmentMoves;
 }
 
 /**
@@ -74,7 +74,7 @@ export function planRollups(
   const units: HourlyUnitDelta[] = unitDeltasByHour(rolled);
   let sketches = new SketchMoves();
   let feedbackRows: FeedbackRow[] | null = null;
-  let segments: SegmentRollup[] = [];
+  let segments = noSegmentMoves();
   if (feedback.length > 0) {
     const plan = planFeedback(feedback, stored, feedbackOverCap, feedbackSegments);
     metrics.push(...plan.metrics);
@@ -82,7 +82,7 @@ export function planRollups(
     units.push(...plan.units);
     sketches = plan.sketches;
     feedbackRows = plan.rows;
-    segments = mergeRollups(plan.segments, (r) => `${metricRollupKey(r)}\u0000${r.key}\u0000${r.value}`);
+    segments = plan.segments;
   }
   addSketchValues(sketches, rolled);
   // The results' own rollups have one row per key already; only feedback's changes need merging in.

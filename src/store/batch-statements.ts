@@ -12,6 +12,7 @@ import {
 } from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { RolledResult } from '../core/rollups.js';
+import type { SegmentMoves } from '../core/segment-units.js';
 import { applyUnitDeltasByHour } from '../core/unit-hours.js';
 import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
 import type { NewFeedback, WriteBatch } from '../core/writes.js';
@@ -27,7 +28,7 @@ import {
   unitSumStatement,
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
-import { feedbackSegments, segmentRollupStatement } from './segment-rows.js';
+import { feedbackSegments } from './segment-rows.js';
 import {
   exposureUserRollupStatement,
   exposureUsersStatement,
@@ -166,10 +167,14 @@ async function readExposureUsers(
   return stored;
 }
 
-/** A batch's planned rollup statements, and the exposure users it leaves committed (for CommittedUsers). */
+/**
+ * A batch's planned rollup statements, the exposure users it leaves committed (for CommittedUsers), and
+ * its feedback's moves of the segment rows (segment-rows.ts segmentWrites writes them with the results').
+ */
 export interface Planned {
   statements: RowStatement[];
   userKeys: string[];
+  segments: SegmentMoves;
 }
 
 /**
@@ -191,8 +196,7 @@ export async function plannedStatements(
   const plan = planRollups(feedback, stored, rolled, feedbackOverCap, segmentsOf);
   const unitParts = plan.units;
   const statements: RowStatement[] = [];
-  if (plan.feedbackRows)
-    statements.push(feedbackStatement(plan.feedbackRows), segmentRollupStatement(plan.segments));
+  if (plan.feedbackRows) statements.push(feedbackStatement(plan.feedbackRows));
   statements.push(metricRollupStatement(plan.metrics), hourlyRollupStatement(plan.hourly));
   const bins = plan.sketches.rows();
   statements.push(sketchBinStatement(bins.all), hourlySketchBinStatement(bins.hourly));
@@ -208,5 +212,5 @@ export async function plannedStatements(
     statements.push(exposureUsersStatement(added.rows), exposureUserRollupStatement(added.counts));
     userKeys = users.map(exposureUserKey);
   }
-  return { statements: statements.filter((s) => s.rows.length > 0), userKeys };
+  return { statements: statements.filter((s) => s.rows.length > 0), userKeys, segments: plan.segments };
 }

@@ -151,6 +151,9 @@ export async function deleteExperimentRows(trx: Transaction<Database>, id: numbe
     'segment_pending',
     'segment_rollups',
     'segment_results',
+    'segment_unit_sums',
+    'segment_unit_rollups',
+    'segment_sketch_bins',
   ] as const) {
     await trx.deleteFrom(table).where('experiment_id', '=', id).execute();
   }

@@ -1,11 +1,28 @@
 // The memory store's segment rows (store/segment-plan.ts plans them as for the SQL store): assign contexts'
-// values by assignment, results waiting for a client's exposure, and the rollups per segment value.
+// values by assignment, results waiting for a client's exposure, the rollups per segment value, users'
+// sums per value (sticky experiments) and sketch bins per value; and their rebuild from committed rows.
 
 import type { RolledResult } from '../core/rollups.js';
-import type { SegmentCount, SegmentRollup } from '../core/segments.js';
+import {
+  addSegmentValue,
+  addToSegmentSums,
+  applySegmentUnitDeltas,
+  noSegmentMoves,
+  rollUpSegmentUnits,
+  type SegmentMoves,
+  type SegmentSketchMove,
+  type SegmentUnitRollup,
+  type SegmentUnitSum,
+  segmentSketchKey,
+  segmentUnitKey,
+  segmentUnitRollupKey,
+} from '../core/segment-units.js';
+import { rollUpSegments, type SegmentCount, type SegmentRollup } from '../core/segments.js';
+import { addUnitRollup } from '../core/unit-hours.js';
 import type { NewResult, WriteBatch } from '../core/writes.js';
 import { rolledOf } from './batch-plan.js';
 import {
+  anyMoves,
   feedbackSegmentNeeds,
   feedbackSegmentsOf,
   type PendingSegment,
@@ -13,6 +30,7 @@ import {
   type SegmentFound,
   type SegmentNeeds,
   type SegmentPlan,
+  type SegmentRecord,
   segmentNeeds,
 } from './segment-plan.js';
 import type { SegmentRows } from './store.js';
@@ -22,6 +40,26 @@ const SEP = '\u0000';
 /** The committed results by logId (the memory store's). */
 type Results = ReadonlyMap<string, { result: NewResult; metricsOverCap: string[] | null }>;
 
+/** A batch's segment plan, and its users' sums within segment values once its deltas are applied. */
+export interface MemorySegmentPlan {
+  plan: SegmentPlan;
+  units: { sums: SegmentUnitSum[]; rollups: SegmentUnitRollup[] };
+}
+
+/** A result as a rebuild reads it: its rollup view and the segment values it recorded when committed. */
+export interface RecordedResult {
+  rolled: RolledResult;
+  assignmentId: string | null;
+  segments: SegmentRecord | null;
+}
+
+/** A feedback row as a rebuild reads it: its latest value, its unit's user, the segments it records. */
+export interface RatedSegments {
+  rolled: RolledResult;
+  userId: string | null;
+  segments: Record<string, string>;
+}
+
 export class MemorySegments {
   /** By experiment and assignment id, then key: the value (first kept). */
   private readonly assignments = new Map<string, Map<string, string>>();
@@ -29,11 +67,27 @@ export class MemorySegments {
   private readonly pending = new Map<string, PendingSegment[]>();
   private readonly metrics = new Map<string, SegmentRollup>();
   private readonly counts = new Map<string, SegmentCount>();
+  private readonly unitSums = new Map<string, SegmentUnitSum>();
+  private readonly unitRollups = new Map<string, SegmentUnitRollup>();
+  private readonly sketches = new Map<string, SegmentSketchMove>();
 
-  /** The segment plan of `batch` (segment-plan.ts), read from these rows. */
-  plan(batch: WriteBatch, rolled: readonly RolledResult[], results: Results): SegmentPlan | null {
+  /** The segment plan of `batch` (segment-plan.ts), read from these rows, with feedback's moves. */
+  plan(
+    batch: WriteBatch,
+    rolled: readonly RolledResult[],
+    results: Results,
+    feedback: SegmentMoves,
+  ): MemorySegmentPlan | null {
     const needs = segmentNeeds(batch);
-    return needs && planSegments(batch, rolled, this.find(needs, results));
+    if (needs === null && !anyMoves(feedback)) return null;
+    const found = needs === null ? { assignments: [], pending: [] } : this.find(needs, results);
+    const plan = planSegments(batch, rolled, found, feedback);
+    const current = new Map<string, SegmentUnitSum>();
+    for (const d of plan.units) {
+      const sum = this.unitSums.get(segmentUnitKey(d));
+      if (sum) current.set(segmentUnitKey(d), { ...sum });
+    }
+    return { plan, units: applySegmentUnitDeltas(plan.units, current) };
   }
 
   /** The segment values of each feedback item's target in `batch` (segment-plan.ts). */
@@ -65,10 +119,10 @@ export class MemorySegments {
     return found;
   }
 
-  /** Keeps a batch's plan and feedback's signed changes to the rollups (batch-plan.ts RollupPlan.segments). */
-  apply(plan: SegmentPlan | null, feedback: readonly SegmentRollup[]): void {
-    this.addMetrics(feedback);
-    if (plan === null) return;
+  /** Keeps a batch's plan (its results' and its feedback's moves: batch-plan.ts RollupPlan.segments). */
+  apply(planned: MemorySegmentPlan | null): void {
+    if (planned === null) return;
+    const { plan, units } = planned;
     for (const a of plan.assignments) {
       const k = `${a.experimentId}${SEP}${a.assignmentId}`;
       let values = this.assignments.get(k);
@@ -90,16 +144,16 @@ export class MemorySegments {
       if (list.length > 0) this.pending.set(k, list);
       else this.pending.delete(k);
     }
-    this.addMetrics(plan.metrics);
-    for (const c of plan.counts) {
-      const k = [c.experimentId, c.key, c.value, c.version, c.variantKey].join(SEP);
-      const acc = this.counts.get(k);
-      if (acc) acc.n += c.n;
-      else this.counts.set(k, { ...c });
-    }
+    this.addRows(plan.metrics, plan.counts, plan.sketches);
+    for (const s of units.sums) this.unitSums.set(segmentUnitKey(s), { ...s });
+    for (const r of units.rollups) addUnitRollup(this.unitRollups, r, segmentUnitRollupKey);
   }
 
-  private addMetrics(metrics: readonly SegmentRollup[]): void {
+  private addRows(
+    metrics: readonly SegmentRollup[],
+    counts: readonly SegmentCount[],
+    sketches: readonly SegmentSketchMove[],
+  ): void {
     for (const m of metrics) {
       const k = [m.experimentId, m.key, m.value, m.version, m.variantKey, m.metric, m.kind].join(SEP);
       const acc = this.metrics.get(k);
@@ -109,21 +163,87 @@ export class MemorySegments {
         acc.sumSquares += m.sumSquares;
       } else this.metrics.set(k, { ...m });
     }
+    for (const c of counts) {
+      const k = [c.experimentId, c.key, c.value, c.version, c.variantKey].join(SEP);
+      const acc = this.counts.get(k);
+      if (acc) acc.n += c.n;
+      else this.counts.set(k, { ...c });
+    }
+    for (const b of sketches) {
+      const acc = this.sketches.get(segmentSketchKey(b));
+      if (acc) acc.count += b.count;
+      else this.sketches.set(segmentSketchKey(b), { ...b });
+    }
   }
 
   read(experimentId: number, key: string): SegmentRows {
-    const mine = (r: { experimentId: number; key: string }) =>
-      r.experimentId === experimentId && r.key === key;
+    const mine = <T extends { experimentId: number; key: string }>(rows: Map<string, T>) =>
+      [...rows.values()]
+        .filter((r) => r.experimentId === experimentId && r.key === key)
+        .map((r) => ({ ...r }));
     return {
-      metrics: [...this.metrics.values()].filter(mine).map((m) => ({ ...m })),
-      counts: [...this.counts.values()].filter(mine).map((c) => ({ ...c })),
+      metrics: mine(this.metrics),
+      counts: mine(this.counts),
+      units: mine(this.unitRollups),
+      sketches: mine(this.sketches).filter((b) => b.count !== 0),
     };
+  }
+
+  /**
+   * As segment-rebuild.ts: replaces an experiment's segment rows with the sums of its results (each with
+   * the values it recorded; a waiting key's value is its assignment's, when it came) and of its feedback
+   * rows (their latest values, in the segments they record).
+   */
+  rebuild(
+    experimentId: number,
+    results: readonly RecordedResult[],
+    feedback: readonly RatedSegments[],
+  ): void {
+    for (const map of [this.metrics, this.counts, this.unitSums, this.unitRollups, this.sketches]) {
+      for (const k of map.keys()) if (k.startsWith(`${experimentId}${SEP}`)) map.delete(k);
+    }
+    const rolledUp = rollUpSegments(
+      results.map(({ rolled, assignmentId, segments }) => {
+        const values: Record<string, string> = {};
+        const stored = this.assignments.get(`${experimentId}${SEP}${assignmentId}`);
+        for (const [key, value] of Object.entries(segments ?? {})) {
+          const v = value ?? stored?.get(key);
+          if (v !== undefined) values[key] = v;
+        }
+        return { rolled, segments: values };
+      }),
+    );
+    const moves = noSegmentMoves();
+    for (const f of feedback) {
+      for (const [metric, v] of Object.entries(f.rolled.metrics ?? {})) {
+        const kind = typeof v === 'boolean' ? 'proportion' : 'mean';
+        const x = typeof v === 'boolean' ? (v ? 1 : 0) : (v as number);
+        addSegmentValue(moves, f.rolled, f.segments, metric, kind, x, 1, f.userId);
+      }
+    }
+    const sums = new Map<string, SegmentUnitSum>();
+    addToSegmentSums(sums, [...rolledUp.units, ...moves.units]);
+    for (const [k, s] of sums) this.unitSums.set(k, s);
+    for (const r of rollUpSegmentUnits(sums.values()))
+      addUnitRollup(this.unitRollups, r, segmentUnitRollupKey);
+    this.addRows([...rolledUp.metrics, ...moves.metrics], rolledUp.counts, [
+      ...rolledUp.sketches.rows(),
+      ...moves.sketches.rows(),
+    ]);
   }
 
   /** Forgets an experiment (deleted). */
   forget(experimentId: number): void {
     const prefix = `${experimentId}${SEP}`;
-    for (const map of [this.assignments, this.pending, this.metrics, this.counts]) {
+    for (const map of [
+      this.assignments,
+      this.pending,
+      this.metrics,
+      this.counts,
+      this.unitSums,
+      this.unitRollups,
+      this.sketches,
+    ] as Array<Map<string, unknown>>) {
       for (const k of map.keys()) if (k.startsWith(prefix)) map.delete(k);
     }
   }

@@ -26,7 +26,8 @@ import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exp
 import { MemoryEvents } from './memory-events.js';
 import { listMemoryResults, saidFrom, toResult } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
-import { MemorySegments } from './memory-segments.js';
+import { MemorySegments, type RatedSegments } from './memory-segments.js';
+import type { SegmentRecord } from './segment-plan.js';
 import {
   type EventQuery,
   type EventStore,
@@ -49,6 +50,8 @@ interface Committed {
   result: NewResult;
   /** Its metric names the cap left out (ADR 0014), as the SQL store's `metrics_over_cap`. */
   metricsOverCap: string[] | null;
+  /** The segment values that counted it, as the SQL store's `segments` (segment-plan.ts SegmentRecord). */
+  segments: SegmentRecord | null;
 }
 
 /**
@@ -187,7 +190,7 @@ export class MemoryStore implements Store, EventStore {
     const plan = planRollups(feedback, stored, rolled, feedbackOverCap, fbSegments);
     const units = applyUnitDeltasByHour(plan.units, this.rollups.storedSums(plan.units));
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
-    const segments = this.segments.plan(batch, rolled, this.byLogId);
+    const segments = this.segments.plan(batch, rolled, this.byLogId, plan.segments);
 
     // Kept: nothing below can fail.
     for (const [i, r] of batch.results.entries()) {
@@ -195,6 +198,7 @@ export class MemoryStore implements Store, EventStore {
         seq: ++this.lastSeq,
         result: { ...r, assignedVariant: r.assignedVariant ?? null },
         metricsOverCap: overCap[i] ?? null,
+        segments: segments?.plan.records[i] ?? null,
       };
       this.results.push(committed);
       this.byLogId.set(r.logId, committed);
@@ -212,7 +216,7 @@ export class MemoryStore implements Store, EventStore {
     this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
     this.rollups.addHourly(mergeRollups(plan.hourly, hourlyRollupKey));
     this.rollups.addUnits(units.rollups);
-    this.segments.apply(segments, plan.segments);
+    this.segments.apply(segments);
     for (const r of units.hourly) addUnitRollup(this.rollups.hourlyUnitRollups, r, hourlyUnitRollupKey);
     this.rollups.addSketches(plan.sketches);
     for (const u of users.rows) this.rollups.exposureUsers.set(exposureUserKey(u), { ...u });
@@ -315,17 +319,29 @@ export class MemoryStore implements Store, EventStore {
         overCap: metricsOverCap ? new Set(metricsOverCap) : null,
         unitUserId: perUser ? r.userId : null,
       }));
+      const rated: RatedSegments[] = [];
       for (const f of this.feedback.values()) {
         if (f.experimentId !== id || f.overCap) continue;
-        rolled.push({
+        const fb: RolledResult = {
           experimentId: id,
           version: f.version,
           variantKey: f.variantKey,
           metrics: { [f.metric]: f.kind === 'proportion' ? f.value === 1 : f.value },
           unitUserId: perUser ? f.userId : null,
           hour: hourOf(f.createdAt),
-        });
+        };
+        rolled.push(fb);
+        if (f.segments) rated.push({ rolled: fb, userId: fb.unitUserId ?? null, segments: f.segments });
       }
+      this.segments.rebuild(
+        id,
+        rows.map((c, i) => ({
+          rolled: rolled[i]!,
+          assignmentId: c.result.assignmentId,
+          segments: c.segments,
+        })),
+        rated,
+      );
       exposures += this.rollups.rebuild(id, rolled, this.batchesOf(id), perUser);
     }
     return { results, exposures };

@@ -1,6 +1,6 @@
 // Rebuilding one experiment's rollups from raw rows (results, feedback, exposures), exactly as the writes
-// built them: per-call, hourly and per-user sums with their min and max, distinct users, sketch bins. Runs
-// inside the caller's transaction, under its locks.
+// built them: per-call, hourly and per-user sums with their min and max, distinct users, sketch bins, and the
+// segment rows (segment-rebuild.ts). Runs inside the caller's transaction, under its locks.
 //
 // What it cannot reproduce: the hourly unit moves (bucket_unit_rollups) of feedback corrections. Live, a
 // correction moves the users' sums in the hour it is written; the feedback row keeps only its latest value
@@ -44,6 +44,7 @@ import {
   unitSumStatement,
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
+import { rebuildSegments } from './segment-rebuild.js';
 import {
   exposureUserRollupStatement,
   exposureUsersStatement,
@@ -245,6 +246,7 @@ export async function rebuildExperiment(
   const bins = sketches.rows();
   await executeInChunks(trx, sketchBinStatement(bins.all));
   await executeInChunks(trx, hourlySketchBinStatement(bins.hourly));
+  await rebuildSegments(trx, experimentId);
   return { results, exposures: await rebuildExposures(trx, experimentId, perUser) };
 }
 

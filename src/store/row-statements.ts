@@ -18,6 +18,7 @@ import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { assignmentContextRows, insertAssignmentContexts } from './assignment-contexts.js';
 import { rowsOf } from './columns.js';
 import type { Database, ResultsTable } from './schema.js';
+import type { SegmentRecord } from './segment-plan.js';
 
 /** `build` turns rows (objects keyed by column, all in the same key order) into one INSERT statement. */
 export interface RowStatement<R extends object = object> {
@@ -53,7 +54,11 @@ export function rolledResultRow(
 }
 
 /** The row of a result: JSON as text, the flag as 0/1 (every key always present, in one order). */
-function resultRow(r: NewResult, overCap: string[] | null): Insertable<ResultsTable> {
+function resultRow(
+  r: NewResult,
+  overCap: string[] | null,
+  segments: SegmentRecord | null,
+): Insertable<ResultsTable> {
   return {
     log_id: r.logId,
     experiment_id: r.experimentId,
@@ -70,6 +75,7 @@ function resultRow(r: NewResult, overCap: string[] | null): Insertable<ResultsTa
     created_at: r.createdAt,
     metrics_over_cap: overCap ? JSON.stringify(overCap) : null,
     assigned_variant: r.assignedVariant ?? null,
+    segments: segments === null ? null : JSON.stringify(segments),
   };
 }
 
@@ -151,6 +157,17 @@ const UPSERTS = {
   bucket_sketch_bins: { keys: ['experiment_id', 'bucket', ...BIN], add: ['count'], chunk: 2000 },
   exposure_users: { keys: ['experiment_id', 'experiment_version', 'user_id'], chunk: 2000 },
   segment_rollups: { keys: SEGMENT_METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
+  segment_unit_sums: {
+    keys: ['experiment_id', 'user_id', ...SEGMENT_METRIC.slice(1)],
+    replace: ['n', 'sum'],
+    chunk: 2000,
+  },
+  segment_unit_rollups: { keys: SEGMENT_METRIC, add: UNIT_ROLLUP_SUMS, chunk: 2000 },
+  segment_sketch_bins: {
+    keys: [...SEGMENT_METRIC.slice(0, 6), 'side', 'key'],
+    add: ['count'],
+    chunk: 2000,
+  },
   segment_results: { keys: SEGMENT_METRIC.slice(0, 5), add: ['n'], chunk: 2000 },
   assignment_segments: { keys: ['experiment_id', 'assignment_id', 'segment_key'], chunk: 2000 },
   segment_pending: { keys: ['experiment_id', 'assignment_id', 'log_id', 'segment_key'], chunk: 2000 },
@@ -348,14 +365,20 @@ export function idempotencyRecordStatement(answers: IdempotencyRecord[]): RowSta
 }
 
 /**
- * The rows a batch writes whatever is stored already: results (with `overCap`, the cap's decision for each),
- * exposures and their counts, Idempotency-Key answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in one transaction.
+ * The rows a batch writes whatever is stored already: results (with `overCap`, the cap's decision for each,
+ * and `segments`, the segment values that counted each: segment-plan.ts), exposures and their counts,
+ * Idempotency-Key answers. The rollups that depend on stored values follow (batch-plan.ts); all commit in
+ * one transaction.
  */
-export function rowStatements(batch: WriteBatch, overCap: Array<string[] | null>): RowStatement[] {
+export function rowStatements(
+  batch: WriteBatch,
+  overCap: Array<string[] | null>,
+  segments: ReadonlyArray<SegmentRecord | null> = [],
+): RowStatement[] {
   const statements: RowStatement[] = [
     {
       name: 'results',
-      rows: batch.results.map((r, i) => resultRow(r, overCap[i] ?? null)),
+      rows: batch.results.map((r, i) => resultRow(r, overCap[i] ?? null, segments[i] ?? null)),
       chunk: 1000,
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },

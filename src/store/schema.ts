@@ -58,6 +58,11 @@ export interface ResultsTable {
   metrics_over_cap: string | null;
   /** The variant the result's assignmentId was issued for, when it differs from variant_key (migration 006). */
   assigned_variant: string | null;
+  /**
+   * JSON object: the segment values that counted it (a key waiting for its client's exposure: null); null:
+   * none (migration 018). Generated: rows inserted by hand in tests may leave it out.
+   */
+  segments: Generated<string | null>;
 }
 
 /** Exposures as releases before migration 003 wrote them, one row each; read, no longer written. */
@@ -335,7 +340,34 @@ export interface SegmentResultsTable extends ResultRollupsTable {
   value: string;
 }
 
+/** Results up to `after_seq` were written before results.segments (migration 018): one row. */
+export interface SegmentsRecordedTable {
+  after_seq: number;
+}
+
+/** Per-user running sums per segment value (migration 018). */
+export interface SegmentUnitSumsTable extends UnitSumsTable {
+  segment_key: string;
+  value: string;
+}
+
+/** Per segment value: the sums over users the delta method reads (migration 018). */
+export interface SegmentUnitRollupsTable extends UnitRollupsTable {
+  segment_key: string;
+  value: string;
+}
+
+/** DDSketch bin counts per segment value (migration 018). */
+export interface SegmentSketchBinsTable extends SketchBinsTable {
+  segment_key: string;
+  value: string;
+}
+
 export interface Database {
+  segments_recorded: SegmentsRecordedTable;
+  segment_unit_sums: SegmentUnitSumsTable;
+  segment_unit_rollups: SegmentUnitRollupsTable;
+  segment_sketch_bins: SegmentSketchBinsTable;
   assignment_segments: AssignmentSegmentsTable;
   segment_pending: SegmentPendingTable;
   segment_rollups: SegmentRollupsTable;

@@ -2,7 +2,13 @@
 // memory store: the assign contexts' values to keep, each result's value of each declared key (its own, else
 // its assignment's: from this batch's exposures or stored ones), results that wait for a client's exposure,
 // and the waiting results this batch's exposures resolve. Rolled up per segment value (core/segments.ts).
-import type { RolledResult } from '../core/rollups.js';
+import { mergeRollups, metricRollupKey, type RolledResult } from '../core/rollups.js';
+import {
+  noSegmentMoves,
+  type SegmentMoves,
+  type SegmentSketchMove,
+  type SegmentUnitDelta,
+} from '../core/segment-units.js';
 import {
   type AssignmentSegment,
   rollUpSegments,
@@ -54,9 +60,25 @@ export interface SegmentPlan {
   waiting: PendingSegment[];
   /** Waiting results resolved now (to delete). */
   resolved: PendingSegment[];
+  /** Signed changes of the results' and feedback's metric sums, one row per key. */
   metrics: SegmentRollup[];
   counts: SegmentCount[];
+  /** Users' deltas within segment values (sticky experiments), one per user, value and metric. */
+  units: SegmentUnitDelta[];
+  /** Signed sketch bin moves, one per bin. */
+  sketches: SegmentSketchMove[];
+  /**
+   * Per result of the batch (same order): the values that counted it, as results.segments records them
+   * (a key waiting for its client's exposure: null); null when none.
+   */
+  records: Array<SegmentRecord | null>;
 }
+
+/** The segment values that counted a result (results.segments): a waiting key's value is null. */
+export type SegmentRecord = Record<string, string | null>;
+
+/** Whether `moves` change anything (feedback's part of a batch). */
+export const anyMoves = (moves: SegmentMoves) => moves.metrics.length > 0 || moves.units.length > 0;
 
 const key2 = (experimentId: number, assignmentId: string) => `${experimentId}\u0000${assignmentId}`;
 
@@ -128,28 +150,38 @@ function knownValues(
   return known;
 }
 
-/** Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided). */
+/**
+ * Plans the segments of `batch`, whose results are `rolled` (same order, the metric cap decided), with
+ * `feedback`'s moves (batch-plan.ts RollupPlan.segments) summed in.
+ */
 export function planSegments(
   batch: WriteBatch,
   rolled: readonly RolledResult[],
   stored: SegmentFound,
+  feedback: SegmentMoves = noSegmentMoves(),
 ): SegmentPlan {
   const assignments = batch.exposures.flatMap((b) => b.segments ?? []);
   const known = knownValues(assignments, stored.assignments);
   const results: SegmentedResult[] = [];
   const waiting: PendingSegment[] = [];
+  const records: Array<SegmentRecord | null> = batch.results.map(() => null);
   for (const [i, r] of batch.results.entries()) {
     if (!r.segments) continue;
     const segments = { ...r.segments.values };
+    const record: SegmentRecord = { ...segments };
     const found = r.assignmentId === null ? undefined : known.get(key2(r.experimentId, r.assignmentId));
     for (const key of r.segments.lookup) {
       const value = found?.get(key);
-      if (value !== undefined) segments[key] = value;
-      else if (r.segments.wait) {
+      if (value !== undefined) {
+        segments[key] = value;
+        record[key] = value;
+      } else if (r.segments.wait) {
         waiting.push({ experimentId: r.experimentId, assignmentId: r.assignmentId!, logId: r.logId, key });
+        record[key] = null;
       }
     }
     results.push({ rolled: rolled[i]!, segments });
+    if (Object.keys(record).length > 0) records[i] = record;
   }
   // Results committed before this batch's exposures, waiting for them: resolved either way (the assign
   // context has this key's value, or it has none).
@@ -159,8 +191,25 @@ export function planSegments(
     const value = known.get(key2(p.experimentId, p.assignmentId))?.get(p.key);
     if (value !== undefined) results.push({ rolled: p.rolled, segments: { [p.key]: value } });
   }
-  const { metrics, counts } = rollUpSegments(results);
-  return { assignments, waiting, resolved, metrics, counts };
+  // Feedback's users' deltas and bins are added to: one row per key either way.
+  const rolledUp = rollUpSegments(results, { units: [...feedback.units], sketches: feedback.sketches });
+  const metrics =
+    feedback.metrics.length === 0
+      ? rolledUp.metrics
+      : mergeRollups(
+          [...rolledUp.metrics, ...feedback.metrics],
+          (r) => `${metricRollupKey(r)}\u0000${r.key}\u0000${r.value}`,
+        );
+  return {
+    assignments,
+    waiting,
+    resolved,
+    metrics,
+    counts: rolledUp.counts,
+    units: rolledUp.units,
+    sketches: rolledUp.sketches.rows(),
+    records,
+  };
 }
 
 /** The assignment ids whose stored segment values `batch`'s feedback needs (its exposures' excepted). */

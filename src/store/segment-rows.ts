@@ -2,12 +2,21 @@
 // and of waiting results, and the statements that write the plan, for both databases.
 import type { Kysely } from 'kysely';
 import type { RolledResult } from '../core/rollups.js';
+import {
+  applySegmentUnitDeltas,
+  type SegmentMoves,
+  type SegmentUnitDelta,
+  type SegmentUnitRollup,
+  type SegmentUnitSum,
+  segmentUnitKey,
+} from '../core/segment-units.js';
 import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 import {
+  anyMoves,
   feedbackSegmentNeeds,
   feedbackSegmentsOf,
   findSegments,
@@ -16,8 +25,11 @@ import {
   planSegments,
   type SegmentLookups,
   type SegmentPlan,
+  type SegmentRecord,
   segmentNeeds,
 } from './segment-plan.js';
+import { readSegmentSums, segmentSumStatements } from './segment-sums.js';
+import type { SegmentRows } from './store.js';
 
 /** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
 const KEYS_PER_READ = 500;
@@ -26,15 +38,69 @@ function* chunks<T>(items: T[]): Generator<T[]> {
   for (let i = 0; i < items.length; i += KEYS_PER_READ) yield items.slice(i, i + KEYS_PER_READ);
 }
 
-/** The segment statements of `batch`, planned from reads on `db` (the transaction, or in SQLite's writer turn). */
+/** A batch's segment statements, and what each of its results records in results.segments. */
+export interface SegmentWrites {
+  statements: RowStatement[];
+  records: Array<SegmentRecord | null>;
+}
+
+/**
+ * The segment statements of `batch` and of its feedback's moves (batch-plan.ts RollupPlan.segments),
+ * planned from reads on `db` (the transaction, or in SQLite's writer turn).
+ */
 export async function segmentWrites(
   db: Kysely<Database>,
   batch: WriteBatch,
   rolled: readonly RolledResult[],
-): Promise<RowStatement[]> {
+  feedback: SegmentMoves,
+): Promise<SegmentWrites> {
   const needs = segmentNeeds(batch);
-  if (needs === null) return [];
-  return segmentStatements(planSegments(batch, rolled, await findSegments(needs, segmentLookups(db))));
+  if (needs === null && !anyMoves(feedback)) return { statements: [], records: [] };
+  const found =
+    needs === null ? { assignments: [], pending: [] } : await findSegments(needs, segmentLookups(db));
+  const plan = planSegments(batch, rolled, found, feedback);
+  const units = applySegmentUnitDeltas(plan.units, await readSegmentUnitSums(db, plan.units));
+  return { statements: segmentStatements(plan, units), records: plan.records };
+}
+
+/** The stored sums of the users (per segment value and metric) that `deltas` move. */
+async function readSegmentUnitSums(
+  db: Kysely<Database>,
+  deltas: readonly SegmentUnitDelta[],
+): Promise<Map<string, SegmentUnitSum>> {
+  const current = new Map<string, SegmentUnitSum>();
+  const byExperiment = new Map<number, Set<string>>();
+  for (const d of deltas) {
+    const users = byExperiment.get(d.experimentId) ?? new Set<string>();
+    users.add(d.userId);
+    byExperiment.set(d.experimentId, users);
+  }
+  for (const [experimentId, users] of byExperiment) {
+    for (const part of chunks([...users])) {
+      const rows = await db
+        .selectFrom('segment_unit_sums')
+        .selectAll()
+        .where('experiment_id', '=', experimentId)
+        .where('user_id', 'in', part)
+        .execute();
+      for (const r of rows) {
+        const sum: SegmentUnitSum = {
+          experimentId,
+          userId: r.user_id,
+          key: r.segment_key,
+          value: r.value,
+          version: Number(r.experiment_version),
+          variantKey: r.variant_key,
+          metric: r.metric,
+          kind: r.kind as MetricKind,
+          n: Number(r.n),
+          sum: Number(r.sum),
+        };
+        current.set(segmentUnitKey(sum), sum);
+      }
+    }
+  }
+  return current;
 }
 
 /** The segment values of each feedback item's target in `batch`, read on `db` (segment-plan.ts). */
@@ -70,6 +136,7 @@ export function segmentLookups(db: Kysely<Database>): SegmentLookups {
         const rows = await db
           .selectFrom('segment_pending as p')
           .innerJoin('results as r', 'r.log_id', 'p.log_id')
+          .innerJoin('experiments as e', 'e.id', 'r.experiment_id')
           .select([
             'p.assignment_id',
             'p.log_id',
@@ -79,17 +146,21 @@ export function segmentLookups(db: Kysely<Database>): SegmentLookups {
             'r.variant_key',
             'r.metrics',
             'r.metrics_over_cap',
+            'r.user_id',
+            'e.assignment',
           ])
           .where('p.experiment_id', '=', experimentId)
           .where('p.assignment_id', 'in', part)
           .execute();
         for (const r of rows) {
+          // Its user's unit as when it was logged: sticky experiments' results with a userId.
+          const unitUserId = r.assignment === 'sticky' ? r.user_id : null;
           out.push({
             experimentId,
             assignmentId: r.assignment_id,
             logId: r.log_id,
             key: r.segment_key,
-            rolled: rolledResultRow(r),
+            rolled: { ...rolledResultRow(r), unitUserId },
           });
         }
       }
@@ -98,9 +169,14 @@ export function segmentLookups(db: Kysely<Database>): SegmentLookups {
   };
 }
 
-/** The statements of a plan, rows in key order (two writers then lock rows in one order). */
-export function segmentStatements(plan: SegmentPlan | null): RowStatement[] {
-  if (plan === null) return [];
+/**
+ * The statements of a plan and of its users' applied deltas (core/segment-units.ts), rows in key order
+ * (two writers then lock rows in one order).
+ */
+export function segmentStatements(
+  plan: SegmentPlan,
+  units: { sums: SegmentUnitSum[]; rollups: SegmentUnitRollup[] },
+): RowStatement[] {
   const out: RowStatement[] = [];
   if (plan.assignments.length > 0) {
     out.push(
@@ -121,7 +197,8 @@ export function segmentStatements(plan: SegmentPlan | null): RowStatement[] {
   if (plan.resolved.length > 0) out.push(deletePendingStatement(plan.resolved.map(pendingRow)));
   if (plan.metrics.length > 0) out.push(segmentRollupStatement(plan.metrics));
   if (plan.counts.length > 0) out.push(segmentResultStatement(plan.counts));
-  return out;
+  out.push(...segmentSumStatements(units.sums, units.rollups, plan.sketches));
+  return out.filter((st) => st.rows.length > 0);
 }
 
 const pendingRow = (p: PendingSegment) => ({
@@ -177,7 +254,7 @@ export function segmentRollupStatement(rows: SegmentRollup[]): RowStatement {
   );
 }
 
-function segmentResultStatement(rows: SegmentCount[]): RowStatement {
+export function segmentResultStatement(rows: SegmentCount[]): RowStatement {
   return upsertStatement(
     'segment_results',
     sortedBy(rows, segmentKey).map((r) => ({
@@ -196,7 +273,7 @@ export async function readSegments(
   db: Kysely<Database>,
   experimentId: number,
   key: string,
-): Promise<{ metrics: SegmentRollup[]; counts: SegmentCount[] }> {
+): Promise<SegmentRows> {
   const metrics = await db
     .selectFrom('segment_rollups')
     .selectAll()
@@ -230,5 +307,6 @@ export async function readSegments(
       variantKey: c.variant_key,
       n: Number(c.n),
     })),
+    ...(await readSegmentSums(db, experimentId, key)),
   };
 }

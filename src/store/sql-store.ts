@@ -171,12 +171,12 @@ export class SqlStore extends SqlRecords implements Store {
             feedbackOverCap,
             this.committedUsers,
           );
-          const segments = await segmentWrites(this.readOnly, batch, rolled);
+          const segments = await segmentWrites(this.readOnly, batch, rolled, planned.segments);
           const statements = [
-            ...rowStatements(batch, overCap),
+            ...rowStatements(batch, overCap, segments.records),
             ...client.statements,
             ...planned.statements,
-            ...segments,
+            ...segments.statements,
           ];
           await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
           this.committedUsers.remember(planned.userKeys);
@@ -199,10 +199,13 @@ export class SqlStore extends SqlRecords implements Store {
           decided = await this.metricNames.decideUnderLock(capped, (ids) => readMetricNames(trx, ids));
         }
         const overCap = overCapOf(rolled);
-        for (const st of rowStatements(batch, overCap)) await executeInChunks(trx, st);
+        // Planned (read) first: the results' rows record the segment values their plan found. None of
+        // these reads sees this batch's own rows.
         const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
+        const segments = await segmentWrites(trx, batch, rolled, planned.segments);
+        for (const st of rowStatements(batch, overCap, segments.records)) await executeInChunks(trx, st);
         for (const st of planned.statements) await executeInChunks(trx, st);
-        for (const st of await segmentWrites(trx, batch, rolled)) await executeInChunks(trx, st);
+        for (const st of segments.statements) await executeInChunks(trx, st);
         return { decision: decided, userKeys: planned.userKeys, overCap };
       });
       decision?.committed();

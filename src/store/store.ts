@@ -6,6 +6,7 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
 import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
+import type { SegmentSketchMove, SegmentUnitRollup } from '../core/segment-units.js';
 import type { SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { HourlyUnitRollup } from '../core/unit-hours.js';
@@ -85,6 +86,10 @@ export interface ResultPage {
 export interface SegmentRows {
   metrics: SegmentRollup[];
   counts: SegmentCount[];
+  /** Per-user sums per value (sticky experiments, core/segment-units.ts); empty for random ones. */
+  units: SegmentUnitRollup[];
+  /** DDSketch bin counts per value of the numeric values `metrics` sums (zero counts left out). */
+  sketches: SegmentSketchMove[];
 }
 
 export interface Rollups {
