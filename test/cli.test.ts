@@ -21,7 +21,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { report } from '../src/cli/agentsplit/analyze.js';
 import type { Analysis } from '../src/stats/analysis-schema.js';
-import type { TestUsed } from '../src/stats/compare.js';
+import type { TestUsed } from '../src/stats/comparison.js';
 import { testLabel } from '../src/stats/wording.js';
 import { startServer } from './helpers/server.js';
 

@@ -1,6 +1,6 @@
 // Owns the comparison of arms without spread (a fixed price per model: 0.003 in A, 0.001 in B): the
 // difference is known exactly, so it is decided without a test and its interval is the point itself.
-import type { ArmComparison, ResolvedCompare } from './compare.js';
+import type { ArmComparison, ResolvedCompare } from './comparison.js';
 import { directionFlags } from './decision.js';
 import { NO_SPREAD } from './moments.js';
 import type { ArmSummary, Interval } from './types.js';

@@ -1,7 +1,7 @@
 // Owns the comparison of numeric arms (means, per-user ratios, quantiles): the method's test of the difference
 // decides (Welch's t, the confidence sequence, or the flat-prior posterior) and the lift's interval is
 // Fieller's with the same critical value, so the two intervals agree with the decision and each other.
-import type { ArmComparison, ResolvedCompare, TestMethod } from './compare.js';
+import type { ArmComparison, ResolvedCompare, TestMethod } from './comparison.js';
 import { bayesianReadout, directionFlags, normalCritical, normalPValue } from './decision.js';
 import { studentTCdf, studentTQuantile } from './distributions.js';
 import { effectMoments } from './effect.js';

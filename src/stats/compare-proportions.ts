@@ -1,7 +1,7 @@
 // Owns the comparison of proportions: the Miettinen–Nurminen score test decides in every method (with the
 // sequence's critical value under sequential) and both intervals are its duals, so a normal approximation
 // never overrules it, however few the events. Per-user arms enter with Rao–Scott effective counts.
-import type { ArmComparison, ExactCheck, ResolvedCompare } from './compare.js';
+import type { ArmComparison, ExactCheck, ResolvedCompare } from './comparison.js';
 import { bayesianReadout, directionFlags, normalCritical, normalPValue } from './decision.js';
 import { effectMoments } from './effect.js';
 import { type Counts, fisherExact, isSmallCount } from './exact.js';

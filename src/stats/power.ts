@@ -1,7 +1,7 @@
 // Owns sample-size planning: units per variant needed to detect a minimum detectable effect (MDE), with a
 // margin for a variance and a control mean that are themselves estimates from the units seen so far.
 import type { MetricKind } from './arms.js';
-import type { AnalysisMethod } from './compare.js';
+import type { AnalysisMethod } from './comparison.js';
 import { chiSquareQuantile, normalCdf, normalQuantile } from './distributions.js';
 import { isProbability } from './guards.js';
 import { DEFAULT_N_STAR, sequentialHalfWidth, sequentialRho } from './sequential.js';

@@ -1,6 +1,6 @@
 // Owns how numbers read in a verdict's sentence: counts, effects with their intervals, p-values, chances.
 import type { MetricKind } from './arms.js';
-import type { TestUsed } from './compare.js';
+import type { TestUsed } from './comparison.js';
 import type { EffectEstimate } from './types.js';
 
 const count = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
