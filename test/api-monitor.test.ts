@@ -110,7 +110,14 @@ describe('the guardrail monitor', { skip: SKIP_BACKEND }, () => {
     assert.equal(failed[0]!.data.metric, 'cost_usd');
     assert.equal(failed[0]!.data.variant, 'B');
     assert.equal(failed[0]!.data.method, 'sequential');
-    assert.match(String(failed[0]!.data.summary), /cost_usd is \d+(\.\d+)?% higher/);
+    // Which interval this is (issue 33): the monitor's own sequential read at 1 − 2·alpha, named in the data
+    // and in the sentence, so it is not mistaken for the scorecard's or the verdict's.
+    assert.equal(failed[0]!.data.alpha, 0.05);
+    assert.deepEqual(failed[0]!.data.test, { method: 'sequence', level: 0.9 });
+    assert.match(
+      String(failed[0]!.data.summary),
+      /cost_usd is \d+(\.\d+)?% higher \[.+\] \(90% confidence sequence\)/,
+    );
     const effect = failed[0]!.data.effect as { relative: { estimate: number } };
     assert.ok(Math.abs(effect.relative.estimate - 0.3) < 0.01, JSON.stringify(effect));
     const change = history.find((e) => e.type === 'experiment.status_changed')!;

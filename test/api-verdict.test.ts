@@ -72,6 +72,37 @@ describe('verdict', { skip: SKIP_BACKEND }, () => {
     // biome-ignore lint/suspicious/noExplicitAny: answers are read as JSON.
     body.metrics.find((m) => m.name === name) as any;
 
+  test('a fixed price per model is judged exactly: known lift, no infinite interval, the guardrail passes or fails', async () => {
+    // Issue 33: cost 0.003 per call in A and 0.001 in B, no spread. It printed −66.7% [−∞, +∞] and "could not
+    // be compared (guardrail, inconclusive)"; rounding noise elsewhere made it p = 4.9e-263.
+    const price = (v: Key) => (v === 'A' ? 0.003 : 0.001);
+    const { slug } = await api.createExperiment({
+      metrics: [SUCCESS_PRIMARY, { ...COST_GUARDRAIL, name: 'cost_usd' }],
+    });
+    await populate(slug, 120, (v, i) => ({ success: success(v, i), cost_usd: price(v) }));
+    const body = await analysis(slug);
+    const b = byName(body, 'cost_usd').variants[1];
+    assert.deepEqual(b.test, { method: 'known', level: 1 });
+    assert.ok(Math.abs(b.relative.estimate + 2 / 3) < 1e-9, JSON.stringify(b.relative));
+    assert.deepEqual(b.relative.ci, [b.relative.estimate, b.relative.estimate]);
+    assert.equal(b.pValue, 0);
+    assert.equal(b.better, true);
+    assert.equal(b.guardrail.status, 'passed');
+    assert.match(body.verdict.summary, /cost_usd is 66\.7% lower \(guardrail, within limit\)/);
+    assert.doesNotMatch(JSON.stringify(body), /Infinity|∞/);
+    // The other way round it fails its 0% threshold, exactly.
+    const dearer = await api.createExperiment({
+      metrics: [SUCCESS_PRIMARY, { ...COST_GUARDRAIL, name: 'cost_usd' }],
+    });
+    await populate(dearer.slug, 120, (v, i) => ({
+      success: success(v, i),
+      cost_usd: price(v === 'A' ? 'B' : 'A'),
+    }));
+    const worse = byName(await analysis(dearer.slug), 'cost_usd').variants[1];
+    assert.equal(worse.guardrail.status, 'failed');
+    assert.ok(Math.abs(worse.guardrail.bound - 2) < 1e-9);
+  });
+
   test('winner: the primary metric is significantly better and the guardrail is within its limit', async () => {
     const { slug } = await api.createExperiment({
       metrics: [SUCCESS_PRIMARY, { ...COST_GUARDRAIL, threshold: 0.1 }],

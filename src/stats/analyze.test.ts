@@ -2,7 +2,7 @@
 // that a corrected comparison prints the interval its adjusted p-value speaks for.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AnalysisInput, analyzeRollups } from './index.js';
+import { type AnalysisInput, adjustPValues, analyzeRollups } from './index.js';
 
 /** A numeric metric's rollup rows: n values per variant with these means and standard deviation 1. */
 function rows(metric: string, meanA: number, meanB: number, n = 400) {
@@ -119,6 +119,19 @@ describe('analyzeRollups: corrections', () => {
       assert.equal(v.significant, false, m.name);
       assert.ok(v.relative!.ci[0]! < 0, `${m.name}: the credible interval widens to agree`);
     }
+  });
+
+  it('sequential: pValue is the adjusted p, never below the raw one (it used to drop: 0.000585 → 0.000309)', () => {
+    const raw = analyzeRollups(input({ method: 'sequential', correction: 'none' }));
+    const a = analyzeRollups(input({ method: 'sequential', correction: 'holm' }));
+    const rawPs = raw.metrics.map((m) => m.variants[1]!.pValue!);
+    const holm = adjustPValues(rawPs, 'holm').adjusted;
+    a.metrics.forEach((m, i) => {
+      const v = m.variants[1]!;
+      assert.equal(v.rawPValue, rawPs[i], m.name);
+      assert.ok(Math.abs(v.pValue! - holm[i]!) < 1e-15, `${m.name}: ${v.pValue} vs Holm ${holm[i]}`);
+      assert.ok(v.pValue! >= v.rawPValue!, m.name);
+    });
   });
 
   it('none: nothing corrected', () => {
