@@ -12,7 +12,7 @@ import type {
 } from './comparison.js';
 import { summarizeArm } from './moments.js';
 import { countsOf } from './small-counts.js';
-import type { ArmData, Direction, Sided } from './types.js';
+import type { ArmData, Direction } from './types.js';
 
 export type {
   AnalysisMethod,
