@@ -108,7 +108,7 @@ export function findings(
           method: analysis.method,
           // Which interval this is: the guardrail's test at level 1 − 2·alpha (the verdict's wording names it too).
           alpha: analysis.alpha,
-          test: plain(g.test),
+          ...(g.test ? { test: plain(g.test) } : {}),
           action: e.guardrailAction,
         }),
       );
