@@ -352,7 +352,7 @@ for (const backend of sqlBackends) {
           })) as never,
         )
         .execute();
-      assert.deepEqual(await migrate(db), [12, 13, 14, 15, 16]);
+      assert.deepEqual(await migrate(db), [12, 13, 14, 15, 16, 17, 18]);
       const store = new SqlStore(db);
       const page = await store.listResults({ experimentId: id, limit: 10 });
       assert.deepEqual(

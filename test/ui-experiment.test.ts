@@ -207,7 +207,7 @@ async function compareQuantiles(
   }
 }
 
-/** The guardrail's status against its threshold: 'Guardrail passed: could be 1.2% worse; threshold 2%'. */
+/** The guardrail's status against its threshold: 'Guardrail passed: could be 1.2% worse (90% Welch t interval); threshold 2%'. */
 async function compareGuardrail(
   cell: Locator,
   metric: MetricAnalysis,
@@ -223,7 +223,7 @@ async function compareGuardrail(
   assert.equal(await line.getAttribute('data-status'), g.status, `${what}: guardrail status`);
   const shown = await line.innerText();
   const m = new RegExp(
-    `^Guardrail ${g.status}: (could be|at worst) ([\\d.]+%) (worse|better); threshold ([\\d.]+%)$`,
+    `^Guardrail ${g.status}: (could be|at worst) ([\\d.]+%) (worse|better) \\(([\\d.]+)% ([\\w ]+)\\); threshold ([\\d.]+%)$`,
   ).exec(shown.trim());
   assert.ok(m, `${what}: ${shown}`);
   // The worse end, on the worse side (positive) or the better side (negative), as the metric's direction reads.
@@ -233,7 +233,11 @@ async function compareGuardrail(
   assert.equal(m[1], worse > 0 ? 'could be' : 'at worst', `${what}: ${shown}`);
   assert.equal(m[3], worse > 0 ? 'worse' : 'better', `${what}: ${shown}`);
   assertShows(m[2]!, Math.abs(bound), `${what}: guardrail bound`);
-  assertShows(m[4]!, g.threshold, `${what}: guardrail threshold`);
+  // The guardrail's own interval is named: its test at level 1 − 2·alpha (issue 33).
+  const test = (g as { test?: { method: string; level: number } }).test!;
+  assert.equal(Number(m[4]), Number((test.level * 100).toPrecision(3)), `${what}: ${shown}`);
+  assert.match(m[5]!, test.method === 'welch' ? /^Welch t interval$/ : /\w/, `${what}: ${shown}`);
+  assertShows(m[6]!, g.threshold, `${what}: guardrail threshold`);
 }
 
 /** Every scorecard number against the API's analysis with the same options. */
@@ -284,15 +288,20 @@ async function compareScorecard(page: Page, query: string): Promise<void> {
       const [lo, hi] = (await text(cell, 'ci')).replace(/^\[|\]$/g, '').split(', ');
       assertShows(lo!, v.relative.ci[0], `${what} lower bound`);
       assertShows(hi!, v.relative.ci[1], `${what} upper bound`);
+      // The interval names the test that produced it (issue 33).
+      const test = v.test as { method: string; level: number };
+      const named = await text(cell, 'interval-test');
+      if (test.method === 'known') assert.match(named, /^exact/, what);
+      else assert.ok(named.startsWith(`${Number((test.level * 100).toPrecision(3))}% `), `${what}: ${named}`);
       if (analysis.method === 'bayesian') {
         if (v.chanceToWin === null) assert.match(await text(cell, 'chance'), /needs a direction/);
         else assertShows(await text(cell, 'chance'), v.chanceToWin, `${what} chance to win`);
       } else {
-        // The adjusted p-value where a correction applies, else the decision's (older servers: the absolute's).
+        // pValue decides: marked adjusted exactly when the metric is in the correction's family (issue 33).
         const shown = cell.getByTestId('pvalue');
-        const adjusted = v.adjustedPValue !== undefined;
+        const adjusted = Boolean(metric.corrected) && correction !== 'none';
         assert.equal(await shown.getAttribute('data-adjusted'), String(adjusted), what);
-        const expected = adjusted ? v.adjustedPValue : (v.pValue ?? v.absolute.pValue);
+        const expected = v.pValue ?? v.absolute.pValue;
         const p = (await shown.innerText()).trim();
         if (adjusted) assert.match(p, new RegExp(`\\(${CORRECTION_SHORT[correction]}-adjusted\\)$`), what);
         else assert.doesNotMatch(p, /adjusted/, what);
