@@ -29,7 +29,20 @@ export interface MetricDefinition {
   threshold?: number;
   /** Numeric metrics: compare the mean (default) or a quantile of the values. */
   statistic?: Statistic;
+  /**
+   * A ratio metric: `name` is not logged; it is Σ numerator / Σ denominator over each unit's values (a
+   * call's, or a user's in sticky experiments), analysed by the delta method (ADR 0035).
+   */
+  numerator?: string;
+  denominator?: string;
+  /** Heavy tails: a unit's mean per call above the cap counts as the cap (docs/statistics.md). */
+  cap?: Cap;
+  /** Regression adjustment (CUPED): a metric the treatment cannot change, per unit (docs/statistics.md). */
+  covariate?: string;
 }
+
+/** A fixed cap, or the percentile (in (0, 100)) of the units' values pooled over the variants. */
+export type Cap = { value: number } | { percentile: number };
 
 /** A definition as sent: the role defaults to 'secondary'. */
 export type MetricDefinitionInput = Omit<MetricDefinition, 'role'> & { role?: Role };
@@ -55,6 +68,7 @@ export function validateMetricDefinitions(metrics: unknown): MetricDefinition[] 
       string,
       unknown
     >;
+    const { numerator, denominator, cap, covariate } = m as Record<string, unknown>;
     if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
       throw new ValidationError(`${at}.name must be a metric name of 1-200 characters`);
     }
@@ -91,8 +105,71 @@ export function validateMetricDefinitions(metrics: unknown): MetricDefinition[] 
         );
       }
     }
+    addDerived(out, { numerator, denominator, cap, covariate }, at);
     return out;
   });
+}
+
+function metricName(value: unknown, at: string, name: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
+    throw new ValidationError(`${at} must be a metric name of 1-200 characters`);
+  }
+  if (value === name) throw new ValidationError(`${at} must name another metric than '${name}' itself`);
+  return value;
+}
+
+/** Ratio, cap and covariate: checked, and set on `out` (one of them per definition). */
+function addDerived(out: MetricDefinition, d: Record<string, unknown>, at: string): void {
+  const asked = (['numerator', 'denominator', 'cap', 'covariate'] as const).filter((k) => d[k] !== undefined);
+  if (asked.length === 0) return;
+  const ratio = d.numerator !== undefined || d.denominator !== undefined;
+  if (ratio && (d.cap !== undefined || d.covariate !== undefined)) {
+    throw new ValidationError(`${at}: a ratio metric takes no cap or covariate (not supported yet)`);
+  }
+  if (d.cap !== undefined && d.covariate !== undefined) {
+    throw new ValidationError(
+      `${at}: cap and covariate cannot be combined in one definition (not supported yet)`,
+    );
+  }
+  if (out.statistic !== undefined && out.statistic !== 'mean') {
+    throw new ValidationError(`${at}.${asked[0]} needs statistic 'mean' (got '${out.statistic}')`);
+  }
+  if (ratio) {
+    if (d.numerator === undefined || d.denominator === undefined) {
+      throw new ValidationError(`${at}: a ratio metric needs both numerator and denominator`);
+    }
+    if (out.kind === 'proportion')
+      throw new ValidationError(`${at}: a ratio metric is a mean, not a proportion`);
+    out.numerator = metricName(d.numerator, `${at}.numerator`, out.name);
+    out.denominator = metricName(d.denominator, `${at}.denominator`, out.name);
+    return;
+  }
+  if (d.covariate !== undefined) out.covariate = metricName(d.covariate, `${at}.covariate`, out.name);
+  if (d.cap !== undefined) {
+    if (out.kind === 'proportion')
+      throw new ValidationError(`${at}.cap needs numeric values, not a proportion`);
+    out.cap = validCap(d.cap, `${at}.cap`);
+  }
+}
+
+function validCap(cap: unknown, at: string): Cap {
+  const keys = isJsonObject(cap) ? Object.keys(cap) : [];
+  const c = cap as Record<string, unknown>;
+  if (keys.length === 1 && keys[0] === 'value' && typeof c.value === 'number' && Number.isFinite(c.value)) {
+    return { value: c.value };
+  }
+  if (
+    keys.length === 1 &&
+    keys[0] === 'percentile' &&
+    typeof c.percentile === 'number' &&
+    c.percentile > 0 &&
+    c.percentile < 100
+  ) {
+    return { percentile: c.percentile };
+  }
+  throw new ValidationError(
+    `${at} must be {"value": a number} or {"percentile": a number above 0 and below 100}`,
+  );
 }
 
 /** The definition of `name`, if the experiment declares one. */

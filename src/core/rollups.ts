@@ -2,6 +2,7 @@
 // of scanning results. Pure: the store calls these on the rows it commits and when it rebuilds.
 import type { MetricKind, MetricRollupRow } from '../stats/arms.js';
 import type { JsonObject } from './json.js';
+import type { DeclaredSums } from './pairs.js';
 
 export type { MetricKind };
 
@@ -34,6 +35,8 @@ export interface RolledResult {
   unitUserId?: string | null;
   /** The hour it was committed in (core/time.ts hourOf): its time-series bucket. */
   hour?: string;
+  /** Its experiment's declared pairs and caps (core/pairs.ts). */
+  declared?: DeclaredSums | null;
 }
 
 /** Metric sums of one hour (the time series), per experiment, version, variant, metric and kind. */

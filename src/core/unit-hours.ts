@@ -41,6 +41,16 @@ export function unitDeltasByHour(results: readonly RolledResult[]): HourlyUnitDe
 }
 
 /**
+ * Sees each hour's users' sums before (`before`: every stored sum read, as of the hour's start) and after
+ * (`after`: the sums the hour changed), before the next hour is applied.
+ */
+export type HourWatcher = (
+  hour: string,
+  before: ReadonlyMap<string, UnitSum>,
+  after: readonly UnitSum[],
+) => void;
+
+/**
  * Applies deltas hour by hour, oldest first, to the users' `current` sums: what each hour moved (the
  * users' sums at the end of the hour against those at its start, so the order of writes within an hour
  * does not matter), the users' final sums, and the total move (the sum of the hours' moves, so the
@@ -49,6 +59,7 @@ export function unitDeltasByHour(results: readonly RolledResult[]): HourlyUnitDe
 export function applyUnitDeltasByHour(
   deltas: readonly HourlyUnitDelta[],
   current: ReadonlyMap<string, UnitSum>,
+  onHour?: HourWatcher,
 ): { sums: UnitSum[]; rollups: UnitRollup[]; hourly: HourlyUnitRollup[] } {
   const byHour = new Map<string, UnitDelta[]>();
   for (const d of deltas) {
@@ -61,6 +72,7 @@ export function applyUnitDeltasByHour(
   // One hour (the usual batch): no copies.
   if (hours.length === 1) {
     const { sums, rollups } = applyUnitDeltas(mergeUnitDeltas(byHour.get(hours[0]!)!), current);
+    onHour?.(hours[0]!, current, sums);
     return { sums, rollups, hourly: rollups.map((r) => ({ ...r, hour: hours[0]! })) };
   }
   const state = new Map(current);
@@ -69,6 +81,7 @@ export function applyUnitDeltasByHour(
   const hourly: HourlyUnitRollup[] = [];
   for (const hour of hours) {
     const { sums, rollups } = applyUnitDeltas(mergeUnitDeltas(byHour.get(hour)!), state);
+    onHour?.(hour, state, sums);
     for (const s of sums) {
       state.set(unitKey(s), s);
       finalSums.set(unitKey(s), s);

@@ -1,6 +1,7 @@
 // What the ingest pipeline hands the store (Store.appendBatch): the results, exposure batches and feedback of one transaction.
 import type { Exposure } from './exposure.js';
 import type { IdempotencyRecord } from './idempotency.js';
+import type { DeclaredSums } from './pairs.js';
 import type { AssignmentSegment, ResultSegments, TargetSegments } from './segments.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
@@ -30,6 +31,8 @@ export interface NewResult {
   assignedVariant?: string | null;
   /** Its experiment declares segments: its values, and the keys to find in its assignment's (core/segments.ts). */
   segments?: ResultSegments;
+  /** Its experiment declares ratios, covariates or caps: the sums to keep (core/pairs.ts). */
+  declared?: DeclaredSums | null;
 }
 
 /** A metric value of late feedback (a number, or true/false as 1/0 of a proportion). */
@@ -55,6 +58,8 @@ export interface NewFeedback {
   createdAt: string;
   /** Its experiment declares segments: its target's values, and the keys to find in its assignment's. */
   segments?: TargetSegments;
+  /** Its experiment declares ratios, covariates or caps: the sums to keep (core/pairs.ts). */
+  declared?: DeclaredSums | null;
 }
 
 /** The exposures of one experiment version, sealed by the exposure queue: one `exposure_batches` row (ADR 0006). */
@@ -93,6 +98,14 @@ export interface WriteBatch {
   feedback?: NewFeedback[];
   /** Idempotency-Key answers of the requests whose results these are (committed with them). */
   idempotencyRecords?: IdempotencyRecord[];
+}
+
+/** Per experiment of a batch, the sums its results and feedback say it declares. */
+export function declaredOf(batch: WriteBatch): (experimentId: number) => DeclaredSums | null | undefined {
+  const byId = new Map<number, DeclaredSums>();
+  for (const r of batch.results) if (r.declared) byId.set(r.experimentId, r.declared);
+  for (const f of batch.feedback ?? []) if (f.declared) byId.set(f.experimentId, f.declared);
+  return (id) => byId.get(id);
 }
 
 /** What the store decided as it wrote a batch (Store.appendBatch's answer). */

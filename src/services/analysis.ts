@@ -78,7 +78,8 @@ export class AnalysisService {
     }
     const inVersion = (v: { version: number }) => q.version === undefined || v.version === q.version;
     const metrics = rollups.metrics.filter(inVersion);
-    const available = [...groupByMetric(metrics).keys()].sort();
+    const ratios = experiment.metrics.filter((m) => m.numerator !== undefined).map((m) => m.name);
+    const available = [...new Set([...groupByMetric(metrics).keys(), ...ratios])].sort();
     for (const name of q.metrics ?? []) {
       if (!available.includes(name)) {
         const known = available.length > 0 ? someOf(available, NAMES_IN_A_MESSAGE, false) : 'none yet';
@@ -112,6 +113,8 @@ export class AnalysisService {
         metrics,
         units: rollups.units.filter(inVersion),
         sketches: rollups.sketches.filter(inVersion),
+        pairs: rollups.pairs.filter(inVersion),
+        unitBins: rollups.unitBins.filter(inVersion),
       },
       options,
     });

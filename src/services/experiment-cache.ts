@@ -2,6 +2,7 @@
 // management service's writes and by reloads when another instance changed experiments.
 import { type CompiledExperiment, compileExperiment } from '../core/assignment.js';
 import { type Experiment, SLUG_PATTERN, type Status } from '../core/experiment.js';
+import { type DeclaredSums, declaredSums } from '../core/pairs.js';
 import type { Store, StoredExperiment } from '../store/store.js';
 
 export type ExperimentCacheStore = Pick<Store, 'listExperiments' | 'findExperiment'>;
@@ -11,10 +12,17 @@ export interface LiveExperiment {
   id: number;
   experiment: Experiment;
   compiled: CompiledExperiment;
+  /** The pair sums and capped users' bins its metric definitions ask the writes to keep (null: none). */
+  declared?: DeclaredSums | null;
 }
 
 function live(stored: StoredExperiment): LiveExperiment {
-  return { id: stored.id, experiment: stored.experiment, compiled: compileExperiment(stored.experiment) };
+  return {
+    id: stored.id,
+    experiment: stored.experiment,
+    compiled: compileExperiment(stored.experiment),
+    declared: declaredSums(stored.experiment.metrics),
+  };
 }
 
 export class ExperimentCache {

@@ -23,6 +23,7 @@ import {
 } from '../core/experiment.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { isoNow, newId } from '../core/ids.js';
+import { declaredSums } from '../core/pairs.js';
 import type { Store } from '../store/store.js';
 import { EventBus } from './events.js';
 import type { ExperimentCache } from './experiment-cache.js';
@@ -53,7 +54,13 @@ function sizeOf(e: Experiment): number {
   return size;
 }
 
-export type ExperimentStore = Pick<Store, 'insertExperiment' | 'updateExperiment' | 'deleteExperiment'>;
+export type ExperimentStore = Pick<
+  Store,
+  'insertExperiment' | 'updateExperiment' | 'deleteExperiment' | 'rebuildRollups'
+>;
+
+/** What the writes keep for a definition's ratios, covariates and caps, as a comparable string. */
+const declaredKey = (e: Experiment) => JSON.stringify(declaredSums(e.metrics));
 
 /**
  * A slug that create would reject names no experiment, so it is 404 without asking the store (which may
@@ -164,15 +171,20 @@ export class ExperimentService {
     assertPossibleSlug(slug);
     const at = this.now();
     let events: ChangeEvent[] = [];
+    let declaredChanged = false;
     const stored = await this.store.updateExperiment(
       slug,
       (current) => applyChanges(current, changes, at),
       (before, after) => {
         events = experimentChanged(this.source(actor, at), before, after);
+        declaredChanged = declaredKey(before) !== declaredKey(after);
         return events;
       },
     );
     const put = this.cache.put(stored).experiment;
+    // New ratios, covariates or caps: their sums are rebuilt from the stored rows (ADR 0035); writes from
+    // now on carry them (the cache has the new definitions).
+    if (declaredChanged) await this.store.rebuildRollups(stored.id);
     this.bus.publish(events);
     return put;
   }

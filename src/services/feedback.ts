@@ -181,6 +181,7 @@ export class FeedbackService {
       values,
       comment: input.comment ?? null,
       createdAt: this.deps.now(),
+      ...(live.declared ? { declared: live.declared } : {}),
     };
   }
 }

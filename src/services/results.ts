@@ -325,6 +325,7 @@ export class ResultService {
       ),
       timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
       createdAt: this.deps.now(),
+      ...(live.declared ? { declared: live.declared } : {}),
     };
   }
 }

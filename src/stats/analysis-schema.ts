@@ -1,6 +1,14 @@
 // The analysis as answered: one TypeBox declaration from which the OpenAPI schema (http/analysis.ts) and the
 // TypeScript type (`Analysis`, what analyzeRollups returns) both come, so a field cannot exist in one only.
+
 import { type Static, Type } from 'typebox';
+import {
+  AdjustmentSchema,
+  CappedSchema,
+  CapSchema,
+  RatioSchema,
+  UnadjustedSchema,
+} from './derived-schema.js';
 import { Better, Effect, Nullable, NullableString, Pair, Test, Worse } from './schema-parts.js';
 
 export const VariantAnalysisSchema = Type.Object(
@@ -116,6 +124,8 @@ export const VariantAnalysisSchema = Type.Object(
         },
       ),
     ),
+    capped: Type.Optional(CappedSchema),
+    unadjusted: Type.Optional(UnadjustedSchema),
     moreUnits: Type.Optional(
       Nullable(
         'With a declared minimumDetectableEffect and no significant result yet: about how many more units ' +
@@ -166,6 +176,9 @@ export const MetricAnalysisSchema = Type.Object(
     corrected: Type.Boolean({
       description: "This metric's comparisons are in the correction's family (see the analysis' correction)",
     }),
+    ratio: Type.Optional(RatioSchema),
+    cap: Type.Optional(CapSchema),
+    adjustment: Type.Optional(AdjustmentSchema),
     variants: Type.Array(VariantAnalysisSchema, {
       description: "Every variant, in the experiment's order; the control has no effects",
     }),

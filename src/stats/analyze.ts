@@ -3,8 +3,10 @@
 // verdict). No I/O: the service fetches the rollups and passes them here; test vectors pin the output.
 import type { Analysis, MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
 import { countExposures, groupByMetric, type MetricRollupRow, unknownVariantKeys } from './arms.js';
+import type { UserBinRow } from './capping-users.js';
 import { directionFlags } from './compare.js';
 import { type Correction, correctFamily, type Tested } from './corrections.js';
+import { deriveArms, describeDerived } from './derived-arms.js';
 import {
   analyseMetric,
   compareWith,
@@ -14,6 +16,7 @@ import {
   type MetricDraft,
 } from './metric-analysis.js';
 import { armsOf, type Unit, type UnitRollupRow } from './metric-arms.js';
+import type { PairRowLike } from './metric-derived.js';
 import type { SketchRowLike } from './metric-quantiles.js';
 import { srmAcrossVersions, type VersionExposure, type VersionWeights } from './srm-versions.js';
 import { decideVerdict, type VerdictMetric } from './verdict.js';
@@ -29,6 +32,10 @@ export interface AnalysisRollups {
   units: readonly UnitRollupRow[];
   /** DDSketch bin counts of numeric values, per version, variant and metric (quantiles). */
   sketches?: ReadonlyArray<SketchRowLike & { metric: string; version: number }>;
+  /** Ratios' and covariates' sums per variant, pair and unit (core/pairs.ts). */
+  pairs?: readonly PairRowLike[];
+  /** Sticky experiments' users of capped metrics by bin (core/unit-bins.ts). */
+  unitBins?: ReadonlyArray<UserBinRow & { variantKey: string; metric: string }>;
 }
 
 export interface AnalysisExperiment {
@@ -68,7 +75,9 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
   const byMetric = groupByMetric(rollups.metrics);
   const unitsByMetric = groupByMetric(rollups.units);
   const sketchesByMetric = groupByMetric(rollups.sketches ?? []);
-  const names = o.metrics ?? [...byMetric.keys()].sort();
+  const ratios = experiment.metrics.filter((m) => m.numerator !== undefined && m.denominator !== undefined);
+  const names = o.metrics ?? [...new Set([...byMetric.keys(), ...ratios.map((m) => m.name)])].sort();
+  const binsByMetric = groupByMetric(rollups.unitBins ?? []);
   const unknownVariants = unknownVariantKeys(rollups.metrics, keys);
   if (unknownVariants.length > 0) {
     warnings.push(
@@ -77,16 +86,30 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
   }
   const declared = (name: string) => experiment.metrics.find((m) => m.name === name);
   const drafts = names.map((name) => {
-    const arms = armsOf(
-      name,
-      byMetric.get(name) ?? [],
-      unitsByMetric.get(name) ?? [],
+    const definition = declared(name);
+    const sketches = sketchesByMetric.get(name) ?? [];
+    const derived = deriveArms(name, definition, {
+      metric: () =>
+        armsOf(name, byMetric.get(name) ?? [], unitsByMetric.get(name) ?? [], keys, sticky, warnings),
+      pairs: rollups.pairs ?? [],
+      sketches,
+      unitBins: binsByMetric.get(name) ?? [],
       keys,
       sticky,
       warnings,
+    });
+    const draft = analyseMetric(
+      name,
+      definition,
+      derived.arms,
+      keys,
+      o.control,
+      o,
+      warnings,
+      derived.sketches,
     );
-    const sketches = sketchesByMetric.get(name) ?? [];
-    return analyseMetric(name, declared(name), arms, keys, o.control, o, warnings, sketches);
+    describeDerived(draft, derived, o);
+    return draft;
   });
   // A metric without variation (a client's error flag while nothing fails) says so in its own entry
   // (noVariation), once, and adds nothing to the warnings.

@@ -1,6 +1,7 @@
 // Owns one metric's reading: each treatment compared with the control under the chosen method (in the
 // metric's direction), guardrails against their threshold, the units still needed, and constant metrics.
 import type { MetricAnalysis, VariantAnalysis } from './analysis-schema.js';
+import type { Cap } from './capping.js';
 import { type AnalysisMethod, type ArmComparison, compareArms, type SidedOption } from './compare.js';
 import { guardrailCheck } from './guardrail.js';
 import { type Arms, labelOf } from './metric-arms.js';
@@ -24,6 +25,11 @@ export interface MetricDeclaration {
   minimumDetectableEffect?: number;
   threshold?: number;
   statistic?: string;
+  /** A ratio metric's parts, a cap, a covariate (core/metric-definitions.ts; metric-derived.ts reads them). */
+  numerator?: string;
+  denominator?: string;
+  cap?: Cap;
+  covariate?: string;
 }
 
 export interface MethodOptions {

@@ -3,6 +3,7 @@
 // rollups they move, given the feedback rows stored already.
 import { type FeedbackRow, planFeedback } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
+import { addCallPairs, PairMoves } from '../core/pairs.js';
 import {
   type HourlyRollup,
   hourlyRollupKey,
@@ -29,6 +30,7 @@ export function rolledOf(r: NewResult): RolledResult {
     overCap: null,
     unitUserId: r.unit === true ? r.userId : null,
     hour: hourOf(r.createdAt),
+    ...(r.declared ? { declared: r.declared } : {}),
   };
 }
 
@@ -55,6 +57,8 @@ export interface RollupPlan {
   feedbackRows: FeedbackRow[] | null;
   /** Feedback's signed changes to the segment rows (segment-plan.ts adds the results' and writes both). */
   segments: SegmentMoves;
+  /** The calls' pair moves (users' are added as their sums are applied: core/pairs.ts addUserPairs). */
+  pairs: PairMoves;
 }
 
 /**
@@ -85,6 +89,8 @@ export function planRollups(
     segments = plan.segments;
   }
   addSketchValues(sketches, rolled);
+  const pairs = new PairMoves();
+  addCallPairs(pairs, rolled);
   // The results' own rollups have one row per key already; only feedback's changes need merging in.
   const merged = feedback.length > 0;
   return {
@@ -94,6 +100,7 @@ export function planRollups(
     sketches,
     feedbackRows,
     segments,
+    pairs,
   };
 }
 

@@ -11,13 +11,16 @@ import {
   newExposureUsers,
 } from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
+import { addUserPairs } from '../core/pairs.js';
 import type { RolledResult } from '../core/rollups.js';
 import type { SegmentMoves } from '../core/segment-units.js';
+import { addUserBins, UnitBinMoves } from '../core/unit-bins.js';
 import { applyUnitDeltasByHour } from '../core/unit-hours.js';
 import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
-import type { NewFeedback, WriteBatch } from '../core/writes.js';
+import { declaredOf, type NewFeedback, type WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { planRollups } from './batch-plan.js';
+import { pairStatements } from './pair-statements.js';
 import {
   feedbackStatement,
   hourlyExposureStatement,
@@ -198,12 +201,23 @@ export async function plannedStatements(
   const statements: RowStatement[] = [];
   if (plan.feedbackRows) statements.push(feedbackStatement(plan.feedbackRows));
   statements.push(metricRollupStatement(plan.metrics), hourlyRollupStatement(plan.hourly));
-  const bins = plan.sketches.rows();
-  statements.push(sketchBinStatement(bins.all), hourlySketchBinStatement(bins.hourly));
+  const sketchRows = plan.sketches.rows();
+  statements.push(sketchBinStatement(sketchRows.all), hourlySketchBinStatement(sketchRows.hourly));
+  const bins = new UnitBinMoves();
   if (unitParts.length > 0) {
-    const { sums, rollups, hourly } = applyUnitDeltasByHour(unitParts, await readUnitSums(db, unitParts));
+    // A user's every stored sum is read: the partner metrics of its pairs (core/pairs.ts) come with them.
+    const declared = declaredOf(batch);
+    const { sums, rollups, hourly } = applyUnitDeltasByHour(
+      unitParts,
+      await readUnitSums(db, unitParts),
+      (hour, before, after) => {
+        addUserPairs(plan.pairs, hour, before, after, declared);
+        addUserBins(bins, before, after, declared);
+      },
+    );
     statements.push(unitSumStatement(sums), unitRollupStatement(rollups), hourlyUnitRollupStatement(hourly));
   }
+  statements.push(...pairStatements(plan.pairs, bins));
   statements.push(hourlyExposureStatement(batch.exposures));
   let userKeys: string[] = [];
   const users = exposureUsersOf(batch.exposures);

@@ -8,6 +8,16 @@ import {
   newExposureUsers,
 } from '../core/exposure-users.js';
 import {
+  addCallPairs,
+  addSums,
+  addUserPairs,
+  type DeclaredSums,
+  PairMoves,
+  type PairRollup,
+  pairRollupKey,
+  partnerKeys,
+} from '../core/pairs.js';
+import {
   type ExposureRollup,
   extremesAfter,
   type HourlyRollup,
@@ -27,6 +37,7 @@ import {
   sketchKey,
 } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
+import { addUserBins, type UnitBin, UnitBinMoves, unitBinKey } from '../core/unit-bins.js';
 import {
   addUnitRollup,
   applyUnitDeltasByHour,
@@ -93,6 +104,8 @@ export class MemoryRollups {
   readonly unitRollups = new Map<string, UnitRollup>();
   readonly exposureUserRollups = new Map<string, ExposureRollup>();
   readonly hourlyUnitRollups = new Map<string, HourlyUnitRollup>();
+  readonly pairRollups = new Map<string, PairRollup>();
+  readonly unitBins = new Map<string, UnitBin>();
   readonly sketchBins = new Map<string, SketchMove>();
   readonly hourlySketchBins = new Map<string, SketchMove>();
 
@@ -105,6 +118,8 @@ export class MemoryRollups {
       exposures: of(this.exposureRollups),
       units: of(this.unitRollups),
       exposureUsers: of(this.exposureUserRollups),
+      pairs: of(this.pairRollups).filter((r) => r.hour === undefined),
+      unitBins: of(this.unitBins).filter((b) => b.units !== 0),
       sketches: of(this.sketchBins)
         .filter((b) => b.count !== 0)
         .map(({ version, variantKey, metric, side, key, count }) => ({
@@ -144,7 +159,11 @@ export class MemoryRollups {
         count,
       }))
       .sort(byHour);
-    return { metrics, exposures, units, sketches };
+    const pairs = [...this.pairRollups.values()]
+      .filter((r) => r.experimentId === experimentId && r.hour !== undefined)
+      .map((r) => ({ ...r }))
+      .sort((a, b) => (a.hour! < b.hour! ? -1 : a.hour! > b.hour! ? 1 : 0));
+    return { metrics, exposures, units, sketches, pairs };
   }
 
   addMetrics(rollups: MetricRollup[]): void {
@@ -157,6 +176,23 @@ export class MemoryRollups {
 
   addUnits(rollups: UnitRollup[]): void {
     for (const r of rollups) addUnitRollup(this.unitRollups, r);
+  }
+
+  /** Adds a batch's (or a rebuild's) pair and bin moves. */
+  addDeclared(pairs: PairMoves, bins: UnitBinMoves): void {
+    const { all, hourly } = pairs.split();
+    for (const r of [...all, ...hourly]) {
+      const k = pairRollupKey(r);
+      const total = this.pairRollups.get(k);
+      if (total) addSums(total, r);
+      else this.pairRollups.set(k, { ...r });
+    }
+    for (const b of bins.rows()) {
+      const k = unitBinKey(b);
+      const total = this.unitBins.get(k);
+      if (!total) this.unitBins.set(k, { ...b });
+      else for (const c of ['units', 'sumX', 'sumX2', 'sumY', 'sumY2', 'sumXY'] as const) total[c] += b[c];
+    }
   }
 
   addSketches(moves: SketchMoves): void {
@@ -195,6 +231,8 @@ export class MemoryRollups {
       this.hourlyUnitRollups,
       this.sketchBins,
       this.hourlySketchBins,
+      this.pairRollups,
+      this.unitBins,
     ] as Array<Map<string, { experimentId: number }>>) {
       forget(rows, experimentId);
     }
@@ -204,7 +242,21 @@ export class MemoryRollups {
    * As rebuild.ts, once forgotten: adds the rollups of `rolled` (results, then feedback) and of the
    * exposure `batches`; answers the exposures counted.
    */
-  rebuild(id: number, rolled: RolledResult[], batches: ExposureBatch[], perUser: boolean): number {
+  rebuild(
+    id: number,
+    rolled: RolledResult[],
+    batches: ExposureBatch[],
+    perUser: boolean,
+    declared: DeclaredSums | null,
+    results: number,
+  ): number {
+    // Calls' pairs from the results (the first `results` rows; feedback follows them), as live writes.
+    const pairs = new PairMoves();
+    addCallPairs(
+      pairs,
+      rolled.slice(0, results).map((r) => ({ ...r, declared })),
+    );
+    const bins = new UnitBinMoves();
     this.addMetrics(rollUpResults(rolled));
     this.addHourly(rollUpHours(rolled));
     const sums = unitDeltasOfResults(rolled).map((d): UnitSum => {
@@ -214,7 +266,11 @@ export class MemoryRollups {
     for (const s of sums) this.unitSums.set(unitKey(s), s);
     this.addUnits(rollUpUnits(sums));
     // Hour by hour, feedback at its first hour (what rebuild.ts can and cannot reproduce).
-    const hours = applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map());
+    const hours = applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map(), (hour, before, after) => {
+      addUserPairs(pairs, hour, before, after, () => declared);
+      addUserBins(bins, before, after, () => declared);
+    });
+    this.addDeclared(pairs, bins);
     for (const r of hours.hourly) addUnitRollup(this.hourlyUnitRollups, r, hourlyUnitRollupKey);
     const sketches = new SketchMoves();
     addSketchValues(sketches, rolled);
@@ -241,9 +297,12 @@ export class MemoryRollups {
   }
 
   /** The users' sums the deltas move (what batch-plan.ts reads), copied. */
-  storedSums(deltas: UnitDelta[]): Map<string, UnitSum> {
+  storedSums(
+    deltas: UnitDelta[],
+    declared: (experimentId: number) => DeclaredSums | null | undefined = () => null,
+  ): Map<string, UnitSum> {
     const current = new Map<string, UnitSum>();
-    for (const d of deltas) {
+    for (const d of [...deltas, ...partnerKeys(deltas, declared)]) {
       const sum = this.unitSums.get(unitKey(d));
       if (sum) current.set(unitKey(d), { ...sum });
     }

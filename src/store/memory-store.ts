@@ -10,6 +10,7 @@ import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/expo
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { applyMetricCap } from '../core/metric-cap.js';
+import { addUserPairs, declaredSums } from '../core/pairs.js';
 import {
   hourlyRollupKey,
   mergeRollups,
@@ -18,9 +19,16 @@ import {
   rollUpExposures,
 } from '../core/rollups.js';
 import { hourOf } from '../core/time.js';
+import { addUserBins, UnitBinMoves } from '../core/unit-bins.js';
 import { addUnitRollup, applyUnitDeltasByHour, hourlyUnitRollupKey } from '../core/unit-hours.js';
 import { unitKey } from '../core/units.js';
-import type { BatchDecisions, ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
+import {
+  type BatchDecisions,
+  declaredOf,
+  type ExposureBatch,
+  type NewResult,
+  type WriteBatch,
+} from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { MemoryEvents } from './memory-events.js';
@@ -188,7 +196,16 @@ export class MemoryStore implements Store, EventStore {
     const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
     const fbSegments = this.segments.feedbackSegments(batch);
     const plan = planRollups(feedback, stored, rolled, feedbackOverCap, fbSegments);
-    const units = applyUnitDeltasByHour(plan.units, this.rollups.storedSums(plan.units));
+    const declared = declaredOf(batch);
+    const bins = new UnitBinMoves();
+    const units = applyUnitDeltasByHour(
+      plan.units,
+      this.rollups.storedSums(plan.units, declared),
+      (hour, before, after) => {
+        addUserPairs(plan.pairs, hour, before, after, declared);
+        addUserBins(bins, before, after, declared);
+      },
+    );
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
     const segments = this.segments.plan(batch, rolled, this.byLogId, plan.segments);
 
@@ -216,6 +233,7 @@ export class MemoryStore implements Store, EventStore {
     this.rollups.addMetrics(mergeRollups(plan.metrics, metricRollupKey));
     this.rollups.addHourly(mergeRollups(plan.hourly, hourlyRollupKey));
     this.rollups.addUnits(units.rollups);
+    this.rollups.addDeclared(plan.pairs, bins);
     this.segments.apply(segments);
     for (const r of units.hourly) addUnitRollup(this.rollups.hourlyUnitRollups, r, hourlyUnitRollupKey);
     this.rollups.addSketches(plan.sketches);
@@ -342,7 +360,15 @@ export class MemoryStore implements Store, EventStore {
         })),
         rated,
       );
-      exposures += this.rollups.rebuild(id, rolled, this.batchesOf(id), perUser);
+      const definitions = this.experiments.get(id)?.metrics ?? [];
+      exposures += this.rollups.rebuild(
+        id,
+        rolled,
+        this.batchesOf(id),
+        perUser,
+        declaredSums(definitions),
+        rows.length,
+      );
     }
     return { results, exposures };
   }

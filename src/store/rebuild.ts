@@ -15,6 +15,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { type ExposureUser, exposureUserKey } from '../core/exposure-users.js';
+import type { MetricDefinition } from '../core/metric-definitions.js';
+import { addCallPairs, addUserPairs, declaredSums, PairMoves } from '../core/pairs.js';
 import {
   type HourlyRollup,
   hourlyRollupKey,
@@ -28,11 +30,13 @@ import {
 } from '../core/rollups.js';
 import { addSketchValues, SketchMoves } from '../core/sketch-rollups.js';
 import { hourOf } from '../core/time.js';
+import { addUserBins, UnitBinMoves } from '../core/unit-bins.js';
 import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '../core/unit-hours.js';
 import { rollUpUnits, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
 import type { ExposureBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { executeInChunks } from './compile-rows.js';
+import { pairStatements } from './pair-statements.js';
 import {
   countStatement,
   exposureRollupStatement,
@@ -71,6 +75,9 @@ const ROLLUP_TABLES = [
   'bucket_unit_rollups',
   'sketch_bins',
   'bucket_sketch_bins',
+  'pair_rollups',
+  'bucket_pair_rollups',
+  'unit_bins',
 ] as const;
 
 /** The exposures of each batch row of an experiment, in commit order, read a page of rows at a time. */
@@ -106,10 +113,13 @@ export async function rebuildExperiment(
   }
   const experiment = await trx
     .selectFrom('experiments')
-    .select('assignment')
+    .select(['assignment', 'metrics'])
     .where('id', '=', experimentId)
     .executeTakeFirst();
   const perUser = experiment?.assignment === 'sticky';
+  // What the definitions declare now (ratios, covariates, caps) is rebuilt over every stored row.
+  const declared = experiment ? declaredSums(JSON.parse(experiment.metrics) as MetricDefinition[]) : null;
+  const pairs = new PairMoves();
   const users = new Map<string, UnitSum>();
   const addUnits = (rolled: RolledResult[]) => {
     for (const d of unitDeltasOfResults(rolled)) {
@@ -190,13 +200,15 @@ export async function rebuildExperiment(
         variantKey: r.variant_key,
       })),
     ]);
-    add(
-      rows.map((r) => ({
-        ...rolledResultRow(r),
-        unitUserId: perUser ? r.user_id : null,
-        hour: hourOf(isoTime(r.created_at)),
-      })),
-    );
+    const rolled = rows.map((r) => ({
+      ...rolledResultRow(r),
+      unitUserId: perUser ? r.user_id : null,
+      hour: hourOf(isoTime(r.created_at)),
+      declared,
+    }));
+    add(rolled);
+    // Calls' pairs from results only: feedback joins pairs through users' sums (as live writes do).
+    addCallPairs(pairs, rolled);
   }
 
   // Feedback counts once per target and metric, with its latest value, in the hour it first came.
@@ -241,11 +253,16 @@ export async function rebuildExperiment(
   const sums = [...users.values()];
   await executeInChunks(trx, unitSumStatement(sums));
   await executeInChunks(trx, unitRollupStatement(rollUpUnits(sums)));
-  const hours = applyUnitDeltasByHour([...hourly.values()], new Map());
+  const bins = new UnitBinMoves();
+  const hours = applyUnitDeltasByHour([...hourly.values()], new Map(), (hour, before, after) => {
+    addUserPairs(pairs, hour, before, after, () => declared);
+    addUserBins(bins, before, after, () => declared);
+  });
   await executeInChunks(trx, hourlyUnitRollupStatement(hours.hourly));
-  const bins = sketches.rows();
-  await executeInChunks(trx, sketchBinStatement(bins.all));
-  await executeInChunks(trx, hourlySketchBinStatement(bins.hourly));
+  for (const s of pairStatements(pairs, bins)) await executeInChunks(trx, s);
+  const sketchRows = sketches.rows();
+  await executeInChunks(trx, sketchBinStatement(sketchRows.all));
+  await executeInChunks(trx, hourlySketchBinStatement(sketchRows.hourly));
   await rebuildSegments(trx, experimentId);
   return { results, exposures: await rebuildExposures(trx, experimentId, perUser) };
 }

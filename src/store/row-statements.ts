@@ -110,6 +110,20 @@ const SEGMENT_METRIC = [
 const BIN = ['experiment_version', 'variant_key', 'metric', 'side', 'key'];
 /** The per-variant sums over users the delta method reads (core/units.ts). */
 export const UNIT_ROLLUP_SUMS = ['units', 'sum_x', 'sum_x2', 'sum_y', 'sum_y2', 'sum_xy'];
+/** A pair row's key (core/pairs.ts) and its sums. */
+const PAIR = ['experiment_id', 'experiment_version', 'variant_key', 'pair', 'unit'];
+export const PAIR_SUM_COLUMNS = [
+  'n',
+  'sum_x',
+  'sum_x2',
+  'sum_y',
+  'sum_y2',
+  'sum_xy',
+  'sum_z',
+  'sum_z2',
+  'sum_xz',
+  'sum_yz',
+];
 
 /**
  * What a row does when its key is stored already: `add` its columns to the stored ones (`c = table.c +
@@ -156,6 +170,9 @@ const UPSERTS = {
   sketch_bins: { keys: ['experiment_id', ...BIN], add: ['count'], chunk: 2000 },
   bucket_sketch_bins: { keys: ['experiment_id', 'bucket', ...BIN], add: ['count'], chunk: 2000 },
   exposure_users: { keys: ['experiment_id', 'experiment_version', 'user_id'], chunk: 2000 },
+  pair_rollups: { keys: PAIR, add: PAIR_SUM_COLUMNS, chunk: 1000 },
+  bucket_pair_rollups: { keys: ['bucket', ...PAIR], add: PAIR_SUM_COLUMNS, chunk: 1000 },
+  unit_bins: { keys: ['experiment_id', ...BIN], add: UNIT_ROLLUP_SUMS, chunk: 2000 },
   segment_rollups: { keys: SEGMENT_METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
   segment_unit_sums: {
     keys: ['experiment_id', 'user_id', ...SEGMENT_METRIC.slice(1)],

@@ -363,7 +363,50 @@ export interface SegmentSketchBinsTable extends SketchBinsTable {
   value: string;
 }
 
+/** Per variant, pair and unit: the sums of core/pairs.ts (migration 019). */
+export interface PairRollupsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  pair: string;
+  unit: string;
+  n: number;
+  sum_x: number;
+  sum_x2: number;
+  sum_y: number;
+  sum_y2: number;
+  sum_xy: number;
+  sum_z: number;
+  sum_z2: number;
+  sum_xz: number;
+  sum_yz: number;
+}
+
+/** Hourly moves of pair_rollups (migration 019). */
+export interface BucketPairRollupsTable extends PairRollupsTable {
+  bucket: string;
+}
+
+/** Users of a capped metric by the bin of their mean (core/unit-bins.ts, migration 019). */
+export interface UnitBinsTable {
+  experiment_id: number;
+  experiment_version: number;
+  variant_key: string;
+  metric: string;
+  side: number;
+  key: number;
+  units: number;
+  sum_x: number;
+  sum_x2: number;
+  sum_y: number;
+  sum_y2: number;
+  sum_xy: number;
+}
+
 export interface Database {
+  pair_rollups: PairRollupsTable;
+  bucket_pair_rollups: BucketPairRollupsTable;
+  unit_bins: UnitBinsTable;
   segments_recorded: SegmentsRecordedTable;
   segment_unit_sums: SegmentUnitSumsTable;
   segment_unit_rollups: SegmentUnitRollupsTable;

@@ -1,5 +1,6 @@
 // The SQL store's reads (store/sql-store.ts runs them): results, exposures and rollups, as the Store
 // interface answers them. Each takes the connection to read on (the read connection, on SQLite).
+
 import type { Kysely, Selectable } from 'kysely';
 import type { Exposure } from '../core/exposure.js';
 import type { JsonObject } from '../core/json.js';
@@ -7,6 +8,7 @@ import type { MetricRollup } from '../core/rollups.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
 import type { UnitRollup } from '../core/units.js';
 import type { SketchSide } from '../stats/sketch.js';
+import { readHourlyPairRollups, readPairRollups, readUnitBins } from './pair-statements.js';
 import { exposureBatches } from './rebuild.js';
 import { type Database, isoTime, type SketchBinsTable, type UnitRollupsTable } from './schema.js';
 import type { HourlyData, ResultTarget, Rollups } from './store.js';
@@ -103,7 +105,11 @@ export async function readRollups(db: Kysely<Database>, experimentId: number): P
   const units = await rowsOf(db, 'unit_rollups', experimentId);
   const users = await rowsOf(db, 'exposure_user_rollups', experimentId);
   const bins = await rowsOf(db, 'sketch_bins', experimentId);
+  const pairs = await readPairRollups(db, experimentId);
+  const unitBins = await readUnitBins(db, experimentId);
   return {
+    pairs,
+    unitBins,
     exposureUsers: users.map(toCount),
     sketches: bins.map(toSketchRow),
     results: results.map(toCount),
@@ -118,7 +124,9 @@ export async function readHourly(db: Kysely<Database>, experimentId: number): Pr
   const bins = await rowsOf(db, 'bucket_sketch_bins', experimentId);
   const metrics = await rowsOf(db, 'bucket_rollups', experimentId);
   const exposures = await rowsOf(db, 'bucket_exposures', experimentId);
+  const pairs = await readHourlyPairRollups(db, experimentId);
   return {
+    pairs,
     metrics: metrics.map((m) => ({ ...toMetricRollup(m), hour: m.bucket })),
     exposures: exposures.map((e) => ({
       hour: e.bucket,

@@ -1,14 +1,17 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
+
 import type { ChangeEvent, TypeFilter } from '../core/events.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
+import type { PairRollup } from '../core/pairs.js';
 import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
 import type { SegmentSketchMove, SegmentUnitRollup } from '../core/segment-units.js';
 import type { SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
+import type { UnitBin } from '../core/unit-bins.js';
 import type { HourlyUnitRollup } from '../core/unit-hours.js';
 import type { UnitRollup } from '../core/units.js';
 import type { BatchDecisions, NewResult, WriteBatch } from '../core/writes.js';
@@ -103,6 +106,10 @@ export interface Rollups {
   exposureUsers: ExposureRollup[];
   /** DDSketch bin counts of the numeric values metrics sums (stats/sketch.ts sketchOf reads them). */
   sketches: SketchRow[];
+  /** Ratios' and covariates' sums per variant and unit (core/pairs.ts; migration 019). */
+  pairs: PairRollup[];
+  /** Sticky experiments' users of capped metrics by bin (core/unit-bins.ts; empty bins left out). */
+  unitBins: UnitBin[];
 }
 
 /** Sketch bin counts of one hour. */
@@ -117,6 +124,8 @@ export interface HourlyData {
   /** How much each hour's writes moved unit_rollups (sticky experiments; core/unit-hours.ts). */
   units: HourlyUnitRollup[];
   sketches: HourlySketch[];
+  /** How much each hour's writes moved pair_rollups (`hour` set). */
+  pairs: PairRollup[];
 }
 
 /** Exposures of one hour (the time series). */

@@ -70,6 +70,48 @@ export const MetricDefinitionSchema = Type.Object(
           '(from write-time sketches, 1% relative accuracy)',
       }),
     ),
+    numerator: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'A ratio metric (with denominator): `name` is Σ numerator / Σ denominator over each unit (a call, ' +
+          'or a user in sticky experiments), compared by the delta method. e.g. cost_usd',
+      }),
+    ),
+    denominator: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'A ratio metric: its denominator, e.g. success',
+      }),
+    ),
+    cap: Type.Optional(
+      Type.Union(
+        [
+          Type.Object({ value: Type.Number() }, { additionalProperties: false }),
+          Type.Object(
+            { percentile: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 100 }) },
+            { additionalProperties: false },
+          ),
+        ],
+        {
+          description:
+            "Heavy tails: a unit's mean per call above the cap counts as the cap (a call's value; a user's mean " +
+            'in sticky experiments). {"value": N}, or {"percentile": 99} of the units pooled over the variants ' +
+            '(read from write-time sketches, within 2%)',
+        },
+      ),
+    ),
+    covariate: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "Regression adjustment (CUPED): a metric the treatment cannot change (the question's input_tokens, a " +
+          'value from before exposure); the analysis reports the adjusted effect and the variance reduction',
+      }),
+    ),
   },
   {
     title: 'MetricDefinition',
