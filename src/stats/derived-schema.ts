@@ -4,7 +4,10 @@ import { Type } from 'typebox';
 import { Effect, Nullable, Test } from './schema-parts.js';
 
 export const RatioSchema = Type.Object(
-  { numerator: Type.String(), denominator: Type.String() },
+  {
+    numerator: Type.String({ description: "The metric summed over each unit's values above the line" }),
+    denominator: Type.String({ description: "The metric summed over each unit's values below the line" }),
+  },
   {
     description:
       "A ratio metric: Σ numerator / Σ denominator over each unit's values (a user's in sticky experiments, a call's otherwise), by the delta method",
