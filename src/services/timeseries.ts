@@ -5,7 +5,8 @@
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
-import { findDefinition } from '../core/metric-definitions.js';
+import { findDefinition, type MetricDefinition } from '../core/metric-definitions.js';
+import { type PairRollup, pairId } from '../core/pairs.js';
 import { dayOf, hourOf } from '../core/time.js';
 import {
   type AnalysisMethod,
@@ -59,7 +60,10 @@ export class TimeseriesService {
     }
     const hourly = await this.deps.store.readHourly(live.id);
     const byMetric = groupByMetric(hourly.metrics);
-    const rows = byMetric.get(q.metric);
+    const definition = findDefinition(experiment.metrics, q.metric);
+    const sticky = experiment.assignment === 'sticky';
+    const ratio = ratioRows(definition, hourly.pairs, sticky);
+    const rows = ratio ? [] : byMetric.get(q.metric);
     if (!rows) {
       const available = [...byMetric.keys()].sort();
       const known = available.length > 0 ? someOf(available, NAMES_IN_A_MESSAGE, false) : 'none yet';
@@ -67,12 +71,10 @@ export class TimeseriesService {
         `metric '${q.metric}' has no data in '${experiment.slug}' (metrics: ${known})`,
       );
     }
-    const definition = findDefinition(experiment.metrics, q.metric);
     const direction = definition?.direction ?? null;
     const interval = q.interval ?? 'day';
     const method = q.method ?? 'frequentist';
     const alpha = q.alpha ?? 0.05;
-    const sticky = experiment.assignment === 'sticky';
     const statistic = definition?.statistic ?? 'mean';
     const level = quantileLevel(statistic);
     const units: readonly HourlyUnitRow[] = hourly.units;
@@ -89,6 +91,7 @@ export class TimeseriesService {
       ...(level !== null
         ? { quantile: { level, sketches: hourly.sketches.filter((b) => b.metric === q.metric) } }
         : {}),
+      ...(ratio ? { ratio } : {}),
     });
     // Worded as the analysis words them, so one reading explains both answers.
     const warnings = [
@@ -99,6 +102,11 @@ export class TimeseriesService {
     if (unknown.length > 0) {
       warnings.push(
         `results for variant keys that are not variants are left out: ${someOf(unknown, NAMES_IN_A_MESSAGE, false)}`,
+      );
+    }
+    if (definition?.cap !== undefined || definition?.covariate !== undefined) {
+      warnings.push(
+        `${q.metric}: the series reads the values as logged; the ${definition.cap !== undefined ? 'cap' : 'adjustment'} applies in the analysis only`,
       );
     }
     if (definition?.kind !== undefined && definition.kind !== series.kind) {
@@ -137,4 +145,31 @@ export class TimeseriesService {
     if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
     return live;
   }
+}
+
+/** A ratio metric's hourly sums in its unit (users in sticky experiments), as the series reads per-unit sums. */
+function ratioRows(
+  definition: MetricDefinition | undefined,
+  pairs: readonly PairRollup[],
+  sticky: boolean,
+): { unit: 'user' | 'call'; rows: HourlyUnitRow[] } | undefined {
+  if (definition?.numerator === undefined || definition.denominator === undefined) return undefined;
+  const id = pairId({ role: 'ratio', first: definition.numerator, second: definition.denominator });
+  const unit = sticky ? 'user' : 'call';
+  const rows = pairs
+    .filter((p) => p.pair === id && p.unit === unit && p.hour !== undefined)
+    .map((p) => ({
+      hour: p.hour!,
+      version: p.version,
+      variantKey: p.variantKey,
+      metric: definition.name,
+      kind: 'mean' as const,
+      units: p.n,
+      sumX: p.sumX,
+      sumX2: p.sumX2,
+      sumY: p.sumY,
+      sumY2: p.sumY2,
+      sumXY: p.sumXY,
+    }));
+  return { unit, rows };
 }

@@ -50,6 +50,11 @@ export interface SeriesOptions {
    * series then compares that quantile, as the analysis does.
    */
   quantile?: { level: number; sketches: readonly HourlySketchRow[] };
+  /**
+   * A ratio metric (core/pairs.ts): the hourly moves of its per-unit sums, in its unit; the series then
+   * compares Σ numerator / Σ denominator as the analysis does (`rows` are not read).
+   */
+  ratio?: { unit: 'user' | 'call'; rows: readonly HourlyUnitRow[] };
 }
 
 /** One hour's count in one bin of one variant's sketch. */
@@ -97,18 +102,19 @@ export function cumulativeSeries(
 ): Series {
   const keys = o.variantKeys;
   const { kind, warnings } = foldArms(rows, keys);
-  const units = o.units?.filter((u) => u.kind === kind) ?? [];
+  const units = o.ratio?.rows ?? o.units?.filter((u) => u.kind === kind) ?? [];
   const values = rows
     .filter((r) => r.kind === kind && keys.includes(r.variantKey))
     .reduce((a, r) => a + r.n, 0);
   const withUser = units.filter((u) => keys.includes(u.variantKey)).reduce((a, u) => a + u.sumY, 0);
-  const perUser = o.units !== undefined && values > 0 && withUser === values;
+  // A ratio is read from its sums (users' or calls'), which have the RatioMoments shape either way.
+  const perUser = o.ratio !== undefined || (o.units !== undefined && values > 0 && withUser === values);
   const rowsByHour = groupBy(rows, o.periodOf);
   const unitsByHour = groupBy(units, o.periodOf);
   const exposuresByHour = groupBy(exposures, o.periodOf);
   const sketchesByHour = groupBy(o.quantile?.sketches ?? [], o.periodOf);
   const bins = new Map<string, Map<string, SketchBin>>(keys.map((k) => [k, new Map()]));
-  const periods = [...new Set([...rowsByHour.keys(), ...exposuresByHour.keys()])].sort();
+  const periods = [...new Set([...rowsByHour.keys(), ...unitsByHour.keys(), ...exposuresByHour.keys()])].sort();
   const calls = new Map<string, Moments>(keys.map((k) => [k, { n: 0, sum: 0, sumSquares: 0 }]));
   const users = new Map<string, RatioMoments>(
     keys.map((k) => [k, { n: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 }]),
@@ -191,14 +197,14 @@ export function cumulativeSeries(
     return { start: period, exposures: countExposures(exposuresByHour.get(period) ?? [], keys), variants };
   });
   if (quantile) warnings.push(...unknownExtremesWarning(extremes.unknown(keys)));
-  if (o.units !== undefined && !perUser && values > 0) {
+  if (o.ratio === undefined && o.units !== undefined && !perUser && values > 0) {
     warnings.push(
       `${values - withUser} of ${values} values have no user's unit (results without a userId, or written before hourly per-user sums: run npm run rollups:rebuild); the series is per call`,
     );
   }
   return {
     kind,
-    unit: perUser ? 'user' : 'call',
+    unit: o.ratio?.unit ?? (perUser ? 'user' : 'call'),
     sided: resolveSided(o.sided, o.direction).sided,
     periods: series,
     warnings,
