@@ -68,6 +68,7 @@ function declaring(slug: string, assignment: 'sticky' | 'random'): Experiment {
       slug,
       assignment,
       metrics: METRICS,
+      segments: ['plan'],
       variants: [
         { key: 'A', payload: {}, trafficPercent: 50 },
         { key: 'B', payload: {}, trafficPercent: 50 },
@@ -182,6 +183,8 @@ for (const backend of backends) {
       const declared = declaredSums(experiment.metrics);
       const random = seededRandom(7);
       const units = new Map<string, { variant: string; tallies: Map<string, Tally> }>();
+      /** Per segment value, the users' tallies within it (a user's calls may fall in both values). */
+      const inPlan = new Map<string, Map<string, { variant: string; tallies: Map<string, Tally> }>>();
       const logged: NewResult[] = [];
       for (let b = 0; b < 6; b++) {
         const at = HOURS[b < 3 ? 0 : 1]!;
@@ -189,6 +192,7 @@ for (const backend of backends) {
         for (let k = 0; k < 12; k++) {
           const u = Math.floor(random() * 10);
           const variant = u % 2 ? 'B' : 'A';
+          const plan = random() < 0.6 ? 'pro' : 'free';
           // Some calls log only one side of a pair: the partner's sums come from earlier or later batches.
           const metrics: Record<string, unknown> = {};
           if (random() < 0.8) metrics.cost = Math.round(random() * 1000) / 100;
@@ -211,11 +215,18 @@ for (const backend of backends) {
             createdAt: at,
             unit: true,
             declared,
+            segments: { values: { plan }, lookup: [], wait: false },
           });
           const unit = units.get(`u${u}`) ?? { variant, tallies: new Map() };
           for (const [m, v] of Object.entries(metrics))
             unit.tallies.set(m, add(unit.tallies.get(m) ?? { n: 0, sum: 0 }, tally(v)));
           units.set(`u${u}`, unit);
+          const byUser = inPlan.get(plan) ?? new Map();
+          const part = byUser.get(`u${u}`) ?? { variant, tallies: new Map() };
+          for (const [m, v] of Object.entries(metrics))
+            part.tallies.set(m, add(part.tallies.get(m) ?? { n: 0, sum: 0 }, tally(v)));
+          byUser.set(`u${u}`, part);
+          inPlan.set(plan, byUser);
         }
         // Feedback replacing a cost logged earlier: the user's sums (and its pairs and bin) move by the difference.
         const feedback: NewFeedback[] = [];
@@ -263,6 +274,65 @@ for (const backend of backends) {
         expectedPairs(units),
         'rebuilt hours',
       );
+      // Per segment value: the users' sums within it (the feedback above has no segment values).
+      for (const plan of ['pro', 'free']) {
+        const rows = (await store.readSegments(id, 'plan')).pairs.filter((p) => p.value === plan);
+        assertPairs(rows, 'user', expectedPairs(inPlan.get(plan)!), `segment ${plan} (rebuilt)`);
+      }
+    });
+
+    test('sticky: segment pair sums follow live writes as the rebuild computes them', async () => {
+      const experiment = declaring('pairs-segments', 'sticky');
+      const { id } = await store.insertExperiment(experiment);
+      const declared = declaredSums(experiment.metrics);
+      const random = seededRandom(5);
+      const inPlan = new Map<string, Map<string, { variant: string; tallies: Map<string, Tally> }>>();
+      for (let b = 0; b < 4; b++) {
+        const results: NewResult[] = Array.from({ length: 15 }, () => {
+          const u = Math.floor(random() * 8);
+          const variant = u % 2 ? 'B' : 'A';
+          const plan = random() < 0.5 ? 'pro' : 'free';
+          const metrics: Record<string, unknown> = {};
+          if (random() < 0.8) metrics.cost = Math.round(random() * 1000) / 100;
+          if (random() < 0.7) metrics.ok = random() < 0.6;
+          if (random() < 0.8) metrics.latency = 300 + Math.round(random() * 200);
+          if (random() < 0.6) metrics.tokens = 50 + Math.round(random() * 100);
+          const byUser = inPlan.get(plan) ?? new Map();
+          const part = byUser.get(`u${u}`) ?? { variant, tallies: new Map() };
+          for (const [m, v] of Object.entries(metrics))
+            part.tallies.set(m, add(part.tallies.get(m) ?? { n: 0, sum: 0 }, tally(v)));
+          byUser.set(`u${u}`, part);
+          inPlan.set(plan, byUser);
+          return {
+            logId: `s-${++counter}`,
+            experimentId: id,
+            version: 1,
+            variantKey: variant,
+            knownVariant: true,
+            userId: `u${u}`,
+            assignmentId: null,
+            input: null,
+            output: null,
+            metrics: JSON.stringify(metrics),
+            context: null,
+            timestamp: null,
+            createdAt: HOURS[0]!,
+            unit: true,
+            declared,
+            segments: { values: { plan }, lookup: [], wait: false },
+          };
+        });
+        await store.appendBatch({ results, exposures: [] });
+        for (const plan of inPlan.keys()) {
+          const rows = (await store.readSegments(id, 'plan')).pairs.filter((p) => p.value === plan);
+          assertPairs(rows, 'user', expectedPairs(inPlan.get(plan)!), `batch ${b}, segment ${plan}`);
+        }
+      }
+      await store.rebuildRollups(id);
+      for (const plan of inPlan.keys()) {
+        const rows = (await store.readSegments(id, 'plan')).pairs.filter((p) => p.value === plan);
+        assertPairs(rows, 'user', expectedPairs(inPlan.get(plan)!), `rebuilt, segment ${plan}`);
+      }
     });
 
     test('random: each call is a unit of its pairs (a missing value is 0); a rebuild writes the same', async () => {
@@ -271,6 +341,7 @@ for (const backend of backends) {
       const declared = declaredSums(experiment.metrics);
       const random = seededRandom(11);
       const calls = new Map<string, { variant: string; tallies: Map<string, Tally> }>();
+      const callsIn = new Map<string, Map<string, { variant: string; tallies: Map<string, Tally> }>>();
       for (let b = 0; b < 3; b++) {
         const results: NewResult[] = Array.from({ length: 20 }, (_, k) => {
           const metrics: Record<string, unknown> = {};
@@ -280,10 +351,12 @@ for (const backend of backends) {
           if (random() < 0.6) metrics.tokens = 50 + Math.round(random() * 100);
           const logId = `c-${++counter}`;
           const variant = k % 2 ? 'B' : 'A';
-          calls.set(logId, {
-            variant,
-            tallies: new Map(Object.entries(metrics).map(([m, v]) => [m, tally(v)])),
-          });
+          const plan = random() < 0.5 ? 'pro' : 'free';
+          const call = { variant, tallies: new Map(Object.entries(metrics).map(([m, v]) => [m, tally(v)])) };
+          calls.set(logId, call);
+          const inValue = callsIn.get(plan) ?? new Map();
+          inValue.set(logId, call);
+          callsIn.set(plan, inValue);
           return {
             logId,
             experimentId: id,
@@ -299,6 +372,7 @@ for (const backend of backends) {
             timestamp: null,
             createdAt: HOURS[b % 2]!,
             declared,
+            segments: { values: { plan }, lookup: [], wait: false },
           };
         });
         await store.appendBatch({ results, exposures: [] });
@@ -306,9 +380,17 @@ for (const backend of backends) {
       const live = await store.readRollups(id);
       assertPairs(live.pairs, 'call', expectedPairs(calls), 'live');
       assert.equal(live.unitBins.length, 0, 'random experiments keep no users');
+      for (const plan of ['pro', 'free']) {
+        const rows = (await store.readSegments(id, 'plan')).pairs.filter((p) => p.value === plan);
+        assertPairs(rows, 'call', expectedPairs(callsIn.get(plan)!), `segment ${plan} (live)`);
+      }
       assertPairs(hourlyTotals((await store.readHourly(id)).pairs), 'call', expectedPairs(calls), 'hours');
       await store.rebuildRollups(id);
       assertPairs((await store.readRollups(id)).pairs, 'call', expectedPairs(calls), 'rebuilt');
+      for (const plan of ['pro', 'free']) {
+        const rows = (await store.readSegments(id, 'plan')).pairs.filter((p) => p.value === plan);
+        assertPairs(rows, 'call', expectedPairs(callsIn.get(plan)!), `segment ${plan} (rebuilt)`);
+      }
     });
   });
 }

@@ -1,5 +1,7 @@
 // The values of one segment key an analysis shows: the TOP_SEGMENTS with most results, each with its rows
 // (counts, metric sums, per-user sums, sketch bins), and the rest merged as one OTHER_SEGMENT value. Pure.
+import { addSums } from './pairs.js';
+import type { SegmentPairRollup } from './segment-pairs.js';
 import type { SegmentSketchMove, SegmentUnitRollup } from './segment-units.js';
 import { OTHER_SEGMENT, type SegmentCount, type SegmentRollup, TOP_SEGMENTS } from './segments.js';
 
@@ -11,6 +13,7 @@ export interface ShownSegment {
   metrics: SegmentRollup[];
   units: SegmentUnitRollup[];
   sketches: SegmentSketchMove[];
+  pairs: SegmentPairRollup[];
 }
 
 const SEP = '\u0000';
@@ -23,7 +26,11 @@ const SEP = '\u0000';
 export function topSegments(
   metrics: readonly SegmentRollup[],
   counts: readonly SegmentCount[],
-  more: { units: readonly SegmentUnitRollup[]; sketches: readonly SegmentSketchMove[] } = {
+  more: {
+    units: readonly SegmentUnitRollup[];
+    sketches: readonly SegmentSketchMove[];
+    pairs?: readonly SegmentPairRollup[];
+  } = {
     units: [],
     sketches: [],
   },
@@ -35,13 +42,14 @@ export function topSegments(
   const ranked = [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const out: ShownSegment[] = ranked
     .slice(0, TOP_SEGMENTS)
-    .map(([value]) => ({ value, counts: [], metrics: [], units: [], sketches: [] }));
+    .map(([value]) => ({ value, counts: [], metrics: [], units: [], sketches: [], pairs: [] }));
   const byValue = new Map(out.map((s) => [s.value, s]));
   const other = {
     counts: new Map<string, SegmentCount>(),
     metrics: new Map<string, SegmentRollup>(),
     units: new Map<string, SegmentUnitRollup>(),
     sketches: new Map<string, SegmentSketchMove>(),
+    pairs: new Map<string, SegmentPairRollup>(),
   };
   const variant = (r: { version: number; variantKey: string }) => `${r.version}${SEP}${r.variantKey}`;
   const metric = (r: SegmentRollup | SegmentUnitRollup) => `${variant(r)}${SEP}${r.metric}${SEP}${r.kind}`;
@@ -108,6 +116,15 @@ export function topSegments(
       (a, r) => (a.count += r.count),
     );
   }
+  for (const p of more.pairs ?? []) {
+    place(
+      p,
+      (s) => s.pairs,
+      other.pairs,
+      `${variant(p)}${SEP}${p.pair}${SEP}${p.unit}`,
+      addSums,
+    );
+  }
   if (other.counts.size > 0 || other.metrics.size > 0) {
     out.push({
       value: OTHER_SEGMENT,
@@ -116,6 +133,7 @@ export function topSegments(
       metrics: [...other.metrics.values()],
       units: [...other.units.values()],
       sketches: [...other.sketches.values()],
+      pairs: [...other.pairs.values()],
     });
   }
   return out;

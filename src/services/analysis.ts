@@ -132,6 +132,7 @@ export class AnalysisService {
     const shown = topSegments(segmentRows.metrics.filter(inVersion), counts, {
       units: segmentRows.units.filter(inVersion),
       sketches: segmentRows.sketches.filter(inVersion),
+      pairs: segmentRows.pairs.filter(inVersion),
     });
     const segments = shown.map((s) => {
       const part = analyzeRollups({
@@ -143,6 +144,7 @@ export class AnalysisService {
           metrics: s.metrics,
           units: s.units,
           sketches: s.sketches.map((b) => ({ ...b, key: b.bin })),
+          pairs: s.pairs,
         },
         options: { ...options, metrics: names },
       });

@@ -2,6 +2,15 @@
 // values by assignment, results waiting for a client's exposure, the rollups per segment value, users'
 // sums per value (sticky experiments) and sketch bins per value; and their rebuild from committed rows.
 
+import { addSums, type DeclaredSums, partnerKeys } from '../core/pairs.js';
+import {
+  addSegmentCallPairs,
+  addSegmentUserPairs,
+  type SegmentPairRollup,
+  SegmentPairMoves,
+  segmentPairKey,
+} from '../core/segment-pairs.js';
+import { declaredOf } from '../core/writes.js';
 import type { RolledResult } from '../core/rollups.js';
 import {
   addSegmentValue,
@@ -70,6 +79,7 @@ export class MemorySegments {
   private readonly unitSums = new Map<string, SegmentUnitSum>();
   private readonly unitRollups = new Map<string, SegmentUnitRollup>();
   private readonly sketches = new Map<string, SegmentSketchMove>();
+  private readonly pairs = new Map<string, SegmentPairRollup>();
 
   /** The segment plan of `batch` (segment-plan.ts), read from these rows, with feedback's moves. */
   plan(
@@ -82,12 +92,18 @@ export class MemorySegments {
     if (needs === null && !anyMoves(feedback)) return null;
     const found = needs === null ? { assignments: [], pending: [] } : this.find(needs, results);
     const plan = planSegments(batch, rolled, found, feedback);
+    const declared = declaredOf(batch);
     const current = new Map<string, SegmentUnitSum>();
-    for (const d of plan.units) {
+    const partners = plan.units.flatMap((d) =>
+      partnerKeys([d], declared).map((k) => ({ ...d, metric: k.metric, kind: k.kind })),
+    );
+    for (const d of [...plan.units, ...partners]) {
       const sum = this.unitSums.get(segmentUnitKey(d));
       if (sum) current.set(segmentUnitKey(d), { ...sum });
     }
-    return { plan, units: applySegmentUnitDeltas(plan.units, current) };
+    const units = applySegmentUnitDeltas(plan.units, current);
+    addSegmentUserPairs(plan.pairs, current, units.sums, declared);
+    return { plan, units };
   }
 
   /** The segment values of each feedback item's target in `batch` (segment-plan.ts). */
@@ -147,6 +163,15 @@ export class MemorySegments {
     this.addRows(plan.metrics, plan.counts, plan.sketches);
     for (const s of units.sums) this.unitSums.set(segmentUnitKey(s), { ...s });
     for (const r of units.rollups) addUnitRollup(this.unitRollups, r, segmentUnitRollupKey);
+    this.addPairs(plan.pairs.all());
+  }
+
+  private addPairs(rows: readonly SegmentPairRollup[]): void {
+    for (const r of rows) {
+      const acc = this.pairs.get(segmentPairKey(r));
+      if (acc) addSums(acc, r);
+      else this.pairs.set(segmentPairKey(r), { ...r });
+    }
   }
 
   private addRows(
@@ -186,6 +211,7 @@ export class MemorySegments {
       counts: mine(this.counts),
       units: mine(this.unitRollups),
       sketches: mine(this.sketches).filter((b) => b.count !== 0),
+      pairs: mine(this.pairs),
     };
   }
 
@@ -198,21 +224,23 @@ export class MemorySegments {
     experimentId: number,
     results: readonly RecordedResult[],
     feedback: readonly RatedSegments[],
+    declared: DeclaredSums | null = null,
   ): void {
-    for (const map of [this.metrics, this.counts, this.unitSums, this.unitRollups, this.sketches]) {
+    for (const map of [this.metrics, this.counts, this.unitSums, this.unitRollups, this.sketches, this.pairs]) {
       for (const k of map.keys()) if (k.startsWith(`${experimentId}${SEP}`)) map.delete(k);
     }
-    const rolledUp = rollUpSegments(
-      results.map(({ rolled, assignmentId, segments }) => {
+    const segmented = results.map(({ rolled, assignmentId, segments }) => {
         const values: Record<string, string> = {};
         const stored = this.assignments.get(`${experimentId}${SEP}${assignmentId}`);
         for (const [key, value] of Object.entries(segments ?? {})) {
           const v = value ?? stored?.get(key);
           if (v !== undefined) values[key] = v;
         }
-        return { rolled, segments: values };
-      }),
-    );
+        return { rolled: { ...rolled, declared }, segments: values };
+      });
+    const rolledUp = rollUpSegments(segmented);
+    const pairs = new SegmentPairMoves();
+    addSegmentCallPairs(pairs, segmented);
     const moves = noSegmentMoves();
     for (const f of feedback) {
       for (const [metric, v] of Object.entries(f.rolled.metrics ?? {})) {
@@ -224,6 +252,8 @@ export class MemorySegments {
     const sums = new Map<string, SegmentUnitSum>();
     addToSegmentSums(sums, [...rolledUp.units, ...moves.units]);
     for (const [k, s] of sums) this.unitSums.set(k, s);
+    addSegmentUserPairs(pairs, new Map(), [...sums.values()], () => declared);
+    this.addPairs(pairs.all());
     for (const r of rollUpSegmentUnits(sums.values()))
       addUnitRollup(this.unitRollups, r, segmentUnitRollupKey);
     this.addRows([...rolledUp.metrics, ...moves.metrics], rolledUp.counts, [
@@ -243,6 +273,7 @@ export class MemorySegments {
       this.unitSums,
       this.unitRollups,
       this.sketches,
+      this.pairs,
     ] as Array<Map<string, unknown>>) {
       for (const k of map.keys()) if (k.startsWith(prefix)) map.delete(k);
     }

@@ -359,6 +359,7 @@ export class MemoryStore implements Store, EventStore {
           segments: c.segments,
         })),
         rated,
+        declaredSums(this.experiments.get(id)?.metrics ?? []),
       );
       const definitions = this.experiments.get(id)?.metrics ?? [];
       exposures += this.rollups.rebuild(

@@ -3,6 +3,8 @@
 // and their reads for the analysis and the time series.
 import type { Kysely } from 'kysely';
 import { PAIR_SUMS, type PairMoves, type PairRollup, pairRollupKey } from '../core/pairs.js';
+import type { SegmentPairRollup } from '../core/segment-pairs.js';
+import { segmentPairKey } from '../core/segment-pairs.js';
 import { type UnitBin, type UnitBinMoves, unitBinKey } from '../core/unit-bins.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { rowsOf } from './columns.js';
@@ -111,4 +113,47 @@ export async function readUnitBins(db: Kysely<Database>, experimentId: number): 
     sumY2: Number(r.sum_y2),
     sumXY: Number(r.sum_xy),
   }));
+}
+
+const segmentPairRow = rowsOf<SegmentPairRollup>([
+  'experimentId',
+  'key',
+  'value',
+  'version',
+  'variantKey',
+  'pair',
+  'unit',
+  ...PAIR_SUMS,
+]);
+
+/** Pair moves per segment value (core/segment-pairs.ts); the segment key's column is segment_key. */
+export function segmentPairStatements(rows: SegmentPairRollup[]): RowStatement[] {
+  if (rows.length === 0) return [];
+  return [
+    upsertStatement(
+      'segment_pair_rollups',
+      sortedBy(rows, segmentPairKey).map((r) => {
+        const { key: _key, ...row } = segmentPairRow(r);
+        return { ...row, segment_key: r.key };
+      }),
+    ),
+  ];
+}
+
+/** An experiment's pair sums per value of one segment key. */
+export async function readSegmentPairs(
+  db: Kysely<Database>,
+  experimentId: number,
+  key: string,
+): Promise<SegmentPairRollup[]> {
+  const rows = await db
+    .selectFrom('segment_pair_rollups')
+    .selectAll()
+    .where('experiment_id', '=', experimentId)
+    .where('segment_key', '=', key)
+    .execute();
+  return rows.map((r) => {
+    const { hour: _h, ...pair } = pairOf(experimentId, r);
+    return { ...pair, key, value: r.value };
+  });
 }

@@ -172,6 +172,11 @@ const UPSERTS = {
   exposure_users: { keys: ['experiment_id', 'experiment_version', 'user_id'], chunk: 2000 },
   pair_rollups: { keys: PAIR, add: PAIR_SUM_COLUMNS, chunk: 1000 },
   bucket_pair_rollups: { keys: ['bucket', ...PAIR], add: PAIR_SUM_COLUMNS, chunk: 1000 },
+  segment_pair_rollups: {
+    keys: ['experiment_id', 'segment_key', 'value', ...PAIR.slice(1)],
+    add: PAIR_SUM_COLUMNS,
+    chunk: 1000,
+  },
   unit_bins: { keys: ['experiment_id', ...BIN], add: UNIT_ROLLUP_SUMS, chunk: 2000 },
   segment_rollups: { keys: SEGMENT_METRIC, add: ['n', 'sum', 'sum_squares'], chunk: 2000 },
   segment_unit_sums: {

@@ -403,7 +403,14 @@ export interface UnitBinsTable {
   sum_xy: number;
 }
 
+/** Pair sums per segment value (migration 019). */
+export interface SegmentPairRollupsTable extends PairRollupsTable {
+  segment_key: string;
+  value: string;
+}
+
 export interface Database {
+  segment_pair_rollups: SegmentPairRollupsTable;
   pair_rollups: PairRollupsTable;
   bucket_pair_rollups: BucketPairRollupsTable;
   unit_bins: UnitBinsTable;

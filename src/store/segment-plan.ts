@@ -2,6 +2,7 @@
 // memory store: the assign contexts' values to keep, each result's value of each declared key (its own, else
 // its assignment's: from this batch's exposures or stored ones), results that wait for a client's exposure,
 // and the waiting results this batch's exposures resolve. Rolled up per segment value (core/segments.ts).
+import { addSegmentCallPairs, SegmentPairMoves } from '../core/segment-pairs.js';
 import { mergeRollups, metricRollupKey, type RolledResult } from '../core/rollups.js';
 import {
   noSegmentMoves,
@@ -72,6 +73,8 @@ export interface SegmentPlan {
    * (a key waiting for its client's exposure: null); null when none.
    */
   records: Array<SegmentRecord | null>;
+  /** The calls' pair moves per value (users' are added as their sums are applied: core/segment-pairs.ts). */
+  pairs: SegmentPairMoves;
 }
 
 /** The segment values that counted a result (results.segments): a waiting key's value is null. */
@@ -193,6 +196,8 @@ export function planSegments(
   }
   // Feedback's users' deltas and bins are added to: one row per key either way.
   const rolledUp = rollUpSegments(results, { units: [...feedback.units], sketches: feedback.sketches });
+  const pairs = new SegmentPairMoves();
+  addSegmentCallPairs(pairs, results);
   const metrics =
     feedback.metrics.length === 0
       ? rolledUp.metrics
@@ -209,6 +214,7 @@ export function planSegments(
     units: rolledUp.units,
     sketches: rolledUp.sketches.rows(),
     records,
+    pairs,
   };
 }
 

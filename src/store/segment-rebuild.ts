@@ -6,6 +6,10 @@
 // values their own context, else their assignment's, has for the keys declared now (the rows they fill
 // in did not exist; where a key was declared after such a result, the rebuild counts it and live did not).
 // Runs inside the caller's transaction, under its locks (rebuild.ts).
+import type { MetricDefinition } from '../core/metric-definitions.js';
+import { declaredSums } from '../core/pairs.js';
+import { addSegmentCallPairs, addSegmentUserPairs, SegmentPairMoves } from '../core/segment-pairs.js';
+import { segmentPairStatements } from './pair-statements.js';
 import type { Transaction } from 'kysely';
 import { mergeRollups, metricRollupKey } from '../core/rollups.js';
 import {
@@ -47,17 +51,24 @@ interface Pending {
 
 /** Replaces the experiment's segment rows with sums of its raw rows. */
 export async function rebuildSegments(trx: Transaction<Database>, experimentId: number): Promise<void> {
-  for (const table of ['segment_rollups', 'segment_results', ...SEGMENT_SUM_TABLES] as const) {
+  for (const table of [
+    'segment_rollups',
+    'segment_results',
+    'segment_pair_rollups',
+    ...SEGMENT_SUM_TABLES,
+  ] as const) {
     await trx.deleteFrom(table).where('experiment_id', '=', experimentId).execute();
   }
   const experiment = await trx
     .selectFrom('experiments')
-    .select(['assignment', 'segments'])
+    .select(['assignment', 'segments', 'metrics'])
     .where('id', '=', experimentId)
     .executeTakeFirst();
   if (!experiment) return;
   const perUser = experiment.assignment === 'sticky';
   const keys = json<string[]>(experiment.segments);
+  const declared = declaredSums(json<MetricDefinition[]>(experiment.metrics));
+  const pairs = new SegmentPairMoves();
   const recordedAfter = await trx
     .selectFrom('segments_recorded')
     .select((eb) => eb.fn.max('after_seq').as('after'))
@@ -74,6 +85,7 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
     metrics = mergeRollups([...metrics, ...rolledUp.metrics], segmentKey);
     counts = mergeCounts([...counts, ...rolledUp.counts]);
     addToSegmentSums(sums, rolledUp.units);
+    addSegmentCallPairs(pairs, results);
   };
 
   let seq = 0;
@@ -101,7 +113,7 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
     seq = Number(rows.at(-1)!.seq);
     const page: Pending[] = [];
     for (const r of rows) {
-      const rolled = { ...rolledResultRow(r), unitUserId: perUser ? r.user_id : null };
+      const rolled = { ...rolledResultRow(r), unitUserId: perUser ? r.user_id : null, declared };
       let values: Record<string, string> = {};
       let lookup: string[] = [];
       if (Number(r.seq) > after) {
@@ -160,6 +172,8 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
   await executeInChunks(trx, segmentRollupStatement(metrics.filter((m) => m.n !== 0)));
   await executeInChunks(trx, segmentResultStatement(counts));
   const users = [...sums.values()].filter((s) => s.n > 0);
+  addSegmentUserPairs(pairs, new Map(), users, () => declared);
+  for (const st of segmentPairStatements(pairs.all())) await executeInChunks(trx, st);
   for (const st of segmentSumStatements(users, rollUpSegmentUnits(users), moves.sketches.rows())) {
     await executeInChunks(trx, st);
   }

@@ -1,5 +1,7 @@
 // The segment rows of a batch (segment-plan.ts plans them): the lookups of stored assign contexts' values
 // and of waiting results, and the statements that write the plan, for both databases.
+import { addSegmentUserPairs } from '../core/segment-pairs.js';
+import { readSegmentPairs, segmentPairStatements } from './pair-statements.js';
 import type { Kysely } from 'kysely';
 import type { RolledResult } from '../core/rollups.js';
 import {
@@ -11,7 +13,7 @@ import {
   segmentUnitKey,
 } from '../core/segment-units.js';
 import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
-import type { WriteBatch } from '../core/writes.js';
+import { declaredOf, type WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
@@ -59,8 +61,14 @@ export async function segmentWrites(
   const found =
     needs === null ? { assignments: [], pending: [] } : await findSegments(needs, segmentLookups(db));
   const plan = planSegments(batch, rolled, found, feedback);
-  const units = applySegmentUnitDeltas(plan.units, await readSegmentUnitSums(db, plan.units));
-  return { statements: segmentStatements(plan, units), records: plan.records };
+  const current = await readSegmentUnitSums(db, plan.units);
+  const units = applySegmentUnitDeltas(plan.units, current);
+  // A user's every stored sum is read: its pairs' partner metrics come with them.
+  addSegmentUserPairs(plan.pairs, current, units.sums, declaredOf(batch));
+  return {
+    statements: [...segmentStatements(plan, units), ...segmentPairStatements(plan.pairs.all())],
+    records: plan.records,
+  };
 }
 
 /** The stored sums of the users (per segment value and metric) that `deltas` move. */
@@ -308,5 +316,6 @@ export async function readSegments(
       n: Number(c.n),
     })),
     ...(await readSegmentSums(db, experimentId, key)),
+    pairs: await readSegmentPairs(db, experimentId, key),
   };
 }

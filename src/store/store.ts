@@ -1,5 +1,6 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
 
+import type { SegmentPairRollup } from '../core/segment-pairs.js';
 import type { ChangeEvent, TypeFilter } from '../core/events.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
@@ -93,6 +94,8 @@ export interface SegmentRows {
   units: SegmentUnitRollup[];
   /** DDSketch bin counts per value of the numeric values `metrics` sums (zero counts left out). */
   sketches: SegmentSketchMove[];
+  /** Ratios' and covariates' sums per value (core/segment-pairs.ts). */
+  pairs: SegmentPairRollup[];
 }
 
 export interface Rollups {

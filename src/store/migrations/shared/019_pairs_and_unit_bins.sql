@@ -62,3 +62,25 @@ CREATE TABLE unit_bins (
   sum_xy {{double}} NOT NULL,
   PRIMARY KEY (experiment_id, experiment_version, variant_key, metric, side, key)
 );
+
+-- Pair sums per segment value (like segment_unit_rollups): a ratio read within a segment.
+CREATE TABLE segment_pair_rollups (
+  experiment_id {{bigint}} NOT NULL,
+  segment_key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  experiment_version INTEGER NOT NULL,
+  variant_key TEXT NOT NULL,
+  pair TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  n {{bigint}} NOT NULL,
+  sum_x {{double}} NOT NULL,
+  sum_x2 {{double}} NOT NULL,
+  sum_y {{double}} NOT NULL,
+  sum_y2 {{double}} NOT NULL,
+  sum_xy {{double}} NOT NULL,
+  sum_z {{double}} NOT NULL,
+  sum_z2 {{double}} NOT NULL,
+  sum_xz {{double}} NOT NULL,
+  sum_yz {{double}} NOT NULL,
+  PRIMARY KEY (experiment_id, segment_key, value, experiment_version, variant_key, pair, unit)
+);
