@@ -77,7 +77,10 @@ export function addSegmentCallPairs(moves: SegmentPairMoves, results: Iterable<S
 }
 
 /** A user's sums of a metric within a segment value, both kinds added. */
-function tallyIn(sums: (key: string) => SegmentUnitSum | undefined, at: Omit<SegmentUnitSum, 'n' | 'sum' | 'kind'>): Tally {
+function tallyIn(
+  sums: (key: string) => SegmentUnitSum | undefined,
+  at: Omit<SegmentUnitSum, 'n' | 'sum' | 'kind'>,
+): Tally {
   const a = sums(segmentUnitKey({ ...at, kind: 'mean' }));
   const b = sums(segmentUnitKey({ ...at, kind: 'proportion' }));
   return { n: (a?.n ?? 0) + (b?.n ?? 0), sum: (a?.sum ?? 0) + (b?.sum ?? 0) };
@@ -113,7 +116,10 @@ export function addSegmentUserPairs(
       if (done.has(once)) continue;
       done.add(once);
       const user = { ...t, metric: '' };
-      const [a, b] = [{ ...user, metric: pair.first }, { ...user, metric: pair.second }];
+      const [a, b] = [
+        { ...user, metric: pair.first },
+        { ...user, metric: pair.second },
+      ];
       const into = moves.row(row);
       addContribution(into, pair, tallyIn(old, a), tallyIn(old, b), -1);
       addContribution(into, pair, tallyIn(now, a), tallyIn(now, b), 1);

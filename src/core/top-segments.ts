@@ -117,13 +117,7 @@ export function topSegments(
     );
   }
   for (const p of more.pairs ?? []) {
-    place(
-      p,
-      (s) => s.pairs,
-      other.pairs,
-      `${variant(p)}${SEP}${p.pair}${SEP}${p.unit}`,
-      addSums,
-    );
+    place(p, (s) => s.pairs, other.pairs, `${variant(p)}${SEP}${p.pair}${SEP}${p.unit}`, addSums);
   }
   if (other.counts.size > 0 || other.metrics.size > 0) {
     out.push({

@@ -114,7 +114,9 @@ export function cumulativeSeries(
   const exposuresByHour = groupBy(exposures, o.periodOf);
   const sketchesByHour = groupBy(o.quantile?.sketches ?? [], o.periodOf);
   const bins = new Map<string, Map<string, SketchBin>>(keys.map((k) => [k, new Map()]));
-  const periods = [...new Set([...rowsByHour.keys(), ...unitsByHour.keys(), ...exposuresByHour.keys()])].sort();
+  const periods = [
+    ...new Set([...rowsByHour.keys(), ...unitsByHour.keys(), ...exposuresByHour.keys()]),
+  ].sort();
   const calls = new Map<string, Moments>(keys.map((k) => [k, { n: 0, sum: 0, sumSquares: 0 }]));
   const users = new Map<string, RatioMoments>(
     keys.map((k) => [k, { n: 0, sumX: 0, sumX2: 0, sumY: 0, sumY2: 0, sumXY: 0 }]),

@@ -3,15 +3,14 @@
 // sums per value (sticky experiments) and sketch bins per value; and their rebuild from committed rows.
 
 import { addSums, type DeclaredSums, partnerKeys } from '../core/pairs.js';
+import type { RolledResult } from '../core/rollups.js';
 import {
   addSegmentCallPairs,
   addSegmentUserPairs,
-  type SegmentPairRollup,
   SegmentPairMoves,
+  type SegmentPairRollup,
   segmentPairKey,
 } from '../core/segment-pairs.js';
-import { declaredOf } from '../core/writes.js';
-import type { RolledResult } from '../core/rollups.js';
 import {
   addSegmentValue,
   addToSegmentSums,
@@ -29,6 +28,7 @@ import {
 import { rollUpSegments, type SegmentCount, type SegmentRollup } from '../core/segments.js';
 import { addUnitRollup } from '../core/unit-hours.js';
 import type { NewResult, WriteBatch } from '../core/writes.js';
+import { declaredOf } from '../core/writes.js';
 import { rolledOf } from './batch-plan.js';
 import {
   anyMoves,
@@ -226,18 +226,25 @@ export class MemorySegments {
     feedback: readonly RatedSegments[],
     declared: DeclaredSums | null = null,
   ): void {
-    for (const map of [this.metrics, this.counts, this.unitSums, this.unitRollups, this.sketches, this.pairs]) {
+    for (const map of [
+      this.metrics,
+      this.counts,
+      this.unitSums,
+      this.unitRollups,
+      this.sketches,
+      this.pairs,
+    ]) {
       for (const k of map.keys()) if (k.startsWith(`${experimentId}${SEP}`)) map.delete(k);
     }
     const segmented = results.map(({ rolled, assignmentId, segments }) => {
-        const values: Record<string, string> = {};
-        const stored = this.assignments.get(`${experimentId}${SEP}${assignmentId}`);
-        for (const [key, value] of Object.entries(segments ?? {})) {
-          const v = value ?? stored?.get(key);
-          if (v !== undefined) values[key] = v;
-        }
-        return { rolled: { ...rolled, declared }, segments: values };
-      });
+      const values: Record<string, string> = {};
+      const stored = this.assignments.get(`${experimentId}${SEP}${assignmentId}`);
+      for (const [key, value] of Object.entries(segments ?? {})) {
+        const v = value ?? stored?.get(key);
+        if (v !== undefined) values[key] = v;
+      }
+      return { rolled: { ...rolled, declared }, segments: values };
+    });
     const rolledUp = rollUpSegments(segmented);
     const pairs = new SegmentPairMoves();
     addSegmentCallPairs(pairs, segmented);

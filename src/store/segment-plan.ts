@@ -2,8 +2,9 @@
 // memory store: the assign contexts' values to keep, each result's value of each declared key (its own, else
 // its assignment's: from this batch's exposures or stored ones), results that wait for a client's exposure,
 // and the waiting results this batch's exposures resolve. Rolled up per segment value (core/segments.ts).
-import { addSegmentCallPairs, SegmentPairMoves } from '../core/segment-pairs.js';
+
 import { mergeRollups, metricRollupKey, type RolledResult } from '../core/rollups.js';
+import { addSegmentCallPairs, SegmentPairMoves } from '../core/segment-pairs.js';
 import {
   noSegmentMoves,
   type SegmentMoves,

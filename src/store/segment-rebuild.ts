@@ -6,12 +6,12 @@
 // values their own context, else their assignment's, has for the keys declared now (the rows they fill
 // in did not exist; where a key was declared after such a result, the rebuild counts it and live did not).
 // Runs inside the caller's transaction, under its locks (rebuild.ts).
+
+import type { Transaction } from 'kysely';
 import type { MetricDefinition } from '../core/metric-definitions.js';
 import { declaredSums } from '../core/pairs.js';
-import { addSegmentCallPairs, addSegmentUserPairs, SegmentPairMoves } from '../core/segment-pairs.js';
-import { segmentPairStatements } from './pair-statements.js';
-import type { Transaction } from 'kysely';
 import { mergeRollups, metricRollupKey } from '../core/rollups.js';
+import { addSegmentCallPairs, addSegmentUserPairs, SegmentPairMoves } from '../core/segment-pairs.js';
 import {
   addSegmentValue,
   addToSegmentSums,
@@ -28,6 +28,7 @@ import {
 } from '../core/segments.js';
 import type { MetricKind } from '../stats/arms.js';
 import { executeInChunks } from './compile-rows.js';
+import { segmentPairStatements } from './pair-statements.js';
 import { rolledResultRow } from './row-statements.js';
 import type { Database } from './schema.js';
 import type { SegmentRecord } from './segment-plan.js';

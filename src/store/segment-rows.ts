@@ -1,9 +1,9 @@
 // The segment rows of a batch (segment-plan.ts plans them): the lookups of stored assign contexts' values
 // and of waiting results, and the statements that write the plan, for both databases.
-import { addSegmentUserPairs } from '../core/segment-pairs.js';
-import { readSegmentPairs, segmentPairStatements } from './pair-statements.js';
+
 import type { Kysely } from 'kysely';
 import type { RolledResult } from '../core/rollups.js';
+import { addSegmentUserPairs } from '../core/segment-pairs.js';
 import {
   applySegmentUnitDeltas,
   type SegmentMoves,
@@ -15,6 +15,7 @@ import {
 import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
 import { declaredOf, type WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
+import { readSegmentPairs, segmentPairStatements } from './pair-statements.js';
 import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 import {

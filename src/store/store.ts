@@ -1,6 +1,5 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
 
-import type { SegmentPairRollup } from '../core/segment-pairs.js';
 import type { ChangeEvent, TypeFilter } from '../core/events.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
@@ -9,6 +8,7 @@ import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
 import type { PairRollup } from '../core/pairs.js';
 import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
+import type { SegmentPairRollup } from '../core/segment-pairs.js';
 import type { SegmentSketchMove, SegmentUnitRollup } from '../core/segment-units.js';
 import type { SegmentCount, SegmentRollup } from '../core/segments.js';
 import type { SketchRow } from '../core/sketch-rollups.js';
