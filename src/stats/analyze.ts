@@ -34,7 +34,10 @@ export interface AnalysisRollups {
   sketches?: ReadonlyArray<SketchRowLike & { metric: string; version: number }>;
   /** Ratios' and covariates' sums per variant, pair and unit (core/pairs.ts). */
   pairs?: readonly PairRowLike[];
-  /** Sticky experiments' users of capped metrics by bin (core/unit-bins.ts). */
+  /**
+   * Sticky experiments' users of capped metrics by bin (core/unit-bins.ts). Absent: caps are not applied
+   * (a segment's reading: its values keep no users' bins).
+   */
   unitBins?: ReadonlyArray<UserBinRow & { variantKey: string; metric: string }>;
 }
 
@@ -93,7 +96,7 @@ export function analyzeRollups(input: AnalysisInput): Analysis {
         armsOf(name, byMetric.get(name) ?? [], unitsByMetric.get(name) ?? [], keys, sticky, warnings),
       pairs: rollups.pairs ?? [],
       sketches,
-      unitBins: binsByMetric.get(name) ?? [],
+      unitBins: rollups.unitBins === undefined ? null : (binsByMetric.get(name) ?? []),
       keys,
       sticky,
       warnings,

@@ -28,7 +28,8 @@ export interface DeriveInput {
   metric: () => Arms;
   pairs: readonly PairRowLike[];
   sketches: readonly SketchRowLike[];
-  unitBins: ReadonlyArray<UserBinRow & { variantKey: string }>;
+  /** null: caps are not applied here (segments), with a warning. */
+  unitBins: ReadonlyArray<UserBinRow & { variantKey: string }> | null;
   keys: readonly string[];
   sticky: boolean;
   warnings: string[];
@@ -53,8 +54,10 @@ export function deriveArms(name: string, d: MetricDeclaration | undefined, input
       : null;
   let arms = ratio ? ratioArms(name, ratio, input.pairs, keys, input.sticky, warnings) : input.metric();
   let cap: CapReport | null = null;
-  if (d?.cap !== undefined && !ratio) {
-    const capped = cappedArms(name, arms, d.cap, keys, input.sketches, input.unitBins, warnings);
+  if (d?.cap !== undefined && !ratio && input.unitBins === null) {
+    warnings.push(`${name}: not capped within a segment (the cap applies to the whole analysis)`);
+  } else if (d?.cap !== undefined && !ratio) {
+    const capped = cappedArms(name, arms, d.cap, keys, input.sketches, input.unitBins ?? [], warnings);
     arms = capped.arms;
     cap = capped.report;
   }
