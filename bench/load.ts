@@ -25,8 +25,15 @@ export async function loadResults(
           assignment: 'sticky',
           metrics: [
             { name: 'resolved', direction: 'increase', role: 'primary', minimumDetectableEffect: 0.02 },
-            { name: 'latency_ms', direction: 'decrease', role: 'guardrail' },
-            { name: 'tokens', direction: 'decrease', role: 'secondary' },
+            { name: 'latency_ms', direction: 'decrease', role: 'guardrail', covariate: 'tokens' },
+            { name: 'tokens', direction: 'decrease', role: 'secondary', cap: { percentile: 99 } },
+            // Issue 33 items 9-11: the analysis figure is read with a ratio, a cap and a covariate declared.
+            {
+              name: 'tokens_per_resolved',
+              direction: 'decrease',
+              numerator: 'tokens',
+              denominator: 'resolved',
+            },
           ],
           variants: [
             { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },

@@ -1,8 +1,12 @@
-// What a log's write costs with segments (issue 33 item 3), measured on the store itself: batches of 32
-// results (a group commit's usual size) appended to a SQLite file, as the ingest path appends them, to
+// What a log's write costs with segments (issue 33 item 3) and with ratios, caps and covariates (items 9-11),
+// measured on the store itself: batches of 32 results (a group commit's usual size) appended to a SQLite
+// file, as the ingest path appends them, to
 //   - `plain`: a random experiment without segments (the bench's log scenario: 4 numbers and a boolean),
 //   - `segmented`: a sticky experiment declaring two segment keys, every result with a user (5,000 users
-//     who come back) and both values in its context: per-call, per-user and sketch rows per value.
+//     who come back) and both values in its context: per-call, per-user and sketch rows per value,
+//   - `sticky`: the same users in a sticky experiment that declares nothing (per-user sums only),
+//   - `declared`: as `sticky`, declaring a ratio (cost_usd / resolved), a cap on cost_usd and a covariate
+//     (latency_ms on tokens): pair sums per variant and hour, and the capped users' bins.
 // Prints CPU per result (all the process' threads: planning on the main thread, SQLite's writer thread)
 // and wall time per batch, scenarios interleaved. The store API is the same before and after the change,
 // so the same file runs on an older checkout: `node --import tsx bench/segment-writes.ts [rounds] [kind]`
@@ -11,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createExperiment } from '../src/core/experiment.js';
+import { declaredSums } from '../src/core/pairs.js';
 import type { NewResult } from '../src/core/writes.js';
 import { openStore } from '../src/store/index.js';
 import { seededRandom } from '../test/helpers/random.js';
@@ -37,19 +42,47 @@ const segmented = await store.insertExperiment(
     now,
   ),
 );
+const sticky = await store.insertExperiment(
+  createExperiment({ slug: 'sticky', status: 'running', assignment: 'sticky', variants }, now),
+);
+const definitions = [
+  {
+    name: 'cost_per_resolved',
+    direction: 'decrease' as const,
+    numerator: 'cost_usd',
+    denominator: 'resolved',
+  },
+  { name: 'cost_usd', direction: 'decrease' as const, cap: { percentile: 99 } },
+  { name: 'latency_ms', direction: 'decrease' as const, covariate: 'tokens' },
+];
+const declaring = await store.insertExperiment(
+  createExperiment(
+    { slug: 'declared', status: 'running', assignment: 'sticky', metrics: definitions, variants },
+    now,
+  ),
+);
+const declared = declaredSums(declaring.experiment.metrics);
 const random = seededRandom(33);
 const PLANS = ['free', 'pro', 'team'];
 const REGIONS = ['eu', 'us', 'apac', 'latam'];
 let seq = 0;
 
-function batch(kind: 'plain' | 'segmented'): NewResult[] {
+type Kind = 'plain' | 'segmented' | 'sticky' | 'declared';
+const IDS: Record<Kind, number> = {
+  plain: plain.id,
+  segmented: segmented.id,
+  sticky: sticky.id,
+  declared: declaring.id,
+};
+
+function batch(kind: Kind): NewResult[] {
   return Array.from({ length: BATCH }, () => {
     const user = Math.floor(random() * USERS);
     const context = { plan: PLANS[user % 3]!, region: REGIONS[user % 4]!, session: `s-${seq}` };
     const b = user % 2 === 1;
     return {
       logId: `bench-${++seq}`,
-      experimentId: kind === 'plain' ? plain.id : segmented.id,
+      experimentId: IDS[kind],
       version: 1,
       variantKey: b ? 'B' : 'A',
       knownVariant: true,
@@ -73,11 +106,13 @@ function batch(kind: 'plain' | 'segmented'): NewResult[] {
             segments: { values: { plan: context.plan, region: context.region }, lookup: [], wait: false },
           }
         : {}),
+      ...(kind === 'sticky' ? { unit: true } : {}),
+      ...(kind === 'declared' ? { unit: true, declared } : {}),
     };
   });
 }
 
-async function run(kind: 'plain' | 'segmented', batches: number) {
+async function run(kind: Kind, batches: number) {
   const cpu = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < batches; i++) await store.appendBatch({ results: batch(kind), exposures: [] });
@@ -88,7 +123,9 @@ async function run(kind: 'plain' | 'segmented', batches: number) {
   };
 }
 
-const KINDS = (['plain', 'segmented'] as const).filter((k) => (process.argv[3] ?? k) === k);
+const KINDS = (['plain', 'segmented', 'sticky', 'declared'] as const).filter(
+  (k) => (process.argv[3] ?? k) === k,
+);
 for (const kind of KINDS) await run(kind, WARMUP);
 const samples = Object.fromEntries(
   KINDS.map((k) => [k, [] as Array<{ cpuUsPerResult: number; msPerBatch: number }>]),

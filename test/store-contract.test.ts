@@ -2184,6 +2184,7 @@ for (const backend of backends) {
         counts: [],
         units: [],
         sketches: [],
+        pairs: [],
       });
       // An experiment without results can still be deleted with its assignments' segment values.
       const bare = await store.insertExperiment({ ...experiment('segments-bare'), segments: ['plan'] });
