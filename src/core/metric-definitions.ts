@@ -45,7 +45,11 @@ export interface MetricDefinition {
 export type Cap = { value: number } | { percentile: number };
 
 /** A definition as sent: the role defaults to 'secondary'. */
-export type MetricDefinitionInput = Omit<MetricDefinition, 'role'> & { role?: Role };
+export type MetricDefinitionInput = Omit<MetricDefinition, 'role' | 'cap'> & {
+  role?: Role;
+  /** Checked by validateMetricDefinitions: exactly one of the two. */
+  cap?: { value?: number; percentile?: number };
+};
 
 /** Most metric definitions per experiment (the metric cap is larger; definitions are for decisions). */
 export const MAX_METRIC_DEFINITIONS = 50;

@@ -87,19 +87,19 @@ export const MetricDefinitionSchema = Type.Object(
       }),
     ),
     cap: Type.Optional(
-      Type.Union(
-        [
-          Type.Object({ value: Type.Number() }, { additionalProperties: false }),
-          Type.Object(
-            { percentile: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 100 }) },
-            { additionalProperties: false },
-          ),
-        ],
+      Type.Object(
         {
+          value: Type.Optional(Type.Number({ description: 'A fixed cap' })),
+          percentile: Type.Optional(
+            Type.Number({ description: 'The percentile of the units pooled over the variants, in (0, 100)' }),
+          ),
+        },
+        {
+          additionalProperties: false,
           description:
             "Heavy tails: a unit's mean per call above the cap counts as the cap (a call's value; a user's mean " +
-            'in sticky experiments). {"value": N}, or {"percentile": 99} of the units pooled over the variants ' +
-            '(read from write-time sketches, within 2%)',
+            'in sticky experiments). Exactly one of {"value": N} or {"percentile": 99} (read from write-time ' +
+            'sketches, within 2%)',
         },
       ),
     ),
