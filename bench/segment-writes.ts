@@ -14,8 +14,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { declaredSums } from '../src/core/declared.js';
 import { createExperiment } from '../src/core/experiment.js';
-import { declaredSums } from '../src/core/pairs.js';
 import type { NewResult } from '../src/core/writes.js';
 import { openStore } from '../src/store/index.js';
 import { seededRandom } from '../test/helpers/random.js';

@@ -3,20 +3,15 @@
 // equal those computed here from the raw values (per user in sticky experiments, with a partner metric that
 // arrives in a later batch and feedback that replaces a value; per call in random ones), the hourly moves add
 // up to the all-time rows, and a rebuild from raw rows writes the same.
+
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { declaredSums, pairId } from '../src/core/declared.js';
 import { createExperiment, type Experiment } from '../src/core/experiment.js';
-import {
-  addContribution,
-  declaredSums,
-  noSums,
-  type PairRollup,
-  type PairSums,
-  pairId,
-} from '../src/core/pairs.js';
+import { addContribution, noSums, type PairRollup, type PairSums } from '../src/core/pairs.js';
 import type { UnitBin } from '../src/core/unit-bins.js';
 import type { NewFeedback, NewResult } from '../src/core/writes.js';
 import { sketchBin } from '../src/stats/sketch.js';

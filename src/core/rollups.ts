@@ -1,8 +1,8 @@
 // Write-time rollups: the sufficient statistics (n, sum, sum of squares) that analysis reads instead
 // of scanning results. Pure: the store calls these on the rows it commits and when it rebuilds.
 import type { MetricKind, MetricRollupRow } from '../stats/arms.js';
+import type { DeclaredSums } from './declared.js';
 import type { JsonObject } from './json.js';
-import type { DeclaredSums } from './pairs.js';
 
 export type { MetricKind };
 

@@ -2,15 +2,8 @@
 // the whole analysis' unit. As core/pairs.ts, keyed by the segment key and value too: calls counted in a value
 // contribute their own values; users contribute their sums within the value (core/segment-units.ts), moved by
 // the difference each write makes. Pure.
-import {
-  addContribution,
-  type DeclaredSums,
-  noSums,
-  type PairRollup,
-  type PairSums,
-  pairId,
-  type Tally,
-} from './pairs.js';
+import { type DeclaredSums, pairId } from './declared.js';
+import { addContribution, noSums, type PairRollup, type PairSums, type Tally } from './pairs.js';
 import { metricKind } from './rollups.js';
 import { type SegmentOf, type SegmentUnitSum, segmentUnitKey } from './segment-units.js';
 import type { SegmentedResult } from './segments.js';

@@ -3,7 +3,7 @@
 // sits in the DDSketch bin (stats/sketch.ts) of its mean x/y; a bin keeps its users' count and Σx, Σx², Σy,
 // Σy², Σxy, moved at write time as a user's sums change (out of the old bin, into the new). Pure.
 import { type SketchSide, sketchBin } from '../stats/sketch.js';
-import type { DeclaredSums } from './pairs.js';
+import type { DeclaredSums } from './declared.js';
 import { type UnitSum, unitKey } from './units.js';
 
 /** One bin of users of a variant and metric: how many, and the sums over their (x, y). */

@@ -1,7 +1,8 @@
 // What the ingest pipeline hands the store (Store.appendBatch): the results, exposure batches and feedback of one transaction.
+
+import type { DeclaredSums } from './declared.js';
 import type { Exposure } from './exposure.js';
 import type { IdempotencyRecord } from './idempotency.js';
-import type { DeclaredSums } from './pairs.js';
 import type { AssignmentSegment, ResultSegments, TargetSegments } from './segments.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */

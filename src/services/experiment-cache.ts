@@ -1,8 +1,8 @@
 // Owns the in-memory experiment table the hot path reads: filled from the store, kept current by the
 // management service's writes and by reloads when another instance changed experiments.
 import { type CompiledExperiment, compileExperiment } from '../core/assignment.js';
+import { type DeclaredSums, declaredSums } from '../core/declared.js';
 import { type Experiment, SLUG_PATTERN, type Status } from '../core/experiment.js';
-import { type DeclaredSums, declaredSums } from '../core/pairs.js';
 import type { Store, StoredExperiment } from '../store/store.js';
 
 export type ExperimentCacheStore = Pick<Store, 'listExperiments' | 'findExperiment'>;

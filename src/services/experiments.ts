@@ -2,6 +2,7 @@
 // updates the in-memory cache after each committed write.
 
 import { decodeCursor, encodeCursor } from '../core/cursor.js';
+import { declaredSums } from '../core/declared.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.js';
 import {
   type Actor,
@@ -23,7 +24,6 @@ import {
 } from '../core/experiment.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { isoNow, newId } from '../core/ids.js';
-import { declaredSums } from '../core/pairs.js';
 import type { Store } from '../store/store.js';
 import { EventBus } from './events.js';
 import type { ExperimentCache } from './experiment-cache.js';

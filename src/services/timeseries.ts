@@ -2,11 +2,12 @@
 // (never from raw results), and the variant definitions of every version. Sticky experiments are read per
 // user from the hourly moves of the per-user sums, so the last period is the analysis' own reading.
 
+import { pairId } from '../core/declared.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
 import { findDefinition, type MetricDefinition } from '../core/metric-definitions.js';
-import { type PairRollup, pairId } from '../core/pairs.js';
+import type { PairRollup } from '../core/pairs.js';
 import { dayOf, hourOf } from '../core/time.js';
 import {
   type AnalysisMethod,

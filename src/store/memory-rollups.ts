@@ -1,5 +1,6 @@
 // The memory store's rollup tables (memory-store.ts), kept as the SQL store's rollup rows: added to by
 // every append and rebuild, read per experiment.
+import type { DeclaredSums } from '../core/declared.js';
 import { decodeExposureBatch } from '../core/exposure.js';
 import {
   type ExposureUser,
@@ -11,7 +12,6 @@ import {
   addCallPairs,
   addSums,
   addUserPairs,
-  type DeclaredSums,
   PairMoves,
   type PairRollup,
   pairRollupKey,

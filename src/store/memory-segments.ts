@@ -2,7 +2,8 @@
 // values by assignment, results waiting for a client's exposure, the rollups per segment value, users'
 // sums per value (sticky experiments) and sketch bins per value; and their rebuild from committed rows.
 
-import { addSums, type DeclaredSums, partnerKeys } from '../core/pairs.js';
+import type { DeclaredSums } from '../core/declared.js';
+import { addSums, partnerKeys } from '../core/pairs.js';
 import type { RolledResult } from '../core/rollups.js';
 import {
   addSegmentCallPairs,

@@ -2,6 +2,7 @@
 // Rollups are planned by the same pure core as the SQL store's (batch-plan.ts, rebuild.ts); only where
 // they are kept differs.
 
+import { declaredSums } from '../core/declared.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
@@ -10,7 +11,7 @@ import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/expo
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { applyMetricCap } from '../core/metric-cap.js';
-import { addUserPairs, declaredSums } from '../core/pairs.js';
+import { addUserPairs } from '../core/pairs.js';
 import {
   hourlyRollupKey,
   mergeRollups,

@@ -13,10 +13,11 @@
 // bucket rollups use) and comes back the same (float sums up to rounding order; integer-valued metrics
 // exactly).
 import type { Kysely, Transaction } from 'kysely';
+import { declaredSums } from '../core/declared.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { type ExposureUser, exposureUserKey } from '../core/exposure-users.js';
 import type { MetricDefinition } from '../core/metric-definitions.js';
-import { addCallPairs, addUserPairs, declaredSums, PairMoves } from '../core/pairs.js';
+import { addCallPairs, addUserPairs, PairMoves } from '../core/pairs.js';
 import {
   type HourlyRollup,
   hourlyRollupKey,

@@ -8,8 +8,8 @@
 // Runs inside the caller's transaction, under its locks (rebuild.ts).
 
 import type { Transaction } from 'kysely';
+import { declaredSums } from '../core/declared.js';
 import type { MetricDefinition } from '../core/metric-definitions.js';
-import { declaredSums } from '../core/pairs.js';
 import { mergeRollups, metricRollupKey } from '../core/rollups.js';
 import { addSegmentCallPairs, addSegmentUserPairs, SegmentPairMoves } from '../core/segment-pairs.js';
 import {
