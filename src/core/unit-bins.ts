@@ -4,6 +4,8 @@
 // Σy², Σxy, moved at write time as a user's sums change (out of the old bin, into the new). Pure.
 import { type SketchSide, sketchBin } from '../stats/sketch.js';
 import type { DeclaredSums } from './declared.js';
+import { addUserPairs, type PairMoves } from './pairs.js';
+import type { HourWatcher } from './unit-hours.js';
 import { type UnitSum, unitKey } from './units.js';
 
 /** One bin of users of a variant and metric: how many, and the sums over their (x, y). */
@@ -75,4 +77,20 @@ export function addUserBins(
     if (old && old.n > 0) moves.move(at, old.sum, old.n, -1);
     if (s.n > 0) moves.move(at, s.sum, s.n, 1);
   }
+}
+
+/**
+ * What watches the users' sums hour by hour (core/unit-hours.ts) for a batch's declared pairs and caps: their
+ * moves added to `pairs` and `bins`. None when the batch declares nothing (`declared` null).
+ */
+export function declaredWatcher(
+  declared: ((experimentId: number) => DeclaredSums | undefined) | null,
+  pairs: PairMoves,
+  bins: UnitBinMoves,
+): HourWatcher | undefined {
+  if (declared === null) return undefined;
+  return (hour, before, after) => {
+    addUserPairs(pairs, hour, before, after, declared);
+    addUserBins(bins, before, after, declared);
+  };
 }

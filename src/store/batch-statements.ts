@@ -11,10 +11,9 @@ import {
   newExposureUsers,
 } from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
-import { addUserPairs } from '../core/pairs.js';
 import type { RolledResult } from '../core/rollups.js';
 import type { SegmentMoves } from '../core/segment-units.js';
-import { addUserBins, UnitBinMoves } from '../core/unit-bins.js';
+import { declaredWatcher, UnitBinMoves } from '../core/unit-bins.js';
 import { applyUnitDeltasByHour } from '../core/unit-hours.js';
 import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
 import { declaredOf, type NewFeedback, type WriteBatch } from '../core/writes.js';
@@ -206,14 +205,10 @@ export async function plannedStatements(
   const bins = new UnitBinMoves();
   if (unitParts.length > 0) {
     // A user's every stored sum is read: the partner metrics of its pairs (core/pairs.ts) come with them.
-    const declared = declaredOf(batch);
     const { sums, rollups, hourly } = applyUnitDeltasByHour(
       unitParts,
       await readUnitSums(db, unitParts),
-      (hour, before, after) => {
-        addUserPairs(plan.pairs, hour, before, after, declared);
-        addUserBins(bins, before, after, declared);
-      },
+      declaredWatcher(declaredOf(batch), plan.pairs, bins),
     );
     statements.push(unitSumStatement(sums), unitRollupStatement(rollups), hourlyUnitRollupStatement(hourly));
   }

@@ -95,15 +95,17 @@ export class MemorySegments {
     const plan = planSegments(batch, rolled, found, feedback);
     const declared = declaredOf(batch);
     const current = new Map<string, SegmentUnitSum>();
-    const partners = plan.units.flatMap((d) =>
-      partnerKeys([d], declared).map((k) => ({ ...d, metric: k.metric, kind: k.kind })),
-    );
+    const partners = declared
+      ? plan.units.flatMap((d) =>
+          partnerKeys([d], declared).map((k) => ({ ...d, metric: k.metric, kind: k.kind })),
+        )
+      : [];
     for (const d of [...plan.units, ...partners]) {
       const sum = this.unitSums.get(segmentUnitKey(d));
       if (sum) current.set(segmentUnitKey(d), { ...sum });
     }
     const units = applySegmentUnitDeltas(plan.units, current);
-    addSegmentUserPairs(plan.pairs, current, units.sums, declared);
+    if (declared) addSegmentUserPairs(plan.pairs, current, units.sums, declared);
     return { plan, units };
   }
 

@@ -11,7 +11,6 @@ import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/expo
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { applyMetricCap } from '../core/metric-cap.js';
-import { addUserPairs } from '../core/pairs.js';
 import {
   hourlyRollupKey,
   mergeRollups,
@@ -20,7 +19,7 @@ import {
   rollUpExposures,
 } from '../core/rollups.js';
 import { hourOf } from '../core/time.js';
-import { addUserBins, UnitBinMoves } from '../core/unit-bins.js';
+import { declaredWatcher, UnitBinMoves } from '../core/unit-bins.js';
 import { addUnitRollup, applyUnitDeltasByHour, hourlyUnitRollupKey } from '../core/unit-hours.js';
 import { unitKey } from '../core/units.js';
 import {
@@ -197,15 +196,11 @@ export class MemoryStore implements Store, EventStore {
     const stored = feedback.length > 0 ? this.storedFeedback(batch) : new Map<string, FeedbackRow>();
     const fbSegments = this.segments.feedbackSegments(batch);
     const plan = planRollups(feedback, stored, rolled, feedbackOverCap, fbSegments);
-    const declared = declaredOf(batch);
     const bins = new UnitBinMoves();
     const units = applyUnitDeltasByHour(
       plan.units,
-      this.rollups.storedSums(plan.units, declared),
-      (hour, before, after) => {
-        addUserPairs(plan.pairs, hour, before, after, declared);
-        addUserBins(bins, before, after, declared);
-      },
+      this.rollups.storedSums(plan.units, declaredOf(batch) ?? (() => undefined)),
+      declaredWatcher(declaredOf(batch), plan.pairs, bins),
     );
     const users = newExposureUsers(exposureUsersOf(batch.exposures), this.rollups.exposureUsers);
     const segments = this.segments.plan(batch, rolled, this.byLogId, plan.segments);

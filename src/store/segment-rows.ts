@@ -65,7 +65,8 @@ export async function segmentWrites(
   const current = await readSegmentUnitSums(db, plan.units);
   const units = applySegmentUnitDeltas(plan.units, current);
   // A user's every stored sum is read: its pairs' partner metrics come with them.
-  addSegmentUserPairs(plan.pairs, current, units.sums, declaredOf(batch));
+  const declared = declaredOf(batch);
+  if (declared) addSegmentUserPairs(plan.pairs, current, units.sums, declared);
   return {
     statements: [...segmentStatements(plan, units), ...segmentPairStatements(plan.pairs.all())],
     records: plan.records,
