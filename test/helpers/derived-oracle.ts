@@ -14,10 +14,16 @@ export interface Call {
 
 /**
  * `users` users calling 1–5 times, each with a level `e` shared by their calls; a metric is missing from a
- * call now and then. Sticky: users alternate between A and B; otherwise each call draws its arm. B's cost is
- * 10% lower and its latency 3% lower; the latency grows with input_tokens (the covariate).
+ * call now and then. Sticky: users alternate between A and B; otherwise each call draws its arm. B's cost and
+ * latency are those of A times `lift` (default 10% and 3% lower); the latency grows with input_tokens (the
+ * covariate), the cost is lognormal (σ about 1.1 over users and calls).
  */
-export function drawCalls(random: () => number, users: number, sticky: boolean): Call[] {
+export function drawCalls(
+  random: () => number,
+  users: number,
+  sticky: boolean,
+  lift = { cost: 0.9, latency: 0.97 },
+): Call[] {
   const calls: Call[] = [];
   for (let u = 0; u < users; u++) {
     const e = normal(random);
@@ -28,9 +34,9 @@ export function drawCalls(random: () => number, users: number, sticky: boolean):
       const m: Record<string, number | boolean> = {};
       if (random() < 0.9) m.input_tokens = tokens;
       const latency = (300 + 1.5 * tokens) * Math.exp(0.2 * e + 0.15 * normal(random));
-      if (random() < 0.95) m.latency_ms = latency * (arm === 1 ? 0.97 : 1);
+      if (random() < 0.95) m.latency_ms = latency * (arm === 1 ? lift.latency : 1);
       const cost = Math.exp(-5 + 0.6 * e + 0.9 * normal(random));
-      if (random() < 0.9) m.cost_usd = cost * (arm === 1 ? 0.9 : 1);
+      if (random() < 0.9) m.cost_usd = cost * (arm === 1 ? lift.cost : 1);
       if (random() < 0.9) m.success = random() < 1 / (1 + Math.exp(-(0.4 + 0.6 * e)));
       if (random() < 0.95)
         m.output_tokens = Math.round(40 * Math.exp(0.5 * e) * (1 - random()) ** (-1 / 1.6));
