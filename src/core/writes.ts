@@ -106,10 +106,10 @@ export interface WriteBatch {
  * (the usual batch: the write path then skips pairs and bins altogether).
  */
 export function declaredOf(batch: WriteBatch): ((experimentId: number) => DeclaredSums | undefined) | null {
-  let byId: Map<number, DeclaredSums> | undefined;
-  for (const r of batch.results) if (r.declared) (byId ??= new Map()).set(r.experimentId, r.declared);
-  for (const f of batch.feedback ?? []) if (f.declared) (byId ??= new Map()).set(f.experimentId, f.declared);
-  return byId === undefined ? null : (id) => byId.get(id);
+  const byId = new Map<number, DeclaredSums>();
+  for (const r of batch.results) if (r.declared) byId.set(r.experimentId, r.declared);
+  for (const f of batch.feedback ?? []) if (f.declared) byId.set(f.experimentId, f.declared);
+  return byId.size === 0 ? null : (id) => byId.get(id);
 }
 
 /** What the store decided as it wrote a batch (Store.appendBatch's answer). */
