@@ -11,19 +11,29 @@ export const DERIVED_METRICS = [
   { name: 'latency_ms', direction: 'decrease', role: 'primary', covariate: 'input_tokens' },
 ] as const;
 
-/** Creates `slug` (sticky, A/B), starts it and logs 300 users' calls. */
-export async function seedDerived(call: Call, slug: string): Promise<void> {
-  await call('POST', '/experiments', {
+/** The experiment as POST /experiments takes it: sticky, A/B, the three definitions. */
+export function derivedExperiment(slug: string) {
+  return {
     slug,
     name: 'Derived metrics',
+    status: 'running',
     assignment: 'sticky',
     variants: [
       { key: 'A', payload: { model: 'small' }, trafficPercent: 50 },
       { key: 'B', payload: { model: 'large' }, trafficPercent: 50 },
     ],
     metrics: DERIVED_METRICS,
-  });
-  await call('PATCH', `/experiment/${slug}`, { status: 'running' });
+  };
+}
+
+/** Creates `slug` and logs its traffic. */
+export async function seedDerived(call: Call, slug: string): Promise<void> {
+  await call('POST', '/experiments', derivedExperiment(slug));
+  await logDerived(call, slug);
+}
+
+/** Logs 300 users' calls (2-4 each) to `slug`. */
+export async function logDerived(call: Call, slug: string): Promise<void> {
   const random = seededRandom(33);
   const results = [];
   for (let u = 0; u < 300; u++) {
