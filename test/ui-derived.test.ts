@@ -93,6 +93,22 @@ test('the scorecard shows a ratio, a cap and an adjustment as the analysis answe
   } finally {
     await page.context().close();
   }
+  // A phone: the same lines, stacked in the cells.
+  const phone = await openDashboard(ui.browser, ui.base, {
+    key: API_KEY,
+    width: 390,
+    hash: `#/experiment/${SLUG}`,
+  });
+  try {
+    const row = phone.getByTestId('metric-row-latency_ms');
+    await row.getByTestId('adjustment').waitFor();
+    assert.ok(await row.getByTestId('cell-latency_ms-B').getByTestId('unadjusted').isVisible());
+    assert.ok(await phone.getByTestId('metric-row-cost_usd').getByTestId('cap').isVisible());
+    await screenshot(phone, 'derived-scorecard-390');
+    assertNoConsoleErrors(phone);
+  } finally {
+    await phone.context().close();
+  }
 });
 
 test('the form declares a ratio, a cap and a covariate, and shows them when edited', async () => {
