@@ -5,6 +5,8 @@ import { experimentPath } from '../api.js';
 import { navigate, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, errorText } from '../parts/common.js';
+import { DerivedFields } from '../parts/derived-fields.js';
+import { derivedState } from '../parts/derived-rules.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
 import {
   fieldOf,
@@ -40,6 +42,7 @@ function metricRow(m) {
     statistic: m.statistic ?? 'mean',
     // Sent back as stored: an explicit 'mean' stays explicit, so an untouched form changes nothing.
     statisticSet: m.statistic !== undefined,
+    ...derivedState(m),
   });
 }
 
@@ -83,8 +86,8 @@ function segmentList(text) {
 }
 
 /** A label, the control, and the error the API or the form has for it. */
-function Field({ id, label, error, hint, children }) {
-  return html`<div class="field">
+function Field({ id, label, error, hint, wide, children }) {
+  return html`<div class=${wide ? 'field wide' : 'field'}>
     <label for=${id}>${label}</label>
     ${children}
     ${hint && html`<p class="hint small" id=${`${id}-hint`}>${hint}</p>`}
@@ -222,6 +225,7 @@ function MetricEditor({ rows, errors, onChange }) {
         threshold: '',
         statistic: 'mean',
         statisticSet: false,
+        ...derivedState(),
       }),
     ]);
   const primaries = rows.filter((r) => r.role === 'primary').length;
@@ -242,6 +246,8 @@ function MetricEditor({ rows, errors, onChange }) {
       role for each metric (cost and latency are usually better lower). The primary metric decides the verdict;
       a guardrail fails when its interval lies wholly beyond its threshold, the loss you tolerate in its worse
       direction (0%: none). Numeric metrics compare their mean, or a quantile (p95: the slowest 5% of calls).
+      A metric can also be defined as a ratio of two logged metrics (cost_usd per success), capped against
+      heavy tails, or adjusted on a covariate the treatment cannot change (input_tokens) to narrow its intervals.
       Metrics you do not declare are still analysed, without a direction.
     </p>
     ${rows.map((r, i) => {
@@ -284,6 +290,7 @@ function MetricEditor({ rows, errors, onChange }) {
             onInput=${(e) => set(i, 'mde', e.currentTarget.value)} data-testid="metric-mde"
             aria-invalid=${String(Boolean(mdeError))} aria-describedby=${described(mdeId, mdeError)} />
         </${Field}>
+        <${DerivedFields} r=${r} i=${i} errors=${errors} set=${set} Field=${Field} described=${described} />
         ${
           r.role === 'guardrail' &&
           html`<${Field} id=${thresholdId} label="Loss tolerated (%)" error=${thresholdError}>

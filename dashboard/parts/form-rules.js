@@ -1,5 +1,6 @@
 // The form's own checks, and where an API error belongs: the API names fields in two styles,
 // "variants[1].key must be …" (the service) and "body/variants/1/trafficPercent must be number" (the schema).
+import { addDerived } from './derived-rules.js';
 
 /** The weights as numbers and whether they sum to 100 (the API's tolerance, 1e-9). */
 export function weightSum(rows) {
@@ -60,7 +61,8 @@ export function percentText(fraction) {
 /**
  * What the form would send for metrics, or the errors that keep it from being sent: the server's rules
  * (src/core/metric-definitions.ts). Percent fields are sent as fractions; a guardrail's threshold only for a
- * guardrail; the statistic when it is not the default mean (or was stored explicitly).
+ * guardrail; the statistic when it is not the default mean (or was stored explicitly); a ratio, cap or
+ * covariate when one is chosen.
  */
 export function metricsFrom(rows) {
   const errors = {};
@@ -98,6 +100,7 @@ export function metricsFrom(rows) {
       errors[`metrics.${i}.statistic`] = `A quantile (${statistic}) needs numeric values, not a proportion`;
     }
     if (statistic !== 'mean' || m.statisticSet) out.statistic = statistic;
+    addDerived(m, i, out, errors);
     return out;
   });
   const missing = unchosen(rows);

@@ -15,6 +15,7 @@ import {
   formatValue,
 } from '../format.js';
 import { html } from '../html.js';
+import { DerivedCell, DerivedHead } from './derived.js';
 
 // Guardrails before secondary metrics: a guardrail can stop a launch, a secondary metric only informs it.
 const ROLE_ORDER = { primary: 0, guardrail: 1, secondary: 2 };
@@ -160,6 +161,9 @@ function TreatmentCell({ metric, v, scale, method, control, correction }) {
   const effect = effectOf(v, scale);
   const [tone, word] = significance(metric, v);
   const [estimate, interval] = effectText(effect, scale, metric.kind);
+  // Before a covariate's adjustment, on the same scale (a lift absent for want of a control mean: none).
+  const before = v.unadjusted && effectOf(v.unadjusted, scale);
+  const unadjusted = before?.estimate !== undefined ? before : null;
   const label = `${v.key} against ${control} on ${metric.name}: ${estimate} ${interval}, ${word.toLowerCase()}`;
   return html`<td
     class="effect-cell"
@@ -186,6 +190,7 @@ function TreatmentCell({ metric, v, scale, method, control, correction }) {
       <${Evidence} metric=${metric} v=${v} method=${method} correction=${correction} />
       <span class=${`chip ${tone}`} data-testid="significance">${word}</span>
     </div>
+    <${DerivedCell} metric=${metric} v=${v} effect=${unadjusted && effectText(unadjusted, scale, metric.kind)} />
     ${
       v.guardrail &&
       html`<p class=${`guardrail-line small ${v.guardrail.status}`} data-testid="guardrail" data-status=${v.guardrail.status}>
@@ -239,6 +244,7 @@ function MetricHead({ metric, scale, correction }) {
         ${metric.threshold > 0 ? `tolerates up to ${formatShare(metric.threshold)} worse` : 'no loss tolerated'} (threshold ${formatShare(metric.threshold)})
       </div>`
     }
+    <${DerivedHead} metric=${metric} />
   </th>`;
 }
 
@@ -267,6 +273,7 @@ function MetricRow({ metric, control, treatments, method, correction }) {
     <td data-label=${`${control} (control)`} data-testid=${`cell-${metric.name}-${control}`} class="control-cell">
       <span data-testid="mean">${formatValue(controlArm?.mean ?? null, metric.kind)}</span>
       <div class="muted small">n = <span data-testid="n">${formatCount(controlArm?.n ?? 0)}</span></div>
+      <${DerivedCell} metric=${metric} v=${controlArm} />
       <${Quantiles} metric=${metric} v=${controlArm} />
     </td>
     ${treatments.map((key) => {

@@ -51,6 +51,33 @@ export interface VariantAnalysis {
   quantiles?: { p50: Num; p90: Num; p95: Num; p99: Num };
   moreUnits?: Num;
   significant?: boolean;
+  /** With a cap: what it capped in this variant. */
+  capped?: { units: Num; share: Num };
+  /** With a covariate: the reading before the adjustment (effects for treatments only). */
+  unadjusted?: {
+    mean: Num;
+    absolute?: Effect;
+    relative?: Effect;
+    pValue?: Num;
+    test?: Test;
+  };
+}
+
+/** A cap as answered: the value used, the percentile declared (null: a fixed value), the units it capped. */
+export interface Cap {
+  value: Num;
+  percentile: Num;
+  units: Num;
+  share: Num;
+}
+
+/** A regression adjustment (CUPED) as answered: variants' readings are the adjusted ones. */
+export interface Adjustment {
+  covariate: string;
+  adjusted: boolean;
+  theta: Num;
+  covariateMean: Num;
+  varianceReduction: Num;
 }
 
 export interface MetricAnalysis {
@@ -71,6 +98,10 @@ export interface MetricAnalysis {
   noVariation?: boolean;
   /** In the correction's family. */
   corrected?: boolean;
+  /** A ratio metric: Σ numerator / Σ denominator over each unit. */
+  ratio?: { numerator: string; denominator: string };
+  cap?: Cap;
+  adjustment?: Adjustment;
   variants: VariantAnalysis[];
 }
 

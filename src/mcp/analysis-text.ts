@@ -1,6 +1,9 @@
 // get_analysis's text: the verdict sentence first, then a compact scorecard (a line per metric and
-// variant) an agent can read in one pass, numbers rounded as the CLI and the dashboard round them.
+// variant) an agent can read in one pass, numbers rounded as the CLI and the dashboard round them. A ratio,
+// a cap or an adjustment gets a line under its metric, and each variant what was capped or its unadjusted
+// reading (labelled so, the adjusted one being the one that decides).
 import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from '../answers/analysis.js';
+import { adjustmentText, cappedText, capText, unadjustedText } from '../answers/derived.js';
 import { exposedText } from '../answers/exposed.js';
 import {
   formatChance,
@@ -25,7 +28,12 @@ export function analysisText(a: Analysis): string {
     lines.push(
       `${m.name} (${m.role ?? 'undeclared'}, ${m.kind}${direction}${m.noVariation ? ', no variation' : ''}):`,
     );
-    for (const v of m.variants) lines.push(`  ${variantLine(a, m, v)}`);
+    const ratio = m.ratio && `ratio: ${m.label ?? `${m.ratio.numerator} per ${m.ratio.denominator}`}`;
+    for (const line of [ratio, capText(m), adjustmentText(m.adjustment)]) if (line) lines.push(`  ${line}`);
+    for (const v of m.variants) {
+      const derived = [cappedText(m, v), unadjustedText(m, v)].filter((x) => x !== null);
+      lines.push(`  ${[variantLine(a, m, v), ...derived].join('; ')}`);
+    }
   }
   if (a.metrics.length === 0) lines.push('No metric has data yet.');
   const srm = a.srm;

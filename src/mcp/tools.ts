@@ -76,7 +76,10 @@ const Variant = z.object({
 });
 const Metric = JsonObject.describe(
   "A metric definition: {name, direction: 'increase'|'decrease', role?: 'primary'|'secondary'|'guardrail', " +
-    "kind?: 'mean'|'proportion', minimumDetectableEffect?, threshold?, statistic?}",
+    "kind?: 'mean'|'proportion', minimumDetectableEffect?, threshold?, statistic?, and at most one of: " +
+    'numerator + denominator (a ratio metric, Σ numerator / Σ denominator over each unit; name is not logged), ' +
+    'cap ({value} or {percentile}: heavier values count as the cap), covariate (a metric the treatment ' +
+    'cannot change, e.g. input_tokens: the analysis adjusts on it, CUPED)}',
 );
 
 type Variants = z.infer<typeof Variant>[];

@@ -85,7 +85,8 @@ export function describeDerived(draft: MetricDraft, derived: Derived, o: MethodO
   if (derived.cap) {
     const { variants, ...cap } = derived.cap;
     m.cap = cap;
-    if (cap.value !== null) m.label += `, capped at ${cap.value}`;
+    // Four significant digits, as the dashboard shows means: the percentile's value is an estimate (within ~2%).
+    if (cap.value !== null) m.label += `, capped at ${Number(cap.value.toPrecision(4))}`;
     for (const v of m.variants) v.capped = variants.get(v.key) ?? { units: null, share: null };
   }
   if (derived.adjustment) {

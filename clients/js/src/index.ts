@@ -4,8 +4,10 @@ export { AgentSplit } from './client.js';
 export type { CompiledDefinition, Definition } from './local.js';
 export { AgentSplitError } from './manage.js';
 export type {
+  AdjustmentAnalysis,
   Analysis,
   AnalysisParams,
+  CapAnalysis,
   CreateExperimentFields,
   Effect,
   Experiment,

@@ -19,6 +19,19 @@ export interface MetricDefinition {
   minimumDetectableEffect?: number;
   threshold?: number;
   statistic?: 'mean' | 'p50' | 'p90' | 'p95' | 'p99';
+  /**
+   * A ratio metric (with `denominator`): `name` is not logged; it is Σ numerator / Σ denominator over each
+   * unit's values (a user's in sticky experiments, a call's otherwise), by the delta method.
+   */
+  numerator?: string;
+  denominator?: string;
+  /**
+   * Heavy tails: a unit's mean per call above the cap counts as the cap; a fixed value, or a percentile in
+   * (0, 100) of the units pooled over the variants.
+   */
+  cap?: { value: number } | { percentile: number };
+  /** Regression adjustment (CUPED) on a metric the treatment cannot change, e.g. input_tokens. */
+  covariate?: string;
 }
 
 export type ExperimentStatus = 'draft' | 'running' | 'paused' | 'completed' | 'archived';
@@ -134,6 +147,37 @@ export interface VariantAnalysis {
   };
   quantiles?: { p50: number | null; p90: number | null; p95: number | null; p99: number | null };
   moreUnits?: number | null;
+  /** With a cap: the units of this variant above it. */
+  capped?: { units: number | null; share: number | null };
+  /** With a covariate: the reading before the adjustment (the fields above are the adjusted ones). */
+  unadjusted?: {
+    mean: number | null;
+    /** Treatments only. */
+    absolute?: Effect;
+    relative?: Effect;
+    pValue?: number | null;
+    test?: { method: string; level: number };
+  };
+}
+
+/** What a cap did: the value used, the percentile declared (null: a fixed value), the units it capped. */
+export interface CapAnalysis {
+  value: number | null;
+  percentile: number | null;
+  /** Units above the cap, all variants (a straddling bin's users count in part). */
+  units: number | null;
+  share: number | null;
+}
+
+/** A regression adjustment (CUPED): the variants' means, effects and p-values are the adjusted ones. */
+export interface AdjustmentAnalysis {
+  covariate: string;
+  /** false: too few units, or no covariance; the readings are then the unadjusted ones. */
+  adjusted: boolean;
+  theta: number | null;
+  covariateMean: number | null;
+  /** 1 − adjusted / unadjusted variance of a difference between variants. */
+  varianceReduction: number | null;
 }
 
 export interface MetricAnalysis {
@@ -149,6 +193,10 @@ export interface MetricAnalysis {
   label: string;
   noVariation: boolean;
   corrected: boolean;
+  /** A ratio metric's parts. */
+  ratio?: { numerator: string; denominator: string };
+  cap?: CapAnalysis;
+  adjustment?: AdjustmentAnalysis;
   variants: VariantAnalysis[];
 }
 

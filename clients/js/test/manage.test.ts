@@ -3,7 +3,7 @@
 // path they reject, with an AgentSplitError carrying the status and the server's message.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { AgentSplit, AgentSplitError } from '../src/index.js';
+import { AgentSplit, AgentSplitError, type MetricDefinition } from '../src/index.js';
 import { memoryLogger, ROOT_KEY, startServer, type TestServer } from './server.js';
 
 let server: TestServer;
@@ -131,6 +131,58 @@ test('analysis answers the verdict first, and takes the analysis options', async
     bayes.metrics.map((m) => m.name),
     ['latency_ms'],
   );
+  await c.close();
+});
+
+test('a ratio, a cap and a covariate are declared and answered in their typed fields', async () => {
+  const c = client();
+  const metrics: MetricDefinition[] = [
+    { name: 'cost_per_success', direction: 'decrease', numerator: 'cost_usd', denominator: 'success' },
+    { name: 'cost_usd', direction: 'decrease', cap: { percentile: 90 } },
+    { name: 'latency_ms', direction: 'decrease', covariate: 'input_tokens' },
+  ];
+  const created = await c.createExperiment({
+    slug: 'derived',
+    status: 'running',
+    assignment: 'sticky',
+    variants: VARIANTS,
+    metrics,
+  });
+  assert.deepEqual(
+    created.metrics,
+    metrics.map((m) => ({ ...m, role: 'secondary' })),
+  );
+  for (let u = 0; u < 60; u++) {
+    const variantKey = u % 2 === 0 ? 'big' : 'small';
+    for (let call = 0; call < 2; call++) {
+      const tokens = 100 + ((u * 37) % 200);
+      c.log('derived', {
+        variantKey,
+        userId: `user-${u}`,
+        metrics: {
+          input_tokens: tokens,
+          latency_ms: 500 + 2 * tokens + ((u * 7 + call * 3) % 11),
+          cost_usd: u % 10 === 0 ? 0.05 : 0.004 + (u % 5) / 1000,
+          success: (u + call) % 3 !== 0,
+        },
+      });
+    }
+  }
+  assert.equal(await c.flush(), true);
+  const analysis = await c.analysis('derived');
+  const metric = (name: string) => analysis.metrics.find((m) => m.name === name)!;
+  assert.deepEqual(metric('cost_per_success').ratio, { numerator: 'cost_usd', denominator: 'success' });
+  const cost = metric('cost_usd');
+  assert.equal(cost.cap?.percentile, 90);
+  assert.ok((cost.cap?.units ?? 0) > 0, 'the heaviest users are capped');
+  assert.equal(typeof cost.variants[0]?.capped?.share, 'number');
+  const latency = metric('latency_ms');
+  assert.equal(latency.adjustment?.covariate, 'input_tokens');
+  assert.equal(latency.adjustment?.adjusted, true);
+  assert.ok((latency.adjustment?.varianceReduction ?? 0) > 0.5);
+  const treatment = latency.variants[1]!;
+  assert.equal(typeof treatment.unadjusted?.pValue, 'number');
+  assert.equal(typeof treatment.unadjusted?.relative?.estimate, 'number');
   await c.close();
 });
 

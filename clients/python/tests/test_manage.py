@@ -102,6 +102,44 @@ def test_analysis_answers_the_verdict_first_and_takes_options(server):
         assert seq["method"] == "sequential"
 
 
+
+def test_ratio_cap_and_covariate_are_declared_and_answered(server):
+    s = slug()
+    metrics = [
+        {"name": "cost_per_success", "direction": "decrease", "numerator": "cost_usd", "denominator": "success"},
+        {"name": "cost_usd", "direction": "decrease", "cap": {"percentile": 90}},
+        {"name": "latency_ms", "direction": "decrease", "covariate": "input_tokens"},
+    ]
+    with client(server) as c:
+        made = c.create_experiment(slug=s, status="running", assignment="sticky", variants=VARIANTS, metrics=metrics)
+        assert made["metrics"] == [dict(m, role="secondary") for m in metrics]
+        for u in range(60):
+            tokens = 100 + (u * 37) % 200
+            for call in range(2):
+                c.log(
+                    s,
+                    variant_key="big" if u % 2 == 0 else "small",
+                    user_id="user-%d" % u,
+                    metrics={
+                        "input_tokens": tokens,
+                        "latency_ms": 500 + 2 * tokens + (u * 7 + call * 3) % 11,
+                        "cost_usd": 0.05 if u % 10 == 0 else 0.004 + (u % 5) / 1000,
+                        "success": (u + call) % 3 != 0,
+                    },
+                )
+        assert c.flush(10)
+        by_name = {m["name"]: m for m in c.analysis(s)["metrics"]}
+        assert by_name["cost_per_success"]["ratio"] == {"numerator": "cost_usd", "denominator": "success"}
+        cost = by_name["cost_usd"]
+        assert cost["cap"]["percentile"] == 90 and cost["cap"]["units"] > 0
+        assert all(isinstance(v["capped"]["share"], (int, float)) for v in cost["variants"])
+        latency = by_name["latency_ms"]
+        assert latency["adjustment"]["covariate"] == "input_tokens" and latency["adjustment"]["adjusted"]
+        assert latency["adjustment"]["varianceReduction"] > 0.5
+        treatment = latency["variants"][1]
+        assert isinstance(treatment["unadjusted"]["pValue"], float)
+        assert "adjusted on input_tokens" in latency["label"]
+
 def test_admin_key_manages_read_key_reads_agent_key_is_refused(server):
     s = slug()
     admin, reader, agent = (client(server, key(server, *scopes)) for scopes in (["admin"], ["read"], ["assign", "log"]))

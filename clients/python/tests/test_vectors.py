@@ -101,15 +101,18 @@ def test_the_helpers_live_in_conformance_not_in_the_api():
     import agentsplit.conformance
 
     assert sorted(agentsplit.__all__) == [
+        "AdjustmentAnalysis",
         "AgentSplitError",
         "Analysis",
         "Assignment",
         "AsyncClient",
+        "CapAnalysis",
         "Client",
         "Experiment",
         "MetricAnalysis",
         "MetricDefinition",
         "Run",
+        "Unadjusted",
         "Variant",
         "VariantAnalysis",
         "Verdict",

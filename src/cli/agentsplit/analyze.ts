@@ -1,11 +1,13 @@
 // `agentsplit analyze <slug>`: GET /experiment/:slug/analysis, read for people: the verdict first, then a
 // scorecard per metric (primary first, then guardrails, secondary and undeclared metrics) with its label,
-// guardrail status against the threshold and quantiles where the answer has them, the correction, the
+// a cap or adjustment (with the unadjusted readings), guardrail status against the threshold and quantiles
+// where the answer has them, the correction, the
 // sample-ratio check (users or calls), what was exposed (users in sticky experiments, with their calls), the
 // results and the warnings. --json prints the API's answer as is. The answer's
 // types are in src/answers/analysis.ts.
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Analysis, MetricAnalysis, Num, VariantAnalysis } from '../../answers/analysis.js';
+import { adjustmentText, cappedText, capText, unadjustedText } from '../../answers/derived.js';
 import { exposedText } from '../../answers/exposed.js';
 import {
   formatChance,
@@ -236,6 +238,7 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     heading,
     table(['variant', 'n', column, `difference vs ${a.control}`, 'lift', evidence, 'significance'], rows),
   ];
+  lines.push(...derivedLines(metric));
   for (const v of metric.variants) {
     if (v.guardrail) {
       const g = v.guardrail;
@@ -263,6 +266,19 @@ function scorecard(metric: MetricAnalysis, a: Analysis): string {
     }
   }
   return lines.join('');
+}
+
+/**
+ * A cap and what it capped per variant, or the adjustment and each variant's unadjusted reading (the table
+ * holds the adjusted ones): '  adjusted on input_tokens: variance −82%', '  B unadjusted: mean 880.2, …'.
+ */
+function derivedLines(metric: MetricAnalysis): string[] {
+  const lines = [capText(metric), adjustmentText(metric.adjustment)].filter((x) => x !== null);
+  for (const v of metric.variants) {
+    const said = [cappedText(metric, v), unadjustedText(metric, v)].filter((x) => x !== null);
+    if (said.length > 0) lines.push(`${v.key} ${said.join('; ')}`);
+  }
+  return lines.map((line) => `  ${line}\n`);
 }
 
 /** 'intervals: 95% Welch t interval': the test behind the metric's intervals (each one, if they differ). */

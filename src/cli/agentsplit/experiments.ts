@@ -34,8 +34,13 @@ The file holds one experiment as POST /experiments takes it, for example:
     "variants": [
       {"key": "A", "payload": {"prompt": "You are a helpful assistant."}, "trafficPercent": 50},
       {"key": "B", "payload": {"prompt": "You are a concise assistant."}, "trafficPercent": 50}],
-    "metrics": [{"name": "success", "direction": "increase", "role": "primary"}]
+    "metrics": [{"name": "success", "direction": "increase", "role": "primary"},
+      {"name": "cost_per_success", "direction": "decrease", "numerator": "cost_usd", "denominator": "success"},
+      {"name": "cost_usd", "direction": "decrease", "cap": {"percentile": 99}},
+      {"name": "latency_ms", "direction": "decrease", "covariate": "input_tokens"}]
   }
+A metric is a ratio (numerator / denominator over each unit), capped ({"value": N} or {"percentile": P})
+against heavy tails, or adjusted on a covariate the treatment cannot change (CUPED): one of them at most.
 
 Examples:
   agentsplit experiments create --file checkout-prompt.json
@@ -163,7 +168,10 @@ function describe(e: Experiment): string {
   )}`;
 }
 
-/** `success ↑ primary (MDE 10%), cost_usd ↓ guardrail`; which way is better, and the role. */
+/**
+ * `success ↑ primary (MDE 10%), cost_usd ↓ guardrail (capped at p99)`; which way is better, the role, and
+ * what a definition derives (a ratio, a cap, a covariate).
+ */
 function metricsText(metrics: MetricDefinition[]): string {
   if (metrics.length === 0) return 'none declared (every logged metric is analysed, without a direction)';
   return metrics
@@ -173,9 +181,17 @@ function metricsText(metrics: MetricDefinition[]): string {
         m.minimumDetectableEffect === undefined
           ? ''
           : ` (MDE ${formatPercent(m.minimumDetectableEffect * 100)})`;
-      return `${m.name} ${arrow} ${m.role ?? 'secondary'}${mde}`;
+      return `${m.name} ${arrow} ${m.role ?? 'secondary'}${mde}${derivedText(m)}`;
     })
     .join(', ');
+}
+
+/** ' (cost_usd / success)', ' (capped at p99)', ' (capped at 0.05)', ' (adjusted on input_tokens)' or ''. */
+function derivedText(m: MetricDefinition): string {
+  if (m.numerator !== undefined) return ` (${m.numerator} / ${m.denominator})`;
+  if (m.cap) return ` (capped at ${'percentile' in m.cap ? `p${m.cap.percentile}` : m.cap.value})`;
+  if (m.covariate !== undefined) return ` (adjusted on ${m.covariate})`;
+  return '';
 }
 
 /** The payload as compact JSON on one line, cut to fit a terminal. */

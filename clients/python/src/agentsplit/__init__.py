@@ -14,20 +14,35 @@ agentsplit`` does not load it).
 """
 
 from ._core import Assignment, Run
-from ._manage import AgentSplitError, Analysis, Experiment, MetricAnalysis, MetricDefinition, Variant, VariantAnalysis, Verdict
+from ._manage import (
+    AdjustmentAnalysis,
+    AgentSplitError,
+    Analysis,
+    CapAnalysis,
+    Experiment,
+    MetricAnalysis,
+    MetricDefinition,
+    Unadjusted,
+    Variant,
+    VariantAnalysis,
+    Verdict,
+)
 from .aio import AsyncClient
 from .client import Client
 
 __all__ = [
+    "AdjustmentAnalysis",
     "AgentSplitError",
     "Analysis",
     "AsyncClient",
     "Assignment",
+    "CapAnalysis",
     "Client",
     "Experiment",
     "MetricAnalysis",
     "MetricDefinition",
     "Run",
+    "Unadjusted",
     "Variant",
     "VariantAnalysis",
     "Verdict",

@@ -46,6 +46,14 @@ class MetricDefinition(TypedDict):
     minimumDetectableEffect: NotRequired[float]
     threshold: NotRequired[float]
     statistic: NotRequired[str]
+    # At most one of a ratio, a cap and a covariate (ADR 0035):
+    # a ratio metric: name is not logged; it is sum(numerator) / sum(denominator) over each unit's values
+    numerator: NotRequired[str]
+    denominator: NotRequired[str]
+    # heavy tails: {"value": 0.05} or {"percentile": 99}; a unit's mean per call above it counts as it
+    cap: NotRequired[Dict[str, float]]
+    # regression adjustment (CUPED) on a metric the treatment cannot change, e.g. "input_tokens"
+    covariate: NotRequired[str]
 
 
 class Experiment(TypedDict):
@@ -79,6 +87,36 @@ class Effect(TypedDict):
     pValue: Optional[float]
 
 
+class Unadjusted(TypedDict):
+    """A variant's reading before the regression adjustment (effects for treatments only)."""
+
+    mean: Optional[float]
+    absolute: NotRequired[Effect]
+    relative: NotRequired[Effect]
+    pValue: NotRequired[Optional[float]]
+    test: NotRequired[Dict[str, Any]]
+
+
+class CapAnalysis(TypedDict):
+    """What a cap did: the value used, the percentile declared (None: a fixed value), the units above it
+    in all variants (a straddling bin's users count in part) and their share."""
+
+    value: Optional[float]
+    percentile: Optional[float]
+    units: Optional[float]
+    share: Optional[float]
+
+
+class AdjustmentAnalysis(TypedDict):
+    """A regression adjustment (CUPED): the variants' means, effects and p-values are the adjusted ones."""
+
+    covariate: str
+    adjusted: bool  # False: too few units, or no covariance (the readings are the unadjusted ones)
+    theta: Optional[float]
+    covariateMean: Optional[float]
+    varianceReduction: Optional[float]  # 1 - adjusted / unadjusted variance of a difference
+
+
 class VariantAnalysis(TypedDict):
     key: str
     n: int
@@ -101,6 +139,10 @@ class VariantAnalysis(TypedDict):
     guardrail: NotRequired[Dict[str, Any]]
     quantiles: NotRequired[Dict[str, Optional[float]]]
     moreUnits: NotRequired[Optional[float]]
+    # with a cap: {"units": this variant's units above it, "share": of its units}
+    capped: NotRequired[Dict[str, Optional[float]]]
+    # with a covariate: the reading before the adjustment (the fields above are the adjusted ones)
+    unadjusted: NotRequired[Unadjusted]
 
 
 class MetricAnalysis(TypedDict):
@@ -116,6 +158,9 @@ class MetricAnalysis(TypedDict):
     label: str
     noVariation: bool
     corrected: bool
+    ratio: NotRequired[Dict[str, str]]  # a ratio metric's parts: {"numerator": ..., "denominator": ...}
+    cap: NotRequired[CapAnalysis]
+    adjustment: NotRequired[AdjustmentAnalysis]
     variants: List[VariantAnalysis]
 
 
