@@ -134,7 +134,10 @@ describe('ratio, cap and covariate through the API agree with numpy, scipy and s
     assert.ok(caps.sticky!.gap > GAMMA ** 2, `a gap of ${caps.sticky!.gap} leaves room for c's bin`);
     assert.deepEqual(r.near, [0, 0], "no user's mean within a bin of c: nothing is split");
     assert.equal(m.cap.value, caps.sticky!.cap);
-    assert.equal(m.label, `mean per call, users as units, capped at ${caps.sticky!.cap}`);
+    assert.equal(
+      m.label,
+      `mean per call, users as units, capped at ${Number(caps.sticky!.cap.toPrecision(4))}`,
+    );
     assert.deepEqual(
       m.variants.map((v: Metric) => v.capped.units),
       r.units,
