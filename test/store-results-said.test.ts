@@ -352,7 +352,11 @@ for (const backend of sqlBackends) {
           })) as never,
         )
         .execute();
-      assert.deepEqual(await migrate(db), [12, 13, 14, 15, 16, 17, 18]);
+      // Every migration after 011 runs now (012 and whatever came after it).
+      const later = loadMigrations(db.dialect)
+        .map((m) => m.version)
+        .filter((v) => v > 11);
+      assert.deepEqual(await migrate(db), later);
       const store = new SqlStore(db);
       const page = await store.listResults({ experimentId: id, limit: 10 });
       assert.deepEqual(
