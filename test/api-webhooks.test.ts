@@ -284,19 +284,46 @@ describe('webhooks', { skip: SKIP_BACKEND }, () => {
 });
 
 describe('WEBHOOK_DENY_PRIVATE', { skip: SKIP_BACKEND }, () => {
-  test('refuses private and loopback URLs, and names that resolve to them at delivery', async () => {
+  test('refuses every non-global URL host at create and change, and names that resolve to one at delivery', async () => {
     const guarded = await startTestRuntime(dir, 'webhooks-private', {
       webhooks: { denyPrivate: true, retrySchedule: [], pollMs: 100 },
     });
     try {
-      for (const url of [
-        'http://127.0.0.1:9/x',
-        'http://10.1.2.3/x',
-        'http://[::1]/x',
-        'http://169.254.169.254/x',
-      ]) {
-        assertError(await guarded.api.post('/webhooks', { url }, API_KEY), 400, /private/);
+      // The campaign's forms (issue 34): each 400 naming the range, and the embedded IPv4 where there is one.
+      for (const [url, why] of [
+        ['http://127.0.0.1:9/x', /127\.0\.0\.1 is loopback/],
+        ['http://10.1.2.3/x', /private/],
+        ['http://[::1]/x', /loopback/],
+        ['http://169.254.169.254/x', /linkLocal/],
+        ['http://[64:ff9b::a9fe:a9fe]/x', /NAT64 \(rfc6052\) of 169\.254\.169\.254 \(linkLocal\)/],
+        ['http://[::127.0.0.1]/x', /IPv4-compatible of 127\.0\.0\.1 \(loopback\)/],
+        ['http://[::ffff:169.254.169.254]/x', /IPv4-mapped of 169\.254\.169\.254/],
+        ['http://[2002:a9fe:a9fe::]/x', /6to4 of 169\.254\.169\.254/],
+        ['http://[2001::1]/x', /Teredo/],
+        ['http://[fec0::1]/x', /deprecatedSiteLocal/],
+        ['http://192.0.0.1/x', /reserved/],
+        ['http://192.0.2.1/x', /reserved/],
+        ['http://198.18.0.1/x', /reserved/],
+        ['http://224.0.0.1/x', /multicast/],
+        ['http://240.0.0.1/x', /reserved/],
+        ['http://0x7f.1/x', /loopback/],
+      ] as const) {
+        assertError(await guarded.api.post('/webhooks', { url }, API_KEY), 400, why);
       }
+      const patched = await guarded.api.post(
+        '/webhooks',
+        // Never delivered to (deleted before any event it hears of): tests connect to loopback only.
+        { url: 'https://hooks.example.com/x', events: ['key.revoked'] },
+        API_KEY,
+      );
+      assert.equal(patched.statusCode, 201, patched.body);
+      const patchId = patched.json().id as string;
+      assertError(
+        await guarded.api.patch(`/webhooks/${patchId}`, { url: 'http://[::1]/x' }),
+        400,
+        /loopback/,
+      );
+      await guarded.api.delete(`/webhooks/${patchId}`);
       // A name is checked for what it resolves to when connecting: localhost is loopback, refused then.
       const r = await receiver([200]);
       const port = new URL(r.url).port;
