@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { ROOT_ACTOR } from './events.js';
-import { checkWebhookUrl, deliveryBody, describeEvent, outcomeOf, sign, subscribed } from './webhooks.js';
+import {
+  checkWebhookUrl,
+  deliveryBody,
+  describeEvent,
+  outcomeOf,
+  sign,
+  signatureHeader,
+  signingSecrets,
+  subscribed,
+} from './webhooks.js';
 
 const EVENT = {
   id: '019ac1f2-5b3e-7c41-9a2d-3f8e0b6c4d21',
@@ -60,4 +69,35 @@ test('outcomes: 2xx delivered, 410 failed and disabled, else retried on the sche
 test('the Slack sentence names the change and who made it', () => {
   assert.equal(describeEvent(EVENT), "Experiment 'checkout' went from running to paused (by key 'root').");
   assert.deepEqual(JSON.parse(deliveryBody('slack', EVENT)), { text: describeEvent(EVENT) });
+});
+
+test('a rotated-out secret signs beside the new one until its grace period ends', () => {
+  const old = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+  const current = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+  const w = { secret: current, previousSecret: old, previousSecretUntil: '2026-03-02T12:00:00.000Z' };
+  const before = Date.parse('2026-03-02T11:59:59.000Z');
+  assert.deepEqual(signingSecrets(w, before), [current, old]);
+  assert.deepEqual(signingSecrets(w, Date.parse(w.previousSecretUntil)), [current]);
+  assert.deepEqual(signingSecrets({ secret: current, previousSecret: null, previousSecretUntil: null }, 0), [
+    current,
+  ]);
+  const body = deliveryBody('standard', EVENT);
+  const ts = Math.floor(Date.now() / 1000);
+  const during = {
+    'webhook-id': EVENT.id,
+    'webhook-timestamp': String(ts),
+    'webhook-signature': signatureHeader(signingSecrets(w, before), EVENT.id, ts, body),
+  };
+  for (const s of [old, current]) new Webhook(s).verify(body, during);
+  const afterGrace = {
+    ...during,
+    'webhook-signature': signatureHeader(
+      signingSecrets(w, Date.parse('2026-03-03T00:00:00Z')),
+      EVENT.id,
+      ts,
+      body,
+    ),
+  };
+  new Webhook(current).verify(body, afterGrace);
+  assert.throws(() => new Webhook(old).verify(body, afterGrace));
 });

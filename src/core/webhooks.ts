@@ -70,6 +70,26 @@ export function sign(secret: string, id: string, timestamp: number, body: string
   return `v1,${mac}`;
 }
 
+/** The secrets that sign at `now` (ms): the current one, and the one a rotation replaced until its grace ends. */
+export function signingSecrets(
+  w: { secret: string; previousSecret: string | null; previousSecretUntil: string | null },
+  now: number,
+): string[] {
+  const previousSigns =
+    w.previousSecret !== null && w.previousSecretUntil !== null && Date.parse(w.previousSecretUntil) > now;
+  return previousSigns ? [w.secret, w.previousSecret!] : [w.secret];
+}
+
+/** webhook-signature with one `v1,<sig>` per secret, space-separated (Standard Webhooks accepts any one). */
+export function signatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): string {
+  return secrets.map((secret) => sign(secret, id, timestamp, body)).join(' ');
+}
+
 /** A sentence for people (Slack): what happened, and who did it. */
 export function describeEvent(e: ChangeEvent): string {
   const who = e.actor.kind === 'monitor' ? 'the guardrail monitor' : `key '${e.actor.name}'`;

@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { egressRefusal } from '../core/egress.js';
 import { isoNow } from '../core/ids.js';
-import { deliveryBody, outcomeOf, sign } from '../core/webhooks.js';
+import { deliveryBody, outcomeOf, signatureHeader, signingSecrets } from '../core/webhooks.js';
 import type { DueDelivery, WebhookStore } from '../store/sql-webhooks.js';
 
 /** Deliveries claimed per round. */
@@ -151,11 +151,13 @@ export class WebhookDelivery {
 
   private async attempt(d: DueDelivery): Promise<void> {
     const body = deliveryBody(d.webhook.format, d.event);
-    const timestamp = Math.floor(Date.now() / 1000);
+    const now = Date.now();
+    const timestamp = Math.floor(now / 1000);
+    const secrets = signingSecrets(d.webhook, now);
     const headers: Record<string, string> = {
       'webhook-id': d.event.id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': sign(d.webhook.secret, d.event.id, timestamp, body),
+      'webhook-signature': signatureHeader(secrets, d.event.id, timestamp, body),
       'user-agent': 'agentsplit-webhooks',
     };
     const status = await post(d.webhook.url, body, headers, this.o.timeoutMs, this.o.denyPrivate);
