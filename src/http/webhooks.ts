@@ -267,7 +267,18 @@ export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) 
           'Send an event to this endpoint again: its delivery becomes due now, with the whole retry schedule ahead (404: no such delivery; 409: disabled, or an attempt under way)',
         params: DeliveryParams,
         response: {
-          202: DeliverySchema,
+          202: Type.Object(DeliverySchema.properties, {
+            title: 'RetriedWebhookDelivery',
+            description: 'The delivery, due now',
+            examples: [
+              {
+                ...DELIVERY_EXAMPLE,
+                status: 'pending',
+                attempts: 0,
+                nextAttemptAt: DELIVERY_EXAMPLE.nextAttemptAt,
+              },
+            ],
+          }),
           ...errorResponses,
           409: conflictResponse('an attempt of this delivery is under way; retry after it'),
         },

@@ -58,7 +58,7 @@ export interface WebhookServiceDeps {
   newId: () => string;
   now: () => string;
   bus?: EventBus;
-  /** WEBHOOK_DENY_PRIVATE: refuse URLs whose literal host is a private or loopback address. */
+  /** WEBHOOK_DENY_PRIVATE: refuse URLs whose literal host is not a global unicast address. */
   denyPrivate: boolean;
 }
 
