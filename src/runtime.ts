@@ -68,7 +68,7 @@ export interface WebhookOptions {
   retrySchedule: number[];
   /** WEBHOOK_TIMEOUT_SECONDS, in ms (default 15 s). */
   timeoutMs: number;
-  /** WEBHOOK_DENY_PRIVATE: refuse private, loopback and link-local addresses. */
+  /** WEBHOOK_DENY_PRIVATE: refuse every address that is not global unicast (core/egress.ts). */
   denyPrivate: boolean;
   /** How often due deliveries are looked for (ms; default 1000). */
   pollMs: number;

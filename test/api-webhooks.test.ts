@@ -268,6 +268,92 @@ describe('webhooks', { skip: SKIP_BACKEND }, () => {
     await rt.api.delete(`/webhooks/${hook.id}`);
   });
 
+  test('rotating the secret: both old and new verify during the grace period, then only the new', async () => {
+    const r = await receiver([200]);
+    const hook = await createWebhook({ url: r.url, events: ['key.revoked'] });
+    const rotated = await rt.api.post(`/webhooks/${hook.id}/secret/rotate`, {});
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    const { secret, previousSecretUntil } = rotated.json() as { secret: string; previousSecretUntil: string };
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]+=*$/);
+    assert.notEqual(secret, hook.secret);
+    // The default grace period: 24 h from now.
+    const grace = Date.parse(previousSecretUntil) - Date.now();
+    assert.ok(grace > 23.9 * 3600_000 && grace <= 24 * 3600_000, previousSecretUntil);
+    const read = await rt.api.get(`/webhooks/${hook.id}`);
+    assert.equal(read.json().previousSecretUntil, previousSecretUntil);
+    assert.ok(!read.body.includes(secret) && !read.body.includes(hook.secret));
+
+    const { eventId } = (await rt.api.post(`/webhooks/${hook.id}/test`, {})).json();
+    const [got] = await r.waitFor(1);
+    assert.equal(got!.headers['webhook-id'], eventId);
+    assert.equal(String(got!.headers['webhook-signature']).split(' ').length, 2);
+    const headers = got!.headers as Record<string, string>;
+    for (const s of [hook.secret, secret]) {
+      assert.equal((new Webhook(s).verify(got!.body, headers) as { type: string }).type, 'webhook.test');
+    }
+
+    // Rotated again with no grace: only the newest secret signs; both older ones fail.
+    const again = await rt.api.post(`/webhooks/${hook.id}/secret/rotate?graceSeconds=0`, {});
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.json().previousSecretUntil, null);
+    const newest = again.json().secret as string;
+    await rt.api.post(`/webhooks/${hook.id}/test`, {});
+    const [, second] = await r.waitFor(2);
+    const headers2 = second!.headers as Record<string, string>;
+    assert.equal(headers2['webhook-signature']!.split(' ').length, 1);
+    new Webhook(newest).verify(second!.body, headers2);
+    for (const s of [hook.secret, secret]) assert.throws(() => new Webhook(s).verify(second!.body, headers2));
+
+    assertError(await rt.api.post('/webhooks/nope/secret/rotate', {}), 404, /no webhook/);
+    assertError(await rt.api.post(`/webhooks/${hook.id}/secret/rotate?graceSeconds=-1`, {}), 400);
+    assertError(await rt.api.post(`/webhooks/${hook.id}/secret/rotate?graceSeconds=604801`, {}), 400);
+    // The history: who rotated, until when the old secret signs; never a secret.
+    const history = await rt.api.get('/events?type=webhook.secret_rotated&limit=100');
+    const mine = history.json().events.filter((e: { data: { id: string } }) => e.data.id === hook.id);
+    assert.deepEqual(
+      mine.map((e: { data: unknown }) => e.data),
+      [
+        { id: hook.id, previousSecretUntil },
+        { id: hook.id, previousSecretUntil: null },
+      ],
+    );
+    for (const s of [hook.secret, secret, newest]) assert.ok(!history.body.includes(s));
+    await rt.api.delete(`/webhooks/${hook.id}`);
+  });
+
+  test('POST /webhooks/:id/deliveries/:eventId/retry sends a failed (or delivered) event again', async () => {
+    // Fails its 4 attempts (503), then answers 200 to whatever comes after.
+    const r = await receiver([503, 503, 503, 503, 200]);
+    const hook = await createWebhook({ url: r.url, events: ['experiment.created'] });
+    await rt.api.createExperiment({ slug: uniqueSlug('replayed') });
+    const [failed] = await deliveriesWhen(hook.id, (ds) => ds[0]?.status === 'failed');
+    assert.equal(failed!.attempts, 4);
+    const retried = await rt.api.post(`/webhooks/${hook.id}/deliveries/${failed!.eventId}/retry`, {});
+    assert.equal(retried.statusCode, 202, retried.body);
+    assert.equal(retried.json().eventId, failed!.eventId);
+    assert.equal(retried.json().status, 'pending');
+    assert.equal(retried.json().attempts, 0);
+    const [d] = await deliveriesWhen(hook.id, (ds) => ds[0]?.status === 'delivered');
+    assert.equal(d!.attempts, 1);
+    assert.equal(d!.lastResponseStatus, 200);
+    assert.equal(r.received.length, 5);
+    // Any delivery: a delivered one is sent once more, with the same webhook-id.
+    const again = await rt.api.post(`/webhooks/${hook.id}/deliveries/${d!.eventId}/retry`, {});
+    assert.equal(again.statusCode, 202, again.body);
+    await r.waitFor(6);
+    assert.equal(new Set(r.received.map((g) => g.headers['webhook-id'])).size, 1);
+    await deliveriesWhen(hook.id, (ds) => ds[0]?.status === 'delivered');
+    assertError(await rt.api.post(`/webhooks/${hook.id}/deliveries/nope/retry`, {}), 404, /no delivery/);
+    assertError(await rt.api.post(`/webhooks/nope/deliveries/${d!.eventId}/retry`, {}), 404, /no webhook/);
+    await rt.api.patch(`/webhooks/${hook.id}`, { enabled: false });
+    assertError(
+      await rt.api.post(`/webhooks/${hook.id}/deliveries/${d!.eventId}/retry`, {}),
+      409,
+      /disabled/,
+    );
+    await rt.api.delete(`/webhooks/${hook.id}`);
+  });
+
   test('/metrics counts delivery attempts by outcome', async () => {
     const res = await rt.api.get('/metrics');
     assert.equal(res.statusCode, 200);
@@ -284,19 +370,46 @@ describe('webhooks', { skip: SKIP_BACKEND }, () => {
 });
 
 describe('WEBHOOK_DENY_PRIVATE', { skip: SKIP_BACKEND }, () => {
-  test('refuses private and loopback URLs, and names that resolve to them at delivery', async () => {
+  test('refuses every non-global URL host at create and change, and names that resolve to one at delivery', async () => {
     const guarded = await startTestRuntime(dir, 'webhooks-private', {
       webhooks: { denyPrivate: true, retrySchedule: [], pollMs: 100 },
     });
     try {
-      for (const url of [
-        'http://127.0.0.1:9/x',
-        'http://10.1.2.3/x',
-        'http://[::1]/x',
-        'http://169.254.169.254/x',
-      ]) {
-        assertError(await guarded.api.post('/webhooks', { url }, API_KEY), 400, /private/);
+      // The campaign's forms (issue 34): each 400 naming the range, and the embedded IPv4 where there is one.
+      for (const [url, why] of [
+        ['http://127.0.0.1:9/x', /127\.0\.0\.1 is loopback/],
+        ['http://10.1.2.3/x', /private/],
+        ['http://[::1]/x', /loopback/],
+        ['http://169.254.169.254/x', /linkLocal/],
+        ['http://[64:ff9b::a9fe:a9fe]/x', /NAT64 \(rfc6052\) of 169\.254\.169\.254 \(linkLocal\)/],
+        ['http://[::127.0.0.1]/x', /IPv4-compatible of 127\.0\.0\.1 \(loopback\)/],
+        ['http://[::ffff:169.254.169.254]/x', /IPv4-mapped of 169\.254\.169\.254/],
+        ['http://[2002:a9fe:a9fe::]/x', /6to4 of 169\.254\.169\.254/],
+        ['http://[2001::1]/x', /Teredo/],
+        ['http://[fec0::1]/x', /deprecatedSiteLocal/],
+        ['http://192.0.0.1/x', /reserved/],
+        ['http://192.0.2.1/x', /reserved/],
+        ['http://198.18.0.1/x', /reserved/],
+        ['http://224.0.0.1/x', /multicast/],
+        ['http://240.0.0.1/x', /reserved/],
+        ['http://0x7f.1/x', /loopback/],
+      ] as const) {
+        assertError(await guarded.api.post('/webhooks', { url }, API_KEY), 400, why);
       }
+      const patched = await guarded.api.post(
+        '/webhooks',
+        // Never delivered to (deleted before any event it hears of): tests connect to loopback only.
+        { url: 'https://hooks.example.com/x', events: ['key.revoked'] },
+        API_KEY,
+      );
+      assert.equal(patched.statusCode, 201, patched.body);
+      const patchId = patched.json().id as string;
+      assertError(
+        await guarded.api.patch(`/webhooks/${patchId}`, { url: 'http://[::1]/x' }),
+        400,
+        /loopback/,
+      );
+      await guarded.api.delete(`/webhooks/${patchId}`);
       // A name is checked for what it resolves to when connecting: localhost is loopback, refused then.
       const r = await receiver([200]);
       const port = new URL(r.url).port;

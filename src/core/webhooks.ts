@@ -1,7 +1,7 @@
 // Webhooks (issue 27 item 3): which events an endpoint hears of, what a delivery posts (Standard Webhooks,
 // https://www.standardwebhooks.com, or a Slack message), its signature, and what an answer means. Pure.
 import { createHmac } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { egressRefusal } from './egress.js';
 import { ValidationError } from './errors.js';
 import type { ChangeEvent } from './events.js';
 import { parseTypeFilter } from './events.js';
@@ -38,39 +38,10 @@ export function checkEvents(events: readonly string[]): void {
   }
 }
 
-const PRIVATE = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  PRIVATE.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const) {
-  PRIVATE.addSubnet(net, bits, 'ipv6');
-}
-
-/** Whether an IP address is private, loopback, link-local or unspecified (IPv4-mapped IPv6 too). */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped ? mapped[1]! : address;
-  const family = isIP(ip);
-  if (family === 0) return false;
-  return PRIVATE.check(ip, family === 4 ? 'ipv4' : 'ipv6');
-}
-
 /**
- * A webhook URL: http(s) only; with `denyPrivate`, a literal private address is refused here. A name is
- * checked where it matters, when connecting (what it resolves to then: webhook-delivery.ts).
+ * A webhook URL: http(s) only; with `denyPrivate`, a literal address that is not global unicast is refused
+ * here (core/egress.ts). A name is checked where it matters, when connecting (what it resolves to then:
+ * webhook-delivery.ts).
  */
 export function checkWebhookUrl(text: string, denyPrivate: boolean): string {
   let url: URL;
@@ -83,9 +54,10 @@ export function checkWebhookUrl(text: string, denyPrivate: boolean): string {
     throw new ValidationError(`url must use http or https; got '${url.protocol.replace(':', '')}'`);
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (denyPrivate && isPrivateAddress(host)) {
+  const refusal = denyPrivate ? egressRefusal(host) : undefined;
+  if (refusal !== undefined) {
     throw new ValidationError(
-      `url points at a private or loopback address (${host}), which WEBHOOK_DENY_PRIVATE refuses`,
+      `url's host ${refusal}, not a global address, which WEBHOOK_DENY_PRIVATE refuses`,
     );
   }
   return url.toString();
@@ -96,6 +68,26 @@ export function sign(secret: string, id: string, timestamp: number, body: string
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   const mac = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
   return `v1,${mac}`;
+}
+
+/** The secrets that sign at `now` (ms): the current one, and the one a rotation replaced until its grace ends. */
+export function signingSecrets(
+  w: { secret: string; previousSecret: string | null; previousSecretUntil: string | null },
+  now: number,
+): string[] {
+  const previousSigns =
+    w.previousSecret !== null && w.previousSecretUntil !== null && Date.parse(w.previousSecretUntil) > now;
+  return previousSigns ? [w.secret, w.previousSecret!] : [w.secret];
+}
+
+/** webhook-signature with one `v1,<sig>` per secret, space-separated (Standard Webhooks accepts any one). */
+export function signatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): string {
+  return secrets.map((secret) => sign(secret, id, timestamp, body)).join(' ');
 }
 
 /** A sentence for people (Slack): what happened, and who did it. */

@@ -4,7 +4,12 @@ import Type from 'typebox';
 import type { Actor } from '../core/events.js';
 import type { Principal } from '../core/keys.js';
 import { WEBHOOK_FORMATS } from '../core/webhooks.js';
-import { DELIVERY_PAGE, type WebhookService } from '../services/webhooks.js';
+import {
+  DEFAULT_ROTATION_GRACE_SECONDS,
+  DELIVERY_PAGE,
+  MAX_ROTATION_GRACE_SECONDS,
+  type WebhookService,
+} from '../services/webhooks.js';
 import { type Route, route } from './route.js';
 import { conflictResponse, errorResponses } from './schemas/common.js';
 
@@ -17,6 +22,7 @@ const WEBHOOK_EXAMPLE = {
   enabled: true,
   createdAt: '2025-06-02T09:00:00.000Z',
   updatedAt: '2025-06-02T09:00:00.000Z',
+  previousSecretUntil: null,
 };
 
 const EVENTS_DESCRIPTION =
@@ -45,6 +51,10 @@ const webhookProperties = {
   enabled: Type.Boolean({ description: 'False once the endpoint answered 410 Gone, or PATCH disabled it' }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  previousSecretUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      'Until when the secret the last rotation replaced still signs deliveries, beside the current one (null: never rotated, or rotated with no grace)',
+  }),
 };
 
 const WebhookSchema = Type.Object(webhookProperties, {
@@ -117,6 +127,20 @@ const DELIVERY_EXAMPLE = {
 };
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100, description: "The webhook's id" }) });
+const DeliveryParams = Type.Object({
+  id: Type.String({ maxLength: 100, description: "The webhook's id" }),
+  eventId: Type.String({ maxLength: 100, description: 'The event id (webhook-id) of the delivery' }),
+});
+const RotateQuery = Type.Object({
+  graceSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_ROTATION_GRACE_SECONDS,
+      default: DEFAULT_ROTATION_GRACE_SECONDS,
+      description: `How long the replaced secret keeps signing beside the new one (default ${DEFAULT_ROTATION_GRACE_SECONDS}: 24 h; 0: stops at once)`,
+    }),
+  ),
+});
 
 export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) => Actor): Route[] {
   const tags = ['webhooks'];
@@ -212,6 +236,54 @@ export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) 
         },
       },
       handle: ({ params, principal }) => webhooks.test(params.id, actorOf(principal)),
+    }),
+    route({
+      method: 'POST',
+      url: '/webhooks/:id/secret/rotate',
+      ...admin,
+      schema: {
+        tags,
+        summary:
+          'A new signing secret (shown once); the old one keeps signing beside it for the grace period (default 24 h)',
+        params: IdParams,
+        querystring: RotateQuery,
+        response: { 200: CreatedWebhookSchema, ...errorResponses },
+      },
+      handle: ({ params, query, principal }) =>
+        webhooks.rotateSecret(
+          params.id,
+          query.graceSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS,
+          actorOf(principal),
+        ),
+    }),
+    route({
+      method: 'POST',
+      url: '/webhooks/:id/deliveries/:eventId/retry',
+      ...admin,
+      status: 202,
+      schema: {
+        tags,
+        summary:
+          'Send an event to this endpoint again: its delivery becomes due now, with the whole retry schedule ahead (404: no such delivery; 409: disabled, or an attempt under way)',
+        params: DeliveryParams,
+        response: {
+          202: Type.Object(DeliverySchema.properties, {
+            title: 'RetriedWebhookDelivery',
+            description: 'The delivery, due now',
+            examples: [
+              {
+                ...DELIVERY_EXAMPLE,
+                status: 'pending',
+                attempts: 0,
+                nextAttemptAt: DELIVERY_EXAMPLE.nextAttemptAt,
+              },
+            ],
+          }),
+          ...errorResponses,
+          409: conflictResponse('an attempt of this delivery is under way; retry after it'),
+        },
+      },
+      handle: ({ params }) => webhooks.retry(params.id, params.eventId),
     }),
     route({
       method: 'GET',

@@ -5,8 +5,9 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { egressRefusal } from '../core/egress.js';
 import { isoNow } from '../core/ids.js';
-import { deliveryBody, isPrivateAddress, outcomeOf, sign } from '../core/webhooks.js';
+import { deliveryBody, outcomeOf, signatureHeader, signingSecrets } from '../core/webhooks.js';
 import type { DueDelivery, WebhookStore } from '../store/sql-webhooks.js';
 
 /** Deliveries claimed per round. */
@@ -18,7 +19,7 @@ export interface WebhookDeliveryOptions {
   schedule: readonly number[];
   /** An attempt without an answer within this many ms is a failed attempt (WEBHOOK_TIMEOUT_SECONDS). */
   timeoutMs: number;
-  /** WEBHOOK_DENY_PRIVATE: refuse to connect to private, loopback and link-local addresses. */
+  /** WEBHOOK_DENY_PRIVATE: refuse to connect to any address that is not global unicast (core/egress.ts). */
   denyPrivate: boolean;
   /** How often due deliveries are looked for (ms); a committed event also starts a round at once. */
   pollMs: number;
@@ -28,15 +29,18 @@ export interface WebhookDeliveryOptions {
   onError?: (err: unknown) => void;
 }
 
-/** Resolves as usual, but refuses a name that resolves to a private address (checked at connect time). */
+/**
+ * Resolves as usual, but refuses a name when any address it resolves to is not global (checked at connect
+ * time, on the addresses the socket will use: a name cannot pass at create and point inward later).
+ */
 const publicOnly: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, options, (err, address: string | LookupAddress[], family?: number) => {
     if (err) return callback(err, address as string, family);
     const all = Array.isArray(address) ? address.map((a) => a.address) : [address];
-    const bad = all.find(isPrivateAddress);
-    if (bad !== undefined) {
+    const refusal = all.map(egressRefusal).find((r) => r !== undefined);
+    if (refusal !== undefined) {
       return callback(
-        Object.assign(new Error(`${hostname} resolves to a private address (${bad})`), { code: 'EPRIVATE' }),
+        Object.assign(new Error(`${hostname} resolves to ${refusal}`), { code: 'EPRIVATE' }),
         address as string,
         family,
       );
@@ -55,7 +59,8 @@ export function post(
 ): Promise<number | undefined> {
   const u = new URL(url);
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (denyPrivate && isIP(host) !== 0 && isPrivateAddress(host)) return Promise.resolve(undefined);
+  // A literal address is never looked up, so the lookup hook does not see it: judged here.
+  if (denyPrivate && isIP(host) !== 0 && egressRefusal(host) !== undefined) return Promise.resolve(undefined);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
@@ -146,11 +151,13 @@ export class WebhookDelivery {
 
   private async attempt(d: DueDelivery): Promise<void> {
     const body = deliveryBody(d.webhook.format, d.event);
-    const timestamp = Math.floor(Date.now() / 1000);
+    const now = Date.now();
+    const timestamp = Math.floor(now / 1000);
+    const secrets = signingSecrets(d.webhook, now);
     const headers: Record<string, string> = {
       'webhook-id': d.event.id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': sign(d.webhook.secret, d.event.id, timestamp, body),
+      'webhook-signature': signatureHeader(secrets, d.event.id, timestamp, body),
       'user-agent': 'agentsplit-webhooks',
     };
     const status = await post(d.webhook.url, body, headers, this.o.timeoutMs, this.o.denyPrivate);

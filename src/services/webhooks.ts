@@ -26,10 +26,19 @@ export interface WebhookInput {
 
 export type WebhookPatch = Partial<WebhookInput> & { enabled?: boolean };
 
-export type WebhookView = Omit<StoredWebhook, 'secret'>;
+/** How long a rotated-out secret keeps signing beside the new one, unless the rotation says otherwise. */
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
+/** The longest grace period a rotation may ask for (7 days). */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
 
-function view({ secret: _secret, ...w }: StoredWebhook): WebhookView {
+export type WebhookView = Omit<StoredWebhook, 'secret' | 'previousSecret'>;
+
+function view({ secret: _secret, previousSecret: _previous, ...w }: StoredWebhook): WebhookView {
   return w;
+}
+
+function newSecret(): string {
+  return `${SECRET_PREFIX}${randomBytes(24).toString('base64')}`;
 }
 
 /** What the history keeps of an endpoint: never its secret. */
@@ -49,7 +58,7 @@ export interface WebhookServiceDeps {
   newId: () => string;
   now: () => string;
   bus?: EventBus;
-  /** WEBHOOK_DENY_PRIVATE: refuse URLs whose literal host is a private or loopback address. */
+  /** WEBHOOK_DENY_PRIVATE: refuse URLs whose literal host is not a global unicast address. */
   denyPrivate: boolean;
 }
 
@@ -89,7 +98,9 @@ export class WebhookService {
       events,
       description: input.description ?? null,
       format: input.format ?? 'standard',
-      secret: `${SECRET_PREFIX}${randomBytes(24).toString('base64')}`,
+      secret: newSecret(),
+      previousSecret: null,
+      previousSecretUntil: null,
       enabled: true,
       createdAt: src.at,
       updatedAt: src.at,
@@ -146,6 +157,37 @@ export class WebhookService {
     this.deps.bus?.publish(events);
   }
 
+  /**
+   * A new signing secret (answered once). The one it replaces keeps signing beside it for `graceSeconds`
+   * (deliveries carry both signatures), so receivers can switch without losing one; a second rotation
+   * within that time drops the oldest secret at once.
+   */
+  async rotateSecret(
+    id: string,
+    graceSeconds: number,
+    actor: Actor,
+  ): Promise<WebhookView & { secret: string }> {
+    const src = this.source(actor);
+    const until = new Date(Date.parse(src.at) + graceSeconds * 1000).toISOString();
+    let events: ChangeEvent[] = [];
+    const after = await this.deps.store.updateWebhook(id, (before) => {
+      const next: StoredWebhook = {
+        ...before,
+        secret: newSecret(),
+        previousSecret: graceSeconds > 0 ? before.secret : null,
+        previousSecretUntil: graceSeconds > 0 ? until : null,
+        updatedAt: src.at,
+      };
+      events = [
+        this.event(src, 'webhook.secret_rotated', { id, previousSecretUntil: next.previousSecretUntil }),
+      ];
+      return { after: next, events };
+    });
+    if (after === undefined) throw new NotFoundError(`no webhook with id '${id}'`);
+    this.deps.bus?.publish(events);
+    return { ...view(after), secret: after.secret };
+  }
+
   /** Enqueues a `webhook.test` event for this endpoint only; answers its id. */
   async test(id: string, actor: Actor): Promise<{ eventId: string }> {
     const w = await this.find(id);
@@ -159,5 +201,19 @@ export class WebhookService {
   async deliveries(id: string): Promise<{ deliveries: StoredDelivery[] }> {
     await this.find(id);
     return { deliveries: await this.deps.store.listDeliveries(id, DELIVERY_PAGE) };
+  }
+
+  /**
+   * Sends one event to this endpoint again: its delivery (failed, delivered or pending) becomes due now,
+   * with the whole retry schedule ahead of it. The same webhook-id, so a receiver still drops a repeat.
+   */
+  async retry(id: string, eventId: string): Promise<StoredDelivery> {
+    const w = await this.find(id);
+    if (!w.enabled) throw new ConflictError('this webhook is disabled; PATCH {"enabled": true} first');
+    const d = await this.deps.store.requeueDelivery(id, eventId, this.deps.now());
+    if (d === undefined) throw new NotFoundError(`webhook '${id}' has no delivery of event '${eventId}'`);
+    if (d === 'claimed') throw new ConflictError('an attempt of this delivery is under way; retry after it');
+    // Made by the next round of some instance's worker (each polls: WebhookDelivery pollMs, 1 s).
+    return d;
   }
 }

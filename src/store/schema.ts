@@ -151,6 +151,9 @@ export interface WebhooksTable {
   enabled: number | boolean;
   created_at: Time;
   updated_at: Time;
+  /** Migration 020: the secret a rotation replaced, and the end of its grace period. */
+  previous_secret: string | null;
+  previous_secret_until: Time | null;
 }
 
 /** One event's delivery to one endpoint (migration 015). */

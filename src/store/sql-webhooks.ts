@@ -13,6 +13,7 @@ import {
   enqueueDeliveries,
   insertWebhookRow,
   recordAttemptRow,
+  requeueDeliveryRow,
   type StoredDelivery,
   type StoredWebhook,
   selectDeliveries,
@@ -40,6 +41,12 @@ export interface WebhookStore {
   claimDue(token: string, now: string, until: string, limit: number): Promise<DueDelivery[]>;
   recordAttempt(key: { webhookId: string; eventId: string; token: string }, r: AttemptRecord): Promise<void>;
   listDeliveries(webhookId: string, limit: number): Promise<StoredDelivery[]>;
+  /** Makes one delivery due again now; undefined: none; 'claimed': an attempt is under way. */
+  requeueDelivery(
+    webhookId: string,
+    eventId: string,
+    now: string,
+  ): Promise<StoredDelivery | 'claimed' | undefined>;
 }
 
 export class SqlWebhooks implements WebhookStore {
@@ -113,5 +120,13 @@ export class SqlWebhooks implements WebhookStore {
 
   listDeliveries(webhookId: string, limit: number): Promise<StoredDelivery[]> {
     return this.run(() => selectDeliveries(this.db.readOnly, webhookId, limit));
+  }
+
+  requeueDelivery(
+    webhookId: string,
+    eventId: string,
+    now: string,
+  ): Promise<StoredDelivery | 'claimed' | undefined> {
+    return this.run(() => requeueDeliveryRow(this.db.readWrite, webhookId, eventId, now));
   }
 }

@@ -4,7 +4,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Actor, ChangeEvent } from '../core/events.js';
 import type { JsonObject } from '../core/json.js';
 import { type DeliveryStatus, subscribed, type WebhookFormat } from '../core/webhooks.js';
-import { type Database, isoTime, type WebhooksTable } from './schema.js';
+import { type Database, isoTime, type WebhookDeliveriesTable, type WebhooksTable } from './schema.js';
 import { json } from './sql-reads.js';
 
 export interface StoredWebhook {
@@ -16,6 +16,9 @@ export interface StoredWebhook {
   format: WebhookFormat;
   /** The signing secret, `whsec_…`. */
   secret: string;
+  /** The secret the last rotation replaced, still signing (beside `secret`) until `previousSecretUntil`. */
+  previousSecret: string | null;
+  previousSecretUntil: string | null;
   /** False once an endpoint answered 410 (or was disabled by PATCH). */
   enabled: boolean;
   createdAt: string;
@@ -56,6 +59,8 @@ function toWebhook(row: Selectable<WebhooksTable>): StoredWebhook {
     description: row.description,
     format: row.format as WebhookFormat,
     secret: row.secret,
+    previousSecret: row.previous_secret ?? null,
+    previousSecretUntil: row.previous_secret_until == null ? null : isoTime(row.previous_secret_until),
     enabled: Boolean(row.enabled),
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
@@ -70,6 +75,8 @@ function webhookRow(w: StoredWebhook) {
     description: w.description,
     format: w.format,
     secret: w.secret,
+    previous_secret: w.previousSecret,
+    previous_secret_until: w.previousSecretUntil,
     enabled: w.enabled ? 1 : 0,
     created_at: w.createdAt,
     updated_at: w.updatedAt,
@@ -236,7 +243,11 @@ export async function selectDeliveries(
     .orderBy('event_id', 'desc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({
+  return rows.map(toDelivery);
+}
+
+function toDelivery(r: Selectable<WebhookDeliveriesTable>): StoredDelivery {
+  return {
     eventId: r.event_id,
     type: r.type,
     status: r.status as DeliveryStatus,
@@ -244,5 +255,42 @@ export async function selectDeliveries(
     lastResponseStatus: r.last_response_status === null ? null : Number(r.last_response_status),
     nextAttemptAt: r.next_attempt_at === null ? null : isoTime(r.next_attempt_at),
     deliveredAt: r.delivered_at === null ? null : isoTime(r.delivered_at),
-  }));
+  };
+}
+
+/**
+ * Makes one delivery pending and due at `now`, its schedule started again (attempts 0), whatever its
+ * status. Undefined when there is no such delivery; 'claimed' while an instance's attempt is under way
+ * (requeued then, the attempt's outcome would be dropped and the event sent twice at once).
+ */
+export async function requeueDeliveryRow(
+  db: Kysely<Database>,
+  webhookId: string,
+  eventId: string,
+  now: string,
+): Promise<StoredDelivery | 'claimed' | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const res = await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        delivered_at: null,
+        claimed_by: null,
+        claimed_until: null,
+      })
+      .where('webhook_id', '=', webhookId)
+      .where('event_id', '=', eventId)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+      .executeTakeFirst();
+    const row = await trx
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('webhook_id', '=', webhookId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    return Number(res.numUpdatedRows) === 1 ? toDelivery(row) : 'claimed';
+  });
 }
