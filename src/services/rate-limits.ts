@@ -302,12 +302,12 @@ export class RateLimits {
    */
   async failedAuthentication(address: string | undefined, prefix?: string): Promise<void> {
     await Promise.all([
-      address === undefined ? undefined : this.countFailure(this.authFailures, address),
-      prefix === undefined ? undefined : this.countFailure(this.prefixFailures, prefix),
+      address === undefined ? undefined : this.countFailure(this.authFailures, address, 'client'),
+      prefix === undefined ? undefined : this.countFailure(this.prefixFailures, prefix, 'keyPrefix'),
     ]);
   }
 
-  private async countFailure(counter: Counter, subject: string): Promise<void> {
+  private async countFailure(counter: Counter, subject: string, kind: 'client' | 'keyPrefix'): Promise<void> {
     let decision: RateDecision;
     try {
       decision = await counter.consume(subject);
@@ -315,7 +315,14 @@ export class RateLimits {
       return; // the memory counter does not fail; if it ever did, the 401 still stands
     }
     if (decision.remaining > 0 && decision.allowed) return;
-    this.block(subject, Date.now() + decision.resetMs);
+    if (this.block(subject, Date.now() + decision.resetMs)) {
+      // Once per lockout, on the instance that counted it: who to look at (the address as TRUST_PROXY
+      // makes it; a prefix is what key lists show, no secret).
+      this.deps.warn(
+        { [kind]: subject, seconds: decision.resetSeconds, policy: counter.policy },
+        'too many failed authentications: further failures are refused (valid keys are still served)',
+      );
+    }
     await this.announce(subject, decision.resetMs);
   }
 
@@ -324,11 +331,16 @@ export class RateLimits {
     return `${this.options.redisKeyPrefix}ratelimit:refused`;
   }
 
-  /** Refuses `subject`'s failures until `until` (ms), or longer if it is refused longer already. */
-  private block(subject: string, until: number): void {
-    if (until <= Date.now() || (this.blocked.get(subject) ?? 0) >= until) return;
+  /**
+   * Refuses `subject`'s failures until `until` (ms), or longer if it is refused longer already. True when
+   * it was not refused before.
+   */
+  private block(subject: string, until: number): boolean {
+    const before = this.blocked.get(subject) ?? 0;
+    if (until <= Date.now() || before >= until) return false;
     if (this.blocked.size >= BLOCKED_SWEEP_SIZE) this.sweep();
     this.blocked.set(subject, until);
+    return before <= Date.now();
   }
 
   /**
