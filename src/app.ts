@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { analysisRoutes } from './http/analysis.js';
 import { assignRoutes } from './http/assign.js';
+import { clientAddress, type TrustProxy } from './http/client-address.js';
 import { compileRoute } from './http/compile.js';
 import { createCors } from './http/cors.js';
 import { registerDocs } from './http/docs.js';
@@ -82,6 +83,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Per-key limits and failed-authentication throttling (ADR 0017); absent: none (unit tests). */
   rateLimits?: RateLimits;
+  /** TRUST_PROXY: whose X-Forwarded-For names the client (issue 34); absent or 0: the socket's peer. */
+  trustProxy?: TrustProxy;
   /** Who /mcp answers (DNS-rebinding protection); absent: local host names only, any local origin. */
   mcp?: McpOptions;
 }
@@ -127,6 +130,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const pipeline = createPipeline({
     routes,
     authenticate: (presented) => deps.keys.authenticate(presented),
+    livePrefixOf: (presented) => deps.keys.livePrefixOf(presented),
+    clientAddress: clientAddress(deps.trustProxy ?? 0),
     bodyLimit,
     maxParamLength: MAX_PARAM_LENGTH,
     log,

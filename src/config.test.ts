@@ -183,3 +183,24 @@ test('MCP_ALLOWED_ORIGINS: empty by default (origins of allowed hosts); origins 
     /MCP_ALLOWED_ORIGINS entries must be origins/,
   );
 });
+
+test('TRUST_PROXY: none by default; a hop count, or proxies by address and CIDR; true and bad entries refuse to start', () => {
+  assert.equal(loadConfig({}).trustProxy, 0);
+  for (const none of ['', '0', 'false']) assert.equal(loadConfig({ TRUST_PROXY: none }).trustProxy, 0);
+  assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
+  assert.equal(loadConfig({ TRUST_PROXY: ' 2 ' }).trustProxy, 2);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,,::1, loopback' }).trustProxy, [
+    '10.0.0.0/8',
+    '127.0.0.1',
+    '::1',
+    'loopback',
+  ]);
+  assert.throws(
+    () => loadConfig({ TRUST_PROXY: 'true' }),
+    /TRUST_PROXY must be .*'true' would let any client/,
+  );
+  assert.throws(() => loadConfig({ TRUST_PROXY: '11' }), /TRUST_PROXY must be a hop count from 0 to 10/);
+  for (const bad of ['nginx.internal', '10.0.0.0/33', '10.0.0.1, 300.1.1.1', '-1'])
+    assert.throws(() => loadConfig({ TRUST_PROXY: bad }), ConfigError);
+  assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.1,proxy' }), /\(got 'proxy'\)/);
+});

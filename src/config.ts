@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { MIN_KEY_LENGTH } from './api-key.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions } from './core/rate-limit-options.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
+import { checkTrustedProxies, type TrustProxy } from './http/client-address.js';
 import type { DatabaseTarget } from './store/index.js';
 
 export interface Config {
@@ -29,6 +30,8 @@ export interface Config {
   corsOrigins: string[];
   /** RATE_LIMIT_PER_SECOND, AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS, REDIS_URL, REDIS_KEY_PREFIX (ADR 0017). */
   rateLimits: RateLimitOptions;
+  /** TRUST_PROXY: the proxies whose X-Forwarded-For names the client (a hop count or addresses); 0: none. */
+  trustProxy: TrustProxy;
   /** WEBHOOK_RETRY_SCHEDULE (seconds between attempts), WEBHOOK_TIMEOUT_SECONDS, WEBHOOK_DENY_PRIVATE. */
   webhooks: { retrySchedule: number[]; timeoutMs: number; denyPrivate: boolean };
   /** MONITOR_INTERVAL_SECONDS: how often the guardrail monitor runs its round; 0: off. */
@@ -190,6 +193,39 @@ export function parseRedisUrl(raw: string | undefined): string | undefined {
   return url;
 }
 
+/** Proxies in front of a service are few; more hops than this is a mistake. */
+const MAX_PROXY_HOPS = 10;
+
+/**
+ * TRUST_PROXY: how many proxies are in front (`1` for one nginx), or a comma-separated list of their
+ * addresses and CIDRs (`10.0.0.0/8, 127.0.0.1`; also `loopback`, `linklocal`, `uniquelocal`). Unset, empty,
+ * `0` or `false`: none (X-Forwarded-For is ignored). `true` (trust any chain) is refused: anyone could
+ * then pick their address.
+ */
+export function parseTrustProxy(raw: string | undefined): TrustProxy {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false' || value === '0') return 0;
+  const usage = `TRUST_PROXY must be a hop count from 0 to ${MAX_PROXY_HOPS} (e.g. 1 behind one proxy) or a comma-separated list of the proxies' addresses or CIDRs`;
+  if (value === 'true') throw new ConfigError(`${usage}; 'true' would let any client pick its address`);
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > MAX_PROXY_HOPS) throw new ConfigError(`${usage} (got '${raw}')`);
+    return hops;
+  }
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const entry of entries) {
+    try {
+      checkTrustedProxies([entry]);
+    } catch {
+      throw new ConfigError(`${usage} (got '${entry}')`);
+    }
+  }
+  return entries;
+}
+
 function rateLimitConfig(env: Record<string, string | undefined>): RateLimitOptions {
   const prefix = env.REDIS_KEY_PREFIX ?? DEFAULT_RATE_LIMITS.redisKeyPrefix;
   if (prefix === '' || prefix.length > 200 || /\s/.test(prefix)) {
@@ -239,6 +275,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     production: env.NODE_ENV === 'production',
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     rateLimits: rateLimitConfig(env),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     webhooks: {
       retrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 15, 1, 600) * 1000,

@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     idempotencyClaimTimeoutMs: config.idempotencyClaimTimeoutMs,
     corsOrigins: config.corsOrigins,
     rateLimits: config.rateLimits,
+    trustProxy: config.trustProxy,
     webhooks: config.webhooks,
     monitorIntervalSeconds: config.monitorIntervalSeconds,
     mcp: config.mcp,

@@ -5,6 +5,7 @@ import type { RandomSource } from './core/assignment.js';
 import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
+import type { TrustProxy } from './http/client-address.js';
 import type { McpOptions } from './http/mcp.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   idempotencyClaimTimeoutMs?: number;
   /** Per-key rate limits, failed-authentication throttling, Redis (ADR 0017); unset fields: the defaults. */
   rateLimits?: Partial<RateLimitOptions>;
+  /** TRUST_PROXY: whose X-Forwarded-For names the client (issue 34); absent or 0: the socket's peer. */
+  trustProxy?: TrustProxy;
   /** How often the guardrail monitor runs its round (seconds); 0 or absent: off (main.ts: default 60). */
   monitorIntervalSeconds?: number;
   /** Webhook deliveries (issue 27 item 3); unset fields: the defaults. */
@@ -235,6 +238,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     rootKey: options.apiKey,
     metrics,
     rateLimits,
+    trustProxy: options.trustProxy,
     mcp: options.mcp,
   });
   delivery.start();

@@ -1,6 +1,7 @@
 // Rate limits (issue 14, section 3; ADR 0017): per-key limits (RATE_LIMIT_PER_SECOND, or a key's own
 // rateLimitPerSecond) answered 429 with Retry-After, RateLimit and RateLimit-Policy on both transports;
-// failed authentications throttled per client address; counters shared through Redis across instances;
+// failed authentications throttled per client address (TRUST_PROXY) and per key prefix, never refusing a
+// valid key (issue 34); counters shared through Redis across instances;
 // Redis down → still serving, counted in memory, and a warning. On SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { type IncomingHttpHeaders, request } from 'node:http';
@@ -324,11 +325,16 @@ describe('failed authentication is throttled per client address', { skip: SKIP_B
     assert.equal(right.statusCode, 200, `the address was locked out by preflights: ${right.body}`);
     // A key sent with OPTIONS is an authentication like any other: guessing keys that way is throttled.
     for (let i = 0; i < 6; i++) await call(port, { ...preflight, key: 'wrong', localAddress: '127.0.0.4' });
-    const locked = await call(port, { method: 'GET', url: '/experiments', localAddress: '127.0.0.4' });
+    const locked = await call(port, {
+      method: 'GET',
+      url: '/experiments',
+      key: 'x',
+      localAddress: '127.0.0.4',
+    });
     assertTooMany(locked, 'failed-auth', 6, 2);
   });
 
-  test('after AUTH_FAILURE_LIMIT failures (wrong or missing key, either transport) the address gets 429, even with the right key, until the window passes; other addresses are unaffected', async () => {
+  test('after AUTH_FAILURE_LIMIT failures (wrong or missing key) the address gets 429 for further failures until the window passes, while the right key is served; other addresses are unaffected', async () => {
     const from = '127.0.0.2';
     const port = rt.api.port;
     const failures = [
@@ -357,13 +363,20 @@ describe('failed authentication is throttled per client address', { skip: SKIP_B
     const wrong = await call(port, { method: 'GET', url: '/experiments', key: 'wrong', localAddress: from });
     assertTooMany(wrong, 'failed-auth', 6, 2);
     assert.match(JSON.parse(wrong.body).error, /too many failed authentications/);
+    assertTooMany(
+      await call(port, { method: 'GET', url: '/experiments', key: null, localAddress: from }),
+      'failed-auth',
+      6,
+      2,
+    );
+    // The right key is not refused for the failures of its address (issue 34).
     const right = await call(port, {
       method: 'POST',
       url: `/experiment/${slug}/assign`,
-      body: {},
+      body: { userId: 'u-1' },
       localAddress: from,
     });
-    assertTooMany(right, 'failed-auth', 6, 2);
+    assert.equal(right.statusCode, 200, right.body);
     // Liveness stays open to it; another address is served and still gets the spec's 401.
     assert.equal(
       (await call(port, { method: 'GET', url: '/healthz', key: null, localAddress: from })).statusCode,
@@ -374,7 +387,7 @@ describe('failed authentication is throttled per client address', { skip: SKIP_B
     assert.equal(elsewhere.statusCode, 401);
     assert.ok((await scrapeLimited(rt, 'failed_auth')) >= 2);
     // The window passes: 200 with the right key, 401 with a wrong one.
-    await sleep(Number(right.headers['retry-after']) * 1000 + 100);
+    await sleep(Number(wrong.headers['retry-after']) * 1000 + 100);
     assert.equal(
       (await call(port, { method: 'GET', url: '/experiments', localAddress: from })).statusCode,
       200,
@@ -385,18 +398,187 @@ describe('failed authentication is throttled per client address', { skip: SKIP_B
     );
   });
 
-  test('the default (50 failures per 10 s) lets a misconfigured client fail 50 times, then refuses the flood', async () => {
+  test('the default (50 failures per 10 s): after 60 wrong keys from an address, its wrong keys get 429 and its valid keys 200 (issue 34)', async () => {
     const fresh = await startTestRuntime(dir, 'rate-auth-default');
     try {
+      const port = fresh.api.port;
+      const from = '127.0.0.8';
+      const managed = await createKey(fresh, { name: 'beside-the-flood', scopes: ['read'] });
+      const freshSlug = (await fresh.api.createExperiment()).slug;
       const statuses: number[] = [];
-      for (let i = 0; i < 52; i++) {
-        statuses.push(
-          (await call(fresh.api.port, { method: 'GET', url: '/experiments', key: `bad-${i}` })).statusCode,
-        );
+      for (let i = 0; i < 60; i++) {
+        const res = await call(port, {
+          method: 'GET',
+          url: '/experiments',
+          key: `bad-${i}`,
+          localAddress: from,
+        });
+        statuses.push(res.statusCode);
       }
-      assert.deepEqual(statuses, [...Array(50).fill(401), 429, 429]);
+      assert.deepEqual(statuses, [...Array(50).fill(401), ...Array(10).fill(429)]);
+      // Further failures from the address are refused, with Retry-After and an {"error"} body.
+      const wrong = await call(port, { method: 'GET', url: '/experiments', key: 'bad', localAddress: from });
+      assertTooMany(wrong, 'failed-auth', 50, 10);
+      // Valid keys from the same address get their normal answers: the root key, a managed key (also
+      // as a Bearer token), a write.
+      const root = await call(port, { method: 'GET', url: '/experiments', localAddress: from });
+      assert.equal(root.statusCode, 200, root.body);
+      assert.equal(root.headers['retry-after'], undefined);
+      const asManaged = await call(port, {
+        method: 'GET',
+        url: '/experiments',
+        key: managed,
+        localAddress: from,
+      });
+      assert.equal(asManaged.statusCode, 200, asManaged.body);
+      const bearer = await call(port, {
+        method: 'GET',
+        url: '/keys/me',
+        key: null,
+        headers: { authorization: `Bearer ${managed}` },
+        localAddress: from,
+      });
+      assert.equal(bearer.statusCode, 200, bearer.body);
+      const assigned = await call(port, {
+        method: 'POST',
+        url: `/experiment/${freshSlug}/assign`,
+        body: { userId: 'u-1' },
+        localAddress: from,
+      });
+      assert.equal(assigned.statusCode, 200, assigned.body);
     } finally {
       await fresh.close();
+    }
+  });
+
+  test('a wrong key that starts as a live key (its prefix) is locked out per that prefix, from any address', async () => {
+    const port = rt.api.port;
+    const key = await createKey(rt, { name: 'guessed', scopes: ['read'] });
+    // The prefix key lists show (`ask_` and 8 characters), then a guess at the rest.
+    const prefix = key.slice(0, 12);
+    const guess = (i: number) => `${prefix}${String(i).padStart(43, 'x')}`;
+    // Six addresses, one failure each: none of them reaches the address quota (6), the prefix does.
+    for (let i = 0; i < 6; i++) {
+      const res = await call(port, {
+        method: 'GET',
+        url: '/experiments',
+        key: guess(i),
+        localAddress: `127.0.1.${i + 1}`,
+      });
+      assert.equal(res.statusCode, 401, res.body);
+    }
+    const locked = await call(port, {
+      method: 'GET',
+      url: '/experiments',
+      key: guess(6),
+      localAddress: '127.0.1.20',
+    });
+    assertTooMany(locked, 'failed-auth-prefix', 6, 2);
+    assert.match(JSON.parse(locked.body).error, /keys that start as this one/);
+    // From that address, another wrong key (no live key's prefix) is a plain 401, and the key itself is served.
+    const other = await call(port, {
+      method: 'GET',
+      url: '/experiments',
+      key: 'ask_nobodysprefix-at-all',
+      localAddress: '127.0.1.20',
+    });
+    assert.equal(other.statusCode, 401, other.body);
+    const right = await call(port, { method: 'GET', url: '/experiments', key, localAddress: '127.0.1.20' });
+    assert.equal(right.statusCode, 200, right.body);
+    // The window passes: a guess is a 401 again.
+    await sleep(Number(locked.headers['retry-after']) * 1000 + 100);
+    const later = await call(port, {
+      method: 'GET',
+      url: '/experiments',
+      key: guess(7),
+      localAddress: '127.0.1.21',
+    });
+    assert.equal(later.statusCode, 401, later.body);
+  });
+
+  test('without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot change its address by sending one', async () => {
+    const port = rt.api.port;
+    const from = '127.0.2.1';
+    for (let i = 0; i < 6; i++) {
+      const res = await call(port, {
+        method: 'GET',
+        url: '/experiments',
+        key: 'wrong',
+        localAddress: from,
+        headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+      });
+      assert.equal(res.statusCode, 401, res.body);
+    }
+    const spoofed = await call(port, {
+      method: 'GET',
+      url: '/experiments',
+      key: 'wrong',
+      localAddress: from,
+      headers: { 'x-forwarded-for': '203.0.113.99' },
+    });
+    assertTooMany(spoofed, 'failed-auth', 6, 2);
+  });
+});
+
+describe('TRUST_PROXY: the client address behind a trusted proxy', { skip: SKIP_BACKEND }, () => {
+  let rt: TestRuntime;
+  before(async () => {
+    rt = await startTestRuntime(dir, 'rate-proxy', {
+      rateLimits: { authFailureLimit: 6, authFailureWindowSeconds: 10 },
+      // One proxy in front (the test's connections play it).
+      trustProxy: 1,
+    });
+  });
+  after(() => rt?.close());
+
+  /** A request through the proxy: from 127.0.0.1, with the X-Forwarded-For the proxy wrote. */
+  const viaProxy = (forwardedFor: string, key = 'wrong') =>
+    call(rt.api.port, {
+      method: 'GET',
+      url: '/experiments',
+      key,
+      headers: { 'x-forwarded-for': forwardedFor },
+    });
+
+  test('two clients behind the proxy are throttled separately; a valid key behind it is served', async () => {
+    for (let i = 0; i < 6; i++) assert.equal((await viaProxy('198.51.100.1')).statusCode, 401);
+    assertTooMany(await viaProxy('198.51.100.1'), 'failed-auth', 6, 10);
+    // Another client through the same proxy (the same socket address) is not locked out.
+    assert.equal((await viaProxy('198.51.100.2')).statusCode, 401);
+    // Nor is the locked-out client's valid key.
+    assert.equal((await viaProxy('198.51.100.1', API_KEY)).statusCode, 200);
+  });
+
+  test('only the address the trusted proxy wrote counts: what the client put before it is not read', async () => {
+    for (let i = 0; i < 6; i++) assert.equal((await viaProxy(`10.9.9.${i}, 198.51.100.3`)).statusCode, 401);
+    // A different address sent by the client, before the one the proxy appended, changes nothing.
+    assertTooMany(await viaProxy('10.9.9.99, 198.51.100.3'), 'failed-auth', 6, 10);
+  });
+
+  test('a list of proxies: X-Forwarded-For is read only from a peer on the list', async () => {
+    const listed = await startTestRuntime(dir, 'rate-proxy-list', {
+      rateLimits: { authFailureLimit: 3, authFailureWindowSeconds: 10 },
+      trustProxy: ['127.0.0.1/32', '::1'],
+    });
+    try {
+      const port = listed.api.port;
+      const send = (localAddress: string, forwardedFor: string) =>
+        call(port, {
+          method: 'GET',
+          url: '/experiments',
+          key: 'wrong',
+          localAddress,
+          headers: { 'x-forwarded-for': forwardedFor },
+        });
+      // From the listed proxy: each forwarded client is counted on its own.
+      for (let i = 0; i < 4; i++)
+        assert.equal((await send('127.0.0.1', `198.51.100.${10 + i}`)).statusCode, 401);
+      // From a peer not on the list: its header is ignored, the peer is the client.
+      for (let i = 0; i < 3; i++)
+        assert.equal((await send('127.0.3.1', `198.51.100.${20 + i}`)).statusCode, 401);
+      assertTooMany(await send('127.0.3.1', '198.51.100.30'), 'failed-auth', 3, 10);
+    } finally {
+      await listed.close();
     }
   });
 });
@@ -463,21 +645,21 @@ describe('limits shared through Redis (REDIS_URL)', { skip: SKIP_REDIS }, () => 
       });
       assert.equal(res.statusCode, 401);
     }
-    // The 4th failure (on `two`) used up the shared quota: `two` refuses the address even with the right key.
-    assertTooMany(
-      await call(two.api.port, { method: 'GET', url: '/experiments', localAddress: from }),
-      'failed-auth',
-      4,
-      10,
-    );
-    // `one` refuses it too, without a failure of its own: `two` announced the refusal through Redis.
-    // (Delivered before `two` answered its 401; asked again only in case `one` reads our request first.)
-    let fromOne = await call(one.api.port, { method: 'GET', url: '/experiments', localAddress: from });
-    while (fromOne.statusCode === 200) {
-      await sleep(10);
-      fromOne = await call(one.api.port, { method: 'GET', url: '/experiments', localAddress: from });
-    }
-    assertTooMany(fromOne, 'failed-auth', 4, 10);
+    // The 4th failure (on `two`) used up the shared quota: `two` refuses the address's wrong keys.
+    const wrongFrom = { method: 'GET', url: '/experiments', key: 'wrong', localAddress: from };
+    assertTooMany(await call(two.api.port, wrongFrom), 'failed-auth', 4, 10);
+    // `one` refuses them too, without a failure of its own (one it counted would be answered 401): `two`
+    // announced the refusal through Redis. (Delivered before `two` answered its 401; the pause only
+    // covers a slow read of that message.)
+    await sleep(200);
+    assertTooMany(await call(one.api.port, wrongFrom), 'failed-auth', 4, 10);
+    // Both serve the right key from that address (in a fresh second of the root key's own limit).
+    await freshWindow();
+    for (const rt of [one, two])
+      assert.equal(
+        (await call(rt.api.port, { method: 'GET', url: '/experiments', localAddress: from })).statusCode,
+        200,
+      );
     assert.ok(
       (await redis.zscore(`${prefix}ratelimit:refused`, from)) !== null,
       'the refusal is recorded in Redis under the prefix',
@@ -500,7 +682,7 @@ describe('limits shared through Redis (REDIS_URL)', { skip: SKIP_REDIS }, () => 
     });
     try {
       assertTooMany(
-        await call(late.api.port, { method: 'GET', url: '/experiments', localAddress: from }),
+        await call(late.api.port, { method: 'GET', url: '/experiments', key: 'wrong', localAddress: from }),
         'failed-auth',
         4,
         10,

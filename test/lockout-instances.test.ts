@@ -1,6 +1,7 @@
 // The failed-authentication lockout across instances (ADR 0017, issue 24): two server processes share
 // REDIS_URL (each on a SQLite file of its own: rate limits need only Redis). Wrong keys sent to one
-// instance lock the address out of both, the right key included, and the lockout ends with its window.
+// instance lock the address's wrong keys out of both (the right key is still served: issue 34), and the
+// lockout ends with its window.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
@@ -120,36 +121,28 @@ test('wrong keys sent to one instance lock the address out of every instance sha
   assert.equal((await get(two!.baseUrl)).status, 200, 'the right key is served before');
 
   for (let i = 0; i < LIMIT; i++) assert.equal((await get(one!.baseUrl, 'wrong-key')).status, 401);
-  assertLockedOut(await get(one!.baseUrl), 'the instance that counted');
+  assertLockedOut(await get(one!.baseUrl, 'wrong-key'), 'the instance that counted');
+  assert.equal((await get(one!.baseUrl)).status, 200, 'the right key is served during the lockout');
 
-  // The other instance saw none of the failures, and refuses the address all the same, right key or
-  // not. (The refusal reaches it through Redis before `one` answered its last 401; asked again only in
-  // case it reads this request before that message.)
-  let fromTwo = await get(two!.baseUrl);
-  let asked = 1;
-  const since = Date.now();
-  while (fromTwo.status === 200) {
-    // A bound for a clear failure, not a measure: the refusal is there within milliseconds.
-    assert.ok(Date.now() - since < 30_000, 'the other instance never refused the address');
-    await sleep(10);
-    fromTwo = await get(two!.baseUrl);
-    asked++;
-  }
-  const retryAfter = assertLockedOut(fromTwo, 'the other instance');
-  assertLockedOut(await get(two!.baseUrl, 'wrong-key'), 'the other instance, a wrong key');
-  t.diagnostic(`the other instance refused the address at request ${asked}`);
+  // The other instance saw none of the failures, and refuses the address's wrong keys all the same,
+  // without counting one of its own: a failure it counted would be answered 401. (The refusal reaches it
+  // through Redis before `one` answered its last 401; the pause only covers a slow read of that message.)
+  await sleep(200);
+  const retryAfter = assertLockedOut(await get(two!.baseUrl, 'wrong-key'), 'the other instance');
+  assert.equal((await get(two!.baseUrl)).status, 200, 'the other instance serves the right key');
+  t.diagnostic(`Retry-After ${retryAfter}`);
 
-  // The lockout ends with its window, on both.
+  // The lockout ends with its window, on both: a wrong key is a plain 401 again.
   await sleep(retryAfter * 1000);
   for (const [name, server] of [
     ['one', one!],
     ['two', two!],
   ] as const) {
-    let res = await get(server.baseUrl);
+    let res = await get(server.baseUrl, 'wrong-key');
     while (res.status === 429) {
       await sleep(50);
-      res = await get(server.baseUrl);
+      res = await get(server.baseUrl, 'wrong-key');
     }
-    assert.equal(res.status, 200, `${name} serves the address again: ${res.body}`);
+    assert.equal(res.status, 401, `${name} no longer refuses the address: ${res.body}`);
   }
 });

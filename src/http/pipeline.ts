@@ -1,9 +1,10 @@
 // The one request pipeline (ADR 0022): every request for a declared route, from the socket or from
 // inject(), passes these stages in this order, each once:
 //
-//   1. early gates   closing (503), Host, Content-Encoding, an address locked out (429)
+//   1. early gates   closing (503), Host, Content-Encoding
 //   2. route         the one router; CORS (a preflight is answered here, before any key)
-//   3. authenticate  x-api-key (or Authorization: Bearer) → principal, or exactly {"error":"Unauthorized"} (counted for the lockout)
+//   3. authenticate  x-api-key (or Authorization: Bearer) → principal; a failure is 429 while its address or
+//                    key prefix is locked out, else exactly {"error":"Unauthorized"} (counted for the lockout)
 //   4. authorize     the key's scope and experiments (403); unknown routes 404 (with a key)
 //   5. rate limit    the key's limit (429, RateLimit headers)
 //   6. body          admission, then Content-Type and the body limit (413), read
@@ -22,19 +23,14 @@ import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimits } from '../services/rate-limits.js';
 import { type Authenticate, isPublicPath, presentedKey, refusal, UNAUTHORIZED } from './auth.js';
 import { bodyKind, contentTypeProblem, parseJsonBody, readBody } from './body.js';
+import type { ClientAddress } from './client-address.js';
 import type { CompiledRoute } from './compile.js';
 import type { Cors } from './cors.js';
 import { describeValidation, errorAnswer, errorBody } from './errors.js';
 import { IDEMPOTENCY_HEADER, runIdempotently } from './idempotency.js';
 import { isRelayed } from './inject.js';
 import { createOutbox } from './outbox.js';
-import {
-  isPreflight,
-  limitHeaders,
-  refusedAddressAnswer,
-  tooManyHeaders,
-  tooManyMessage,
-} from './rate-limit.js';
+import { isPreflight, limitHeaders, tooManyHeaders, tooManyMessage } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
 import { JsonBody, PlainText, Relayed, type RouteFailure, Stream, Tagged } from './route.js';
 import { createRouter, type Found, pathOf } from './router.js';
@@ -46,6 +42,10 @@ export interface PipelineDeps {
   routes: CompiledRoute[];
   /** Who presents an x-api-key (null: nobody known). */
   authenticate: Authenticate;
+  /** The live managed key's prefix a wrong key starts with (its failures are counted under it too). */
+  livePrefixOf?: (presented: unknown) => string | undefined;
+  /** Who the client is (TRUST_PROXY); absent: the socket's peer. */
+  clientAddress?: ClientAddress;
   bodyLimit: number;
   /** Longest path parameter (longer: 404). */
   maxParamLength: number;
@@ -165,11 +165,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       answer({ status: 415, body: errorBody(message), close: true }, false);
       return;
     }
-    const refused = rateLimits && refusedAddressAnswer(rateLimits, req);
-    if (refused) {
-      answer({ status: 429, body: errorBody(refused.message), headers: refused.headers, close: true }, false);
-      return;
-    }
 
     // 2. The route, and CORS.
     const found = router.find(method, url);
@@ -188,17 +183,30 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
     }
 
-    // 3. Authenticate: every 401 counts toward the lockout of its address, before it leaves (so the
-    // next request already sees a refusal), except a browser's preflight (no guess at a key).
+    // 3. Authenticate. The key is checked first, so a valid key is served whatever others failed from its
+    // address (issue 34). A failure, while its address or its key prefix is locked out, is refused 429 (and
+    // not counted); else it counts toward both lockouts before its 401 leaves (so the next failure already
+    // sees a refusal). A browser's preflight is no guess at a key: neither refused nor counted.
     let principal: Principal = ROOT;
     const open = route?.compiled.route.scope === 'public' || (route === undefined && isPublicPath(url));
     if (!open) {
-      const who = deps.authenticate(presentedKey(req.headers));
+      const presented = presentedKey(req.headers);
+      const who = deps.authenticate(presented);
       if (who === null) {
-        const unauthorized = () => answer({ status: 401, body: UNAUTHORIZED }, true);
-        if (rateLimits === undefined || isPreflight(method, req.headers))
+        if (rateLimits === undefined || isPreflight(method, req.headers)) {
           answer({ status: 401, body: UNAUTHORIZED }, false);
-        else rateLimits.failedAuthentication(req.socket?.remoteAddress).then(unauthorized, unauthorized);
+          return;
+        }
+        const client = deps.clientAddress === undefined ? req.socket?.remoteAddress : deps.clientAddress(req);
+        const prefix = deps.livePrefixOf?.(presented);
+        const refused = rateLimits.refusedFailure(client, prefix);
+        if (refused !== null) {
+          const headers = tooManyHeaders(refused);
+          answer({ status: 429, body: errorBody(tooManyMessage(refused)), headers, close: true }, false);
+          return;
+        }
+        const unauthorized = () => answer({ status: 401, body: UNAUTHORIZED }, true);
+        rateLimits.failedAuthentication(client, prefix).then(unauthorized, unauthorized);
         return;
       }
       principal = who;

@@ -3,13 +3,12 @@
 // draft-ietf-httpapi-ratelimit-headers-11 (structured fields: `"per-key";q=100;w=1`, `"per-key";r=0;t=1`).
 //
 // Where each check runs (pipeline.ts):
-// - an address refused for failed authentications: among the early gates, so it costs no key work;
-//   asked only while some address is refused;
+// - the failed-authentication lockout (per address, per key prefix): once a key has failed, never before,
+//   so a valid key is never refused for others' failures (issue 34); asked only while something is refused;
 // - a key's limit: right after authentication and the scope check; asked only when the key has a limit;
 // - failed authentications are counted where the 401 is answered, before it leaves.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { RateDecision, RateLimits } from '../services/rate-limits.js';
-import { isPublicPath } from './auth.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RateDecision } from '../services/rate-limits.js';
 
 export const RATELIMIT_POLICY_HEADER = 'ratelimit-policy';
 export const RATELIMIT_HEADER = 'ratelimit';
@@ -30,7 +29,13 @@ export function tooManyMessage(v: RateDecision): string {
   if (v.policy === 'failed-auth') {
     return (
       `too many failed authentications from this address (${v.quota} within ${v.windowSeconds} s): ` +
-      `requests from it are refused; ${wait}`
+      `wrong or missing keys from it are refused (valid keys are served); ${wait}`
+    );
+  }
+  if (v.policy === 'failed-auth-prefix') {
+    return (
+      `too many failed authentications with keys that start as this one (${v.quota} within ` +
+      `${v.windowSeconds} s): such wrong keys are refused from any address; ${wait}`
     );
   }
   return `rate limit exceeded: this key may make ${v.quota} requests per second; ${wait}`;
@@ -43,20 +48,6 @@ export function tooManyHeaders(v: RateDecision): Record<string, string> {
     [RATELIMIT_POLICY_HEADER]: policyField(v),
     [RATELIMIT_HEADER]: limitField(v),
   };
-}
-
-/**
- * For the pipeline's early gates: the 429 an address gets while refused for failed
- * authentications (public paths such as /healthz stay open), or null.
- */
-export function refusedAddressAnswer(
-  limits: RateLimits,
-  req: IncomingMessage,
-): { message: string; headers: Record<string, string> } | null {
-  if (!limits.anyBlocked || isPublicPath(req.url ?? '')) return null;
-  const decision = limits.refusedAddress(req.socket.remoteAddress);
-  if (decision === null) return null;
-  return { message: tooManyMessage(decision), headers: tooManyHeaders(decision) };
 }
 
 /** A request allowed under a limit carries the two RateLimit fields. */

@@ -40,10 +40,15 @@ interface Entry {
   hash: Buffer;
 }
 
-/** The live keys by keyed hash (authentication) and by id. */
+/** The live keys by keyed hash (authentication) and by id; how many live keys have each shown prefix. */
 interface KeyMaps {
   byHash: Map<string, Entry>;
   byId: Map<string, Entry>;
+  prefixes: Map<string, number>;
+}
+
+function emptyMaps(): KeyMaps {
+  return { byHash: new Map(), byId: new Map(), prefixes: new Map() };
 }
 
 function entryOf(key: StoredKey): Entry {
@@ -53,6 +58,15 @@ function entryOf(key: StoredKey): Entry {
 function addEntry(maps: KeyMaps, entry: Entry): void {
   maps.byHash.set(entry.key.hash, entry);
   maps.byId.set(entry.key.id, entry);
+  maps.prefixes.set(entry.key.prefix, (maps.prefixes.get(entry.key.prefix) ?? 0) + 1);
+}
+
+function removeEntry(maps: KeyMaps, entry: Entry): void {
+  maps.byHash.delete(entry.key.hash);
+  maps.byId.delete(entry.key.id);
+  const left = (maps.prefixes.get(entry.key.prefix) ?? 1) - 1;
+  if (left === 0) maps.prefixes.delete(entry.key.prefix);
+  else maps.prefixes.set(entry.key.prefix, left);
 }
 
 /** A created key: the only time its secret is seen. */
@@ -75,7 +89,7 @@ export interface KeyDeps {
 
 export class KeyService {
   /** The live keys this instance authenticates against. */
-  private live: KeyMaps = { byHash: new Map(), byId: new Map() };
+  private live: KeyMaps = emptyMaps();
   private readonly root: Buffer;
   /** Last use by key id (ms), not yet written. */
   private used = new Map<string, number>();
@@ -103,7 +117,7 @@ export class KeyService {
     } finally {
       this.journals.delete(journal);
     }
-    const maps: KeyMaps = { byHash: new Map(), byId: new Map() };
+    const maps = emptyMaps();
     for (const key of keys) addEntry(maps, entryOf(key));
     for (const change of journal) change(maps);
     this.live = maps;
@@ -128,6 +142,18 @@ export class KeyService {
     if (found === undefined || !timingSafeEqual(Buffer.from(hash, 'base64url'), found.hash)) return null;
     this.used.set(found.key.id, Date.now());
     return found.principal;
+  }
+
+  /**
+   * The prefix (as key lists show it) of the live managed key a presented key starts with, or undefined:
+   * what a wrong key is throttled under besides its address (issue 34), so guessing one key is throttled
+   * from any number of addresses.
+   */
+  livePrefixOf(presented: unknown): string | undefined {
+    if (typeof presented !== 'string' || presented.length < SHOWN || !presented.startsWith(KEY_PREFIX))
+      return undefined;
+    const prefix = presented.slice(0, SHOWN);
+    return this.live.prefixes.has(prefix) ? prefix : undefined;
   }
 
   /** Who a principal is in the history: its key's name as this instance holds it. */
@@ -219,9 +245,7 @@ export class KeyService {
     }
     this.change((maps) => {
       const entry = maps.byId.get(id);
-      if (entry === undefined) return;
-      maps.byHash.delete(entry.key.hash);
-      maps.byId.delete(id);
+      if (entry !== undefined) removeEntry(maps, entry);
     });
     this.used.delete(id);
     this.deps.bus?.publish(events);

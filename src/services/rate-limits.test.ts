@@ -14,12 +14,13 @@ function principal(id: string, rateLimitPerSecond: number | null): Principal {
 
 async function start(options: Parameters<typeof rateLimitOptions>[0]) {
   const refused: string[] = [];
+  const warnings: Array<Record<string, unknown>> = [];
   const limits = await RateLimits.start(rateLimitOptions(options), {
-    warn: () => {},
+    warn: (fields) => warnings.push(fields),
     info: () => {},
     rateLimited: (reason) => refused.push(reason),
   });
-  return { limits, refused };
+  return { limits, refused, warnings };
 }
 
 test("limitOf: a key's own limit overrides RATE_LIMIT_PER_SECOND; 0 means no limit", async () => {
@@ -67,13 +68,40 @@ test('failed authentications: the address is refused once it has used up the quo
   assert.equal(limits.anyBlocked, true);
   assert.equal(limits.blockedFor('10.0.0.1'), 1);
   assert.equal(limits.blockedFor('10.0.0.2'), 0);
-  const decision = limits.refusedAddress('10.0.0.1');
+  const decision = limits.refusedFailure('10.0.0.1', undefined);
   assert.equal(decision?.policy, 'failed-auth');
   assert.equal(decision?.quota, 3);
+  assert.equal(limits.refusedFailure('10.0.0.2', undefined), null);
   assert.deepEqual(refused, ['failed_auth']);
   await sleep(1050);
   assert.equal(limits.blockedFor('10.0.0.1'), 0);
   assert.equal(limits.anyBlocked, false);
+});
+
+test('failed authentications per key prefix: counted from any address; refuses that prefix only', async () => {
+  const { limits, warnings } = await start({ authFailureLimit: 3, authFailureWindowSeconds: 1 });
+  const prefix = 'ask_AbCdEfGh';
+  for (const address of ['10.0.1.1', '10.0.1.2', '10.0.1.3'])
+    await limits.failedAuthentication(address, prefix);
+  // No address used up its quota; the prefix did.
+  assert.equal(limits.blockedFor('10.0.1.1'), 0);
+  assert.equal(limits.blockedFor(prefix), 1);
+  const decision = limits.refusedFailure('10.0.1.4', prefix);
+  assert.equal(decision?.policy, 'failed-auth-prefix');
+  assert.equal(decision?.quota, 3);
+  assert.equal(limits.refusedFailure('10.0.1.4', 'ask_ZzZzZzZz'), null);
+  assert.equal(limits.refusedFailure('10.0.1.4', undefined), null);
+  // An address locked out is named first.
+  for (let i = 0; i < 3; i++) await limits.failedAuthentication('10.0.1.5');
+  assert.equal(limits.refusedFailure('10.0.1.5', prefix)?.policy, 'failed-auth');
+  // One warning per lockout, naming what is locked out.
+  assert.deepEqual(
+    warnings.map((w) => [w.client ?? w.keyPrefix, w.policy]),
+    [
+      [prefix, 'failed-auth-prefix'],
+      ['10.0.1.5', 'failed-auth'],
+    ],
+  );
 });
 
 test('the header fields and the 429 message (draft-ietf-httpapi-ratelimit-headers-11)', () => {

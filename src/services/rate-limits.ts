@@ -1,14 +1,23 @@
 // Rate limits (issue 14, section 3; ADR 0017): requests per second per key, and failed authentications
-// per client address. Counted with rate-limiter-flexible, in Redis when REDIS_URL is set (shared by every
-// instance), else in this process's memory. Nothing here knows HTTP: src/http/rate-limit.ts turns the
+// per client address and per managed key's prefix (issue 34). Counted with rate-limiter-flexible, in
+// Redis when REDIS_URL is set (shared by every instance), else in this process's memory. Nothing here knows HTTP: src/http/rate-limit.ts turns the
 // decisions into answers and headers for both transports.
 //
-// An address refused for failed authentications is refused by every instance (issue 24): the instance
-// whose count reached the quota announces it on a Redis channel every instance listens to, and records it
-// in a sorted set that an instance reads when it (re)connects. Each instance keeps the refused addresses
-// in memory, so the check on the request path stays synchronous and free.
+// A lockout refuses failures only (issue 34): the pipeline asks it once a key has failed, so a valid key
+// is served whatever others did from its address. Two subjects are locked out, with the same quota and
+// window (AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS):
+// - a client address (the one TRUST_PROXY makes of the request): someone guessing any keys from it;
+// - a live managed key's prefix (`ask_` and 8 characters, shown in key lists), when a wrong key starts
+//   with it: someone guessing that one key, from any number of addresses. Prefixes no live key has are
+//   not counted (a random guess is the address's to count), so this costs no memory per guess.
+// A subject is an address or a prefix; they never clash (prefixes have `_`, addresses never do).
 //
-// The request path asks `limitOf(principal)` and `blockedFor(address)` synchronously and allocates
+// A subject refused is refused by every instance (issue 24): the instance whose count reached the quota
+// announces it on a Redis channel every instance listens to, and records it in a sorted set that an
+// instance reads when it (re)connects. Each instance keeps the refused subjects in memory, so the check
+// on the request path stays synchronous and free.
+//
+// The request path asks `limitOf(principal)` and `refusedFailure(...)` synchronously and allocates
 // nothing when no limit applies; only a request that has a limit pays for a count (a promise).
 import type { Redis } from 'ioredis';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
@@ -19,8 +28,8 @@ import { DEFAULT_RATE_LIMITS, type RateLimitOptions, rateLimitOptions } from '..
 
 export { DEFAULT_RATE_LIMITS, type RateLimitOptions, rateLimitOptions };
 
-/** The two policies, named as the RateLimit and RateLimit-Policy headers name them. */
-export type PolicyName = 'per-key' | 'failed-auth';
+/** The policies, named as the RateLimit and RateLimit-Policy headers name them. */
+export type PolicyName = 'per-key' | 'failed-auth' | 'failed-auth-prefix';
 
 /** What a count decided: a rate decision (not the analysis's verdict). */
 export interface RateDecision {
@@ -52,7 +61,7 @@ export const REDIS_WARN_EVERY_MS = 5000;
 const REDIS_COMMAND_TIMEOUT_MS = 250;
 /** How long start() waits for Redis before serving without it (ms). */
 const REDIS_CONNECT_WAIT_MS = 2000;
-/** Blocked addresses are swept of expired entries when there are more than this many. */
+/** Refused subjects are swept of expired entries when there are more than this many. */
 const BLOCKED_SWEEP_SIZE = 1024;
 /** Refusals announced at once are read back at most this many at a time (ZRANGEBYSCORE ... LIMIT). */
 const BLOCKED_READ_LIMIT = 10_000;
@@ -129,7 +138,8 @@ interface SharedStore {
 export class RateLimits {
   private readonly perKey = new Map<number, Counter>();
   private readonly authFailures: Counter;
-  /** Addresses refused until a time (ms): checked before any key work. */
+  private readonly prefixFailures: Counter;
+  /** Subjects (addresses, key prefixes) whose failures are refused until a time (ms). */
   private readonly blocked = new Map<string, number>();
   private lastWarn = 0;
   private redisDown = false;
@@ -147,6 +157,14 @@ export class RateLimits {
       options.authFailureLimit,
       options.authFailureWindowSeconds,
       `${options.redisKeyPrefix}ratelimit:auth`,
+      this,
+      store,
+    );
+    this.prefixFailures = new Counter(
+      'failed-auth-prefix',
+      options.authFailureLimit,
+      options.authFailureWindowSeconds,
+      `${options.redisKeyPrefix}ratelimit:authprefix`,
       this,
       store,
     );
@@ -237,91 +255,115 @@ export class RateLimits {
     return decision;
   }
 
-  /** True when some address is refused (the only case where `blockedFor` needs asking). */
+  /** True when some subject is refused (the only case where `refusedFailure` needs asking). */
   get anyBlocked(): boolean {
     return this.blocked.size !== 0;
   }
 
-  /** Seconds `address` must still wait after too many failed authentications; 0: not refused. */
-  blockedFor(address: string | undefined): number {
-    if (address === undefined || this.blocked.size === 0) return 0;
-    const until = this.blocked.get(address);
+  /** Seconds failures of `subject` (an address or a key prefix) must still wait; 0: not refused. */
+  blockedFor(subject: string | undefined): number {
+    if (subject === undefined || this.blocked.size === 0) return 0;
+    const until = this.blocked.get(subject);
     if (until === undefined) return 0;
     const left = until - Date.now();
     if (left <= 0) {
-      this.blocked.delete(address);
+      this.blocked.delete(subject);
       return 0;
     }
     return seconds(left);
   }
 
-  /** The failed-authentication policy, for the headers of the 429 a refused address gets. */
-  refusedAddress(address: string | undefined): RateDecision | null {
-    const wait = this.blockedFor(address);
-    if (wait === 0) return null;
-    const until = this.blocked.get(address!)!;
+  /**
+   * For a request whose key failed: the lockout that refuses it (its address first, then the prefix of the
+   * live key its wrong key starts with), for the 429's headers; null: answer 401 and count it.
+   */
+  refusedFailure(address: string | undefined, prefix: string | undefined): RateDecision | null {
+    if (this.blocked.size === 0) return null;
+    const byAddress = this.blockedFor(address);
+    const subject = byAddress !== 0 ? address : this.blockedFor(prefix) !== 0 ? prefix : undefined;
+    if (subject === undefined) return null;
+    const resetMs = this.blocked.get(subject)! - Date.now();
     this.deps.rateLimited('failed_auth');
     return {
       allowed: false,
-      policy: 'failed-auth',
+      policy: subject === address ? 'failed-auth' : 'failed-auth-prefix',
       quota: this.options.authFailureLimit,
       windowSeconds: this.options.authFailureWindowSeconds,
       remaining: 0,
-      resetSeconds: wait,
-      resetMs: until - Date.now(),
+      resetSeconds: seconds(resetMs),
+      resetMs,
     };
   }
 
   /**
-   * Counts a failed authentication from `address` (answered 401). Once the address has used up its
-   * quota in the window, it is refused (429, before any key work) until the window ends.
+   * Counts a failed authentication (answered 401) from `address`, and against `prefix` when the wrong key
+   * starts with a live key's prefix. A subject that has used up its quota in the window has its further
+   * failures refused (429) until the window ends.
    */
-  async failedAuthentication(address: string | undefined): Promise<void> {
-    if (address === undefined) return;
+  async failedAuthentication(address: string | undefined, prefix?: string): Promise<void> {
+    await Promise.all([
+      address === undefined ? undefined : this.countFailure(this.authFailures, address, 'client'),
+      prefix === undefined ? undefined : this.countFailure(this.prefixFailures, prefix, 'keyPrefix'),
+    ]);
+  }
+
+  private async countFailure(counter: Counter, subject: string, kind: 'client' | 'keyPrefix'): Promise<void> {
     let decision: RateDecision;
     try {
-      decision = await this.authFailures.consume(address);
+      decision = await counter.consume(subject);
     } catch {
       return; // the memory counter does not fail; if it ever did, the 401 still stands
     }
     if (decision.remaining > 0 && decision.allowed) return;
-    this.block(address, Date.now() + decision.resetMs);
-    await this.announce(address, decision.resetMs);
+    if (this.block(subject, Date.now() + decision.resetMs)) {
+      // Once per lockout, on the instance that counted it: who to look at (the address as TRUST_PROXY
+      // makes it; a prefix is what key lists show, no secret).
+      this.deps.warn(
+        { [kind]: subject, seconds: decision.resetSeconds, policy: counter.policy },
+        'too many failed authentications: further failures are refused (valid keys are still served)',
+      );
+    }
+    await this.announce(subject, decision.resetMs);
   }
 
-  /** Where refusals are recorded (a sorted set: address by the time it is refused until) and announced. */
+  /** Where refusals are recorded (a sorted set: subject by the time it is refused until) and announced. */
   get refusalsKey(): string {
     return `${this.options.redisKeyPrefix}ratelimit:refused`;
   }
 
-  /** Refuses `address` until `until` (ms), or longer if it is refused longer already. */
-  private block(address: string, until: number): void {
-    if (until <= Date.now() || (this.blocked.get(address) ?? 0) >= until) return;
+  /**
+   * Refuses `subject`'s failures until `until` (ms), or longer if it is refused longer already. True when
+   * it was not refused before.
+   */
+  private block(subject: string, until: number): boolean {
+    const before = this.blocked.get(subject) ?? 0;
+    if (until <= Date.now() || before >= until) return false;
     if (this.blocked.size >= BLOCKED_SWEEP_SIZE) this.sweep();
-    this.blocked.set(address, until);
+    this.blocked.set(subject, until);
+    return before <= Date.now();
   }
 
   /**
-   * Tells every instance (and those that connect later) that `address` is refused for `ms`. Redis away:
+   * Tells every instance (and those that connect later) that `subject` is refused for `ms`. Redis away:
    * the refusal holds on this instance only, as the counts do then.
    */
-  private async announce(address: string, ms: number): Promise<void> {
+  private async announce(subject: string, ms: number): Promise<void> {
     if (this.store === undefined) return;
     const now = Date.now();
     try {
       await this.store.client
         .multi()
-        .zadd(this.refusalsKey, now + ms, address)
+        .zadd(this.refusalsKey, now + ms, subject)
         .zremrangebyscore(this.refusalsKey, '-inf', now)
         .pexpire(this.refusalsKey, Math.max(ms, this.options.authFailureWindowSeconds * 1000))
-        .publish(this.refusalsKey, `${ms} ${address}`)
+        .publish(this.refusalsKey, `${ms} ${subject}`)
         .exec();
     } catch (err) {
       this.redisFailed(err);
     }
   }
 
-  /** A refusal another instance (or this one) announced: `<ms> <address>`. */
+  /** A refusal another instance (or this one) announced: `<ms> <subject>`. */
   announced(message: string): void {
     const space = message.indexOf(' ');
     const ms = Number(message.slice(0, space));
@@ -350,7 +392,7 @@ export class RateLimits {
 
   private sweep(): void {
     const now = Date.now();
-    for (const [address, until] of this.blocked) if (until <= now) this.blocked.delete(address);
+    for (const [subject, until] of this.blocked) if (until <= now) this.blocked.delete(subject);
   }
 
   /** Redis failed (a connection error or a command that failed): warn, at most every few seconds. */
