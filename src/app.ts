@@ -33,7 +33,7 @@ import { timeseriesRoutes } from './http/timeseries.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { webhookRoutes } from './http/webhooks.js';
 import type { Metrics } from './metrics.js';
-import type { AnalysisService } from './services/analysis.js';
+import type { AnalysisPool } from './services/analysis-pool.js';
 import type { Assign } from './services/assignments.js';
 import type { EventService } from './services/events.js';
 import type { ExperimentCache } from './services/experiment-cache.js';
@@ -62,8 +62,9 @@ export interface AppDeps {
   exposures: ExposureService;
   results: ResultService;
   feedback: FeedbackService;
-  analysis: AnalysisService;
-  timeseries: TimeseriesService;
+  /** Analyses and time series, off the event loop. */
+  analysis: Pick<AnalysisPool, 'analysisJson' | 'timeseriesJson'>;
+  timeseries: Pick<TimeseriesService, 'versions'>;
   events: EventService;
   webhooks: WebhookService;
   store: Pick<Store, 'ping'>;
@@ -117,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...feedbackRoutes(deps.feedback),
     ...localEvaluationRoutes(deps.live, deps.exposures),
     ...analysisRoutes(deps.analysis),
-    ...timeseriesRoutes(deps.timeseries),
+    ...timeseriesRoutes(deps.timeseries, deps.analysis),
     ...keyRoutes(deps.keys),
     ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
     ...metricsRoutes(deps.metrics),

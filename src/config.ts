@@ -1,4 +1,5 @@
 // Environment variables → a typed Config. Pure: main.ts passes process.env in.
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MIN_KEY_LENGTH } from './api-key.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions } from './core/rate-limit-options.js';
@@ -38,9 +39,14 @@ export interface Config {
   monitorIntervalSeconds: number;
   /** Who /mcp answers (DNS-rebinding protection, ADR 0030): MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS. */
   mcp: { allowedHosts: string[]; allowedOrigins: string[] };
+  /** ANALYSIS_THREADS, ANALYSIS_QUEUE, ANALYSIS_BUDGET_SECONDS, ANALYSIS_CACHE_MB (ADR 0036). */
+  analysis: { threads: number; queue: number; budgetMs: number; cacheBytes: number };
 }
 
 export class ConfigError extends Error {}
+
+/** ANALYSIS_THREADS' default: the cores but one (the event loop's), at least 1, at most 4. */
+export const defaultThreads = () => Math.max(1, Math.min(4, availableParallelism() - 1));
 
 /** See ADR 0008: the SQLite writer thread yields the core to the event loop under contention. */
 const DEFAULT_WRITER_NICE = 10;
@@ -282,6 +288,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       denyPrivate: flag(env, 'WEBHOOK_DENY_PRIVATE'),
     },
     monitorIntervalSeconds: integer(env, 'MONITOR_INTERVAL_SECONDS', 60, 0, 86_400),
+    analysis: {
+      threads: integer(env, 'ANALYSIS_THREADS', defaultThreads(), 1, 64),
+      queue: integer(env, 'ANALYSIS_QUEUE', 16, 0, 10_000),
+      budgetMs: integer(env, 'ANALYSIS_BUDGET_SECONDS', 20, 1, 3600) * 1000,
+      cacheBytes: integer(env, 'ANALYSIS_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
+    },
     mcp: {
       allowedHosts: parseMcpHosts(env.MCP_ALLOWED_HOSTS, env.HOST || '127.0.0.1'),
       // Unset: an Origin is allowed when its host is an allowed host (http/mcp.ts).

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
     webhooks: config.webhooks,
     monitorIntervalSeconds: config.monitorIntervalSeconds,
+    analysis: config.analysis,
     mcp: config.mcp,
     logger: createLogger(config.logLevel, [key.key]),
   });

@@ -38,6 +38,8 @@ const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retried', 'fa
 /** How a guardrail monitor round ended (services/monitor.ts): it ran, another instance leads, or it failed. */
 export type MonitorOutcome = 'led' | 'follower' | 'failed';
 const MONITOR_OUTCOMES: readonly MonitorOutcome[] = ['led', 'follower', 'failed'];
+export type AnalysisOutcome = 'done' | 'cached' | 'busy' | 'budget' | 'failed';
+const ANALYSIS_OUTCOMES: readonly AnalysisOutcome[] = ['done', 'cached', 'busy', 'budget', 'failed'];
 /** Upper bounds of the monitor round duration histogram, in seconds. */
 export const ROUND_BOUNDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -72,6 +74,8 @@ export interface Metrics {
   webhookAttempt(outcome: WebhookOutcome): void;
   /** A guardrail monitor round: its outcome and how long it took (seconds). */
   monitorRound(outcome: MonitorOutcome, seconds: number): void;
+  /** An analysis or time series request of the worker pool, by outcome. */
+  analysis(outcome: AnalysisOutcome): void;
   /** GroupCommit's onCommit: batch sizes and each request's wait for its commit. */
   committed(info: CommitInfo): void;
   /** Connects the gauges read at scrape time (once the runtime's parts exist). */
@@ -258,6 +262,13 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   for (const outcome of MONITOR_OUTCOMES) monitorRounds.labels(outcome).inc(0);
+  const analyses = new Counter({
+    name: 'agentsplit_analyses_total',
+    help: 'Analyses and time series, by outcome: done (a worker computed it), cached, busy (503: the workers and their queue were full), budget (503: stopped at ANALYSIS_BUDGET_SECONDS), failed (an error, e.g. 4xx)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of ANALYSIS_OUTCOMES) analyses.labels(outcome).inc(0);
   const monitorDuration = new Histogram({
     name: 'agentsplit_monitor_round_duration_seconds',
     help: 'How long a guardrail monitor round took, by outcome',
@@ -333,6 +344,9 @@ export function createMetrics(): Metrics {
     },
     webhookAttempt(outcome) {
       webhookAttempts.labels(outcome).inc();
+    },
+    analysis(outcome) {
+      analyses.labels(outcome).inc();
     },
     monitorRound(outcome, seconds) {
       monitorRounds.labels(outcome).inc();

@@ -1,6 +1,7 @@
 // Wires store → services → app, and takes them down in order. Used by main.ts and by the API tests.
 import type { Logger } from 'pino';
 import { type App, buildApp } from './app.js';
+import { defaultThreads } from './config.js';
 import type { RandomSource } from './core/assignment.js';
 import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
@@ -9,7 +10,7 @@ import type { TrustProxy } from './http/client-address.js';
 import type { McpOptions } from './http/mcp.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { AnalysisService } from './services/analysis.js';
+import { AnalysisPool, type AnalysisPoolOptions } from './services/analysis-pool.js';
 import { createAssign } from './services/assignments.js';
 import { EventBus, EventService } from './services/events.js';
 import { ExperimentCache } from './services/experiment-cache.js';
@@ -64,7 +65,12 @@ export interface RuntimeOptions {
   webhooks?: Partial<WebhookOptions>;
   /** Who /mcp answers: MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS (absent: local host names). */
   mcp?: McpOptions;
+  /** The analysis workers (ANALYSIS_*; issue 34); unset fields: the defaults. */
+  analysis?: Partial<Omit<AnalysisPoolOptions, 'maxAgeMs'>>;
 }
+
+/** Where other instances write too, the longest an analysis answer is reused without seeing their writes. */
+const SHARED_CACHE_MAX_AGE_MS = 5000;
 
 export interface WebhookOptions {
   /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE). */
@@ -169,20 +175,28 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         },
       )
     : undefined;
-  const ingest = new GroupCommit((batch) => store.appendBatch(batch), {
-    maxBufferedExposures: options.exposureBuffer,
-    onExposureError: (err, lost) => {
-      metrics.databaseError('exposure_write');
-      app?.log.error({ err, lost }, 'exposures could not be written');
+  let analysis: AnalysisPool | undefined;
+  const ingest = new GroupCommit(
+    async (batch) => {
+      const decisions = await store.appendBatch(batch);
+      analysis?.committed(batch);
+      return decisions;
     },
-    onCommit: (info) => metrics.committed(info),
-    onExposuresDropped: warnAtMostEverySecond((count, total) =>
-      app?.log.warn(
-        { dropped: count, total },
-        'exposure buffer full: exposures dropped (is the database slow or down?)',
+    {
+      maxBufferedExposures: options.exposureBuffer,
+      onExposureError: (err, lost) => {
+        metrics.databaseError('exposure_write');
+        app?.log.error({ err, lost }, 'exposures could not be written');
+      },
+      onCommit: (info) => metrics.committed(info),
+      onExposuresDropped: warnAtMostEverySecond((count, total) =>
+        app?.log.warn(
+          { dropped: count, total },
+          'exposure buffer full: exposures dropped (is the database slow or down?)',
+        ),
       ),
-    ),
-  });
+    },
+  );
   metrics.watch({
     pendingExposures: () => ingest.pendingExposures,
     droppedExposures: () => ingest.droppedExposures,
@@ -208,7 +222,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
   });
   const exposures = new ExposureService({ experiments: experimentCache, assignments, ingest, now });
-  const analysis = new AnalysisService({ experiments: experimentCache, store });
+  const poolOptions = options.analysis ?? {};
+  analysis = new AnalysisPool(
+    {
+      experiments: experimentCache,
+      database: options.database,
+      store,
+      onOutcome: (o) => metrics.analysis(o),
+    },
+    {
+      threads: poolOptions.threads ?? defaultThreads(),
+      queue: poolOptions.queue ?? 16,
+      budgetMs: poolOptions.budgetMs ?? 20_000,
+      cacheBytes: poolOptions.cacheBytes ?? 32 * 1024 * 1024,
+      nice: poolOptions.nice ?? 15,
+      ...(store.watchExperiments ? { maxAgeMs: SHARED_CACHE_MAX_AGE_MS } : {}),
+    },
+  );
   const timeseries = new TimeseriesService({ experiments: experimentCache, store });
   const rateLimits = await RateLimits.start(rateLimitOptions(options.rateLimits), {
     warn: (fields, message) => (options.logger ?? app?.log)?.warn(fields, message),
@@ -264,6 +294,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       idempotency.close();
       await rateLimits.close();
       await keys.close();
+      await analysis.close();
       if (ingest.pendingExposures > 0) {
         app.log.error({ lost: ingest.pendingExposures }, 'exposures could not be written before shutdown');
       }

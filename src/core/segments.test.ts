@@ -182,4 +182,47 @@ describe('segments', () => {
       ],
     );
   });
+
+  test('topSegments ranks by users where per-user rows exist, and shows `limit` values', () => {
+    // 'calls' has most results (20) from 2 users; 'people' 6 results from 5 users: per user, 'people' first.
+    const counts: SegmentCount[] = [
+      { experimentId: 1, key: 'k', value: 'calls', version: 1, variantKey: 'A', n: 20 },
+      { experimentId: 1, key: 'k', value: 'people', version: 1, variantKey: 'A', n: 6 },
+      { experimentId: 1, key: 'k', value: 'few', version: 1, variantKey: 'A', n: 1 },
+    ];
+    const unit = (value: string, metric: string, units: number) => ({
+      experimentId: 1,
+      key: 'k',
+      value,
+      version: 1,
+      variantKey: 'A',
+      metric,
+      kind: 'mean' as const,
+      units,
+      sumX: units,
+      sumX2: units,
+      sumY: units,
+      sumY2: units,
+      sumXY: units,
+    });
+    // A user counts once per variant, by the metric most users have (not summed over metrics).
+    const units = [unit('calls', 'x', 2), unit('calls', 'y', 1), unit('people', 'x', 5), unit('few', 'x', 1)];
+    const ranked = topSegments([], counts, { units, sketches: [] });
+    assert.deepEqual(
+      ranked.map((s) => s.value),
+      ['people', 'calls', 'few'],
+    );
+    const two = topSegments([], counts, { units, sketches: [] }, 1);
+    assert.deepEqual(
+      two.map((s) => [s.value, s.mergedValues]),
+      [
+        ['people', undefined],
+        [OTHER_SEGMENT, 2],
+      ],
+    );
+    assert.deepEqual(
+      two[1]!.counts.map((c) => c.n),
+      [21],
+    );
+  });
 });

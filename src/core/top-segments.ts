@@ -1,4 +1,4 @@
-// The values of one segment key an analysis shows: the TOP_SEGMENTS with most results, each with its rows
+// The values of one segment key an analysis shows: the TOP_SEGMENTS (or fewer) with most units, each with its rows
 // (counts, metric sums, per-user sums, sketch bins), and the rest merged as one OTHER_SEGMENT value. Pure.
 import { addSums } from './pairs.js';
 import type { SegmentPairRollup } from './segment-pairs.js';
@@ -19,7 +19,33 @@ export interface ShownSegment {
 const SEP = '\u0000';
 
 /**
- * Ranked by results (ties by value; values only feedback gave, with no result, last). The merged rest sums
+ * The units of each value: users where per-user rows exist (sticky experiments; a user counted once per
+ * variant and version, by the metric most of them have), else results (calls).
+ */
+function unitsByValue(
+  counts: readonly SegmentCount[],
+  units: readonly SegmentUnitRollup[],
+): Map<string, number> {
+  const totals = new Map<string, number>();
+  if (units.length === 0) {
+    for (const c of counts) totals.set(c.value, (totals.get(c.value) ?? 0) + c.n);
+    return totals;
+  }
+  const most = new Map<string, { value: string; users: number }>();
+  for (const u of units) {
+    const at = `${u.value}${SEP}${u.version}${SEP}${u.variantKey}`;
+    const seen = most.get(at);
+    if (!seen) most.set(at, { value: u.value, users: u.units });
+    else if (u.units > seen.users) seen.users = u.units;
+  }
+  for (const { value, users } of most.values()) totals.set(value, (totals.get(value) ?? 0) + users);
+  for (const c of counts) if (!totals.has(c.value)) totals.set(c.value, 0);
+  return totals;
+}
+
+/**
+ * Ranked by units (`unitsByValue`; ties by value; values only feedback gave, with no result, last); the
+ * first `limit` shown one by one. The merged rest sums
  * its rows per version, variant, metric and kind (and bin): per-user sums of several values add as if each
  * (user, value) were a unit, so a user with calls in two merged values counts twice there.
  */
@@ -34,14 +60,14 @@ export function topSegments(
     units: [],
     sketches: [],
   },
+  limit = TOP_SEGMENTS,
 ): ShownSegment[] {
-  const totals = new Map<string, number>();
-  for (const c of counts) totals.set(c.value, (totals.get(c.value) ?? 0) + c.n);
+  const totals = unitsByValue(counts, more.units);
   // A value only feedback gave (on assignments, with no result of that value yet) ranks with 0 results.
   for (const m of metrics) if (m.n > 0 && !totals.has(m.value)) totals.set(m.value, 0);
   const ranked = [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const out: ShownSegment[] = ranked
-    .slice(0, TOP_SEGMENTS)
+    .slice(0, limit)
     .map(([value]) => ({ value, counts: [], metrics: [], units: [], sketches: [], pairs: [] }));
   const byValue = new Map(out.map((s) => [s.value, s]));
   const other = {

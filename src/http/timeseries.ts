@@ -1,10 +1,12 @@
 // GET /experiment/:slug/analysis/timeseries — one metric's cumulative effect per hour or day, from the
 // hourly rollups; GET /experiment/:slug/versions — the variant definitions of every version.
 import { Type } from 'typebox';
+import { MAX_ANSWER_FIGURES } from '../core/answer-bounds.js';
+import type { AnalysisPool } from '../services/analysis-pool.js';
 import type { TimeseriesService } from '../services/timeseries.js';
 import { comparisonQuery } from '../stats/schema-parts.js';
 import { TimeseriesSchema } from '../stats/timeseries-schema.js';
-import { type Route, route } from './route.js';
+import { JsonBody, type Route, route } from './route.js';
 import { errorResponses, SlugParams } from './schemas/common.js';
 import { VariantSchema } from './schemas/experiments.js';
 
@@ -78,7 +80,10 @@ const VersionsResponse = Type.Object(
   },
 );
 
-export function timeseriesRoutes(timeseries: TimeseriesService): Route[] {
+export function timeseriesRoutes(
+  timeseries: Pick<TimeseriesService, 'versions'>,
+  pool: Pick<AnalysisPool, 'timeseriesJson'>,
+): Route[] {
   return [
     route({
       method: 'GET',
@@ -89,12 +94,14 @@ export function timeseriesRoutes(timeseries: TimeseriesService): Route[] {
         summary: "One metric's cumulative effect per day or hour",
         description:
           'From the hourly rollups kept at write time: the cost grows with the periods and variants, not the ' +
-          'results. Per call even for sticky experiments. See docs/statistics.md for the methods.',
+          'results. Run like the analysis: in a worker thread within a time budget, cached until the rollups ' +
+          `change; at most ${MAX_ANSWER_FIGURES} points (periods × variants) an answer, past it 422. ` +
+          'See docs/statistics.md for the methods.',
         params: SlugParams,
         querystring: TimeseriesQuery,
         response: { 200: TimeseriesSchema, ...errorResponses },
       },
-      handle: ({ params, query }) => timeseries.timeseries(params.slug, query),
+      handle: async ({ params, query }) => new JsonBody(await pool.timeseriesJson(params.slug, query)),
     }),
     route({
       method: 'GET',

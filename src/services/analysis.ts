@@ -1,5 +1,7 @@
 // Analysis of an experiment from its rollups (never from raw results): fetches the rollups and the versions,
 // checks the query (version, control, metric names), and hands them to the pure analyzeRollups (stats/).
+
+import { checkFigures } from '../core/answer-bounds.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
@@ -30,6 +32,8 @@ export interface AnalysisQuery {
   nStar?: number;
   /** A declared segment key: the analysis per value of it too (exploratory). */
   segment?: string;
+  /** With `segment`: how many values are shown one by one (the rest merged as "(other)"); default TOP_SEGMENTS. */
+  segmentValues?: number;
 }
 
 export interface AnalysisDeps {
@@ -37,16 +41,19 @@ export interface AnalysisDeps {
   store: Pick<Store, 'readRollups' | 'listVersions' | 'readSegments'>;
 }
 
+/** What an analysis needs of an experiment: its store id and definition (a worker gets them by message). */
+export type AnalysedExperiment = Pick<LiveExperiment, 'id' | 'experiment'>;
+
 export class AnalysisService {
   constructor(private readonly deps: AnalysisDeps) {}
 
   async analyze(slug: string, q: AnalysisQuery): Promise<Analysis> {
     const live = await this.deps.experiments.find(slug);
     if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
-    return this.run(live, q);
+    return this.analyzeExperiment(live, q);
   }
 
-  private async run(live: LiveExperiment, q: AnalysisQuery): Promise<Analysis> {
+  async analyzeExperiment(live: AnalysedExperiment, q: AnalysisQuery): Promise<Analysis> {
     const { experiment } = live;
     if (q.version !== undefined && (q.version < 1 || q.version > experiment.version)) {
       throw new ValidationError(`version must be between 1 and ${experiment.version} (got ${q.version})`);
@@ -86,6 +93,25 @@ export class AnalysisService {
         throw new ValidationError(`metric '${name}' has no data in '${experiment.slug}' (metrics: ${known})`);
       }
     }
+    // Refused before any work when the answer would pass its bound (core/answer-bounds.ts).
+    const shown =
+      segmentRows === undefined
+        ? []
+        : topSegments(
+            segmentRows.metrics.filter(inVersion),
+            segmentRows.counts.filter(inVersion),
+            {
+              units: segmentRows.units.filter(inVersion),
+              sketches: segmentRows.sketches.filter(inVersion),
+              pairs: segmentRows.pairs.filter(inVersion),
+            },
+            q.segmentValues,
+          );
+    checkFigures({
+      metrics: q.metrics?.length ?? available.length,
+      variants: keys.length,
+      segments: shown.length,
+    });
     const exposures = rollups.exposures.filter(inVersion);
     const declaration = {
       slug: experiment.slug,
@@ -129,11 +155,6 @@ export class AnalysisService {
     const counts = segmentRows.counts.filter(inVersion);
     const segmented = counts.reduce((a, c) => a + (keys.includes(c.variantKey) ? c.n : 0), 0);
     const total = Object.values(analysis.results).reduce((a, n) => a + n, 0);
-    const shown = topSegments(segmentRows.metrics.filter(inVersion), counts, {
-      units: segmentRows.units.filter(inVersion),
-      sketches: segmentRows.sketches.filter(inVersion),
-      pairs: segmentRows.pairs.filter(inVersion),
-    });
     const segments = shown.map((s) => {
       const part = analyzeRollups({
         experiment: declaration,

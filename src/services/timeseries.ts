@@ -2,6 +2,7 @@
 // (never from raw results), and the variant definitions of every version. Sticky experiments are read per
 // user from the hourly moves of the per-user sums, so the last period is the analysis' own reading.
 
+import { checkPoints } from '../core/answer-bounds.js';
 import { pairId } from '../core/declared.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Variant } from '../core/experiment.js';
@@ -50,7 +51,14 @@ export class TimeseriesService {
   constructor(private readonly deps: TimeseriesDeps) {}
 
   async timeseries(slug: string, q: TimeseriesQuery): Promise<Timeseries> {
-    const live = await this.live(slug);
+    return this.timeseriesOf(await this.live(slug), q);
+  }
+
+  /** The series of an experiment already found (a worker gets its id and definition by message). */
+  async timeseriesOf(
+    live: Pick<LiveExperiment, 'id' | 'experiment'>,
+    q: TimeseriesQuery,
+  ): Promise<Timeseries> {
     const { experiment } = live;
     const keys = experiment.variants.map((v) => v.key);
     const control = q.control ?? keys[0]!;
@@ -78,6 +86,11 @@ export class TimeseriesService {
     const alpha = q.alpha ?? 0.05;
     const statistic = definition?.statistic ?? 'mean';
     const level = quantileLevel(statistic);
+    const periodOf = interval === 'day' ? dayOf : hourOf;
+    const periods = new Set(
+      [...rows, ...hourly.exposures, ...(ratio?.rows ?? [])].map((r) => periodOf(r.hour)),
+    );
+    checkPoints({ periods: periods.size, variants: keys.length, interval });
     const units: readonly HourlyUnitRow[] = hourly.units;
     const series = cumulativeSeries(rows, hourly.exposures, {
       variantKeys: keys,
@@ -87,7 +100,7 @@ export class TimeseriesService {
       sided: q.sided ?? 'two',
       nStar: q.nStar,
       direction,
-      periodOf: interval === 'day' ? dayOf : hourOf,
+      periodOf,
       ...(sticky ? { units: units.filter((u) => u.metric === q.metric) } : {}),
       ...(level !== null
         ? { quantile: { level, sketches: hourly.sketches.filter((b) => b.metric === q.metric) } }

@@ -3,7 +3,7 @@ import type { SqlDatabase } from './database.js';
 import { migrate } from './migrate.js';
 import { openPostgres, type PostgresOptions } from './postgres.js';
 import { SqlStore } from './sql-store.js';
-import { openSqlite } from './sqlite/sqlite.js';
+import { openSqlite, openSqliteReader } from './sqlite/sqlite.js';
 
 export type DatabaseTarget =
   | {
@@ -31,4 +31,17 @@ export async function openStore(target: DatabaseTarget): Promise<SqlStore> {
     throw err;
   }
   return new SqlStore(db);
+}
+
+/**
+ * A store that only reads, for a worker thread beside the one that opened `target` (analysis workers): no
+ * migration, one connection. An in-memory SQLite database cannot be shared with another thread.
+ */
+export async function openReadStore(target: DatabaseTarget): Promise<SqlStore> {
+  if (target.kind === 'sqlite') {
+    if (target.path === ':memory:')
+      throw new Error('an in-memory database cannot be read from another thread');
+    return new SqlStore(openSqliteReader(target.path));
+  }
+  return new SqlStore(await openPostgres(target.url, { ...target, poolSize: 1 }));
 }

@@ -55,6 +55,27 @@ export async function openSqlite(path: string, writerNice?: number): Promise<Sql
   };
 }
 
+/**
+ * A read connection of its own to `path`, for a thread that only reads (the analysis workers): WAL lets it
+ * read while the writer thread writes. Anything that would write fails.
+ */
+export function openSqliteReader(path: string): SqlDatabase {
+  const connection = new BetterSqlite3(path, { fileMustExist: true });
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('query_only = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    dialect: 'sqlite',
+    readWrite: db,
+    readOnly: db,
+    runScript: async () => {
+      throw new Error('a read connection runs no scripts');
+    },
+    ...singleProcess,
+    close: () => db.destroy(),
+  };
+}
+
 function openMemory(): SqlDatabase {
   const connection = new BetterSqlite3(':memory:');
   connection.pragma('foreign_keys = ON');

@@ -1,30 +1,12 @@
 // The SQLite writer thread: owns the only write connection, so fsync never blocks the event loop.
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
+import { lowerThreadPriority } from '../../thread-priority.js';
 import type { WriterRequest, WriterResponse } from './writer-thread-protocol.js';
 
 const { path, nice } = workerData as { path: string; nice?: number };
 
-/**
- * Lowers this thread's priority by `steps` niceness levels below the process's (ADR 0008), as nice(1)
- * does: relative, so the writer stays below the event loop whatever niceness the service was started
- * with, and only ever raised, which needs no privilege. Linux schedules threads, and setpriority()
- * takes a thread id, which /proc/thread-self names; where there is no /proc (not Linux), the thread
- * keeps its priority.
- */
-function lowerPriority(steps: number): void {
-  let tid: number;
-  try {
-    tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  } catch {
-    return; // not Linux
-  }
-  if (!Number.isInteger(tid) || tid <= 0) return;
-  setPriority(tid, Math.min(19, getPriority(tid) + steps));
-}
-if (nice !== undefined && nice > 0) lowerPriority(nice);
+if (nice !== undefined) lowerThreadPriority(nice);
 
 const port = parentPort!;
 const db = new Database(path);
