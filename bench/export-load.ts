@@ -58,12 +58,17 @@ function summary(times: number[]): { median: number; p99: number; max: number; n
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function healthzDuringExports(
+/** /healthz's latency idle, then while `work` runs (until it ends or `seconds` pass; it is then aborted). */
+export async function healthzWhile<T>(
   baseUrl: string,
-  apiKey: string,
-  slug: string,
-  options: { exports: number; seconds: number },
-): Promise<ExportLoadSample> {
+  seconds: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<{
+  result: T;
+  seconds: number;
+  idle: ExportLoadSample['idle'];
+  during: ExportLoadSample['during'];
+}> {
   const url = new URL(baseUrl);
   const idle: number[] = [];
   for (let i = 0; i < 50; i++) {
@@ -71,26 +76,46 @@ export async function healthzDuringExports(
     await pause(POLL_MS);
   }
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(), options.seconds * 1000);
+  const timer = setTimeout(() => stop.abort(), seconds * 1000);
   const started = performance.now();
-  const path = `/experiment/${slug}/results/export?format=ndjson`;
-  const exports = Promise.all(
-    Array.from({ length: options.exports }, () =>
-      exportLines(url, path, { 'x-api-key': apiKey }, stop.signal),
-    ),
-  ).finally(() => stop.abort());
+  const running = work(stop.signal).finally(() => stop.abort());
   const during: number[] = [];
   while (!stop.signal.aborted) {
     during.push(await get(url, '/healthz', {}));
     await pause(POLL_MS);
   }
-  const lines = (await exports).reduce((a, b) => a + b, 0);
+  const result = await running;
   clearTimeout(timer);
   return {
-    exports: options.exports,
-    lines,
+    result,
     seconds: (performance.now() - started) / 1000,
     idle: (({ median, p99, n }) => ({ median, p99, n }))(summary(idle)),
     during: summary(during),
+  };
+}
+
+export async function healthzDuringExports(
+  baseUrl: string,
+  apiKey: string,
+  slug: string,
+  options: { exports: number; seconds: number },
+): Promise<ExportLoadSample> {
+  const url = new URL(baseUrl);
+  const path = `/experiment/${slug}/results/export?format=ndjson`;
+  const measured = await healthzWhile(baseUrl, options.seconds, async (signal) =>
+    (
+      await Promise.all(
+        Array.from({ length: options.exports }, () =>
+          exportLines(url, path, { 'x-api-key': apiKey }, signal),
+        ),
+      )
+    ).reduce((a, b) => a + b, 0),
+  );
+  return {
+    exports: options.exports,
+    lines: measured.result,
+    seconds: measured.seconds,
+    idle: measured.idle,
+    during: measured.during,
   };
 }
