@@ -1,6 +1,6 @@
 // Rate limits (issue 14, section 3; ADR 0017): per-key limits (RATE_LIMIT_PER_SECOND, or a key's own
 // rateLimitPerSecond) answered 429 with Retry-After, RateLimit and RateLimit-Policy on both transports;
-// failed authentications throttled per client address (TRUST_PROXY) and per key prefix, never refusing a
+// failed authentications throttled per client address (TRUST_PROXY; IPv6 per /64) and per key prefix, never refusing a
 // valid key (issue 34); counters shared through Redis across instances;
 // Redis down → still serving, counted in memory, and a warning. On SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
@@ -553,6 +553,27 @@ describe('TRUST_PROXY: the client address behind a trusted proxy', { skip: SKIP_
     for (let i = 0; i < 6; i++) assert.equal((await viaProxy(`10.9.9.${i}, 198.51.100.3`)).statusCode, 401);
     // A different address sent by the client, before the one the proxy appended, changes nothing.
     assertTooMany(await viaProxy('10.9.9.99, 198.51.100.3'), 'failed-auth', 6, 10);
+  });
+
+  test('IPv6 clients are locked out per /64: stepping through addresses of one /64 does not escape it', async () => {
+    for (let i = 0; i < 6; i++) {
+      assert.equal((await viaProxy(`2001:db8:a:b::${i + 1}`)).statusCode, 401);
+    }
+    // Any address of that /64, however written, is refused; the next /64 is another client.
+    assertTooMany(await viaProxy('2001:db8:a:b:ffff:ffff:ffff:fffe'), 'failed-auth', 6, 10);
+    assertTooMany(await viaProxy('2001:0DB8:000A:000B::99'), 'failed-auth', 6, 10);
+    assert.equal((await viaProxy('2001:db8:a:c::1')).statusCode, 401);
+    assert.equal((await viaProxy('2001:db8:a:b::1', API_KEY)).statusCode, 200);
+  });
+
+  test('an IPv4-mapped IPv6 address counts as its IPv4 address', async () => {
+    for (let i = 0; i < 6; i++) {
+      const address = i % 2 === 0 ? '198.51.100.40' : '::ffff:198.51.100.40';
+      assert.equal((await viaProxy(address)).statusCode, 401);
+    }
+    assertTooMany(await viaProxy('::ffff:c633:6428'), 'failed-auth', 6, 10);
+    assertTooMany(await viaProxy('198.51.100.40'), 'failed-auth', 6, 10);
+    assert.equal((await viaProxy('198.51.100.41')).statusCode, 401);
   });
 
   test('a list of proxies: X-Forwarded-For is read only from a peer on the list', async () => {

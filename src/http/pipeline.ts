@@ -19,6 +19,7 @@ import { parse as parseQuery } from 'node:querystring';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { type Principal, ROOT } from '../core/keys.js';
+import { lockoutSubject } from '../core/lockout-subject.js';
 import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimits } from '../services/rate-limits.js';
 import { type Authenticate, isPublicPath, presentedKey, refusal, UNAUTHORIZED } from './auth.js';
@@ -197,7 +198,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           answer({ status: 401, body: UNAUTHORIZED }, false);
           return;
         }
-        const client = deps.clientAddress === undefined ? req.socket?.remoteAddress : deps.clientAddress(req);
+        // Counted per /64 for IPv6 (core/lockout-subject.ts).
+        const client = lockoutSubject(
+          deps.clientAddress === undefined ? req.socket?.remoteAddress : deps.clientAddress(req),
+        );
         const prefix = deps.livePrefixOf?.(presented);
         const refused = rateLimits.refusedFailure(client, prefix);
         if (refused !== null) {

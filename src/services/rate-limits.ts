@@ -6,7 +6,7 @@
 // A lockout refuses failures only (issue 34): the pipeline asks it once a key has failed, so a valid key
 // is served whatever others did from its address. Two subjects are locked out, with the same quota and
 // window (AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS):
-// - a client address (the one TRUST_PROXY makes of the request): someone guessing any keys from it;
+// - a client address (TRUST_PROXY's; an IPv6 one by its /64: core/lockout-subject.ts): someone guessing keys;
 // - a live managed key's prefix (`ask_` and 8 characters, shown in key lists), when a wrong key starts
 //   with it: someone guessing that one key, from any number of addresses. Prefixes no live key has are
 //   not counted (a random guess is the address's to count), so this costs no memory per guess.
