@@ -351,6 +351,58 @@ describe('webhooks', { skip: SKIP_BACKEND }, () => {
       409,
       /disabled/,
     );
+    // The history: each retry made, with its actor; none for the refused ones (404, 409).
+    const history = await rt.api.get('/events?type=webhook.delivery_retried&limit=100');
+    assert.equal(history.statusCode, 200, history.body);
+    const mine = history.json().events.filter((e: { data: { id: string } }) => e.data.id === hook.id);
+    assert.deepEqual(
+      mine.map((e: { actor: unknown; data: unknown }) => [e.actor, e.data]),
+      [1, 2].map(() => [
+        { kind: 'key', id: 'root', name: 'root' },
+        { id: hook.id, url: r.url, eventId: d!.eventId, type: 'experiment.created' },
+      ]),
+    );
+    await rt.api.delete(`/webhooks/${hook.id}`);
+  });
+
+  test('a retry and a rotation are recorded with the key that asked (a managed admin key)', async () => {
+    const r = await receiver([503, 503, 503, 503, 200]);
+    const created = await rt.api.post('/keys', { name: 'hook-operator', scopes: ['admin'] });
+    assert.equal(created.statusCode, 201, created.body);
+    const { key, id: keyId } = created.json() as { key: string; id: string };
+    const hook = await createWebhook({ url: r.url, events: ['experiment.created'] });
+    await rt.api.createExperiment({ slug: uniqueSlug('operator') });
+    // Failed: no attempt under way that a retry would meet (409).
+    const [first] = await deliveriesWhen(hook.id, (ds) => ds[0]?.status === 'failed');
+    const retried = await rt.api.post(`/webhooks/${hook.id}/deliveries/${first!.eventId}/retry`, {}, key);
+    assert.equal(retried.statusCode, 202, retried.body);
+    const rotated = await rt.api.post(`/webhooks/${hook.id}/secret/rotate?graceSeconds=60`, {}, key);
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    const history = await rt.api.get('/events?type=webhook.*&limit=100');
+    const mine = history
+      .json()
+      .events.filter((e: { data: { id?: string } }) => e.data.id === hook.id) as Array<{
+      type: string;
+      actor: unknown;
+      data: Record<string, unknown>;
+    }>;
+    const operator = { kind: 'key', id: keyId, name: 'hook-operator' };
+    assert.deepEqual(
+      mine.map((e) => [e.type, e.actor]),
+      [
+        ['webhook.created', { kind: 'key', id: 'root', name: 'root' }],
+        ['webhook.delivery_retried', operator],
+        ['webhook.secret_rotated', operator],
+      ],
+    );
+    assert.equal(mine[1]!.data.eventId, first!.eventId);
+    assert.equal(mine[2]!.data.previousSecretUntil, rotated.json().previousSecretUntil);
+    assert.ok(!history.body.includes(rotated.json().secret));
+    // The event types GET /events documents include both.
+    const docs = await rt.api.get('/openapi.json', null);
+    assert.equal(docs.statusCode, 200);
+    assert.match(docs.body, /webhook\.delivery_retried/);
+    assert.match(docs.body, /webhook\.secret_rotated/);
     await rt.api.delete(`/webhooks/${hook.id}`);
   });
 

@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.delivery_retried',
   'webhook.test',
   'guardrail.failed',
   'srm.detected',

@@ -69,6 +69,22 @@ test('outcomes: 2xx delivered, 410 failed and disabled, else retried on the sche
 test('the Slack sentence names the change and who made it', () => {
   assert.equal(describeEvent(EVENT), "Experiment 'checkout' went from running to paused (by key 'root').");
   assert.deepEqual(JSON.parse(deliveryBody('slack', EVENT)), { text: describeEvent(EVENT) });
+  const retried = {
+    ...EVENT,
+    type: 'webhook.delivery_retried',
+    experiment: null,
+    data: { id: 'w1', url: 'https://hooks.example.com/a', eventId: 'e1', type: 'experiment.created' },
+  };
+  assert.equal(
+    describeEvent(retried),
+    "Event e1 (experiment.created) is sent again to https://hooks.example.com/a, as key 'root' asked.",
+  );
+  const rotated = {
+    ...retried,
+    type: 'webhook.secret_rotated',
+    data: { id: 'w1', previousSecretUntil: null },
+  };
+  assert.equal(describeEvent(rotated), "The signing secret of webhook w1 was rotated by key 'root'.");
 });
 
 test('a rotated-out secret signs beside the new one until its grace period ends', () => {

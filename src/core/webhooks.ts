@@ -108,6 +108,10 @@ export function describeEvent(e: ChangeEvent): string {
       return `API key '${String(d.name)}' was created by ${who}.`;
     case 'key.revoked':
       return `API key '${String(d.name)}' was revoked by ${who}.`;
+    case 'webhook.secret_rotated':
+      return `The signing secret of webhook ${String(d.id)} was rotated by ${who}.`;
+    case 'webhook.delivery_retried':
+      return `Event ${String(d.eventId)} (${String(d.type)}) is sent again to ${String(d.url)}, as ${who} asked.`;
     case TEST_EVENT_TYPE:
       return `A test event from agentsplit, sent by ${who}.`;
     default:

@@ -283,7 +283,7 @@ export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) 
           409: conflictResponse('an attempt of this delivery is under way; retry after it'),
         },
       },
-      handle: ({ params }) => webhooks.retry(params.id, params.eventId),
+      handle: ({ params, principal }) => webhooks.retry(params.id, params.eventId, actorOf(principal)),
     }),
     route({
       method: 'GET',

@@ -1,5 +1,5 @@
 // Webhook endpoints (issue 27 item 3): create (the signing secret shown once), list, read, change,
-// delete, test, and their deliveries. Each change is an event in the history, written with it.
+// delete, rotate the secret, test, and retry a delivery. Each change is an event in the history, written with it.
 import { randomBytes } from 'node:crypto';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Actor, ChangeEvent, EventSource } from '../core/events.js';
@@ -206,13 +206,22 @@ export class WebhookService {
   /**
    * Sends one event to this endpoint again: its delivery (failed, delivered or pending) becomes due now,
    * with the whole retry schedule ahead of it. The same webhook-id, so a receiver still drops a repeat.
+   * A `webhook.delivery_retried` event, written with it, records who asked.
    */
-  async retry(id: string, eventId: string): Promise<StoredDelivery> {
+  async retry(id: string, eventId: string, actor: Actor): Promise<StoredDelivery> {
     const w = await this.find(id);
     if (!w.enabled) throw new ConflictError('this webhook is disabled; PATCH {"enabled": true} first');
-    const d = await this.deps.store.requeueDelivery(id, eventId, this.deps.now());
+    const src = this.source(actor);
+    let events: ChangeEvent[] = [];
+    const d = await this.deps.store.requeueDelivery(id, eventId, src.at, (requeued) => {
+      events = [
+        this.event(src, 'webhook.delivery_retried', { id, url: w.url, eventId, type: requeued.type }),
+      ];
+      return events;
+    });
     if (d === undefined) throw new NotFoundError(`webhook '${id}' has no delivery of event '${eventId}'`);
     if (d === 'claimed') throw new ConflictError('an attempt of this delivery is under way; retry after it');
+    this.deps.bus?.publish(events);
     // Made by the next round of some instance's worker (each polls: WebhookDelivery pollMs, 1 s).
     return d;
   }

@@ -41,11 +41,15 @@ export interface WebhookStore {
   claimDue(token: string, now: string, until: string, limit: number): Promise<DueDelivery[]>;
   recordAttempt(key: { webhookId: string; eventId: string; token: string }, r: AttemptRecord): Promise<void>;
   listDeliveries(webhookId: string, limit: number): Promise<StoredDelivery[]>;
-  /** Makes one delivery due again now; undefined: none; 'claimed': an attempt is under way. */
+  /**
+   * Makes one delivery due again now, with the events of that (in its transaction); undefined: none;
+   * 'claimed': an attempt is under way (then nothing changes and no event is written).
+   */
   requeueDelivery(
     webhookId: string,
     eventId: string,
     now: string,
+    events: (requeued: StoredDelivery) => readonly ChangeEvent[],
   ): Promise<StoredDelivery | 'claimed' | undefined>;
 }
 
@@ -126,7 +130,14 @@ export class SqlWebhooks implements WebhookStore {
     webhookId: string,
     eventId: string,
     now: string,
+    events: (requeued: StoredDelivery) => readonly ChangeEvent[],
   ): Promise<StoredDelivery | 'claimed' | undefined> {
-    return this.run(() => requeueDeliveryRow(this.db.readWrite, webhookId, eventId, now));
+    return this.run(() =>
+      this.db.readWrite.transaction().execute(async (trx) => {
+        const d = await requeueDeliveryRow(trx, webhookId, eventId, now);
+        if (typeof d === 'object') await insertEventRows(trx, events(d));
+        return d;
+      }),
+    );
   }
 }

@@ -264,33 +264,31 @@ function toDelivery(r: Selectable<WebhookDeliveriesTable>): StoredDelivery {
  * (requeued then, the attempt's outcome would be dropped and the event sent twice at once).
  */
 export async function requeueDeliveryRow(
-  db: Kysely<Database>,
+  trx: Transaction<Database>,
   webhookId: string,
   eventId: string,
   now: string,
 ): Promise<StoredDelivery | 'claimed' | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const res = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        delivered_at: null,
-        claimed_by: null,
-        claimed_until: null,
-      })
-      .where('webhook_id', '=', webhookId)
-      .where('event_id', '=', eventId)
-      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
-      .executeTakeFirst();
-    const row = await trx
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('webhook_id', '=', webhookId)
-      .where('event_id', '=', eventId)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    return Number(res.numUpdatedRows) === 1 ? toDelivery(row) : 'claimed';
-  });
+  const res = await trx
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      delivered_at: null,
+      claimed_by: null,
+      claimed_until: null,
+    })
+    .where('webhook_id', '=', webhookId)
+    .where('event_id', '=', eventId)
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+    .executeTakeFirst();
+  const row = await trx
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .where('event_id', '=', eventId)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return Number(res.numUpdatedRows) === 1 ? toDelivery(row) : 'claimed';
 }
