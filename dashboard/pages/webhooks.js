@@ -1,19 +1,44 @@
 // Webhooks (issue 27, admin only): add an endpoint (its signing secret shown once), send it a test
-// event, delete it, and read its deliveries, through /webhooks.
+// event, rotate its secret, delete it, and read its deliveries (retrying a failed one), through /webhooks.
 import { useState } from 'preact/hooks';
 import { formatTime } from '../format.js';
-import { useLoad, useSession } from '../hooks.js';
+import { useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, Loading } from '../parts/common.js';
+import { RotatedNote, RotateForm, SecretNote } from '../parts/webhook-secret.js';
 
-function Deliveries({ id }) {
+/** How often open deliveries are read again while one of them is pending (ms). */
+const PENDING_REFRESH_MS = 2000;
+
+/** A delivery worth sending again: given up (failed), or pending after a failed attempt. */
+const retriable = (d) => d.status === 'failed' || (d.status === 'pending' && d.attempts > 0);
+
+function Deliveries({ webhook }) {
   const { api } = useSession();
-  const { data, error, reload } = useLoad(
-    () => api.get(`/webhooks/${encodeURIComponent(id)}/deliveries`),
-    [id],
-  );
+  const path = `/webhooks/${encodeURIComponent(webhook.id)}/deliveries`;
+  const { data, error, reload } = useLoad(() => api.get(path), [path]);
+  const [retrying, setRetrying] = useState(null);
+  const [retryError, setRetryError] = useState(null);
+  const [note, setNote] = useState(null);
+  usePoll(reload, PENDING_REFRESH_MS, Boolean(data?.deliveries.some((d) => d.status === 'pending')));
+  const retry = async (d) => {
+    setRetrying(d.eventId);
+    setRetryError(null);
+    setNote(null);
+    try {
+      await api.post(`${path}/${encodeURIComponent(d.eventId)}/retry`, {});
+      setNote(`${d.type} (${d.eventId}) is due again: its next attempt comes within seconds.`);
+      reload();
+    } catch (e) {
+      setRetryError(e);
+    } finally {
+      setRetrying(null);
+    }
+  };
   return html`<div data-testid="deliveries">
     <${ErrorNote} error=${error} testid="deliveries-error" />
+    <${ErrorNote} error=${retryError} testid="retry-error" />
+    ${note && html`<p class="hint" role="status" data-testid="retry-note">${note}</p>`}
     <button type="button" class="link" onClick=${reload} data-testid="deliveries-reload">Refresh</button>
     ${
       data &&
@@ -24,6 +49,7 @@ function Deliveries({ id }) {
             <thead><tr>
               <th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th>
               <th scope="col">Last answer</th><th scope="col">Next attempt</th><th scope="col">Delivered</th>
+              <th scope="col"><span class="visually-hidden">Actions</span></th>
             </tr></thead>
             <tbody>
               ${data.deliveries.map(
@@ -34,6 +60,16 @@ function Deliveries({ id }) {
                   <td data-label="Last answer">${d.lastResponseStatus ?? (d.attempts > 0 ? 'no answer' : '—')}</td>
                   <td data-label="Next attempt">${d.nextAttemptAt ? formatTime(d.nextAttemptAt) : '—'}</td>
                   <td data-label="Delivered">${d.deliveredAt ? formatTime(d.deliveredAt) : '—'}</td>
+                  <td data-label="">
+                    ${
+                      retriable(d) &&
+                      html`<button type="button" disabled=${retrying !== null || !webhook.enabled}
+                        title=${webhook.enabled ? 'Send this event to the endpoint again' : 'Enable the endpoint first'}
+                        aria-label=${`Retry ${d.type} ${d.eventId}`} onClick=${() => retry(d)} data-testid="delivery-retry">
+                        ${retrying === d.eventId ? 'Retrying…' : 'Retry'}
+                      </button>`
+                    }
+                  </td>
                 </tr>`,
               )}
             </tbody>
@@ -45,8 +81,11 @@ function Deliveries({ id }) {
 function Endpoint({ webhook, onChanged }) {
   const { api } = useSession();
   const [open, setOpen] = useState(false);
+  const [rotating, setRotating] = useState(false);
+  const [rotated, setRotated] = useState(null);
   const [note, setNote] = useState(null);
   const [error, setError] = useState(null);
+  const previousSigns = webhook.previousSecretUntil && Date.parse(webhook.previousSecretUntil) > Date.now();
   const path = `/webhooks/${encodeURIComponent(webhook.id)}`;
   const act = async (work) => {
     setError(null);
@@ -68,22 +107,33 @@ function Endpoint({ webhook, onChanged }) {
       await api.del(path);
       onChanged();
     });
+  const onRotated = (answer) => {
+    setRotating(false);
+    setRotated(answer);
+    onChanged();
+  };
   return html`<li data-testid="webhook" data-id=${webhook.id}>
     <p><strong data-testid="webhook-url">${webhook.url}</strong>
       ${!webhook.enabled && html` <span class="badge" data-testid="webhook-disabled">disabled</span>`}</p>
     <p class="muted small">
       ${webhook.description ? `${webhook.description} · ` : ''}events: ${webhook.events.join(', ')} · format: ${webhook.format} · added ${formatTime(webhook.createdAt)}
+      ${previousSigns && html` · <span data-testid="previous-secret">previous secret signs until ${formatTime(webhook.previousSecretUntil)}</span>`}
     </p>
     <${ErrorNote} error=${error} testid="webhook-error" />
     ${note && html`<p class="hint" role="status" data-testid="webhook-note">${note}</p>`}
+    ${rotated && html`<${RotatedNote} webhook=${rotated} />`}
     <div class="form-buttons">
       <button type="button" onClick=${test} disabled=${!webhook.enabled} data-testid="webhook-test">Send test event</button>
       <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)} data-testid="webhook-deliveries">
         ${open ? 'Hide deliveries' : 'Deliveries'}
       </button>
+      <button type="button" aria-expanded=${rotating} onClick=${() => setRotating(!rotating)} data-testid="webhook-rotate">
+        Rotate secret
+      </button>
       <button type="button" onClick=${remove} data-testid="webhook-delete">Delete</button>
     </div>
-    ${open && html`<${Deliveries} id=${webhook.id} />`}
+    ${rotating && html`<${RotateForm} webhook=${webhook} onRotated=${onRotated} onCancel=${() => setRotating(false)} />`}
+    ${open && html`<${Deliveries} webhook=${webhook} />`}
   </li>`;
 }
 
@@ -124,11 +174,7 @@ function AddForm({ onAdded }) {
       </select></div>
     <${ErrorNote} error=${error} testid="webhook-form-error" />
     <div class="form-buttons"><button type="submit" class="primary" data-testid="webhook-add">Add endpoint</button></div>
-    ${
-      created &&
-      html`<p class="hint" role="status" data-testid="webhook-secret">
-        Signing secret for ${created.url}, shown only now: <code>${created.secret}</code></p>`
-    }
+    ${created && html`<${SecretNote} url=${created.url} secret=${created.secret} testid="webhook-secret" />`}
   </form>`;
 }
 
