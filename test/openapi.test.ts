@@ -347,6 +347,7 @@ describe('the OpenAPI document', { skip: SKIP_BACKEND }, () => {
       'metrics',
       'nStar',
       'segment',
+      'segmentValues',
       'sided',
       'version',
     ]);
