@@ -95,7 +95,7 @@ function flag(env: Record<string, string | undefined>, name: string): boolean {
 export function parseDatabaseUrl(
   url: string | undefined,
   dataDir: string,
-  { poolSize = 10, writerNice = DEFAULT_WRITER_NICE } = {},
+  { poolSize = 10, writerNice = DEFAULT_WRITER_NICE, statementTimeoutMs = 4000 } = {},
 ): DatabaseTarget {
   if (url === undefined || url === '')
     return { kind: 'sqlite', path: join(dataDir, 'agentsplit.db'), writerNice };
@@ -107,7 +107,7 @@ export function parseDatabaseUrl(
     return { kind: 'sqlite', path: resolve(path), writerNice };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
-    return { kind: 'postgres', url, poolSize };
+    return { kind: 'postgres', url, poolSize, statementTimeoutMs };
   throw new ConfigError(
     `DATABASE_URL must start with sqlite: or postgres:// (got '${url.split(':')[0]}:...')`,
   );
@@ -269,6 +269,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     database: parseDatabaseUrl(env.DATABASE_URL, dataDir, {
       poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
       writerNice: integer(env, 'SQLITE_WRITER_NICE', DEFAULT_WRITER_NICE, 0, 19),
+      statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 4000, 0, 3_600_000),
     }),
     dataDir,
     logLevel,

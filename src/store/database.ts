@@ -11,6 +11,11 @@ export interface SqlDatabase {
   readWrite: Kysely<Database>;
   /** Reads outside transactions; may be the same instance as `readWrite`. */
   readOnly: Kysely<Database>;
+  /**
+   * Work that may run for minutes (rebuilding rollups): connections without the statement timeout
+   * (PostgreSQL). Absent: `readWrite`.
+   */
+  longWork?: Kysely<Database>;
   /** Runs a multi-statement SQL script (migrations). */
   runScript(sql: string): Promise<void>;
   /** Runs `fn` while holding a lock that keeps other processes from migrating at the same time. */

@@ -23,6 +23,36 @@ export interface PostgresOptions {
   poolSize?: number;
   /** How long a request waits for a connection before the database counts as unavailable (ms). */
   connectTimeoutMs?: number;
+  /**
+   * DATABASE_STATEMENT_TIMEOUT_MS (default 4000; 0: none): the server cancels a statement running longer,
+   * and a second later the client gives up on a server that does not answer at all (a stalled network
+   * path) and drops that connection. Rebuilds and migrations run on connections of their own without it.
+   */
+  statementTimeoutMs?: number;
+}
+
+/** How long idle TCP connections wait before the kernel probes them (keepalive), ms. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+/**
+ * A client that drops its connection when a query gets no answer within query_timeout: node-postgres
+ * rejects the query but keeps the connection, whose next query would queue behind the unanswered one.
+ * Destroyed, the pool forgets it and opens a fresh one once the database answers again.
+ */
+class StallSafeClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; all are passed through.
+  override query(...args: any[]): any {
+    // biome-ignore lint/suspicious/noExplicitAny: see above.
+    const result = (super.query as (...a: any[]) => any)(...args);
+    if (result && typeof result.catch === 'function') {
+      result.catch((err: unknown) => {
+        if ((err as { message?: unknown })?.message === 'Query read timeout') {
+          (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        }
+      });
+    }
+    return result;
+  }
 }
 
 /** Network errors of the driver: the server cannot be reached or dropped the connection. */
@@ -64,24 +94,38 @@ export function isUnavailable(err: unknown): boolean {
   if (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
   if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_CLASSES.some((c) => code.startsWith(c))) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|not queryable|Client has encountered a connection error/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|not queryable|Client has encountered a connection error|Query read timeout/i.test(
     message,
   );
 }
 
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<SqlDatabase> {
-  const pool = new pg.Pool({
+  const statementMs = options.statementTimeoutMs ?? 4000;
+  const common = {
     connectionString: url,
-    max: options.poolSize ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
     idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+  };
+  const pool = new pg.Pool({
+    ...common,
+    max: options.poolSize ?? 10,
+    ...(statementMs > 0
+      ? { statement_timeout: statementMs, query_timeout: statementMs + 1000, Client: StallSafeClient }
+      : {}),
   });
+  // Rebuilds (a PATCH that changes declared sums, `rollups:rebuild`) and migrations may run for minutes.
+  const longPool = new pg.Pool({ ...common, max: 2 });
   // A connection dropped by the server (restart, failover) must not crash the process: idle clients
   // report through the pool, checked-out ones (mid-transaction) through their own 'error' event.
   // The failed query itself rejects and is handled where it was made.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  for (const p of [pool, longPool]) {
+    p.on('error', () => {});
+    p.on('connect', (client) => client.on('error', () => {}));
+  }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const longDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: longPool }) });
   const watchers = new Set<() => Promise<void>>();
   const instanceLocks = new Set<InstanceLock>();
   const leaderLocks = new Set<LeaderLock>();
@@ -90,13 +134,14 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     dialect: 'postgres',
     readWrite: db,
     readOnly: db,
+    longWork: longDb,
     runScript: async (script) => {
-      await pool.query(script);
+      await longPool.query(script);
     },
     withMigrationLock: async (fn) => {
       // A connection of its own, outside the pool: the migrations themselves run on pool connections,
       // which must stay available even with DATABASE_POOL_SIZE=1.
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+      const client = new pg.Client({ ...common });
       client.on('error', () => {});
       await client.connect();
       try {
@@ -143,6 +188,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       await Promise.all([...instanceLocks].map((lock) => lock.close()));
       await Promise.all([...leaderLocks].map((lock) => lock.close()));
       await db.destroy();
+      await longDb.destroy();
     },
   };
 }
@@ -158,7 +204,12 @@ async function listen(url: string, onChange: () => void): Promise<() => Promise<
   let delay = 250;
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+    const c = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 3000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    });
     c.on('error', () => {}); // 'end' follows and reconnects
     c.on('end', () => {
       if (client === c) client = null;

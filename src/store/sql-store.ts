@@ -241,7 +241,7 @@ export class SqlStore extends SqlRecords implements Store {
   rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }> {
     return this.inTurn(() =>
       this.run(() =>
-        this.readWrite.transaction().execute(async (trx) => {
+        (this.db.longWork ?? this.readWrite).transaction().execute(async (trx) => {
           const ids = await experimentIds(trx, experimentId);
           // Appends to these experiments wait until the rebuilt rollups are committed.
           await this.db.lockExperimentsForAppend(trx, ids);
