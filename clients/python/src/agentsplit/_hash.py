@@ -7,7 +7,7 @@ Pure functions, no I/O. FNV-1a 32 runs over the UTF-16 code units of a string, a
 from __future__ import annotations
 
 from array import array
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 FNV_OFFSET = 0x811C9DC5
 FNV_PRIME = 0x01000193
@@ -103,3 +103,19 @@ def pick_weighted(cumulative: Sequence[float], random: Callable[[], float]) -> i
 
 def pick_last_weighted(cumulative: Sequence[float]) -> int:
     return pick_weighted(cumulative, lambda: 1.0)
+
+
+def gb_hash(seed: str, value: str, version: int) -> Optional[float]:
+    """GrowthBook's hash(seed, value, version): version 1 (biased, 3 decimals, for namespaces) or 2;
+    None for another version."""
+    if version == 2:
+        return hash_v2(seed, value)
+    if version == 1:
+        return (fnv1a32(value + seed) % 1000) / 1000
+    return None
+
+
+def in_namespace(hash_value: str, namespace: Sequence[Any]) -> bool:
+    """GrowthBook's inNamespace: hash v1 of the unit id with seed "__" + name, in [start, end)."""
+    n = gb_hash("__" + namespace[0], hash_value, 1)
+    return n is not None and namespace[1] <= n < namespace[2]

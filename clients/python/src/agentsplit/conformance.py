@@ -5,7 +5,7 @@ Not the client's API: ``Client`` and ``AsyncClient`` assign with these themselve
 no need to call them.
 """
 
-from ._hash import bucket_ranges, choose_variant, fnv1a32, hash_v2, pick_weighted
+from ._hash import bucket_ranges, choose_variant, fnv1a32, gb_hash, hash_v2, in_namespace, pick_weighted
 from ._ids import assignment_id, read_assignment_id, uuid7
 
 __all__ = [
@@ -13,7 +13,9 @@ __all__ = [
     "bucket_ranges",
     "choose_variant",
     "fnv1a32",
+    "gb_hash",
     "hash_v2",
+    "in_namespace",
     "pick_weighted",
     "read_assignment_id",
     "uuid7",
