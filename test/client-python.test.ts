@@ -45,10 +45,10 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: num
 }
 
 function requirePython(): void {
-  const r = spawnSync('python3', ['-c', 'import httpx, pytest'], { encoding: 'utf8' });
+  const r = spawnSync('python3', ['-c', 'import httpx, regex, pytest'], { encoding: 'utf8' });
   if (r.status !== 0) {
     assert.fail(
-      `the Python client's tests need python3 with httpx and pytest: pip install httpx pytest\n${r.stderr ?? r.error?.message ?? ''}`,
+      `the Python client's tests need python3 with httpx, regex and pytest: pip install httpx regex pytest\n${r.stderr ?? r.error?.message ?? ''}`,
     );
   }
 }
