@@ -48,7 +48,7 @@ function compileObj(condition: unknown): ObjTest {
       tests.push(k === '$or' ? or : (o, g) => !or(o, g));
     } else if (k === '$and') {
       const list = Array.isArray(v) ? v.map(compileObj) : null;
-      tests.push(list ? (list.length ? all(list) : () => true) : () => false);
+      tests.push(list?.length ? all(list) : () => true); // GrowthBook loops `i < undefined`: a non-array passes
     } else if (k === '$not') {
       const inner = compileObj(v);
       tests.push((o, g) => !inner(o, g));
@@ -62,7 +62,7 @@ function compileObj(condition: unknown): ObjTest {
 }
 
 function compileOr(v: unknown): ObjTest {
-  if (!Array.isArray(v)) return () => false; // GrowthBook reads `.length` of a non-array: undefined → loop
+  if (!Array.isArray(v)) return () => true; // GrowthBook: `!conditions.length` is true for a non-array object
   if (!v.length) return () => true;
   const list = v.map(compileObj);
   return (o, g) => {
