@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { bucketRanges, chooseVariant, equalWeights, hashV1, hashV2, inNamespace } from './assignment.js';
 
-const cases = JSON.parse(readFileSync(new URL('../../test/fixtures/growthbook/cases.json', import.meta.url), 'utf8'));
+const cases = JSON.parse(
+  readFileSync(new URL('../../test/fixtures/growthbook/cases.json', import.meta.url), 'utf8'),
+);
 
 test('hash: every vendored case (versions 1 and 2; an unknown version is null in GrowthBook)', () => {
   let n = 0;
@@ -29,13 +31,23 @@ test('getBucketRange: every vendored case', () => {
 });
 
 test('chooseVariation: every vendored case', () => {
-  for (const [name, n, ranges, expected] of cases.chooseVariation as [string, number, [number, number][], number][])
+  for (const [name, n, ranges, expected] of cases.chooseVariation as [
+    string,
+    number,
+    [number, number][],
+    number,
+  ][])
     assert.equal(chooseVariant(n, ranges), expected, name);
   assert.equal(cases.chooseVariation.length, 13);
 });
 
 test('inNamespace: every vendored case', () => {
-  for (const [name, id, ns, expected] of cases.inNamespace as [string, string, [string, number, number], boolean][])
+  for (const [name, id, ns, expected] of cases.inNamespace as [
+    string,
+    string,
+    [string, number, number],
+    boolean,
+  ][])
     assert.equal(inNamespace(id, ns), expected, name);
   assert.equal(cases.inNamespace.length, 16);
 });

@@ -40,10 +40,10 @@ test('checkCondition accepts the language as GrowthBook documents it', () => {
     address: { city: 'Paris' },
   };
   assert.deepEqual(checkCondition(good), []);
-  assert.deepEqual(groupsOf({ $or: [{ id: { $inGroup: 'a' } }, { id: { $notInGroup: 'b' } }], x: { $inGroup: 'a' } }), [
-    'a',
-    'b',
-  ]);
+  assert.deepEqual(
+    groupsOf({ $or: [{ id: { $inGroup: 'a' } }, { id: { $notInGroup: 'b' } }], x: { $inGroup: 'a' } }),
+    ['a', 'b'],
+  );
 });
 
 test('an unknown operator is refused at save yet evaluates to false, as GrowthBook', () => {

@@ -43,10 +43,11 @@ function checkObj(c: unknown, path: string, out: string[]): void {
     const p = `${path}.${k}`;
     if (k === '$and' || k === '$or' || k === '$nor') {
       if (!Array.isArray(v)) out.push(`${p} needs an array of conditions`);
-      else v.forEach((x, i) => checkObj(x, `${p}[${i}]`, out));
+      else for (const [i, x] of v.entries()) checkObj(x, `${p}[${i}]`, out);
     } else if (k === '$not') checkObj(v, p, out);
     else if (k.startsWith('$')) out.push(`${p}: unknown operator ${k} at the top of a condition`);
-    else if (k === '' || k.split('.').some((s) => s === '')) out.push(`${p}: an attribute path has an empty part`);
+    else if (k === '' || k.split('.').some((s) => s === ''))
+      out.push(`${p}: an attribute path has an empty part`);
     else checkValue(v, p, out);
   }
 }
@@ -65,7 +66,8 @@ function checkValue(v: unknown, path: string, out: string[]): void {
 function checkOperator(op: string, arg: unknown, p: string, out: string[]): void {
   if (ARRAY_OPS.has(op)) {
     if (!Array.isArray(arg)) out.push(`${p} needs an array`);
-    else if (op === '$all' || op === '$alli') arg.forEach((x, i) => checkValue(x, `${p}[${i}]`, out));
+    else if (op === '$all' || op === '$alli')
+      for (const [i, x] of arg.entries()) checkValue(x, `${p}[${i}]`, out);
   } else if (SCALAR_OPS.has(op)) {
     if (typeof arg !== 'string' && typeof arg !== 'number' && typeof arg !== 'boolean' && arg !== null)
       out.push(`${p} needs a string, number, boolean or null`);
@@ -74,7 +76,9 @@ function checkOperator(op: string, arg: unknown, p: string, out: string[]): void
   } else if (op === '$regex' || op === '$regexi') {
     if (typeof arg !== 'string') out.push(`${p} needs a string`);
     else if (!compileRegex(arg, op === '$regexi'))
-      out.push(`${p}: the regex is invalid or uses what a linear-time engine cannot run (backreferences, lookaround)`);
+      out.push(
+        `${p}: the regex is invalid or uses what a linear-time engine cannot run (backreferences, lookaround)`,
+      );
   } else if (op === '$inGroup' || op === '$notInGroup') {
     if (typeof arg !== 'string' || arg === '') out.push(`${p} needs a saved group key (a string)`);
   } else if (op === '$exists') {
@@ -82,7 +86,8 @@ function checkOperator(op: string, arg: unknown, p: string, out: string[]): void
   } else if (op === '$type') {
     if (typeof arg !== 'string' || !TYPES.has(arg)) out.push(`${p} needs one of ${[...TYPES].join(', ')}`);
   } else if (op === '$size') {
-    if (typeof arg !== 'number' && !isOperatorObject(arg)) out.push(`${p} needs a number or an operator object`);
+    if (typeof arg !== 'number' && !isOperatorObject(arg))
+      out.push(`${p} needs a number or an operator object`);
     else checkValue(arg, p, out);
   } else if (op === '$elemMatch') {
     if (!isPlainObject(arg)) out.push(`${p} needs a condition or an operator object`);

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { compileCondition, type SavedGroups } from './condition.js';
 
-const cases = JSON.parse(readFileSync(new URL('../../test/fixtures/growthbook/cases.json', import.meta.url), 'utf8'));
+const cases = JSON.parse(
+  readFileSync(new URL('../../test/fixtures/growthbook/cases.json', import.meta.url), 'utf8'),
+);
 type Case = [string, unknown, Record<string, unknown>, boolean, Record<string, (string | number)[]>?];
 
 export function toGroups(raw: Record<string, (string | number)[]> = {}): SavedGroups {

@@ -115,14 +115,15 @@ function compileOperator(op: string, expected: unknown): Test {
       return (v) => v === expected;
     case '$ne':
       return (v) => v !== expected;
-    // biome-ignore lint/suspicious/noExplicitAny: JS relational comparison with coercion, as GrowthBook
-    case '$lt': return (v) => (v as any) < (expected as any);
-    // biome-ignore lint/suspicious/noExplicitAny: as above
-    case '$lte': return (v) => (v as any) <= (expected as any);
-    // biome-ignore lint/suspicious/noExplicitAny: as above
-    case '$gt': return (v) => (v as any) > (expected as any);
-    // biome-ignore lint/suspicious/noExplicitAny: as above
-    case '$gte': return (v) => (v as any) >= (expected as any);
+    // JS relational comparison, coercion included (the casts only quiet the type checker), as GrowthBook.
+    case '$lt':
+      return (v) => (v as number) < (expected as number);
+    case '$lte':
+      return (v) => (v as number) <= (expected as number);
+    case '$gt':
+      return (v) => (v as number) > (expected as number);
+    case '$gte':
+      return (v) => (v as number) >= (expected as number);
     case '$exists':
       return expected ? (v) => v != null : (v) => v == null;
     case '$in':
@@ -199,12 +200,18 @@ function isIn(v: unknown, has: (x: unknown) => boolean): boolean {
 
 function compileVersion(op: string, exp: string): Test {
   switch (op) {
-    case '$veq': return (v) => paddedVersionString(v) === exp;
-    case '$vne': return (v) => paddedVersionString(v) !== exp;
-    case '$vgt': return (v) => paddedVersionString(v) > exp;
-    case '$vgte': return (v) => paddedVersionString(v) >= exp;
-    case '$vlt': return (v) => paddedVersionString(v) < exp;
-    default: return (v) => paddedVersionString(v) <= exp;
+    case '$veq':
+      return (v) => paddedVersionString(v) === exp;
+    case '$vne':
+      return (v) => paddedVersionString(v) !== exp;
+    case '$vgt':
+      return (v) => paddedVersionString(v) > exp;
+    case '$vgte':
+      return (v) => paddedVersionString(v) >= exp;
+    case '$vlt':
+      return (v) => paddedVersionString(v) < exp;
+    default:
+      return (v) => paddedVersionString(v) <= exp;
   }
 }
 
@@ -221,7 +228,9 @@ function typeOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   const t = typeof v;
-  return t === 'string' || t === 'number' || t === 'boolean' || t === 'object' || t === 'undefined' ? t : 'unknown';
+  return t === 'string' || t === 'number' || t === 'boolean' || t === 'object' || t === 'undefined'
+    ? t
+    : 'unknown';
 }
 
 /** The linear-time form of a JS regex source, or null when re2js cannot express it (or it is not a string). */
