@@ -16,15 +16,33 @@ export function hashV2(seed: string, value: string): number {
   return (fnv1a32(String(fnv1a32(seed + value))) % 10000) / 10000;
 }
 
+/** GrowthBook hash version 1 (biased; kept for namespaces): a number in [0, 1) with 3 decimal places. */
+export function hashV1(seed: string, value: string): number {
+  return (fnv1a32(value + seed) % 1000) / 1000;
+}
+
+/** GrowthBook's namespace test: hash v1 of the unit id with seed "__" + key, in [start, end). */
+export function inNamespace(unitId: string, namespace: readonly [string, number, number]): boolean {
+  const n = hashV1(`__${namespace[0]}`, unitId);
+  return n >= namespace[1] && n < namespace[2];
+}
+
+/** `n` equal weights summing to 1 (none for n <= 0), as GrowthBook's getEqualWeights. */
+export function equalWeights(n: number): number[] {
+  return n <= 0 ? [] : new Array<number>(n).fill(1 / n);
+}
+
 export type BucketRange = [number, number];
 
 /** Ranges of the hash space per variant: weights (summing to 1) scaled by `coverage`, laid end to end. */
 export function bucketRanges(numVariations: number, coverage = 1, weights?: number[] | null): BucketRange[] {
   const c = Math.min(1, Math.max(0, coverage));
+  // As GrowthBook: weights of the wrong length, or not summing to 1 within 0.01, fall back to equal weights.
+  const total = weights ? weights.reduce((a, b) => a + b, 0) : 0;
   const w =
-    weights && weights.length === numVariations
+    weights && weights.length === numVariations && total >= 0.99 && total <= 1.01
       ? weights
-      : Array.from({ length: numVariations }, () => 1 / numVariations);
+      : equalWeights(numVariations);
   let cumulative = 0;
   return w.map((weight) => {
     const start = cumulative;
