@@ -152,7 +152,7 @@ function compileOperator(op: string, expected: unknown): Test {
       if (!Array.isArray(expected)) return FALSE;
       const folded = op === '$ini' || op === '$nini';
       // `===` after folding never equals NaN; `includes` (and Set) does.
-      const set = new Set(folded ? expected.map(fold).filter((x) => x === x) : expected);
+      const set = new Set(folded ? expected.map(fold).filter((x) => !Number.isNaN(x)) : expected);
       const has = folded ? (x: unknown) => set.has(fold(x)) : (x: unknown) => set.has(x);
       const negate = op === '$nin' || op === '$nini';
       return (v) => isIn(v, has) !== negate;
@@ -253,9 +253,9 @@ function typeOf(v: unknown): string {
 
 /** GrowthBook's paddedVersionString: "v1.2.3-rc.1+b" → comparable string ("    1-    2-    3-rc-    1"). */
 export function paddedVersionString(input: unknown): string {
-  let s = typeof input === 'number' ? `${input}` : input;
+  let s: unknown = typeof input === 'number' ? `${input}` : input;
   if (!s || typeof s !== 'string') s = '0';
-  const parts = s.replace(/(^v|\+.*$)/g, '').split(/[-.]/);
+  const parts = (s as string).replace(/(^v|\+.*$)/g, '').split(/[-.]/);
   if (parts.length === 3) parts.push('~');
   return parts.map((p) => (/^[0-9]+$/.test(p) ? p.padStart(5, ' ') : p)).join('-');
 }
