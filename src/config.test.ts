@@ -36,15 +36,14 @@ test('DATABASE_URL forms', () => {
     poolSize: 25,
     statementTimeoutMs: 4000,
   });
-  assert.equal(
-    loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_STATEMENT_TIMEOUT_MS: '0' }).database.kind ===
-      'postgres' &&
-      (
-        loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_STATEMENT_TIMEOUT_MS: '0' }).database as {
-          statementTimeoutMs: number;
-        }
-      ).statementTimeoutMs,
-    0,
+  assert.deepEqual(
+    loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_STATEMENT_TIMEOUT_MS: '0' }).database,
+    {
+      kind: 'postgres',
+      url: 'postgres://u@h/db',
+      poolSize: 10,
+      statementTimeoutMs: 0,
+    },
   );
   assert.throws(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '-1' }), /DATABASE_STATEMENT_TIMEOUT_MS/);
   assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL must start with/);

@@ -58,7 +58,7 @@ function runnerFor(deps: AnalysisPoolDeps, options: AnalysisPoolOptions): Runner
     filename: new URL(`./analysis-worker.${ext}`, import.meta.url).href,
     minThreads: 0,
     maxThreads: options.threads,
-    maxQueue: options.queue,
+    // The queue's bound is AnalysisPool.execute's count of running and waiting tasks (one for both runners).
     // An idle worker gives its memory back after a minute; the monitor's rounds keep one warm while it runs.
     idleTimeout: 60_000,
     workerData: { database, nice: options.nice },

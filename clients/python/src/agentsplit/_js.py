@@ -178,12 +178,8 @@ def _array_index(k: str) -> Optional[int]:
 
 def stringify(v: Any) -> str:
     """``JSON.stringify(v)``: JavaScript's key order (array-index keys ascending first) and number format."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
+    if v is None or isinstance(v, bool):
+        return to_string(v)
     if is_number(v):
         return number_to_string(v) if math.isfinite(v) else "null"
     if isinstance(v, str):
