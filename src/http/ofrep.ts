@@ -134,8 +134,8 @@ export function ofrepRoutes(ofrep: Ofrep): Route[] {
         },
       },
       handle: ({ body, principal }) => {
-        const { userId } = userOf(body.context);
-        const json = ofrep.evaluateAll(principal.experiments, userId);
+        const { userId, rest } = userOf(body.context);
+        const json = ofrep.evaluateAll(principal.experiments, userId, rest);
         return new Tagged(etagOf(json), json);
       },
     }),
