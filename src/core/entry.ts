@@ -79,6 +79,12 @@ export interface Decision {
 
 const ENTERED_NONE = -1;
 
+/** The decisions of entered units, one per variant index, made once: assign allocates none. */
+const ENTERED: readonly Decision[] = Array.from({ length: 100 }, (_, index) =>
+  Object.freeze({ index, entered: true, reason: null }),
+);
+const entered = (index: number): Decision => ENTERED[index] ?? { index, entered: true, reason: null };
+
 function indexOf(keys: readonly string[], key: string | null): number {
   if (key === null) return 0;
   const i = keys.indexOf(key);
@@ -145,8 +151,7 @@ export function decide(
   sticky = compiled.experiment.assignment === 'sticky',
 ): Decision {
   if (entry === null) {
-    const index = sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random);
-    return { index, entered: true, reason: null };
+    return entered(sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random));
   }
   let attrs: Record<string, unknown> | undefined;
   const attributes = () => {
@@ -161,9 +166,8 @@ export function decide(
   if (entry.layer !== null && !inNamespace(userId, entry.layer)) return out('layer');
   if (entry.targeting !== null && !entry.targeting.matches(attributes(), groups)) return out('targeting');
   if (entry.covered === null) {
-    const index = sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random);
-    return { index, entered: true, reason: null };
+    return entered(sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random));
   }
   const index = chooseVariant(sticky ? hashV2(compiled.experiment.seed, userId) : random(), entry.covered);
-  return index < 0 ? out('coverage') : { index, entered: true, reason: null };
+  return index < 0 ? out('coverage') : entered(index);
 }
