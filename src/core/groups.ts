@@ -44,7 +44,8 @@ export function validateGroupValues(values: unknown): GroupValue[] {
     }
     if (seen.has(v)) continue;
     seen.add(v);
-    kept.push(v);
+    // -0 is 0 to $inGroup (a Set) and to JSON alike.
+    kept.push(v === 0 ? 0 : v);
   }
   return kept;
 }

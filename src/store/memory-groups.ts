@@ -21,8 +21,9 @@ export class MemoryGroups {
     return { ...structuredClone(group), createdAt: this.groups.get(group.key)?.createdAt ?? group.createdAt };
   }
 
+  /** Values go through JSON as the SQL store's column does (-0 comes back 0). */
   set(group: StoredGroup): void {
-    this.groups.set(group.key, structuredClone(group));
+    this.groups.set(group.key, JSON.parse(JSON.stringify(group)) as StoredGroup);
   }
 
   delete(key: string): void {
