@@ -7,6 +7,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
+// @ts-expect-error: the dashboard is plain JavaScript (no build step), without type declarations
+import { whoFieldOf } from '../dashboard/parts/who-enters.js';
+// @ts-expect-error: as above
+import { conditionText, whoParts } from '../dashboard/parts/who-summary.js';
 import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
 
@@ -66,6 +70,10 @@ test('targeting set in the editor is saved and summed up in one line on the expe
 
     await page.getByTestId('field-coverage').fill('20');
     await page.getByTestId('field-layerKey').fill('prompts');
+    await page
+      .getByTestId('layer-hint')
+      .filter({ hasText: 'No other experiment uses layer prompts.' })
+      .waitFor();
     await page.getByTestId('field-layerEnd').fill('0.5');
     await page.getByTestId('add-override').click();
     const qa = page.getByTestId('override-0');
@@ -134,6 +142,10 @@ test('a condition the server refuses shows its 400 beside the field, and the tex
     await call('PATCH', `/experiment/${SLUG}`, { status: 'running' });
     await page.reload();
     await page.getByTestId('who-enters').waitFor();
+    assert.equal(
+      await page.getByTestId('layer-hint').innerText(),
+      'Layer prompts: other-prompt (running) [0.5, 1); free for a running experiment: [0, 0.5).',
+    );
     await page.getByTestId('field-layerEnd').fill('0.7');
     await page.getByTestId('save').click();
     await page.getByTestId('error-layer').waitFor();
@@ -221,4 +233,30 @@ test('preview says why a user is out (targeting) or in, at 1400 and 390 px', asy
       await page.context().close();
     }
   }
+});
+
+test('the one-line summary: words for simple clauses, compact JSON otherwise, cut at 120 characters', () => {
+  assert.equal(
+    conditionText({ country: { $ne: 'FR' }, appVersion: { $vgte: '1.2.0' } }),
+    'country ≠ FR and appVersion ≥ v1.2.0',
+  );
+  assert.equal(conditionText({ plan: 'pro' }), 'plan = pro');
+  const rich = { $or: [{ plan: 'pro' }, { tags: { $elemMatch: { $eq: 'beta' } } }] };
+  assert.equal(conditionText(rich), JSON.stringify(rich));
+  const long = conditionText({ note: { $in: Array.from({ length: 40 }, (_, i) => `value-${i}`) } });
+  assert.equal(long.length, 120);
+  assert.ok(long.endsWith('…'));
+  assert.deepEqual(
+    whoParts({ targeting: null, coverage: 100, layer: null, overrides: [], defaultVariant: null }),
+    [],
+  );
+  assert.deepEqual(
+    whoParts({ targeting: null, coverage: 10, layer: null, overrides: [{}], defaultVariant: null }),
+    ['everyone', '10% coverage', '1 override'],
+  );
+  assert.equal(whoFieldOf('targeting.plan.$inn: unknown operator $inn'), 'targeting');
+  assert.equal(whoFieldOf('overrides[0].variant must name a variant (A, B)'), 'overrides');
+  assert.equal(whoFieldOf("layer 'l' range [0, 0.7) overlaps running experiment 'x'"), 'layer');
+  assert.equal(whoFieldOf('body/coverage must be <= 100'), 'coverage');
+  assert.equal(whoFieldOf('variants[1].key must be unique'), null);
 });

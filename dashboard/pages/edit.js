@@ -457,7 +457,7 @@ function ExperimentForm({ experiment, onSaved }) {
     <${VariantEditor} rows=${form.variants} errors=${errors} onChange=${(variants) => update({ ...form, variants })} />
     <${MetricEditor} rows=${form.metrics} errors=${errors} onChange=${(metrics) => update({ ...form, metrics })} />
     <${GuardrailFields} form=${form} errors=${errors} set=${set} />
-    <${WhoEntersFields} form=${form} errors=${errors} update=${update} keys=${built.variants.map((v) => v.key).filter(Boolean)}
+    <${WhoEntersFields} form=${form} errors=${errors} update=${update} keys=${built.variants.map((v) => v.key).filter(Boolean)} slug=${experiment?.slug}
       preview=${!creating && html`<${PreviewBox} slug=${experiment.slug} />`} />
     ${versionNote && html`<p class="hint" data-testid="version-note">${versionNote}</p>`}
     ${note && html`<p class="hint" role="status">${note}</p>`}

@@ -2,6 +2,7 @@
 // checked as you type), coverage, layer, QA overrides and the default variant. The server checks the
 // condition's operators and names the path it refuses (targeting.plan.$inn); this file only checks JSON.
 import { html } from '../html.js';
+import { LayerHint } from './layer-hint.js';
 
 /** Clickable starting points: the condition language is GrowthBook's, which few people know by heart. */
 export const EXAMPLES = [
@@ -148,7 +149,7 @@ function Overrides({ rows, keys, errors, onChange }) {
 }
 
 /** The "Who enters" fieldset; `preview` (the preview box, on edit) sits beside the fields. */
-export function WhoEntersFields({ form, errors, update, keys, preview }) {
+export function WhoEntersFields({ form, errors, update, keys, slug, preview }) {
   const set = (name) => (e) => update({ ...form, [name]: e.currentTarget.value });
   const typed = conditionOf(form.targeting).error;
   const targetingError = errors.targeting ?? typed;
@@ -209,6 +210,7 @@ export function WhoEntersFields({ form, errors, update, keys, preview }) {
           </div>
         </div>
         <p class="hint small">Running experiments of one layer never share a user: their ranges may not overlap.</p>
+        <${LayerHint} layerKey=${form.layerKey} slug=${slug} />
         <${FieldError} id="layer" error=${errors.layer} />
         <${Overrides} rows=${form.overrides} keys=${keys} errors=${errors}
           onChange=${(overrides) => update({ ...form, overrides })} />

@@ -11,12 +11,12 @@ const WORDS = {
   $gte: '≥',
   $lt: '<',
   $lte: '≤',
-  $veq: '= version',
-  $vne: '≠ version',
-  $vgt: '> version',
-  $vgte: '≥ version',
-  $vlt: '< version',
-  $vlte: '≤ version',
+  $veq: '=',
+  $vne: '≠',
+  $vgt: '>',
+  $vgte: '≥',
+  $vlt: '<',
+  $vlte: '≤',
   $regex: 'matches',
   $in: 'in',
   $nin: 'not in',
@@ -38,7 +38,7 @@ function clause(attribute, rule) {
       parts.push(`${attribute} ${value ? 'is set' : 'is not set'}`);
     else if ((op === '$in' || op === '$nin') && list) parts.push(`${attribute} ${WORDS[op]} ${shown(value)}`);
     else if (WORDS[op] && scalar(value) && op !== '$in' && op !== '$nin')
-      parts.push(`${attribute} ${WORDS[op]} ${shown(value)}`);
+      parts.push(`${attribute} ${WORDS[op]} ${op.startsWith('$v') ? 'v' : ''}${shown(value)}`);
     else return null;
   }
   return parts.length ? parts.join(' and ') : null;
