@@ -260,3 +260,29 @@ test('the one-line summary: words for simple clauses, compact JSON otherwise, cu
   assert.equal(whoFieldOf('body/coverage must be <= 100'), 'coverage');
   assert.equal(whoFieldOf('variants[1].key must be unique'), null);
 });
+
+test('a new experiment is created with its targeting, and no preview box before it exists', async () => {
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/new', width: 390 });
+  try {
+    await page.getByTestId('who-enters').waitFor();
+    assert.equal(await page.getByTestId('preview').count(), 0);
+    await page.getByLabel('Slug', { exact: true }).fill('fr-free-prompt');
+    await page.getByTestId('targeting-example').filter({ hasText: 'country not FR' }).click();
+    await page.getByTestId('field-coverage').fill('50');
+    await assertNoOverflow(page, 'new at 390');
+    await page.getByTestId('save').click();
+    await page.getByTestId('experiment-overview').waitFor();
+    const created = await call('GET', '/experiment/fr-free-prompt');
+    assert.deepEqual(created.targeting, { country: { $ne: 'FR' } });
+    assert.equal(created.coverage, 50);
+    assert.equal(created.layer, null);
+    assert.equal(
+      await page.getByTestId('who-enters-line').innerText(),
+      'Who enters: country ≠ FR · 50% coverage',
+    );
+    await assertNoOverflow(page, 'experiment at 390');
+    assertNoConsoleErrors(page);
+  } finally {
+    await page.context().close();
+  }
+});
