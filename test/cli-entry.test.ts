@@ -61,6 +61,36 @@ const variants = [
   { key: 'B', payload: { prompt: 'concise' }, trafficPercent: 50 },
 ];
 
+test('--help lists the who-enters commands and their options', async () => {
+  const top = await cli(['--help']);
+  assert.equal(top.code, 0);
+  for (const command of [
+    'target [options] <slug>',
+    'preview [options] <slug> <userId>',
+    'layers',
+    'groups',
+  ]) {
+    assert.ok(top.stdout.includes(`\n  ${command} `), `--help lists ${command}:\n${top.stdout}`);
+  }
+  const target = await cli(['target', '--help']);
+  for (const option of [
+    '--targeting <condition>',
+    '--no-targeting',
+    '--coverage <percent>',
+    '--layer <key:start-end>',
+    '--no-layer',
+    '--default-variant <key>',
+    '--override <variant=ids>',
+    '--no-overrides',
+  ]) {
+    assert.ok(target.stdout.includes(option), `target --help mentions ${option}`);
+  }
+  const groups = await cli(['groups', '--help']);
+  for (const command of ['list', 'show <key>', 'put [options] <key>', 'delete <key>']) {
+    assert.ok(groups.stdout.includes(`\n  ${command}`), `groups --help lists ${command}:\n${groups.stdout}`);
+  }
+});
+
 test('who enters from the command line against a real server', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'agentsplit-cli-entry-'));
   const server = await startServer({
