@@ -173,9 +173,10 @@ test('who enters from the command line against a real server', async (t) => {
       // Only what is given changes: coverage alone keeps the rest; the targeting from stdin.
       assertOk(await cli([...root, 'target', 'checkout', '--targeting', '-'], '{"country": "FR"}'));
       const json = JSON.parse(assertOk(await run('--json', 'target', 'checkout', '--coverage', '35.5')));
-      assert.deepEqual(json, await api('GET', '/experiment/checkout'), '--json prints the API answer');
+      // (The fields first: deepEqual narrows json to the type of what it is compared with.)
       assert.deepEqual([json.targeting, json.coverage, json.defaultVariant], [{ country: 'FR' }, 35.5, 'B']);
       assert.equal(json.overrides.length, 2);
+      assert.deepEqual(json, await api('GET', '/experiment/checkout'), '--json prints the API answer');
 
       // An override and the default change what is served, not who is randomized: no new version.
       const before = json.version;
@@ -301,8 +302,8 @@ test('who enters from the command line against a real server', async (t) => {
       const json = JSON.parse(
         assertOk(await run('--json', 'preview', 'preview-me', 'user-2', '--context', '{"plan":"pro"}')),
       );
-      assert.deepEqual(json, entered, '--json prints the API answer (sticky: the same every time)');
       assert.deepEqual([json.inExperiment, json.reason, json.status], [true, null, 'running']);
+      assert.deepEqual(json, entered, '--json prints the API answer (sticky: the same every time)');
 
       assertFailsWith(
         await run('preview', 'preview-me', 'user-1', '--context', '{plan'),
