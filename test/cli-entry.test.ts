@@ -314,6 +314,61 @@ test('who enters from the command line against a real server', async (t) => {
         "agentsplit: 404 no experiment with slug 'nope'",
       );
     });
+    await t.test('groups put, list, show and delete; a condition using one; 409 while used', async () => {
+      assert.equal(assertOk(await run('groups', 'list')), 'no saved groups\n');
+      const put = await run('groups', 'put', 'beta', '--values', 'u1, u2,u3', '--description', 'opted in');
+      assert.equal(assertOk(put), 'saved group beta: 3 values\n');
+      const lines = join(dir, 'ids.txt');
+      writeFileSync(lines, 'a\n\n b \nc\n');
+      assert.equal(
+        assertOk(await run('groups', 'put', 'lines', '--file', lines)),
+        'saved group lines: 3 values\n',
+      );
+      const array = join(dir, 'ids.json');
+      writeFileSync(array, '[1, 2, "x"]');
+      assertOk(await run('groups', 'put', 'numbers', '--file', array));
+      assert.deepEqual((await api('GET', '/groups/lines')).values, ['a', 'b', 'c']);
+      assert.deepEqual((await api('GET', '/groups/numbers')).values, [1, 2, 'x']);
+
+      await create('grouped');
+      assertOk(await run('target', 'grouped', '--targeting', '{"userId": {"$inGroup": "beta"}}'));
+      assert.match(assertOk(await run('preview', 'grouped', 'u2')), /^variant [AB] · in the experiment\n/);
+      assert.match(
+        assertOk(await run('preview', 'grouped', 'u9')),
+        /^variant A · not in the experiment \(targeting\)\n/,
+      );
+
+      const listed = await api<{ groups: { key: string; usedBy: string[] }[] }>('GET', '/groups');
+      assert.deepEqual(JSON.parse(assertOk(await run('--json', 'groups', 'list'))), listed);
+      const table = assertOk(await run('groups', 'list')).split('\n');
+      assert.match(table[0]!, /^KEY +SIZE +USED BY +UPDATED +DESCRIPTION$/);
+      assert.match(table.find((l) => l.startsWith('beta '))!, /^beta +3 +grouped +\S+ +opted in$/);
+      assert.match(table.find((l) => l.startsWith('lines '))!, /^lines +3 +no experiment +\S+$/);
+      const shown = assertOk(await run('groups', 'show', 'beta'));
+      assert.match(shown, /^used by +grouped$/m);
+      assert.match(shown, /^values +u1, u2, u3$/m);
+      assert.deepEqual(
+        JSON.parse(assertOk(await run('--json', 'groups', 'show', 'beta'))),
+        await api('GET', '/groups/beta'),
+      );
+
+      assertFailsWith(await run('groups', 'delete', 'beta'), /^agentsplit: 409 .*grouped/);
+      assertFailsWith(
+        await run('target', 'grouped', '--targeting', '{"userId": {"$inGroup": "nobody"}}'),
+        /^agentsplit: 400 .*nobody/,
+      );
+      assertFailsWith(
+        await run('groups', 'put', 'bad'),
+        'agentsplit: give the ids with --values a,b,c or --file <path> (one of them)',
+      );
+      writeFileSync(array, '[{"id": 1}]');
+      assertFailsWith(
+        await run('groups', 'put', 'bad', '--file', array),
+        `agentsplit: ${array} must hold a JSON array of strings and numbers (or one id per line)`,
+      );
+      assert.equal(assertOk(await run('groups', 'delete', 'lines')), 'deleted group lines\n');
+      assertFailsWith(await run('groups', 'show', 'lines'), /^agentsplit: 404 /);
+    });
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;
