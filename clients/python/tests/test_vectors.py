@@ -128,6 +128,7 @@ def test_the_helpers_live_in_conformance_not_in_the_api():
         "gb_hash",
         "hash_v1",
         "hash_v2",
+        "id_entered",
         "in_namespace",
         "pick_weighted",
         "read_assignment_id",

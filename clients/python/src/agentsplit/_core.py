@@ -21,17 +21,9 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import quote
 from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
 
-from ._hash import (
-    MASK32,
-    bucket_ranges,
-    choose_variant,
-    cumulative_weights,
-    fnv1a32,
-    hash_v2_from_state,
-    pick_last_weighted,
-    pick_weighted,
-)
-from ._ids import base36, uuid7
+from ._entry import Definition, compile_definitions
+from ._hash import pick_last_weighted, pick_weighted
+from ._ids import uuid7
 from ._manage import AgentSplitError
 
 logger = logging.getLogger("agentsplit")
@@ -53,14 +45,20 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Assignment:
-    """The answer of ``assign``: ``variant``, ``payload``, ``assignment_id``, ``source``.
+    """The answer of ``assign``: ``variant``, ``payload``, ``assignment_id``, ``source``, ``in_experiment``,
+    ``reason``.
 
     ``source`` is ``"server"`` (a remote answer), ``"local"`` (drawn in-process) or ``"default"`` (the
     caller's default payload; ``variant`` and ``assignment_id`` are None). A local payload is the
     definition's own object: read it, do not change it.
+
+    ``in_experiment`` is False when the unit did not enter the experiment (ADR 0038): it was served an
+    override's variant or the default variant, and ``reason`` says why (``"override"``, ``"layer"``,
+    ``"targeting"`` or ``"coverage"``). Its results are stored but never counted; no exposure is sent.
+    A ``"default"`` assignment is not in the experiment either (``reason`` None).
     """
 
-    __slots__ = ("experiment", "user_id", "variant", "payload", "assignment_id", "source")
+    __slots__ = ("experiment", "user_id", "variant", "payload", "assignment_id", "source", "in_experiment", "reason")
 
     def __init__(
         self,
@@ -70,6 +68,8 @@ class Assignment:
         payload: Any,
         assignment_id: Optional[str],
         source: str,
+        in_experiment: bool = True,
+        reason: Optional[str] = None,
     ) -> None:
         self.experiment = experiment
         self.user_id = user_id
@@ -77,13 +77,17 @@ class Assignment:
         self.payload = payload
         self.assignment_id = assignment_id
         self.source = source
+        self.in_experiment = in_experiment
+        self.reason = reason
 
     def __repr__(self) -> str:
-        return "Assignment(experiment=%r, user_id=%r, variant=%r, source=%r, assignment_id=%r)" % (
+        return "Assignment(experiment=%r, user_id=%r, variant=%r, source=%r, in_experiment=%r, reason=%r, assignment_id=%r)" % (
             self.experiment,
             self.user_id,
             self.variant,
             self.source,
+            self.in_experiment,
+            self.reason,
             self.assignment_id,
         )
 
@@ -143,51 +147,6 @@ class Run:
             )
         except Exception:  # pragma: no cover - log never raises; this is belt and braces
             logger.debug("agentsplit: could not log a tracked run", exc_info=True)
-
-
-# --- local definitions ----------------------------------------------------------------------------
-
-
-class Definition:
-    """One running experiment, compiled for the local draw."""
-
-    __slots__ = ("slug", "key", "version", "sticky", "seed_state", "ranges", "cumulative", "keys", "payloads", "prefixes")
-
-    def __init__(self, e: Mapping[str, Any]) -> None:
-        variants = e["variants"]
-        if not variants:
-            raise ValueError("no variants")
-        weights = [float(v["trafficPercent"]) / 100.0 for v in variants]
-        self.slug: str = e["slug"]
-        self.key: int = int(e["assignmentIdKey"]) & MASK32
-        self.version: int = int(e["version"])
-        self.sticky: bool = e.get("assignment") == "sticky"
-        seed = e.get("seed")
-        self.seed_state = fnv1a32(seed if isinstance(seed, str) and seed != "" else self.slug)
-        self.ranges = bucket_ranges(len(weights), 1.0, weights)
-        self.cumulative = cumulative_weights(weights)
-        self.keys: List[str] = [v["key"] for v in variants]
-        self.payloads: List[Any] = [v.get("payload", {}) for v in variants]
-        v36 = base36(self.version)
-        self.prefixes = ["." + v36 + "." + base36(i) + "." for i in range(len(variants))]
-
-    def choose(self, user_id: str) -> int:
-        if self.sticky:
-            i = choose_variant(hash_v2_from_state(self.seed_state, user_id), self.ranges)
-            return i if i >= 0 else pick_last_weighted(self.cumulative)
-        return pick_weighted(self.cumulative, random.random)
-
-
-def compile_definitions(data: Any) -> Dict[str, Definition]:
-    out: Dict[str, Definition] = {}
-    for e in data.get("experiments", []) if isinstance(data, dict) else []:
-        try:
-            d = Definition(e)
-        except Exception as err:  # one odd definition must not hide the others
-            logger.warning("agentsplit: skipping a definition that cannot be read (%s): %r", err, e.get("slug") if isinstance(e, dict) else e)
-            continue
-        out[d.slug] = d
-    return out
 
 
 # --- the queue and its batches (no I/O) ----------------------------------------------------------------
@@ -711,7 +670,7 @@ class _ClientBase:
 
     # assign ------------------------------------------------------------------------------------------
     def _default(self, experiment: str, user_id: str, default: Any) -> Assignment:
-        return Assignment(experiment, user_id, None, {} if default is None else default, None, "default")
+        return Assignment(experiment, user_id, None, {} if default is None else default, None, "default", False)
 
     def _bad_user_id(self, experiment: str, user_id: Any) -> Optional[str]:
         """Why the server would refuse ``user_id`` (400), or None: not a string, empty, over 512 code
@@ -755,7 +714,13 @@ class _ClientBase:
             except UnicodeEncodeError:  # a lone surrogate
                 self._bad_user_id(experiment, user_id)
                 return self._default(experiment, user_id, default)
-        if d.sticky:
+        if not d.simple:  # entry rules (ADR 0038): a unit kept out is answered here, without an exposure
+            i, reason = d.enter(user_id, context)
+            if reason is not None:
+                body = uuid7() + d.out_prefixes[i] + b64encode(user_bytes).decode()
+                aid = "%s.%08x" % (body, crc32(body.encode(), d.key))
+                return Assignment(experiment, user_id, d.keys[i], d.payloads[i], aid, "local", False, reason)
+        elif d.sticky:
             # hash_v2 inlined (the hot path): FNV-1a 32 from the seed's state over the user id's
             # UTF-16 code units, then over the decimal digits of that
             h = d.seed_state
@@ -795,9 +760,26 @@ class _ClientBase:
             self._wake()
         return aid
 
+    @staticmethod
+    def _unentered_id(d: Definition, i: int, user_id: str) -> str:
+        """The id of a unit that did not enter (its variant part ``x<index>``); no exposure goes with it."""
+        body = uuid7() + d.out_prefixes[i] + b64encode(user_id.encode()).decode()
+        return "%s.%08x" % (body, crc32(body.encode(), d.key))
+
     def _assign_answer(self, experiment: str, user_id: str, default: Any, status: int, data: Any) -> Assignment:
         if status == 200 and isinstance(data, dict) and isinstance(data.get("variant"), str):
-            return Assignment(experiment, user_id, data["variant"], data.get("payload", {}), data.get("assignmentId"), "server")
+            entered = data.get("inExperiment")
+            reason = data.get("reason")
+            return Assignment(
+                experiment,
+                user_id,
+                data["variant"],
+                data.get("payload", {}),
+                data.get("assignmentId"),
+                "server",
+                entered if isinstance(entered, bool) else True,  # a server before ADR 0038 lets everyone in
+                reason if isinstance(reason, str) else None,
+            )
         if status in (401, 403):
             self._auth_error(status, data)
         elif status == 404:
