@@ -228,3 +228,24 @@ def test_remote_answers_carry_in_experiment_and_reason():
 
     a = asyncio.run(main())
     assert (a.variant, a.in_experiment, a.reason) == ("B", False, "override")
+
+
+def test_openfeature_provider_follows_who_enters():
+    from agentsplit.openfeature import AgentSplitProvider, EvaluationContext, Reason
+
+    overrides = [{"variant": "A", "userIds": ["qa"]}]
+    fake = Fake([definition(targeting={"plan": "pro"}, overrides=overrides, defaultVariant="B")])
+    c = client(fake)
+    try:
+        p = AgentSplitProvider(client=c)
+        out = p.resolve_object_details("e", {}, EvaluationContext("u-1", {"plan": "free"}))
+        assert (out.value, out.variant, out.reason) == ({"p": "b"}, "B", Reason.DEFAULT)
+        assert out.flag_metadata["inExperiment"] is False and out.flag_metadata["entryReason"] == "targeting"
+        assert not id_entered(out.flag_metadata["assignmentId"])
+        qa = p.resolve_object_details("e", {}, EvaluationContext("qa", {"plan": "free"}))
+        assert (qa.variant, qa.reason, qa.flag_metadata["entryReason"]) == ("A", Reason.TARGETING_MATCH, "override")
+        inn = p.resolve_object_details("e", {}, EvaluationContext("u-1", {"plan": "pro"}))
+        assert (inn.reason, inn.flag_metadata["inExperiment"]) == (Reason.SPLIT, True) and "entryReason" not in inn.flag_metadata
+        assert c.flush(5) and fake.exposures() == [inn.flag_metadata["assignmentId"]]
+    finally:
+        c.close(timeout=1)

@@ -111,6 +111,7 @@ def test_the_helpers_live_in_conformance_not_in_the_api():
         "Experiment",
         "MetricAnalysis",
         "MetricDefinition",
+        "Preview",
         "Run",
         "Unadjusted",
         "Variant",

@@ -104,14 +104,14 @@ class Definition:
             self.layer = (str(layer["key"]), float(start), float(end))
         self.overrides: List[Override] = []
         for o in e.get("overrides") or []:
-            if not isinstance(o, dict) or o.get("variant") not in self.keys:
-                logger.warning("agentsplit: %r: skipping an override naming no variant of it: %r", self.slug, o)
+            if not isinstance(o, dict):
                 continue
             ids = o.get("userIds")
             cond = o.get("condition")
             self.overrides.append(
                 (
-                    self.keys.index(o["variant"]),
+                    # the server refuses an unknown variant when saved; were one here, it serves the first (as the server's evaluator)
+                    self.keys.index(o["variant"]) if o.get("variant") in self.keys else 0,
                     frozenset(u for u in ids if isinstance(u, str)) if isinstance(ids, list) else None,
                     compile_condition(cond) if isinstance(cond, dict) else None,
                 )
