@@ -127,3 +127,39 @@ def test_groups_layers_preview_async_and_errors():
     assert fake.seen[:6] == EXPECTED_REQUESTS
     assert fake.seen[7] == ("PUT", "/groups/g", {"values": []})
     assert got == [GROUP, {"groups": [GROUP]}, GROUP, None, ANSWERS[4][1], PREVIEW, GROUP]
+
+
+def test_the_servers_assign_and_this_evaluator_agree(server):
+    """Remote assigns against the real server's rules, checked against this client's evaluator fed the
+    experiment as the server keeps it: the same variant, entry and reason for every unit."""
+    from agentsplit._entry import Definition
+    from agentsplit.conformance import id_entered
+
+    slug = "agree-" + uuid.uuid4().hex[:10]
+    with Client(server.url, ROOT_KEY, flush_at_exit=False) as c:
+        e = c.create_experiment(
+            slug=slug,
+            status="running",
+            assignment="sticky",
+            variants=VARIANTS,
+            targeting={"plan": {"$in": ["pro", "team"]}},
+            coverage=60,
+            layer={"key": "agree-" + slug, "range": [0.1, 0.9]},
+            overrides=[{"variant": "big", "userIds": ["qa-1"]}, {"variant": "small", "condition": {"email": {"$regex": "@qa\\.test$"}}}],
+            default_variant="small",
+        )
+        local = Definition(dict(e, assignmentIdKey=0))
+        assert not local.simple
+        reasons = set()
+        for i in range(300):
+            user = "qa-1" if i == 0 else "agree-%d" % i
+            context = {"plan": ["pro", "free", "team"][i % 3]}
+            if i % 7 == 0:
+                context["email"] = "t%d@qa.test" % i
+            a = c.assign(slug, user, context)
+            index, reason = local.enter(user, context)
+            assert a.source == "server"
+            assert (a.variant, a.in_experiment, a.reason) == (local.keys[index], reason is None, reason), (user, context)
+            assert id_entered(a.assignment_id) is (reason is None)
+            reasons.add(reason)
+        assert reasons == {None, "override", "layer", "targeting", "coverage"}
