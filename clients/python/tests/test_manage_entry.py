@@ -151,6 +151,7 @@ def test_the_servers_assign_and_this_evaluator_agree(server):
         local = Definition(dict(e, assignmentIdKey=0))
         assert not local.simple
         reasons = set()
+        n_entered = 0
         for i in range(300):
             user = "qa-1" if i == 0 else "agree-%d" % i
             context = {"plan": ["pro", "free", "team"][i % 3]}
@@ -161,5 +162,16 @@ def test_the_servers_assign_and_this_evaluator_agree(server):
             assert a.source == "server"
             assert (a.variant, a.in_experiment, a.reason) == (local.keys[index], reason is None, reason), (user, context)
             assert id_entered(a.assignment_id) is (reason is None)
+            n_entered += reason is None
             reasons.add(reason)
+            if i % 10 == 0:  # preview answers as assign did, and records nothing
+                p = c.preview(slug, user, context)
+                assert (p["variant"], p["inExperiment"], p["reason"]) == (a.variant, a.in_experiment, a.reason), (user, context)
+                assert isinstance(p["explanation"], str) and p["explanation"]
         assert reasons == {None, "override", "layer", "targeting", "coverage"}
+        exposures = server.analysis(slug)["exposures"]
+        layer = c.get_layer("agree-" + slug)
+        assert layer == {"key": "agree-" + slug, "experiments": [{"experiment": slug, "status": "running", "range": [0.1, 0.9]}], "free": [[0, 0.1], [0.9, 1]]}
+        assert c.get_layer("no-such-layer-" + slug)["experiments"] == []
+    # the server counted the entered units' exposures only (previews and units kept out leave none)
+    assert sum(exposures.values()) == n_entered

@@ -109,6 +109,8 @@ def test_the_helpers_live_in_conformance_not_in_the_api():
         "CapAnalysis",
         "Client",
         "Experiment",
+        "Layer",
+        "LayerExperiment",
         "MetricAnalysis",
         "MetricDefinition",
         "Preview",

@@ -88,6 +88,21 @@ class Preview(TypedDict):
     inExperiment: bool
     reason: Optional[str]  # override, layer, targeting or coverage; None when the unit enters
     explanation: str  # the deciding clause
+    status: NotRequired[str]  # the experiment's status (assign serves running experiments only)
+
+
+class LayerExperiment(TypedDict):
+    experiment: str
+    status: str
+    range: List[float]  # [start, end)
+
+
+class Layer(TypedDict):
+    """A layer (``GET /layers/:key``): the non-archived experiments naming it, and what no running one takes."""
+
+    key: str
+    experiments: List[LayerExperiment]
+    free: List[List[float]]
 
 
 class Verdict(TypedDict):

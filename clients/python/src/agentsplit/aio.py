@@ -18,7 +18,7 @@ import httpx
 
 from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
-from ._manage import AgentSplitError, Analysis, Experiment, Preview
+from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview
 
 
 class AsyncClient(_ClientBase):
@@ -162,7 +162,7 @@ class AsyncClient(_ClientBase):
         """DELETE /groups/:key (admin); 409 while a non-archived experiment uses the group."""
         await self._manage(_manage.delete_group_request(key))
 
-    async def get_layer(self, key: str) -> Dict[str, Any]:
+    async def get_layer(self, key: str) -> Layer:
         """GET /layers/:key: the experiments using the layer and its free ranges."""
         return await self._manage(_manage.layer_request(key))
 

@@ -13,7 +13,7 @@ import httpx
 
 from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
-from ._manage import AgentSplitError, Analysis, Experiment, Preview
+from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview
 
 
 class Client(_ClientBase):
@@ -131,7 +131,7 @@ class Client(_ClientBase):
         """DELETE /groups/:key (admin); 409 while a non-archived experiment uses the group."""
         self._manage(_manage.delete_group_request(key))
 
-    def get_layer(self, key: str) -> Dict[str, Any]:
+    def get_layer(self, key: str) -> Layer:
         """GET /layers/:key: the experiments using the layer and its free ranges."""
         return self._manage(_manage.layer_request(key))
 
