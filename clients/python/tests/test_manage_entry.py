@@ -131,12 +131,13 @@ def test_groups_layers_preview_async_and_errors():
 
 def test_the_servers_assign_and_this_evaluator_agree(server):
     """Remote assigns against the real server's rules, checked against this client's evaluator fed the
-    experiment as the server keeps it: the same variant, entry and reason for every unit."""
+    experiment as the server keeps it, and against a local client fed the server's definitions: the same
+    variant, entry and reason for every unit."""
     from agentsplit._entry import Definition
     from agentsplit.conformance import id_entered
 
     slug = "agree-" + uuid.uuid4().hex[:10]
-    with Client(server.url, ROOT_KEY, flush_at_exit=False) as c:
+    with Client(server.url, ROOT_KEY, flush_at_exit=False) as c, Client(server.url, ROOT_KEY, local=True, flush_at_exit=False) as lc:
         e = c.create_experiment(
             slug=slug,
             status="running",
@@ -150,6 +151,7 @@ def test_the_servers_assign_and_this_evaluator_agree(server):
         )
         local = Definition(dict(e, assignmentIdKey=0))
         assert not local.simple
+        lc._refresh_definitions()  # made before the experiment: fetch the definitions (they carry the rules) now
         reasons = set()
         n_entered = 0
         for i in range(300):
@@ -162,6 +164,8 @@ def test_the_servers_assign_and_this_evaluator_agree(server):
             assert a.source == "server"
             assert (a.variant, a.in_experiment, a.reason) == (local.keys[index], reason is None, reason), (user, context)
             assert id_entered(a.assignment_id) is (reason is None)
+            la = lc.assign(slug, user, context)
+            assert (la.source, la.variant, la.in_experiment, la.reason) == ("local", a.variant, a.in_experiment, a.reason), (user, context)
             n_entered += reason is None
             reasons.add(reason)
             if i % 10 == 0:  # preview answers as assign did, and records nothing
@@ -169,9 +173,9 @@ def test_the_servers_assign_and_this_evaluator_agree(server):
                 assert (p["variant"], p["inExperiment"], p["reason"]) == (a.variant, a.in_experiment, a.reason), (user, context)
                 assert isinstance(p["explanation"], str) and p["explanation"]
         assert reasons == {None, "override", "layer", "targeting", "coverage"}
-        exposures = server.analysis(slug)["exposures"]
         layer = c.get_layer("agree-" + slug)
         assert layer == {"key": "agree-" + slug, "experiments": [{"experiment": slug, "status": "running", "range": [0.1, 0.9]}], "free": [[0, 0.1], [0.9, 1]]}
         assert c.get_layer("no-such-layer-" + slug)["experiments"] == []
-    # the server counted the entered units' exposures only (previews and units kept out leave none)
-    assert sum(exposures.values()) == n_entered
+        assert lc.close(5) == 0 and lc.failed == 0
+    # the entered units' exposures only, the server's and the local client's (previews and units kept out leave none)
+    assert sum(server.analysis(slug)["exposures"].values()) == 2 * n_entered
