@@ -105,7 +105,7 @@ def test_groups_layers_preview_sync():
 
 
 def test_groups_layers_preview_async_and_errors():
-    fake = Fake(ANSWERS + [(409, {"error": "group 'g' is used by experiment 'e'"}), (201, GROUP)])
+    fake = Fake(ANSWERS + [(409, {"error": "group 'g' is used by experiment 'e'"}), (200, GROUP)])
 
     async def main():
         async with AsyncClient("http://agentsplit.test", "k", transport=httpx.MockTransport(fake), flush_at_exit=False) as c:
@@ -120,7 +120,7 @@ def test_groups_layers_preview_async_and_errors():
             with pytest.raises(AgentSplitError) as caught:
                 await c.delete_group("g")
             assert (caught.value.status, caught.value.error) == (409, "group 'g' is used by experiment 'e'")
-            got.append(await c.put_group("g", []))  # 201: created
+            got.append(await c.put_group("g", []))
             return got
 
     got = asyncio.run(main())
@@ -179,3 +179,31 @@ def test_the_servers_assign_and_this_evaluator_agree(server):
         assert lc.close(5) == 0 and lc.failed == 0
     # the entered units' exposures only, the server's and the local client's (previews and units kept out leave none)
     assert sum(server.analysis(slug)["exposures"].values()) == 2 * n_entered
+
+
+def test_saved_groups_through_the_real_server(server):
+    """A group saved, named by targeting, carried by the definitions into local evaluation, refused for
+    deletion while used, deleted once the experiment is archived."""
+    group = "py-beta-" + uuid.uuid4().hex[:8]
+    slug = "grouped-" + uuid.uuid4().hex[:10]
+    with Client(server.url, ROOT_KEY, flush_at_exit=False) as c:
+        saved = c.put_group(group, ["u-1", "u-2", 7, "u-1"], description="beta testers")
+        assert (saved["key"], saved["values"], saved["size"], saved["description"]) == (group, ["u-1", "u-2", 7], 3, "beta testers")
+        c.create_experiment(slug=slug, status="running", variants=VARIANTS, targeting={"userId": {"$inGroup": group}}, default_variant="small")
+        got = c.get_group(group)
+        assert got["usedBy"] == [slug] and got["values"] == ["u-1", "u-2", 7]
+        assert any(g["key"] == group and g["size"] == 3 and "values" not in g for g in c.list_groups()["groups"])
+        with Client(server.url, ROOT_KEY, local=True, flush_at_exit=False) as lc:
+            for user in ("u-1", "u-2", "u-3", "7"):
+                remote, local = c.assign(slug, user), lc.assign(slug, user)
+                assert local.source == "local"
+                assert (local.variant, local.in_experiment, local.reason) == (remote.variant, remote.in_experiment, remote.reason)
+                assert local.in_experiment is (user in ("u-1", "u-2")), user  # "7" is not 7
+        with pytest.raises(AgentSplitError) as caught:
+            c.delete_group(group)
+        assert caught.value.status == 409 and slug in caught.value.error
+        c.update_experiment(slug, status="archived")
+        assert c.delete_group(group) is None
+        with pytest.raises(AgentSplitError) as caught:
+            c.get_group(group)
+        assert caught.value.status == 404

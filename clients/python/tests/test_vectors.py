@@ -115,6 +115,8 @@ def test_the_helpers_live_in_conformance_not_in_the_api():
         "MetricDefinition",
         "Preview",
         "Run",
+        "SavedGroup",
+        "SavedGroupSummary",
         "Unadjusted",
         "Variant",
         "VariantAnalysis",

@@ -91,6 +91,23 @@ class Preview(TypedDict):
     status: NotRequired[str]  # the experiment's status (assign serves running experiments only)
 
 
+class SavedGroupSummary(TypedDict):
+    """A saved group without its values (``list_groups``)."""
+
+    key: str
+    description: str
+    size: int  # values, duplicates dropped
+    usedBy: List[str]  # non-archived experiments whose targeting or overrides name the group
+    createdAt: str
+    updatedAt: str
+
+
+class SavedGroup(SavedGroupSummary):
+    """A saved group with its values, in the order first sent (``put_group``, ``get_group``)."""
+
+    values: List[Any]  # strings or numbers: $inGroup compares them as they are ("7" is not 7)
+
+
 class LayerExperiment(TypedDict):
     experiment: str
     status: str
@@ -273,7 +290,7 @@ def put_group_request(key: str, values: Any, description: Optional[str] = None) 
     body: Dict[str, Any] = {"values": list(values)}
     if description is not None:
         body["description"] = description
-    return "PUT", _group(key), _body(body), (200, 201)
+    return "PUT", _group(key), _body(body), 200
 
 
 def list_groups_request() -> Request:

@@ -13,7 +13,7 @@ import httpx
 
 from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
-from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview
+from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview, SavedGroup
 
 
 class Client(_ClientBase):
@@ -115,15 +115,15 @@ class Client(_ClientBase):
         return _manage.verdict_first(self._manage(_manage.analysis_request(slug, params)))
 
     # saved groups, layers, preview (ADR 0038) ----------------------------------------------------
-    def put_group(self, key: str, values: Any, description: Optional[str] = None) -> Dict[str, Any]:
+    def put_group(self, key: str, values: Any, description: Optional[str] = None) -> SavedGroup:
         """PUT /groups/:key (admin): saves the group's ids (up to 100,000 strings or numbers), replacing them."""
         return self._manage(_manage.put_group_request(key, values, description))
 
     def list_groups(self) -> Dict[str, Any]:
-        """GET /groups (a read or admin key)."""
+        """GET /groups (a read or admin key): ``{"groups": [SavedGroupSummary, ...]}`` by key, without values."""
         return self._manage(_manage.list_groups_request())
 
-    def get_group(self, key: str) -> Dict[str, Any]:
+    def get_group(self, key: str) -> SavedGroup:
         """GET /groups/:key (a read or admin key)."""
         return self._manage(_manage.get_group_request(key))
 
