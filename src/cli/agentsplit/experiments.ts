@@ -3,17 +3,19 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { formatCount, formatPercent, truncate } from '../../answers/format.js';
+import type { EntryRules } from '../../core/entry.js';
 import type { Experiment as CoreExperiment } from '../../core/experiment.js';
 import type { MetricDefinition } from '../../core/metric-definitions.js';
 import { CliError, oneLine } from './api.js';
 import { session } from './session.js';
 import { details, table } from './table.js';
+import { whoEnters } from './who-enters.js';
 
 /**
  * An experiment as the API answers it (core's shape, which the API serializes as it is). Metrics may be
  * absent from an older server's answer; results per variant are shown when a server sends them.
  */
-export interface Experiment extends Omit<CoreExperiment, 'metrics'> {
+export interface Experiment extends Omit<CoreExperiment, 'metrics' | keyof EntryRules>, Partial<EntryRules> {
   metrics?: MetricDefinition[];
   results?: number | Record<string, number>;
 }
@@ -159,6 +161,7 @@ function describe(e: Experiment): string {
     ['assignment', e.assignment === 'sticky' ? `sticky (seed ${e.seed})` : e.assignment],
     ['version', String(e.version)],
     ['metrics', metricsText(e.metrics ?? [])],
+    ['who enters', whoEnters(e)],
   );
   if (e.results !== undefined) pairs.push(['results', totalResults(e.results)]);
   pairs.push(['created', e.createdAt], ['updated', e.updatedAt]);
@@ -227,13 +230,13 @@ async function readJsonObject(file: string): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>;
 }
 
-async function readStdin(): Promise<string> {
+export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function fileReason(err: unknown): string {
+export function fileReason(err: unknown): string {
   const code = (err as { code?: string })?.code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'it is a directory';

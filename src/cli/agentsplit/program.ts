@@ -1,9 +1,10 @@
 // The `agentsplit` program: global options, the command groups, and errors as one line on stderr.
-// Each group (keys, experiments and the status changes, analyze, results, mcp) registers itself from its own module.
+// Each group (keys, experiments and the status changes, who enters, analyze, results, mcp) registers itself from its own module.
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { registerAnalyze } from './analyze.js';
 import { CliError, DEFAULT_URL, oneLine } from './api.js';
+import { registerEntry } from './entry.js';
 import { registerExperiments } from './experiments.js';
 import { registerKeys } from './keys.js';
 import { registerMcp } from './mcp.js';
@@ -53,6 +54,9 @@ export function buildProgram(): Command {
         '  agentsplit experiments list [--status running] [--limit 20]',
         '  agentsplit experiments show checkout-prompt',
         '  agentsplit start|pause|complete|archive checkout-prompt',
+        '  agentsplit target checkout-prompt --targeting \'{"plan": {"$in": ["pro"]}}\' --coverage 20 [--layer prompts:0-0.5]',
+        '  agentsplit preview checkout-prompt user-42 --context \'{"plan": "free"}\'',
+        '  agentsplit groups list|show <key>|put <key> --values a,b|delete <key>   agentsplit layers show prompts',
         '  agentsplit analyze checkout-prompt [--metric success,cost_usd] [--version 2] [--method bayesian]',
         '  agentsplit results export checkout-prompt [--format csv] [--output results.csv]',
         '  agentsplit keys create --name support-agent --scopes assign,log [--experiments a,b] [--rate-limit <n>]',
@@ -66,6 +70,7 @@ export function buildProgram(): Command {
       ].join('\n'),
     );
   registerExperiments(program);
+  registerEntry(program);
   registerAnalyze(program);
   registerResults(program);
   registerKeys(program);
