@@ -189,7 +189,7 @@ def test_saved_groups_through_the_real_server(server):
     with Client(server.url, ROOT_KEY, flush_at_exit=False) as c:
         saved = c.put_group(group, ["u-1", "u-2", 7, "u-1"], description="beta testers")
         assert (saved["key"], saved["values"], saved["size"], saved["description"]) == (group, ["u-1", "u-2", 7], 3, "beta testers")
-        c.create_experiment(slug=slug, status="running", variants=VARIANTS, targeting={"userId": {"$inGroup": group}}, default_variant="small")
+        c.create_experiment(slug=slug, status="running", assignment="sticky", variants=VARIANTS, targeting={"userId": {"$inGroup": group}}, default_variant="small")
         got = c.get_group(group)
         assert got["usedBy"] == [slug] and got["values"] == ["u-1", "u-2", 7]
         assert any(g["key"] == group and g["size"] == 3 and "values" not in g for g in c.list_groups()["groups"])
