@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 from agentsplit.conditions import SavedGroups, compile_condition, compile_regex, condition_problems
-from agentsplit.conformance import gb_hash, in_namespace
+from agentsplit.conformance import bucket_ranges, choose_variant, equal_weights, gb_hash, in_namespace
 
 CASES = json.loads((ROOT / "test" / "fixtures" / "growthbook" / "cases.json").read_text())
 
@@ -37,6 +37,29 @@ def test_hash_cases(case):
 def test_in_namespace_cases(case):
     _name, unit_id, namespace, expected = case
     assert in_namespace(unit_id, namespace) is expected
+
+
+@pytest.mark.parametrize("case", CASES["getBucketRange"], ids=_ids("getBucketRange"))
+def test_bucket_range_cases(case):
+    _name, (num_variants, coverage, weights), expected = case
+    got = bucket_ranges(num_variants, coverage, weights)
+    # GrowthBook's own tests compare rounded ranges (0.2 + 0.2 * 0.3 is 0.26000000000000001)
+    assert [[round(a, 8), round(b, 8)] for a, b in got] == expected
+
+
+@pytest.mark.parametrize("case", CASES["chooseVariation"], ids=_ids("chooseVariation"))
+def test_choose_variation_cases(case):
+    _name, n, ranges, expected = case
+    assert choose_variant(n, ranges) == expected
+
+
+@pytest.mark.parametrize("case", CASES["getEqualWeights"], ids=[str(c[0]) for c in CASES["getEqualWeights"]])
+def test_equal_weights_cases(case):
+    n, expected = case
+    got = equal_weights(n)
+    assert len(got) == len(expected)
+    assert all(abs(a - b) < 1e-8 for a, b in zip(got, expected))
+    assert not got or abs(sum(got) - 1) < 1e-12
 
 
 def test_a_pathological_regex_answers_at_once():

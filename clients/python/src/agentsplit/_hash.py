@@ -55,12 +55,23 @@ def hash_v2(seed: str, value: str) -> float:
     return hash_v2_from_state(fnv1a32(seed), value)
 
 
+def equal_weights(n: int) -> List[float]:
+    """``n`` equal weights summing to 1 (none for n <= 0), as GrowthBook's getEqualWeights."""
+    return [1 / n] * n if n > 0 else []
+
+
 def bucket_ranges(
     num_variants: int, coverage: float = 1.0, weights: Optional[Sequence[float]] = None
 ) -> List[BucketRange]:
-    """Ranges of the hash space per variant: weights (summing to 1) scaled by ``coverage``, end to end."""
+    """Ranges of the hash space per variant, laid end to end, each ``[start, start + coverage * weight]``
+    (so raising coverage only adds units). As GrowthBook: coverage is clamped to 0..1, and weights of
+    the wrong length or not summing to 1 within 0.01 fall back to equal weights."""
     c = min(1.0, max(0.0, coverage))
-    w = list(weights) if weights is not None and len(weights) == num_variants else [1 / num_variants] * num_variants
+    w: Sequence[float]
+    if weights is not None and len(weights) == num_variants and 0.99 <= sum(weights) <= 1.01:
+        w = weights
+    else:
+        w = equal_weights(num_variants)
     cumulative = 0.0
     out: List[BucketRange] = []
     for weight in w:
@@ -105,17 +116,22 @@ def pick_last_weighted(cumulative: Sequence[float]) -> int:
     return pick_weighted(cumulative, lambda: 1.0)
 
 
+def hash_v1(seed: str, value: str) -> float:
+    """GrowthBook's hash version 1 (biased, 3 decimal places; kept for namespaces and layers)."""
+    return (fnv1a32(value + seed) % 1000) / 1000
+
+
 def gb_hash(seed: str, value: str, version: int) -> Optional[float]:
-    """GrowthBook's hash(seed, value, version): version 1 (biased, 3 decimals, for namespaces) or 2;
-    None for another version."""
+    """GrowthBook's hash(seed, value, version): version 1 or 2; None for another version."""
     if version == 2:
         return hash_v2(seed, value)
     if version == 1:
-        return (fnv1a32(value + seed) % 1000) / 1000
+        return hash_v1(seed, value)
     return None
 
 
-def in_namespace(hash_value: str, namespace: Sequence[Any]) -> bool:
-    """GrowthBook's inNamespace: hash v1 of the unit id with seed "__" + name, in [start, end)."""
-    n = gb_hash("__" + namespace[0], hash_value, 1)
-    return n is not None and namespace[1] <= n < namespace[2]
+def in_namespace(unit_id: str, namespace: Sequence[Any]) -> bool:
+    """GrowthBook's inNamespace (an experiment's layer): hash v1 of the unit id with seed "__" + key,
+    in ``[start, end)``; ``namespace`` is ``(key, start, end)``."""
+    n = hash_v1("__" + namespace[0], unit_id)
+    return namespace[1] <= n < namespace[2]

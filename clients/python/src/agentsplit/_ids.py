@@ -92,9 +92,12 @@ def fnv_check(key: int, body: str, mark: int = 0) -> str:
     return "%08x" % h
 
 
-def assignment_id(uuid: str, key: int, version: int, variant_index: int, user_id: str, check: str = "crc") -> str:
-    """The id of an assignment made under ``version`` for ``variant_index`` and ``user_id``."""
-    body = "%s.%s.%s.%s" % (uuid, base36(version), base36(variant_index), encode_user(user_id))
+def assignment_id(
+    uuid: str, key: int, version: int, variant_index: int, user_id: str, check: str = "crc", entered: bool = True
+) -> str:
+    """The id of an assignment made under ``version`` for ``variant_index`` and ``user_id``; a unit that
+    did not enter (ADR 0038) has its variant part written ``x<index>``."""
+    body = "%s.%s.%s%s.%s" % (uuid, base36(version), "" if entered else "x", base36(variant_index), encode_user(user_id))
     return body + "." + (crc_check(key, body) if check == "crc" else fnv_check(key, body))
 
 
@@ -104,7 +107,7 @@ class IssuedAssignment(NamedTuple):
     user_id: str
 
 
-_SHAPE = re.compile(r"^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$")
+_SHAPE = re.compile(r"^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.(x?)([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$")
 
 
 def read_assignment_id(aid: str, key: int) -> Optional[IssuedAssignment]:
@@ -113,6 +116,14 @@ def read_assignment_id(aid: str, key: int) -> Optional[IssuedAssignment]:
     if m is None:
         return None
     body = aid[: len(aid) - 9]
-    if m.group(5) not in (crc_check(key, body), fnv_check(key, body), fnv_check(key, body, SERVER_MARK)):
+    if m.group(6) not in (crc_check(key, body), fnv_check(key, body), fnv_check(key, body, SERVER_MARK)):
         return None
-    return IssuedAssignment(int(m.group(2), 36), int(m.group(3), 36), base64.b64decode(m.group(4)).decode("utf-8"))
+    user = base64.b64decode(m.group(5)).decode("utf-8")
+    return IssuedAssignment(int(m.group(2), 36), int(m.group(4), 36), user)
+
+
+def id_entered(aid: str) -> bool:
+    """False when an id's variant part is ``x<index>``: a unit served without entering (ADR 0038), whose
+    results are stored but never counted. The check is not verified here (see ``read_assignment_id``)."""
+    parts = aid.split(".")
+    return not (len(parts) == 5 and parts[2].startswith("x") and len(parts[2]) > 1)

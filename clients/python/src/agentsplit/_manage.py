@@ -1,4 +1,4 @@
-"""Management and reading (create_experiment, get_experiment, update_experiment, analysis), without I/O:
+"""Management and reading (experiments, analysis, saved groups, layers, preview), without I/O:
 the request each call makes and what its answer becomes. Unlike the hot path these raise: an
 ``AgentSplitError`` carrying the status and the server's message, because a script that creates an
 experiment or reads a verdict must know when it did not happen. The answers' types are the server's own
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import quote
 
 if sys.version_info >= (3, 11):  # pragma: no cover - which branch depends on the Python
@@ -68,9 +68,58 @@ class Experiment(TypedDict):
     metrics: List[MetricDefinition]
     guardrailAction: str  # notify or pause: what the guardrail monitor does when a guardrail fails
     minimumUnits: int  # units each variant needs on every guardrail before the monitor judges
-    version: int  # bumped whenever the variants change
+    segments: NotRequired[List[str]]  # context keys whose values split the analysis (up to 5)
+    # who enters (ADR 0038); absent from a server before it
+    targeting: NotRequired[Optional[Dict[str, Any]]]  # a GrowthBook condition, or None (everyone)
+    coverage: NotRequired[float]  # 0-100: the share of targeted units that enter
+    layer: NotRequired[Optional[Dict[str, Any]]]  # {"key": ..., "range": [start, end]}
+    overrides: NotRequired[List[Dict[str, Any]]]  # [{"variant", "userIds"} | {"variant", "condition"}]
+    defaultVariant: NotRequired[Optional[str]]  # served to units that do not enter; None: the first
+    version: int  # bumped whenever the variants, targeting, coverage or layer change
     createdAt: str
     updatedAt: str
+
+
+class Preview(TypedDict):
+    """What assign would answer a unit, recorded nowhere (``POST /experiment/:slug/preview``)."""
+
+    variant: str
+    payload: Dict[str, Any]
+    inExperiment: bool
+    reason: Optional[str]  # override, layer, targeting or coverage; None when the unit enters
+    explanation: str  # the deciding clause
+    status: NotRequired[str]  # the experiment's status (assign serves running experiments only)
+
+
+class SavedGroupSummary(TypedDict):
+    """A saved group without its values (``list_groups``)."""
+
+    key: str
+    description: str
+    size: int  # values, duplicates dropped
+    usedBy: List[str]  # non-archived experiments whose targeting or overrides name the group
+    createdAt: str
+    updatedAt: str
+
+
+class SavedGroup(SavedGroupSummary):
+    """A saved group with its values, in the order first sent (``put_group``, ``get_group``)."""
+
+    values: List[Any]  # strings or numbers: $inGroup compares them as they are ("7" is not 7)
+
+
+class LayerExperiment(TypedDict):
+    experiment: str
+    status: str
+    range: List[float]  # [start, end)
+
+
+class Layer(TypedDict):
+    """A layer (``GET /layers/:key``): the non-archived experiments naming it, and what no running one takes."""
+
+    key: str
+    experiments: List[LayerExperiment]
+    free: List[List[float]]
 
 
 class Verdict(TypedDict):
@@ -190,12 +239,31 @@ class Analysis(TypedDict):
 
 # --- the requests ----------------------------------------------------------------------------------------
 
-# (method, path, body or None, the status of success)
-Request = Tuple[str, str, Optional[bytes], int]
+# (method, path, body or None, the statuses of success)
+Request = Tuple[str, str, Optional[bytes], Union[int, Tuple[int, ...]]]
+
+_SNAKE = re.compile(r"_([a-z])")
+
+
+def _camel(name: str) -> str:
+    """The API's name of a field given in Python's style: ``default_variant`` is ``defaultVariant`` (the
+    API's own names have no underscore, so they pass unchanged)."""
+    return _SNAKE.sub(lambda m: m.group(1).upper(), name)
 
 
 def _body(fields: Mapping[str, Any]) -> bytes:
     return json.dumps(dict(fields), separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _fields(fields: Mapping[str, Any]) -> Dict[str, Any]:
+    """Top-level field names as the API spells them; a name given in both styles is refused."""
+    out: Dict[str, Any] = {}
+    for name, value in fields.items():
+        api = _camel(name)
+        if api in out:
+            raise ValueError("%r is given twice (as %r and in the API's spelling)" % (api, name))
+        out[api] = value
+    return out
 
 
 def _experiment(slug: str) -> str:
@@ -203,7 +271,7 @@ def _experiment(slug: str) -> str:
 
 
 def create_request(fields: Mapping[str, Any]) -> Request:
-    return "POST", "/experiments", _body(fields), 201
+    return "POST", "/experiments", _body(_fields(fields)), 201
 
 
 def get_request(slug: str) -> Request:
@@ -211,10 +279,41 @@ def get_request(slug: str) -> Request:
 
 
 def update_request(slug: str, fields: Mapping[str, Any]) -> Request:
-    return "PATCH", _experiment(slug), _body(fields), 200
+    return "PATCH", _experiment(slug), _body(_fields(fields)), 200
 
 
-_SNAKE = re.compile(r"_([a-z])")
+def _group(key: str) -> str:
+    return "/groups/%s" % quote(str(key), safe="")
+
+
+def put_group_request(key: str, values: Any, description: Optional[str] = None) -> Request:
+    body: Dict[str, Any] = {"values": list(values)}
+    if description is not None:
+        body["description"] = description
+    return "PUT", _group(key), _body(body), 200
+
+
+def list_groups_request() -> Request:
+    return "GET", "/groups", None, 200
+
+
+def get_group_request(key: str) -> Request:
+    return "GET", _group(key), None, 200
+
+
+def delete_group_request(key: str) -> Request:
+    return "DELETE", _group(key), None, (200, 204)
+
+
+def layer_request(key: str) -> Request:
+    return "GET", "/layers/%s" % quote(str(key), safe=""), None, 200
+
+
+def preview_request(slug: str, user_id: str, context: Optional[Mapping[str, Any]] = None) -> Request:
+    body: Dict[str, Any] = {"userId": user_id}
+    if context is not None:
+        body["context"] = dict(context)
+    return "POST", _experiment(slug) + "/preview", _body(body), 200
 
 
 def analysis_request(slug: str, params: Mapping[str, Any]) -> Request:
@@ -227,18 +326,21 @@ def analysis_request(slug: str, params: Mapping[str, Any]) -> Request:
             value = ",".join(str(v) for v in value)
         elif isinstance(value, bool):
             value = "true" if value else "false"
-        query.append((_SNAKE.sub(lambda m: m.group(1).upper(), name), str(value)))
+        query.append((_camel(name), str(value)))
     q = "&".join("%s=%s" % (quote(k, safe=""), quote(v, safe=",")) for k, v in query)
     return "GET", _experiment(slug) + "/analysis" + ("?" + q if q else ""), None, 200
 
 
-def answer(method: str, path: str, status: int, data: Any, expected: int) -> Any:
-    """The answer's JSON when its status is the expected one, else an AgentSplitError."""
-    if status == expected and isinstance(data, dict):
+def answer(method: str, path: str, status: int, data: Any, expected: Union[int, Tuple[int, ...]]) -> Any:
+    """The answer's JSON when its status is an expected one (a 204's: an empty dict), else an AgentSplitError."""
+    ok = status in expected if isinstance(expected, tuple) else status == expected
+    if ok and isinstance(data, dict):
         return data
+    if ok and status == 204:
+        return {}
     error = data.get("error") if isinstance(data, dict) else None
     if not isinstance(error, str):
-        error = "the answer is not JSON" if status == expected else "HTTP %d" % status
+        error = "the answer is not JSON" if ok else "HTTP %d" % status
     raise AgentSplitError(status, error, method, path)
 
 

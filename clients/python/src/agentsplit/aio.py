@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import time
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import httpx
 
 from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
-from ._manage import AgentSplitError, Analysis, Experiment
+from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview, SavedGroup
 
 
 class AsyncClient(_ClientBase):
@@ -144,6 +144,32 @@ class AsyncClient(_ClientBase):
     async def analysis(self, slug: str, **params: Any) -> Analysis:
         """GET /experiment/:slug/analysis (a read or admin key), its ``verdict`` first."""
         return _manage.verdict_first(await self._manage(_manage.analysis_request(slug, params)))
+
+    # saved groups, layers, preview (ADR 0038) ----------------------------------------------------
+    async def put_group(self, key: str, values: Any, description: Optional[str] = None) -> SavedGroup:
+        """PUT /groups/:key (admin): saves the group's ids (up to 100,000 strings or numbers), replacing them."""
+        return await self._manage(_manage.put_group_request(key, values, description))
+
+    async def list_groups(self) -> Dict[str, Any]:
+        """GET /groups (a read or admin key): ``{"groups": [SavedGroupSummary, ...]}`` by key, without values."""
+        return await self._manage(_manage.list_groups_request())
+
+    async def get_group(self, key: str) -> SavedGroup:
+        """GET /groups/:key (a read or admin key)."""
+        return await self._manage(_manage.get_group_request(key))
+
+    async def delete_group(self, key: str) -> None:
+        """DELETE /groups/:key (admin); 409 while a non-archived experiment uses the group."""
+        await self._manage(_manage.delete_group_request(key))
+
+    async def get_layer(self, key: str) -> Layer:
+        """GET /layers/:key: the experiments using the layer and its free ranges."""
+        return await self._manage(_manage.layer_request(key))
+
+    async def preview(self, slug: str, user_id: str, context: Optional[JsonObject] = None) -> Preview:
+        """POST /experiment/:slug/preview: what assign would answer ``user_id`` (any status), recording
+        nothing: ``variant``, ``payload``, ``inExperiment``, ``reason`` and the deciding clause, ``explanation``."""
+        return await self._manage(_manage.preview_request(slug, user_id, context))
 
     async def _manage(self, request: _manage.Request) -> Any:
         method, path, body, expected = request

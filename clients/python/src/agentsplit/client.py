@@ -7,13 +7,13 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import httpx
 
 from . import _manage
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
-from ._manage import AgentSplitError, Analysis, Experiment
+from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview, SavedGroup
 
 
 class Client(_ClientBase):
@@ -113,6 +113,32 @@ class Client(_ClientBase):
         options (``method``, ``metrics`` as a list, ``control``, ``alpha``, ``sided``, ``correction``,
         ``version``, ``n_star``)."""
         return _manage.verdict_first(self._manage(_manage.analysis_request(slug, params)))
+
+    # saved groups, layers, preview (ADR 0038) ----------------------------------------------------
+    def put_group(self, key: str, values: Any, description: Optional[str] = None) -> SavedGroup:
+        """PUT /groups/:key (admin): saves the group's ids (up to 100,000 strings or numbers), replacing them."""
+        return self._manage(_manage.put_group_request(key, values, description))
+
+    def list_groups(self) -> Dict[str, Any]:
+        """GET /groups (a read or admin key): ``{"groups": [SavedGroupSummary, ...]}`` by key, without values."""
+        return self._manage(_manage.list_groups_request())
+
+    def get_group(self, key: str) -> SavedGroup:
+        """GET /groups/:key (a read or admin key)."""
+        return self._manage(_manage.get_group_request(key))
+
+    def delete_group(self, key: str) -> None:
+        """DELETE /groups/:key (admin); 409 while a non-archived experiment uses the group."""
+        self._manage(_manage.delete_group_request(key))
+
+    def get_layer(self, key: str) -> Layer:
+        """GET /layers/:key: the experiments using the layer and its free ranges."""
+        return self._manage(_manage.layer_request(key))
+
+    def preview(self, slug: str, user_id: str, context: Optional[JsonObject] = None) -> Preview:
+        """POST /experiment/:slug/preview: what assign would answer ``user_id`` (any status), recording
+        nothing: ``variant``, ``payload``, ``inExperiment``, ``reason`` and the deciding clause, ``explanation``."""
+        return self._manage(_manage.preview_request(slug, user_id, context))
 
     def _manage(self, request: _manage.Request) -> Any:
         method, path, body, expected = request

@@ -5,16 +5,19 @@ Not the client's API: ``Client`` and ``AsyncClient`` assign with these themselve
 no need to call them.
 """
 
-from ._hash import bucket_ranges, choose_variant, fnv1a32, gb_hash, hash_v2, in_namespace, pick_weighted
-from ._ids import assignment_id, read_assignment_id, uuid7
+from ._hash import bucket_ranges, choose_variant, equal_weights, fnv1a32, gb_hash, hash_v1, hash_v2, in_namespace, pick_weighted
+from ._ids import assignment_id, id_entered, read_assignment_id, uuid7
 
 __all__ = [
     "assignment_id",
     "bucket_ranges",
     "choose_variant",
+    "equal_weights",
     "fnv1a32",
     "gb_hash",
+    "hash_v1",
     "hash_v2",
+    "id_entered",
     "in_namespace",
     "pick_weighted",
     "read_assignment_id",

@@ -286,7 +286,9 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
                 if not c._defs_loaded:
                     return _error(default_value, ErrorCode.PROVIDER_NOT_READY, "no definitions yet (the agentsplit server could not be reached)")
                 return _error(default_value, ErrorCode.FLAG_NOT_FOUND, "%r is not a running experiment (unknown, or draft, paused or completed)" % flag_key)
-            i = d.choose(user_id)
+            context = _context(evaluation_context)
+            # who enters (ADR 0038): the attributes are the evaluation context's, plus the targeting key
+            i, entry = (d.choose(user_id), None) if d.simple else d.enter(user_id, context)
             value = typed_value(d.payloads[i], kind)
             if value is _MISSING:
                 return _error(
@@ -294,8 +296,7 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
                     ErrorCode.TYPE_MISMATCH,
                     "variant %r of %r has no %s for a %s flag" % (d.keys[i], flag_key, "object payload" if kind == "object" else "payload field 'value' of that type", kind),
                 )
-            context = _context(evaluation_context)
-            aid = c._expose_local(flag_key, d, i, user_id, context)
+            aid = c._expose_local(flag_key, d, i, user_id, context) if entry is None else c._unentered_id(d, i, user_id)
             variant = d.keys[i]
             with self._lock:
                 flags = self._memory.get(user_id)
@@ -306,12 +307,12 @@ class AgentSplitProvider(AbstractProvider):  # type: ignore[misc,valid-type]
                 else:
                     self._memory.move_to_end(user_id)
                 flags[flag_key] = (variant, aid)
-            return FlagResolutionDetails(
-                value=value,
-                reason=Reason.SPLIT,
-                variant=variant,
-                flag_metadata={"assignmentId": aid, "experimentVersion": d.version},
-            )
+            metadata: Dict[str, Any] = {"assignmentId": aid, "experimentVersion": d.version, "inExperiment": entry is None}
+            if entry is not None:
+                metadata["entryReason"] = entry
+            # as the server's OFREP: an override is a targeting match, a unit kept out gets the default
+            reason = Reason.SPLIT if entry is None else Reason.TARGETING_MATCH if entry == "override" else Reason.DEFAULT
+            return FlagResolutionDetails(value=value, reason=reason, variant=variant, flag_metadata=metadata)
         except Exception as err:
             self.client._unexpected("OpenFeature evaluation of", flag_key)
             return _error(default_value, ErrorCode.GENERAL, "%s: %s" % (type(err).__name__, err))
