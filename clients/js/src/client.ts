@@ -1,10 +1,11 @@
 // The client: assign (remote or local), log, track, feedback, flush, close. Fail-open throughout: no call
 // throws or rejects because of the service; problems go to the logger (docs/client-contract.md).
 import { Delivery } from './delivery.js';
+import type { EntryReason } from './entry.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
 import { LOCAL_DRAW, type LocalDraw, WARN } from './internal.js';
-import { chooseIndex, Definitions } from './local.js';
+import { Definitions, evaluate } from './local.js';
 import { analysisQuery, experimentPath, manage, verdictFirst } from './manage.js';
 import type {
   Analysis,
@@ -52,6 +53,8 @@ export function userIdProblem(userId: unknown): string {
   }
   return codePoints > MAX_USER_ID ? `is longer than ${MAX_USER_ID} code points` : '';
 }
+
+const ENTRY_REASONS = new Set<unknown>(['override', 'layer', 'targeting', 'coverage']);
 
 function env(name: string): string | undefined {
   return typeof process !== 'undefined' ? process.env?.[name] : undefined;
@@ -167,7 +170,15 @@ export class AgentSplit<P = JsonObject> {
         ),
         timeoutMs: this.timeoutMs,
       });
-      const b = answer.body as { variant?: unknown; payload?: unknown; assignmentId?: unknown } | undefined;
+      const b = answer.body as
+        | {
+            variant?: unknown;
+            payload?: unknown;
+            assignmentId?: unknown;
+            inExperiment?: unknown;
+            reason?: unknown;
+          }
+        | undefined;
       if (
         answer.status === 200 &&
         typeof b?.variant === 'string' &&
@@ -181,6 +192,9 @@ export class AgentSplit<P = JsonObject> {
           payload: b.payload as P,
           assignmentId: b.assignmentId,
           source: 'server',
+          // An older server answers neither: everyone entered.
+          inExperiment: b.inExperiment !== false,
+          reason: b.inExperiment === false && ENTRY_REASONS.has(b.reason) ? (b.reason as EntryReason) : null,
         };
       }
       if (answer.status === 401 || answer.status === 403) {
@@ -226,17 +240,26 @@ export class AgentSplit<P = JsonObject> {
         );
         return this.fallback(slug, userId, options);
       }
-      const i = chooseIndex(c, userId);
+      const e = evaluate(c, userId, options?.context, this.definitions!.groups);
+      const i = e.index;
       const now = Date.now();
-      const assignmentId = assignmentIdWith(c.keyState, c.middles[i]!, userId, now);
-      this.enqueued++;
-      this.delivery.enqueue({
-        kind: 'exposure',
-        experiment: slug,
-        assignmentId,
-        context: options?.context,
-        at: now,
-      });
+      const assignmentId = assignmentIdWith(
+        c.keyState,
+        e.inExperiment ? c.middles[i]! : c.outMiddles[i]!,
+        userId,
+        now,
+      );
+      // A unit that did not enter leaves no exposure (ADR 0038): analysis and SRM see entered units only.
+      if (e.inExperiment) {
+        this.enqueued++;
+        this.delivery.enqueue({
+          kind: 'exposure',
+          experiment: slug,
+          assignmentId,
+          context: options?.context,
+          at: now,
+        });
+      }
       return {
         experiment: slug,
         userId,
@@ -244,6 +267,8 @@ export class AgentSplit<P = JsonObject> {
         payload: c.payloads[i] as P,
         assignmentId,
         source: 'local',
+        inExperiment: e.inExperiment,
+        reason: e.reason,
       };
     } catch (err) {
       this.warnings.warn('local:error', `assign ${slug} failed (${describeError(err)}): default used`);
@@ -252,7 +277,7 @@ export class AgentSplit<P = JsonObject> {
   }
 
   /** For the OpenFeature provider: the local draw, its exposure recorded only if the caller takes it. */
-  [LOCAL_DRAW](slug: string, userId: string): LocalDraw {
+  [LOCAL_DRAW](slug: string, userId: string, context?: JsonObject): LocalDraw {
     if (this.closed) return { kind: 'closed', message: 'the client is closed' };
     if (this.definitions === undefined) {
       const why = this.unusable !== '' ? this.unusable : 'the client was made without local: true';
@@ -278,15 +303,20 @@ export class AgentSplit<P = JsonObject> {
         message: `the targetingKey ${problem} (the server takes 1-${MAX_USER_ID} code points, no U+0000, no lone surrogate)`,
       };
     }
-    const i = chooseIndex(c, userId);
+    const e = evaluate(c, userId, context, this.definitions.groups);
+    const i = e.index;
     return {
       kind: 'ok',
       variant: c.keys[i]!,
       payload: c.payloads[i]!,
       experimentVersion: c.definition.version,
+      inExperiment: e.inExperiment,
+      reason: e.reason,
       expose: (context) => {
         const now = Date.now();
-        const assignmentId = assignmentIdWith(c.keyState, c.middles[i]!, userId, now);
+        const middle = e.inExperiment ? c.middles[i]! : c.outMiddles[i]!;
+        const assignmentId = assignmentIdWith(c.keyState, middle, userId, now);
+        if (!e.inExperiment) return assignmentId; // not entered: no exposure
         this.enqueued++;
         this.delivery.enqueue({ kind: 'exposure', experiment: slug, assignmentId, context, at: now });
         return assignmentId;
@@ -512,6 +542,8 @@ export class AgentSplit<P = JsonObject> {
       payload: (options?.default ?? {}) as P,
       assignmentId: '',
       source: 'default',
+      inExperiment: false,
+      reason: null,
     };
   }
 }

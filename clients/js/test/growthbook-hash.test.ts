@@ -57,6 +57,8 @@ test('every vendored getEqualWeights case (6)', () => {
   for (const [n, expected] of cases.getEqualWeights) {
     const got = getEqualWeights(n);
     assert.equal(got.length, expected.length, `n=${n}`);
-    got.forEach((w, i) => assert.ok(close(w, expected[i]!), `n=${n} weight ${i}: ${w}`));
+    got.forEach((w, i) => {
+      assert.ok(close(w, expected[i]!), `n=${n} weight ${i}: ${w}`);
+    });
   }
 });
