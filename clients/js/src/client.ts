@@ -6,12 +6,28 @@ import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
 import { LOCAL_DRAW, type LocalDraw, WARN } from './internal.js';
 import { Definitions, evaluate } from './local.js';
-import { analysisQuery, experimentPath, manage, verdictFirst } from './manage.js';
+import {
+  analysisQuery,
+  deleteGroup,
+  experimentPath,
+  getGroup,
+  getLayer,
+  listGroups,
+  type ManageTarget,
+  manage,
+  preview,
+  saveGroup,
+  verdictFirst,
+} from './manage.js';
 import type {
   Analysis,
   AnalysisParams,
   CreateExperimentFields,
   Experiment,
+  LayerInfo,
+  Preview,
+  SavedGroup,
+  SaveGroupFields,
   UpdateExperimentFields,
 } from './manage-types.js';
 import type {
@@ -482,7 +498,10 @@ export class AgentSplit<P = JsonObject> {
     return this.manage('GET', experimentPath(slug), 200);
   }
 
-  /** PATCH /experiment/:slug (admin): status, variants, metrics, name, description; the experiment after. */
+  /**
+   * PATCH /experiment/:slug (admin): status, variants, metrics, name, description, and who enters
+   * (targeting, coverage, layer, overrides, defaultVariant); the experiment after.
+   */
   updateExperiment(slug: string, fields: UpdateExperimentFields): Promise<Experiment> {
     return this.manage('PATCH', experimentPath(slug), 200, fields);
   }
@@ -493,15 +512,51 @@ export class AgentSplit<P = JsonObject> {
     return verdictFirst(await this.manage<Analysis>('GET', path, 200));
   }
 
-  private manage<T>(method: string, path: string, expected: number, body?: unknown): Promise<T> {
-    const target = {
+  /** PUT /groups/:key (admin): saves a group of ids for `$inGroup` conditions. */
+  saveGroup(key: string, fields: SaveGroupFields): Promise<SavedGroup> {
+    return saveGroup(this.target(), key, fields);
+  }
+
+  /** GET /groups (read): every saved group. */
+  listGroups(): Promise<SavedGroup[]> {
+    return listGroups(this.target());
+  }
+
+  /** GET /groups/:key (read). */
+  getGroup(key: string): Promise<SavedGroup> {
+    return getGroup(this.target(), key);
+  }
+
+  /** DELETE /groups/:key (admin): refused (409) while a non-archived experiment uses the group. */
+  deleteGroup(key: string): Promise<void> {
+    return deleteGroup(this.target(), key);
+  }
+
+  /** GET /layers/:key (read): the experiments using a layer and the ranges still free. */
+  getLayer(key: string): Promise<LayerInfo> {
+    return getLayer(this.target(), key);
+  }
+
+  /**
+   * POST /experiment/:slug/preview: the variant `userId` would get with `context`, whether it would enter
+   * and why not (`explanation`), for an experiment in any status; records nothing.
+   */
+  preview(slug: string, userId: string, context?: JsonObject | null): Promise<Preview> {
+    return preview(this.target(), slug, userId, context);
+  }
+
+  private target(): ManageTarget {
+    return {
       baseUrl: this.baseUrl,
       apiKey: this.apiKey,
       timeoutMs: this.managementTimeoutMs,
       unusable: this.unusable,
       closed: this.closed,
     };
-    return manage<T>(target, method, path, expected, body);
+  }
+
+  private manage<T>(method: string, path: string, expected: number, body?: unknown): Promise<T> {
+    return manage<T>(this.target(), method, path, expected, body);
   }
 
   /** Re-reads the definitions now (local mode); resolves when done, never rejects. */
