@@ -17,6 +17,17 @@ export interface IssuedAssignment {
   /** Index of the assigned variant in that version's variants. */
   variantIndex: number;
   userId: string;
+  /**
+   * False when the unit did not enter (ADR 0038: an override, the layer, targeting or coverage kept it
+   * out): the variant part is written `x<index>`, and what names the id is stored but never counted.
+   */
+  entered?: boolean;
+}
+
+/** The variant part of an id: the index in base 36, after `x` when the unit did not enter. */
+function variantPart(issued: IssuedAssignment): string {
+  const index = issued.variantIndex.toString(36);
+  return issued.entered === false ? `x${index}` : index;
 }
 
 /**
@@ -56,13 +67,13 @@ function encodeUser(userId: string): string {
 
 /** The id of an assignment: `uuid` (a fresh UUIDv7) followed by what it was issued for. */
 export function assignmentIdFor(uuid: string, experimentId: number, issued: IssuedAssignment): string {
-  const body = `${uuid}.${issued.version.toString(36)}.${issued.variantIndex.toString(36)}.${encodeUser(issued.userId)}`;
+  const body = `${uuid}.${issued.version.toString(36)}.${variantPart(issued)}.${encodeUser(issued.userId)}`;
   return `${body}.${check(experimentId, body, SERVER_MARK)}`;
 }
 
 /** An id in the clients' form with the clients' FNV check (tests and tools; the clients make their own). */
 export function clientAssignmentIdFor(uuid: string, experimentId: number, issued: IssuedAssignment): string {
-  const body = `${uuid}.${issued.version.toString(36)}.${issued.variantIndex.toString(36)}.${encodeUser(issued.userId)}`;
+  const body = `${uuid}.${issued.version.toString(36)}.${variantPart(issued)}.${encodeUser(issued.userId)}`;
   return `${body}.${check(experimentId, body)}`;
 }
 
@@ -93,6 +104,10 @@ export function readAssignmentId(id: string, experimentId: number): IssuedAssign
   if (!byServer && check(experimentId, body) !== m[5] && crcCheck(experimentId, body) !== m[5]) return null;
   const userId = Buffer.from(m[4]!, 'base64').toString('utf8');
   if (!acceptableUserId(userId, m[4]!)) return null;
-  const issued = { version: Number.parseInt(m[2]!, 36), variantIndex: Number.parseInt(m[3]!, 36), userId };
+  // Entered ids' variant parts are at most `2r` (99): one starting with x and longer than one is `x<index>`.
+  const out = m[3]!.length > 1 && m[3]![0] === 'x';
+  const variantIndex = Number.parseInt(out ? m[3]!.slice(1) : m[3]!, 36);
+  const issued: IssuedAssignment = { version: Number.parseInt(m[2]!, 36), variantIndex, userId };
+  if (out) issued.entered = false;
   return byServer ? { byServer, ...issued } : issued;
 }

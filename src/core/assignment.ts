@@ -89,11 +89,13 @@ export interface CompiledExperiment {
   responsePrefix: string[];
   /** Per variant, `JSON.stringify(key)` (for the exposure's stored form). */
   variantKeyJson: string[];
+  /** An OpenFeature (OFREP) evaluation's start, up to its reason's value: `{"key":..,"reason":"`. */
+  ofrepHead: string;
   /**
-   * Per variant, an OpenFeature (OFREP) evaluation up to the assignmentId value: `{"key":..,"reason":"SPLIT",
-   * "variant":..,"value":..,"metadata":{"experimentVersion":..,"assignmentId":"`; closed by `"}}`.
+   * Per variant, the rest up to the assignmentId value: `","variant":..,"value":..,"metadata":
+   * {"experimentVersion":..,"assignmentId":"` (services/ofrep.ts closes it).
    */
-  ofrepPrefix: string[];
+  ofrepTail: string[];
 }
 
 export function compileExperiment(experiment: Experiment): CompiledExperiment {
@@ -112,10 +114,11 @@ export function compileExperiment(experiment: Experiment): CompiledExperiment {
       (v) => `{"variant":${JSON.stringify(v.key)},"payload":${JSON.stringify(v.payload)},"assignmentId":"`,
     ),
     variantKeyJson: experiment.variants.map((v) => JSON.stringify(v.key)),
-    ofrepPrefix: experiment.variants.map(
+    ofrepHead: `{"key":${JSON.stringify(experiment.slug)},"reason":"`,
+    ofrepTail: experiment.variants.map(
       (v) =>
-        `{"key":${JSON.stringify(experiment.slug)},"reason":"SPLIT","variant":${JSON.stringify(v.key)},` +
-        `"value":${JSON.stringify(v.payload)},"metadata":{"experimentVersion":${experiment.version},"assignmentId":"`,
+        `","variant":${JSON.stringify(v.key)},"value":${JSON.stringify(v.payload)},` +
+        `"metadata":{"experimentVersion":${experiment.version},"assignmentId":"`,
     ),
   };
 }

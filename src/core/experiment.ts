@@ -1,5 +1,14 @@
 // Experiments: their shape, validation rules and lifecycle (status transitions). Pure: no I/O.
 import { isDeepStrictEqual } from 'node:util';
+import { DEFAULT_ENTRY, type EntryRules, type Override } from './entry.js';
+import {
+  populationChanged,
+  validateCoverage,
+  validateDefaultVariant,
+  validateLayer,
+  validateOverrides,
+  validateTargeting,
+} from './entry-rules.js';
 import { ConflictError, ValidationError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json.js';
 import {
@@ -27,7 +36,7 @@ export interface Variant {
   trafficPercent: number;
 }
 
-export interface Experiment {
+export interface Experiment extends EntryRules {
   slug: string;
   name: string;
   description: string;
@@ -61,6 +70,12 @@ export interface NewExperiment {
   segments?: string[];
   guardrailAction?: GuardrailAction;
   minimumUnits?: number;
+  targeting?: JsonObject | null;
+  coverage?: number;
+  /** Checked by validateLayer (range is [start, end]). */
+  layer?: { key: string; range: number[] } | null;
+  overrides?: Override[];
+  defaultVariant?: string | null;
 }
 
 export interface ExperimentChanges {
@@ -72,6 +87,12 @@ export interface ExperimentChanges {
   description?: string;
   guardrailAction?: GuardrailAction;
   minimumUnits?: number;
+  targeting?: JsonObject | null;
+  coverage?: number;
+  /** Checked by validateLayer (range is [start, end]). */
+  layer?: { key: string; range: number[] } | null;
+  overrides?: Override[];
+  defaultVariant?: string | null;
 }
 
 export const SLUG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -156,13 +177,22 @@ export function assertTransition(from: Status, to: Status): void {
   }
 }
 
+/** Does a saved group of this key exist? (Conditions naming an unknown group are refused.) */
+export type KnownGroup = (key: string) => boolean;
+const NO_GROUPS: KnownGroup = () => false;
+
 /** Builds a new experiment from a validated create request. */
-export function createExperiment(input: NewExperiment, now: string): Experiment {
+export function createExperiment(
+  input: NewExperiment,
+  now: string,
+  knownGroup: KnownGroup = NO_GROUPS,
+): Experiment {
   const slug = validateSlug(input.slug);
   const status = input.status ?? 'draft';
   if (status !== 'draft' && status !== 'running') {
     throw new ValidationError(`a new experiment's status must be 'draft' or 'running' (got '${status}')`);
   }
+  const variants = validateVariants(input.variants);
   return {
     slug,
     name: input.name ?? slug,
@@ -171,11 +201,16 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
     active: status === 'running',
     assignment: input.assignment ?? 'random',
     seed: input.seed ?? slug,
-    variants: validateVariants(input.variants),
+    variants,
     metrics: validateMetricDefinitions(input.metrics ?? []),
     segments: validateSegments(input.segments ?? []),
     guardrailAction: validateGuardrailAction(input.guardrailAction ?? DEFAULT_GUARDRAIL_ACTION),
     minimumUnits: validateMinimumUnits(input.minimumUnits ?? DEFAULT_MINIMUM_UNITS),
+    targeting: validateTargeting(input.targeting ?? null, knownGroup),
+    coverage: validateCoverage(input.coverage ?? DEFAULT_ENTRY.coverage),
+    layer: validateLayer(input.layer ?? null),
+    overrides: validateOverrides(input.overrides ?? [], variants, knownGroup),
+    defaultVariant: validateDefaultVariant(input.defaultVariant ?? null, variants),
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -186,7 +221,12 @@ export function createExperiment(input: NewExperiment, now: string): Experiment 
  * Applies a PATCH. Changing variants (keys, payloads or weights) bumps `version`, so exposures and
  * results made under different variant definitions can be told apart.
  */
-export function applyChanges(current: Experiment, changes: ExperimentChanges, now: string): Experiment {
+export function applyChanges(
+  current: Experiment,
+  changes: ExperimentChanges,
+  now: string,
+  knownGroup: KnownGroup = NO_GROUPS,
+): Experiment {
   // Archived is the end of an experiment's life: its variants and results are a closed record.
   if (changes.status !== undefined) assertTransition(current.status, changes.status);
   if (current.status === 'archived') {
@@ -218,7 +258,35 @@ export function applyChanges(current: Experiment, changes: ExperimentChanges, no
       next.version = current.version + 1;
     }
   }
+  applyEntryChanges(current, next, changes, knownGroup);
   return next;
+}
+
+/**
+ * Who enters (ADR 0038). Overrides and the default variant must name variants of the (new) variants,
+ * so they are checked again when variants change; targeting, coverage and layer make a new version
+ * (the population changed), overrides and the default do not (who is randomized is the same).
+ */
+function applyEntryChanges(
+  current: Experiment,
+  next: Experiment,
+  changes: ExperimentChanges,
+  known: KnownGroup,
+): void {
+  if (changes.targeting !== undefined) next.targeting = validateTargeting(changes.targeting, known);
+  if (changes.coverage !== undefined) next.coverage = validateCoverage(changes.coverage);
+  if (changes.layer !== undefined) next.layer = validateLayer(changes.layer);
+  if (changes.overrides !== undefined || changes.variants !== undefined) {
+    next.overrides = validateOverrides(changes.overrides ?? next.overrides, next.variants, known);
+  }
+  if (changes.defaultVariant !== undefined || changes.variants !== undefined) {
+    next.defaultVariant = validateDefaultVariant(
+      changes.defaultVariant !== undefined ? changes.defaultVariant : next.defaultVariant,
+      next.variants,
+    );
+  }
+  if (next.version === current.version && populationChanged(current, next))
+    next.version = current.version + 1;
 }
 
 /**

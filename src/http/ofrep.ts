@@ -28,10 +28,15 @@ const tags = ['OpenFeature (OFREP)'];
 // the schemas: exempt from route()'s check, so the schema's fields are checked against the shape here.
 interface EvaluationShape {
   key: string;
-  reason: 'SPLIT';
+  reason: 'SPLIT' | 'TARGETING_MATCH' | 'DEFAULT';
   variant: string;
   value: JsonObject;
-  metadata: { experimentVersion: number; assignmentId: string };
+  metadata: {
+    experimentVersion: number;
+    assignmentId: string;
+    inExperiment: boolean;
+    entryReason?: 'override' | 'layer' | 'targeting' | 'coverage';
+  };
 }
 type _EvaluationFits = Assert<Fits<EvaluationShape, Static<typeof OfrepEvaluation>>>;
 
@@ -134,8 +139,8 @@ export function ofrepRoutes(ofrep: Ofrep): Route[] {
         },
       },
       handle: ({ body, principal }) => {
-        const { userId } = userOf(body.context);
-        const json = ofrep.evaluateAll(principal.experiments, userId);
+        const { userId, rest } = userOf(body.context);
+        const json = ofrep.evaluateAll(principal.experiments, userId, rest);
         return new Tagged(etagOf(json), json);
       },
     }),

@@ -2,6 +2,7 @@
 // management service's writes and by reloads when another instance changed experiments.
 import { type CompiledExperiment, compileExperiment } from '../core/assignment.js';
 import { type DeclaredSums, declaredSums } from '../core/declared.js';
+import { type CompiledEntry, compileEntry } from '../core/entry.js';
 import { type Experiment, SLUG_PATTERN, type Status } from '../core/experiment.js';
 import type { Store, StoredExperiment } from '../store/store.js';
 
@@ -12,6 +13,8 @@ export interface LiveExperiment {
   id: number;
   experiment: Experiment;
   compiled: CompiledExperiment;
+  /** Who enters (ADR 0038), compiled; null when everyone does (assign then does what it always did). */
+  entry: CompiledEntry | null;
   /** The pair sums and capped users' bins its metric definitions ask the writes to keep (null: none). */
   declared?: DeclaredSums | null;
 }
@@ -21,6 +24,11 @@ function live(stored: StoredExperiment): LiveExperiment {
     id: stored.id,
     experiment: stored.experiment,
     compiled: compileExperiment(stored.experiment),
+    entry: compileEntry(
+      stored.experiment,
+      stored.experiment.variants.map((v) => v.key),
+      stored.experiment.variants.map((v) => v.trafficPercent / 100),
+    ),
     declared: declaredSums(stored.experiment.metrics),
   };
 }

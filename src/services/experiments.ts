@@ -18,12 +18,14 @@ import {
   createExperiment,
   type Experiment,
   type ExperimentChanges,
+  type KnownGroup,
   type NewExperiment,
   type Status,
   validateSlug,
 } from '../core/experiment.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { isoNow, newId } from '../core/ids.js';
+import { assertLayerFree, type LayerAnswer, layerAnswer } from '../core/layers.js';
 import type { Store } from '../store/store.js';
 import { EventBus } from './events.js';
 import type { ExperimentCache } from './experiment-cache.js';
@@ -81,6 +83,8 @@ export interface ExperimentServiceOptions {
   bus?: EventBus;
   /** Event ids (UUIDv7). */
   newId?: () => string;
+  /** Does a saved group of this key exist (targeting naming an unknown group is a 400)? */
+  knownGroup?: KnownGroup;
 }
 
 export class ExperimentService {
@@ -88,6 +92,7 @@ export class ExperimentService {
   private readonly pageBytes: number;
   private readonly bus: EventBus;
   private readonly newId: () => string;
+  private readonly knownGroup: KnownGroup;
 
   constructor(
     private readonly store: ExperimentStore,
@@ -98,6 +103,20 @@ export class ExperimentService {
     this.pageBytes = options.pageBytes ?? PAGE_BYTES;
     this.bus = options.bus ?? new EventBus();
     this.newId = options.newId ?? newId;
+    this.knownGroup = options.knownGroup ?? (() => false);
+  }
+
+  /** The running experiments (a layer's ranges are checked against them). */
+  private running(): Experiment[] {
+    return this.cache.list('running').map((l) => l.experiment);
+  }
+
+  /** `GET /layers/:key`: the experiments of a layer and its free ranges. */
+  layer(key: string): LayerAnswer {
+    return layerAnswer(
+      key,
+      this.cache.list().map((l) => l.experiment),
+    );
   }
 
   private source(actor: Actor, at: string): EventSource {
@@ -149,7 +168,8 @@ export class ExperimentService {
     },
   ): Promise<Experiment> {
     const at = this.now();
-    const experiment = createExperiment(input, at);
+    const experiment = createExperiment(input, at, this.knownGroup);
+    assertLayerFree(experiment, this.running());
     if (options.allowed && !options.allowed(experiment.slug)) {
       throw new ForbiddenError(
         `this key is limited to some experiments and may not create '${experiment.slug}'`,
@@ -174,7 +194,11 @@ export class ExperimentService {
     let declaredChanged = false;
     const stored = await this.store.updateExperiment(
       slug,
-      (current) => applyChanges(current, changes, at),
+      (current) => {
+        const next = applyChanges(current, changes, at, this.knownGroup);
+        assertLayerFree(next, this.running());
+        return next;
+      },
       (before, after) => {
         events = experimentChanged(this.source(actor, at), before, after);
         declaredChanged = declaredKey(before) !== declaredKey(after);

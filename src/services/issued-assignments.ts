@@ -1,7 +1,7 @@
 // What an assignment id was issued for (core/assignment-id.ts), in variant keys: the assignment's version
 // and variant, and its user. Ids of the current version need no I/O; older versions' variants are read
 // once and kept (a version's variants never change).
-import { readAssignmentId } from '../core/assignment-id.js';
+import { type IssuedAssignment, readAssignmentId } from '../core/assignment-id.js';
 import type { Variant } from '../core/experiment.js';
 import type { Store } from '../store/store.js';
 import type { LiveExperiment } from './experiment-cache.js';
@@ -12,6 +12,15 @@ export interface AssignmentTarget {
   version: number;
   variantKey: string;
   userId: string;
+  /** False: the unit did not enter (ADR 0038); what names the id is stored, never counted. */
+  entered?: false;
+}
+
+function targetOf(issued: IssuedAssignment, variantKey: string): AssignmentTarget {
+  const target: AssignmentTarget = { version: issued.version, variantKey, userId: issued.userId };
+  if (issued.byServer) target.byServer = true;
+  if (issued.entered === false) target.entered = false;
+  return target;
 }
 
 export class IssuedAssignments {
@@ -28,9 +37,7 @@ export class IssuedAssignments {
         ? live.experiment.variants
         : await this.variantsOf(live.id, issued.version);
     const variant = variants?.[issued.variantIndex];
-    if (!variant) return null;
-    const target = { version: issued.version, variantKey: variant.key, userId: issued.userId };
-    return issued.byServer ? { byServer: true, ...target } : target;
+    return variant ? targetOf(issued, variant.key) : null;
   }
 
   /** Synchronous when the id is of the current version (log's hot path); undefined: ask `resolve`. */
@@ -39,9 +46,7 @@ export class IssuedAssignments {
     if (issued === null || issued.version > live.experiment.version) return null;
     if (issued.version !== live.experiment.version) return undefined;
     const variant = live.experiment.variants[issued.variantIndex];
-    if (!variant) return null;
-    const target = { version: issued.version, variantKey: variant.key, userId: issued.userId };
-    return issued.byServer ? { byServer: true, ...target } : target;
+    return variant ? targetOf(issued, variant.key) : null;
   }
 
   private async variantsOf(experimentId: number, version: number): Promise<Variant[] | undefined> {

@@ -31,10 +31,20 @@ export const AssignResponse = Type.Object(
     assignmentId: Type.String({
       description: 'UUIDv7; send it back with log to join the result to this exposure',
     }),
+    inExperiment: Type.Boolean({
+      description:
+        "False when the unit did not enter (an override, the layer, targeting or coverage): served the default (or the override's) variant, no exposure recorded, its results never analysed",
+    }),
+    reason: Type.Optional(
+      Type.Enum(['override', 'layer', 'targeting', 'coverage'], {
+        type: 'string',
+        description: 'Why the unit did not enter (absent when it entered)',
+      }),
+    ),
   },
   {
     title: 'Assignment',
     description: 'The variant this user gets now, and the id of this exposure',
-    examples: [{ variant: 'B', payload: VARIANT_B.payload, assignmentId: ASSIGNMENT_ID }],
+    examples: [{ variant: 'B', payload: VARIANT_B.payload, assignmentId: ASSIGNMENT_ID, inExperiment: true }],
   },
 );

@@ -3,6 +3,7 @@
 import { Type } from 'typebox';
 import { ASSIGNMENT_MODES, STATUSES } from '../../core/experiment.js';
 import type { JsonObject } from '../../core/json.js';
+import { entryInputs, entryProperties } from './entry.js';
 import { EXPERIMENT_EXAMPLE, VARIANT_A, VARIANT_B } from './examples.js';
 
 const StatusSchema = Type.Enum([...STATUSES], {
@@ -165,7 +166,11 @@ export const ExperimentSchema = Type.Object(
     segments: Segments,
     guardrailAction: GuardrailActionSchema,
     minimumUnits: MinimumUnitsSchema,
-    version: Type.Integer({ description: 'Bumped whenever the variants change' }),
+    ...entryProperties,
+    version: Type.Integer({
+      description:
+        'Bumped whenever the variants, targeting, coverage or layer change (who is randomized how)',
+    }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -206,6 +211,7 @@ export const CreateExperimentBody = Type.Object(
     segments: Type.Optional(Segments),
     guardrailAction: Type.Optional(GuardrailActionSchema),
     minimumUnits: Type.Optional(MinimumUnitsSchema),
+    ...entryInputs,
   },
   {
     examples: [
@@ -227,6 +233,7 @@ export const UpdateExperimentBody = Type.Object(
     segments: Type.Optional(Segments),
     guardrailAction: Type.Optional(GuardrailActionSchema),
     minimumUnits: Type.Optional(MinimumUnitsSchema),
+    ...entryInputs,
     name: Type.Optional(NameSchema),
     description: Type.Optional(DescriptionSchema),
   },

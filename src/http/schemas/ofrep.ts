@@ -41,13 +41,17 @@ const EVALUATION = {
   reason: 'SPLIT',
   variant: 'B',
   value: VARIANT_B.payload,
-  metadata: { experimentVersion: 1, assignmentId: ASSIGNMENT_ID },
+  metadata: { experimentVersion: 1, assignmentId: ASSIGNMENT_ID, inExperiment: true },
 };
 
 export const OfrepEvaluation = Type.Object(
   {
     key: Type.String({ description: "The flag key (the experiment's slug)" }),
-    reason: Type.Literal('SPLIT', { description: 'Always SPLIT: the variant was drawn by the experiment' }),
+    reason: Type.Enum(['SPLIT', 'TARGETING_MATCH', 'DEFAULT'], {
+      type: 'string',
+      description:
+        'SPLIT: the unit entered and the variant was drawn; TARGETING_MATCH: a QA override served it; DEFAULT: the unit did not enter (layer, targeting or coverage) and gets the default variant',
+    }),
     variant: Type.String({ description: "The variant's key" }),
     value: Type.Unsafe<JsonObject>({
       type: 'object',
@@ -61,6 +65,13 @@ export const OfrepEvaluation = Type.Object(
           'Send it with log or feedback. Single evaluation: the exposure is recorded. Bulk: post it to ' +
           'POST /exposures when the flag is first read',
       }),
+      inExperiment: Type.Boolean({ description: 'False when the unit did not enter: never analysed' }),
+      entryReason: Type.Optional(
+        Type.Enum(['override', 'layer', 'targeting', 'coverage'], {
+          type: 'string',
+          description: 'Why the unit did not enter (absent when it entered)',
+        }),
+      ),
     }),
   },
   {

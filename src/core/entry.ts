@@ -1,0 +1,169 @@
+// Who enters an experiment (ADR 0038): overrides, then the layer, targeting, coverage, then the split.
+// Compiled once per change of the experiment; `decide` is what assign, OFREP, MCP and preview all run.
+// Pure: no I/O; the draw of random experiments is injected.
+import {
+  type BucketRange,
+  bucketRanges,
+  type CompiledExperiment,
+  chooseVariant,
+  hashedVariant,
+  hashV2,
+  inNamespace,
+  pickWeighted,
+  type RandomSource,
+} from './assignment.js';
+import { type CompiledCondition, compileCondition, type SavedGroups } from './condition.js';
+import type { JsonObject } from './json.js';
+
+/** Why a unit did not enter: the step of the order that stopped it. */
+export const ENTRY_REASONS = ['override', 'layer', 'targeting', 'coverage'] as const;
+export type EntryReason = (typeof ENTRY_REASONS)[number];
+
+export interface Layer {
+  key: string;
+  /** [start, end) within [0, 1]. */
+  range: [number, number];
+}
+
+/** Serves `variant` to the ids listed, or to the units whose attributes match `condition`. */
+export interface Override {
+  variant: string;
+  userIds?: string[];
+  condition?: JsonObject;
+}
+
+/** The fields that say who enters (Experiment holds them; core/entry-rules.ts validates them). */
+export interface EntryRules {
+  targeting: JsonObject | null;
+  /** 0–100: the share of targeted units that enter. */
+  coverage: number;
+  layer: Layer | null;
+  overrides: Override[];
+  /** Served to units that do not enter; null: the first variant. */
+  defaultVariant: string | null;
+}
+
+export const DEFAULT_ENTRY: EntryRules = {
+  targeting: null,
+  coverage: 100,
+  layer: null,
+  overrides: [],
+  defaultVariant: null,
+};
+
+interface CompiledOverride {
+  index: number;
+  ids: ReadonlySet<string> | null;
+  condition: CompiledCondition | null;
+}
+
+/** An experiment's entry rules, ready for the hot path; null from compileEntry when everyone enters. */
+export interface CompiledEntry {
+  overrides: CompiledOverride[];
+  /** The layer as GrowthBook's namespace tuple. */
+  layer: readonly [string, number, number] | null;
+  targeting: CompiledCondition | null;
+  /** Ranges shrunk by coverage; null at coverage 100 (the split is today's). */
+  covered: BucketRange[] | null;
+  /** Does any step read attributes (targeting, or an override's condition)? */
+  readsAttributes: boolean;
+  /** The index served to units that do not enter. */
+  defaultIndex: number;
+}
+
+export interface Decision {
+  index: number;
+  entered: boolean;
+  reason: EntryReason | null;
+}
+
+const ENTERED_NONE = -1;
+
+function indexOf(keys: readonly string[], key: string | null): number {
+  if (key === null) return 0;
+  const i = keys.indexOf(key);
+  return i >= 0 ? i : 0;
+}
+
+/** Null when the rules let everyone in with today's split (the common case: assign does no more work). */
+export function compileEntry(
+  rules: EntryRules,
+  variantKeys: readonly string[],
+  weights: number[],
+): CompiledEntry | null {
+  const { targeting, coverage, layer, overrides } = rules;
+  if (targeting === null && coverage >= 100 && layer === null && overrides.length === 0) return null;
+  const compiledOverrides = overrides.map((o) => ({
+    index: indexOf(variantKeys, o.variant),
+    ids: o.userIds ? new Set(o.userIds) : null,
+    condition: o.condition ? compileCondition(o.condition) : null,
+  }));
+  return {
+    overrides: compiledOverrides,
+    layer: layer ? [layer.key, layer.range[0], layer.range[1]] : null,
+    targeting: targeting ? compileCondition(targeting) : null,
+    covered: coverage >= 100 ? null : bucketRanges(weights.length, coverage / 100, weights),
+    readsAttributes: targeting !== null || compiledOverrides.some((o) => o.condition !== null),
+    defaultIndex: indexOf(variantKeys, rules.defaultVariant),
+  };
+}
+
+/** The attributes conditions see: the context, plus `userId` unless the context sets it. */
+export function attributesOf(
+  userId: string,
+  context: JsonObject | undefined | null,
+): Record<string, unknown> {
+  if (!context) return { userId };
+  return Object.hasOwn(context, 'userId') ? context : { ...context, userId };
+}
+
+/** The first override that serves `userId` (its position), or -1. */
+function overrideFor(
+  entry: CompiledEntry,
+  userId: string,
+  attributes: () => Record<string, unknown>,
+  groups: SavedGroups,
+): number {
+  for (let i = 0; i < entry.overrides.length; i++) {
+    const o = entry.overrides[i]!;
+    if (o.ids?.has(userId) || o.condition?.matches(attributes(), groups)) return i;
+  }
+  return ENTERED_NONE;
+}
+
+/**
+ * Who `userId` is to the experiment, in the order of ADR 0038. `entry` null: everyone enters (today's
+ * split). Random experiments draw from `random` (once); sticky ones hash.
+ */
+export function decide(
+  compiled: CompiledExperiment,
+  entry: CompiledEntry | null,
+  userId: string,
+  context: JsonObject | undefined | null,
+  groups: SavedGroups,
+  random: RandomSource,
+  sticky = compiled.experiment.assignment === 'sticky',
+): Decision {
+  if (entry === null) {
+    const index = sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random);
+    return { index, entered: true, reason: null };
+  }
+  let attrs: Record<string, unknown> | undefined;
+  const attributes = () => {
+    attrs ??= attributesOf(userId, context);
+    return attrs;
+  };
+  if (entry.overrides.length > 0) {
+    const o = overrideFor(entry, userId, attributes, groups);
+    if (o >= 0) return { index: entry.overrides[o]!.index, entered: false, reason: 'override' };
+  }
+  const out = (reason: EntryReason): Decision => ({ index: entry.defaultIndex, entered: false, reason });
+  if (entry.layer !== null && !inNamespace(userId, entry.layer)) return out('layer');
+  if (entry.targeting !== null && !entry.targeting.matches(attributes(), groups)) return out('targeting');
+  if (entry.covered === null) {
+    const index = sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random);
+    return { index, entered: true, reason: null };
+  }
+  const index = chooseVariant(sticky ? hashV2(compiled.experiment.seed, userId) : random(), entry.covered);
+  return index < 0 ? out('coverage') : { index, entered: true, reason: null };
+}
