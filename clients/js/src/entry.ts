@@ -51,13 +51,13 @@ export function compileEntry(
   const keys = d.variants.map((v) => v.key);
   const overrides: CompiledEntry['overrides'] = [];
   for (const o of d.overrides ?? []) {
-    const index = keys.indexOf(o.variant);
-    if (index < 0) continue; // a variant the server would have refused: never served
-    if ('userIds' in o && Array.isArray(o.userIds)) {
-      overrides.push({ index, userIds: new Set<unknown>(o.userIds), condition: null });
-    } else if ('condition' in o) {
-      overrides.push({ index, userIds: null, condition: compileCondition(o.condition) });
-    }
+    const { userIds, condition } = o as { userIds?: unknown; condition?: JsonObject };
+    // An unknown variant (the server refuses one on save) serves the first, as the server's index does.
+    overrides.push({
+      index: Math.max(0, keys.indexOf(o.variant)),
+      userIds: Array.isArray(userIds) ? new Set<unknown>(userIds) : null,
+      condition: condition ? compileCondition(condition) : null,
+    });
   }
   const coverage = Math.min(1, Math.max(0, (d.coverage ?? 100) / 100));
   const defaultIndex = d.defaultVariant == null ? 0 : Math.max(0, keys.indexOf(d.defaultVariant));
@@ -85,7 +85,7 @@ export function entryAttributes(
   context: JsonObject | null | undefined,
 ): Record<string, unknown> {
   if (context == null) return { userId };
-  return context.userId === undefined ? { ...context, userId } : context;
+  return Object.hasOwn(context, 'userId') ? context : { ...context, userId };
 }
 
 /** The outcome: the variant index served, whether the unit entered, and if not, why. */
@@ -115,7 +115,7 @@ export function evaluateEntry(
     return attributes;
   };
   for (const o of e.overrides) {
-    if (o.userIds !== null ? o.userIds.has(userId) : o.condition!.matches(attrs(), groups)) {
+    if (o.userIds?.has(userId) || o.condition?.matches(attrs(), groups)) {
       return { index: o.index, inExperiment: false, reason: 'override' };
     }
   }

@@ -156,14 +156,19 @@ test('random experiments: a fresh draw against the coverage ranges; at 100 the w
   );
 });
 
-test('the defaultVariant by key; an unknown one or an override naming no variant falls back safely', () => {
+test('the defaultVariant by key; an unknown one or an override naming no variant serves the first (as the server)', () => {
   const c = compileDefinition(
     def({ coverage: 0, defaultVariant: 'C', overrides: [{ variant: 'nope', userIds: ['u'] }] }),
   );
-  assert.deepEqual(evaluate(c, 'u', undefined, NO_GROUPS), {
+  assert.deepEqual(evaluate(c, 'v', undefined, NO_GROUPS), {
     index: 2,
     inExperiment: false,
     reason: 'coverage',
+  });
+  assert.deepEqual(evaluate(c, 'u', undefined, NO_GROUPS), {
+    index: 0,
+    inExperiment: false,
+    reason: 'override',
   });
   assert.equal(compileDefinition(def({ defaultVariant: 'nope' })).entry.defaultIndex, 0);
 });

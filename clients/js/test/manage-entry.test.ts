@@ -103,7 +103,11 @@ test('deleteGroup: DELETE /groups/:key, 204 or 200; a 409 is an AgentSplitError 
 });
 
 test('getLayer: GET /layers/:key', async () => {
-  const layer = { key: 'prompts', experiments: [{ slug: 'a', status: 'running', range: [0, 0.5] }] };
+  const layer = {
+    key: 'prompts',
+    experiments: [{ experiment: 'a', status: 'running', range: [0, 0.5] }],
+    free: [[0.5, 1]],
+  };
   expect(200, layer);
   assert.deepEqual(await client.getLayer('prompts'), layer);
   assert.deepEqual(
