@@ -154,3 +154,35 @@ test('a fail-open default assignment is not in the experiment', async () => {
     await client.close();
   }
 });
+
+test("OpenFeature provider: the server's OFREP reasons (SPLIT, TARGETING_MATCH, DEFAULT) and entry metadata", async () => {
+  const { OpenFeature } = await import('@openfeature/server-sdk');
+  const { AgentSplitProvider } = await import('../src/index.js');
+  const client = new AgentSplit({ baseUrl, apiKey: 'k', local: true, logger: memoryLogger() });
+  try {
+    await OpenFeature.setProviderAndWait('entry-of', new AgentSplitProvider(client));
+    const of = OpenFeature.getClient('entry-of');
+    const before = exposures.length;
+    const split = await of.getObjectDetails('entry', {}, { targetingKey: 'of-1', plan: 'team' });
+    assert.equal(split.reason, 'SPLIT');
+    assert.equal(split.flagMetadata.inExperiment, true);
+    const qa = await of.getObjectDetails('entry', {}, { targetingKey: 'qa-1', plan: 'free' });
+    assert.deepEqual(
+      [qa.reason, qa.variant, qa.flagMetadata.entryReason],
+      ['TARGETING_MATCH', 'treat', 'override'],
+    );
+    const out = await of.getObjectDetails('entry', {}, { targetingKey: 'of-2', plan: 'free' });
+    assert.deepEqual(
+      [out.reason, out.variant, out.value, out.flagMetadata.inExperiment, out.flagMetadata.entryReason],
+      ['DEFAULT', 'control', { p: 'c' }, false, 'targeting'],
+    );
+    assert.match(String(out.flagMetadata.assignmentId), /\.2\.x0\./);
+    assert.equal(await client.flush(5000), true);
+    assert.deepEqual(
+      exposures.slice(before).map((e) => e.assignmentId),
+      [split.flagMetadata.assignmentId],
+    );
+  } finally {
+    await client.close();
+  }
+});
