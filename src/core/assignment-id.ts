@@ -111,3 +111,11 @@ export function readAssignmentId(id: string, experimentId: number): IssuedAssign
   if (out) issued.entered = false;
   return byServer ? { byServer, ...issued } : issued;
 }
+
+/**
+ * Was the id given to a unit that did not enter (ADR 0038)? What names it is stored but never counted:
+ * results and feedback at write time, and when rollups are rebuilt from the stored rows.
+ */
+export function keptOut(id: string | null, experimentId: number): boolean {
+  return id !== null && readAssignmentId(id, experimentId)?.entered === false;
+}

@@ -58,6 +58,11 @@ const COMPARED = [
   'segments',
   'guardrailAction',
   'minimumUnits',
+  'targeting',
+  'coverage',
+  'layer',
+  'overrides',
+  'defaultVariant',
   'version',
 ] as const;
 

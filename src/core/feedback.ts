@@ -137,7 +137,8 @@ export function planFeedback(
             userId: item.userId,
             kind: v.kind,
             value: v.value,
-            overCap: overCap(item.experimentId, v.metric),
+            // Kept but never counted: over the metric cap, or about a unit that did not enter (ADR 0038).
+            overCap: item.counted === false || overCap(item.experimentId, v.metric),
             comment: item.comment,
             createdAt: item.createdAt,
             updatedAt: item.createdAt,

@@ -28,6 +28,8 @@ export interface NewResult {
   createdAt: string;
   /** Its experiment is analysed per user (sticky): with a userId, its metrics join that user's unit. */
   unit?: boolean;
+  /** False: its assignment id was given to a unit that did not enter (ADR 0038): stored, never counted. */
+  counted?: false;
   /** The variant its assignmentId was issued for, when that differs from variantKey (flagged). */
   assignedVariant?: string | null;
   /** Its experiment declares segments: its values, and the keys to find in its assignment's (core/segments.ts). */
@@ -54,6 +56,8 @@ export interface NewFeedback {
   userId: string | null;
   /** The experiment is analysed per user: the values join the user's unit. */
   unit: boolean;
+  /** False: about a unit that did not enter (ADR 0038): its rows are stored but never counted. */
+  counted?: false;
   values: FeedbackValue[];
   comment: string | null;
   createdAt: string;

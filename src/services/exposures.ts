@@ -93,7 +93,8 @@ export class ExposureService {
       return `assignmentId '${shownId(input.assignmentId)}' was not made for experiment '${slug}' (its check, version, variant or user does not match)`;
     }
     let time = now;
-    if (assigned.byServer) return ISSUED_BY_ASSIGN;
+    // Recorded already by assign; or given to a unit that did not enter, which is never an exposure.
+    if (assigned.byServer || assigned.entered === false) return ISSUED_BY_ASSIGN;
     try {
       if (input.timestamp !== undefined) time = normalizeTime(input.timestamp, 'timestamp');
     } catch (err) {

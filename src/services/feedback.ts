@@ -150,7 +150,9 @@ export class FeedbackService {
     const live = await this.deps.experiments.find(slug);
     if (!live) throw new NotFoundError(`no experiment with slug '${slug}'`);
     const keys = live.experiment.segments;
-    let target: Pick<NewFeedback, 'target' | 'version' | 'variantKey' | 'userId' | 'segments'>;
+    let target: Pick<NewFeedback, 'target' | 'version' | 'variantKey' | 'userId' | 'segments'> & {
+      entered?: false;
+    };
     if (hasAssignment) {
       const id = input.assignmentId!;
       const assigned = await this.deps.assignments.resolve(live, id);
@@ -178,6 +180,7 @@ export class FeedbackService {
       ...target,
       // Sticky experiments randomized users: the feedback joins its user's unit (ADR 0018).
       unit: live.experiment.assignment === 'sticky' && target.userId !== null,
+      ...(target.entered === false ? { counted: false as const } : {}),
       values,
       comment: input.comment ?? null,
       createdAt: this.deps.now(),

@@ -298,9 +298,12 @@ export class ResultService {
     input: LogInput,
     assigned: AssignmentTarget | null | undefined,
   ): NewResult {
+    // Its assignment id was given to a unit that did not enter (ADR 0038): stored, never counted.
+    const counted = assigned?.entered !== false;
     return {
+      ...(counted ? {} : { counted: false as const }),
       // Sticky experiments randomized users: a result with a userId joins its user's unit (ADR 0018).
-      unit: live.experiment.assignment === 'sticky' && input.userId !== undefined,
+      unit: counted && live.experiment.assignment === 'sticky' && input.userId !== undefined,
       assignedVariant: assigned && assigned.variantKey !== input.variantKey ? assigned.variantKey : null,
       logId: this.deps.newId(),
       experimentId: live.id,
@@ -313,19 +316,21 @@ export class ResultService {
       output: toJson(input.output),
       metrics: toJson(input.metrics),
       context: toJson(input.context),
-      segments: resultSegments(
-        input.context,
-        live.experiment.segments,
-        input.assignmentId === undefined
-          ? undefined
-          : {
-              id: input.assignmentId,
-              clientMade: assigned !== null && assigned !== undefined && !assigned.byServer,
-            },
-      ),
+      segments: !counted
+        ? undefined
+        : resultSegments(
+            input.context,
+            live.experiment.segments,
+            input.assignmentId === undefined
+              ? undefined
+              : {
+                  id: input.assignmentId,
+                  clientMade: assigned !== null && assigned !== undefined && !assigned.byServer,
+                },
+          ),
       timestamp: input.timestamp === undefined ? null : normalizeTime(input.timestamp, 'timestamp'),
       createdAt: this.deps.now(),
-      ...(live.declared ? { declared: live.declared } : {}),
+      ...(live.declared && counted ? { declared: live.declared } : {}),
     };
   }
 }

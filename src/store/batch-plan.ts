@@ -22,6 +22,10 @@ import type { NewFeedback, NewResult, WriteBatch } from '../core/writes.js';
 
 /** A result as the rollups see it (the cap's decision still to make: overCap null), its user's unit, its hour. */
 export function rolledOf(r: NewResult): RolledResult {
+  // A unit that did not enter: the row is written, nothing is rolled up (ADR 0038).
+  if (r.counted === false) {
+    return { experimentId: r.experimentId, version: r.version, variantKey: r.variantKey, metrics: null };
+  }
   return {
     experimentId: r.experimentId,
     version: r.version,

@@ -331,7 +331,7 @@ export class MemoryStore implements Store, EventStore {
       const rolled: RolledResult[] = rows.map(({ result: r, metricsOverCap }) => ({
         ...rolledOf(r),
         overCap: metricsOverCap ? new Set(metricsOverCap) : null,
-        unitUserId: perUser ? r.userId : null,
+        unitUserId: perUser && r.counted !== false ? r.userId : null,
       }));
       const rated: RatedSegments[] = [];
       for (const f of this.feedback.values()) {

@@ -12,7 +12,9 @@
 // Everything else is replayed in the hour it was written in (a result's created_at hour, the hour its
 // bucket rollups use) and comes back the same (float sums up to rounding order; integer-valued metrics
 // exactly).
+
 import type { Kysely, Transaction } from 'kysely';
+import { keptOut } from '../core/assignment-id.js';
 import { declaredSums } from '../core/declared.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { type ExposureUser, exposureUserKey } from '../core/exposure-users.js';
@@ -173,7 +175,7 @@ export async function rebuildExperiment(
   let counts: Array<{ experimentId: number; version: number; variantKey: string; n: number }> = [];
   let after = 0;
   for (;;) {
-    const rows = await trx
+    const page = await trx
       .selectFrom('results')
       .select([
         'seq',
@@ -184,15 +186,18 @@ export async function rebuildExperiment(
         'metrics_over_cap',
         'user_id',
         'created_at',
+        'assignment_id',
       ])
       .where('experiment_id', '=', experimentId)
       .where('seq', '>', after)
       .orderBy('seq')
       .limit(REBUILD_PAGE)
       .execute();
-    if (rows.length === 0) break;
-    results += rows.length;
-    after = Number(rows.at(-1)!.seq);
+    if (page.length === 0) break;
+    results += page.length;
+    after = Number(page.at(-1)!.seq);
+    // Results of units that did not enter are stored, never counted (ADR 0038).
+    const rows = page.filter((r) => !keptOut(r.assignment_id, experimentId));
     counts = rollUpExposures([
       ...counts,
       ...rows.map((r) => ({

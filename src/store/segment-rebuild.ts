@@ -8,6 +8,7 @@
 // Runs inside the caller's transaction, under its locks (rebuild.ts).
 
 import type { Transaction } from 'kysely';
+import { keptOut } from '../core/assignment-id.js';
 import { declaredSums } from '../core/declared.js';
 import type { MetricDefinition } from '../core/metric-definitions.js';
 import { mergeRollups, metricRollupKey } from '../core/rollups.js';
@@ -114,6 +115,7 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
     seq = Number(rows.at(-1)!.seq);
     const page: Pending[] = [];
     for (const r of rows) {
+      if (keptOut(r.assignment_id, experimentId)) continue; // stored, never counted (ADR 0038)
       const rolled = { ...rolledResultRow(r), unitUserId: perUser ? r.user_id : null, declared };
       let values: Record<string, string> = {};
       let lookup: string[] = [];
