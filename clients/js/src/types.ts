@@ -1,4 +1,5 @@
 // Public types of the client.
+import type { EntryReason } from './entry.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -29,9 +30,7 @@ export interface Assignment<P = JsonObject> {
   reason: EntryReason | null;
 }
 
-export type { EntryReason } from './entry.js';
-
-import type { EntryReason } from './entry.js';
+export type { EntryReason };
 
 export interface AssignOptions<P> {
   /** Sent with the assignment and stored with its exposure (a JSON object). */
