@@ -10,6 +10,7 @@ import { clientAddress, type TrustProxy } from './http/client-address.js';
 import { compileRoute } from './http/compile.js';
 import { createCors } from './http/cors.js';
 import { registerDocs } from './http/docs.js';
+import { entryRoutes } from './http/entry.js';
 import { eventRoutes } from './http/events.js';
 import { experimentRoutes } from './http/experiments.js';
 import { feedbackRoutes } from './http/feedback.js';
@@ -43,6 +44,7 @@ import type { FeedbackService } from './services/feedback.js';
 import type { IdempotencyService } from './services/idempotency.js';
 import type { KeyService } from './services/keys.js';
 import type { Ofrep } from './services/ofrep.js';
+import type { Preview } from './services/preview.js';
 import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
 import type { TimeseriesService } from './services/timeseries.js';
@@ -59,6 +61,8 @@ export interface AppDeps {
   ofrep: Ofrep;
   /** What clients that assign in-process read (the running experiments) and write (their exposures). */
   live: Pick<ExperimentCache, 'list' | 'revision'>;
+  /** What assign would answer, and why (ADR 0038). */
+  preview: Preview;
   exposures: ExposureService;
   results: ResultService;
   feedback: FeedbackService;
@@ -113,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...experimentRoutes(deps.experiments, (p) => deps.keys.actorOf(p)),
     ...eventRoutes(deps.events),
     ...assignRoutes(deps.assign),
+    ...entryRoutes(deps.preview, (key) => deps.experiments.layer(key)),
     ...ofrepRoutes(deps.ofrep),
     ...resultRoutes(deps.results, deps.feedback),
     ...feedbackRoutes(deps.feedback),

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { type App, buildApp } from './app.js';
 import { defaultThreads } from './config.js';
 import type { RandomSource } from './core/assignment.js';
+import type { SavedGroups } from './core/condition.js';
 import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
@@ -23,6 +24,10 @@ import { IssuedAssignments } from './services/issued-assignments.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { Monitor } from './services/monitor.js';
 import { createOfrep } from './services/ofrep.js';
+import { createPreview } from './services/preview.js';
+
+const NO_SAVED_GROUPS: SavedGroups = new Map();
+
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { TimeseriesService } from './services/timeseries.js';
@@ -202,13 +207,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     droppedExposures: () => ingest.droppedExposures,
     experiments: () => experimentCache.list(),
   });
+  const groups = (): SavedGroups => NO_SAVED_GROUPS;
   const assignmentDeps = {
     experiments: experimentCache,
     ingest,
     random: options.random ?? Math.random,
     newId,
     now,
+    groups,
   };
+  const preview = createPreview({ experiments: experimentCache, groups, random: assignmentDeps.random });
   const assign = createAssign(assignmentDeps);
   const ofrep = createOfrep(assignmentDeps);
   const assignments = new IssuedAssignments(store);
@@ -251,6 +259,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     experiments,
     assign,
     ofrep,
+    preview,
     live: experimentCache,
     exposures,
     results,

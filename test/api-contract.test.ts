@@ -188,7 +188,9 @@ describe('POST /experiment/:slug/assign: behaviour', { skip: SKIP_BACKEND }, () 
     assert.equal(res.statusCode, 200, res.body);
     assert.match(String(res.headers['content-type']), /^application\/json/);
     const body = res.json();
-    assert.deepEqual(Object.keys(body).sort(), ['assignmentId', 'payload', 'variant']);
+    // The specification's three fields first, then whether the unit entered (issue 35: it did, nothing limits it).
+    assert.deepEqual(Object.keys(body), ['variant', 'payload', 'assignmentId', 'inExperiment']);
+    assert.equal(body.inExperiment, true);
     assert.ok(['A', 'B'].includes(body.variant));
     assertAssignmentId(body.assignmentId);
   });

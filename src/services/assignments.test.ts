@@ -47,6 +47,7 @@ test('assign answers a variant and records one exposure of the running version',
     variant: answer.variant,
     payload: answer.payload,
     assignmentId: answer.assignmentId,
+    inExperiment: true,
   });
   assert.deepEqual([answer.variant, answer.payload], ['B', { prompt: 'b' }]);
   await ingest.drain();
