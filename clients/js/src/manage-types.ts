@@ -282,6 +282,8 @@ export interface Preview {
   inExperiment: boolean;
   /** Why the unit would not enter; null when it would. */
   reason: EntryReason | null;
+  /** The experiment's status: only a running experiment serves assign. */
+  status: ExperimentStatus;
   /** The deciding clause, e.g. `targeting: \`plan\` is "free", rule wants {"$in":["pro","team"]}`. */
   explanation: string;
 }

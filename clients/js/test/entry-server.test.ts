@@ -2,13 +2,14 @@
 // (overrides by id and by condition, a layer, targeting, coverage, a defaultVariant) made through the
 // client's createExperiment; then, for 1,500 users with varied contexts, the server's assign and the
 // client's local evaluation of the same rules give the same variant, inExperiment and reason, and the
-// server's ids carry the `x` mark exactly when the unit did not enter.
+// server's ids carry the `x` mark exactly when the unit did not enter. Preview and GET /layers/:key through
+// the client's calls, and a layer overlap refused.
 // biome-ignore-all lint/suspicious/noExplicitAny: JSON read back from the server
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { savedGroups } from '../src/conditions.js';
 import { readAssignmentId } from '../src/conformance.js';
-import { AgentSplit, type EntryRules } from '../src/index.js';
+import { AgentSplit, AgentSplitError, type EntryRules } from '../src/index.js';
 import { compileDefinition, evaluate } from '../src/local.js';
 import { memoryLogger, ROOT_KEY, startServer, type TestServer } from './server.js';
 
@@ -95,6 +96,69 @@ test('1,500 users: the local evaluation equals the server on variant, inExperime
     for (const k of ['override', 'layer', 'targeting', 'coverage', 'entered']) {
       assert.ok((counts.get(k) ?? 0) > 10, `${k}: ${JSON.stringify([...counts])}`);
     }
+  } finally {
+    await client.close();
+  }
+});
+
+test('preview and getLayer against the real routes; a layer overlap is a 409', async () => {
+  const client = new AgentSplit({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger: memoryLogger() });
+  try {
+    const rules: EntryRules = {
+      targeting: { plan: { $in: ['pro', 'team'] } },
+      layer: { key: 'checkout', range: [0, 0.5] },
+      overrides: [{ variant: 'B', userIds: ['qa-1'] }],
+      defaultVariant: 'A',
+    };
+    const variants = [
+      { key: 'A', trafficPercent: 50, payload: { p: 'a' } },
+      { key: 'B', trafficPercent: 50, payload: { p: 'b' } },
+    ];
+    await client.createExperiment({
+      slug: 'preview-me',
+      status: 'draft',
+      assignment: 'sticky',
+      variants,
+      ...rules,
+    });
+    const def = compileDefinition({
+      slug: 'preview-me',
+      assignmentIdKey: 1,
+      version: 1,
+      assignment: 'sticky',
+      seed: (await client.getExperiment('preview-me')).seed,
+      variants,
+      ...rules,
+    });
+    // A draft previews too; each answer equals the local evaluation.
+    for (let i = 0; i < 60; i++) {
+      const userId = i === 0 ? 'qa-1' : `p-${i}`;
+      const context = { plan: i % 2 === 0 ? 'pro' : 'free' };
+      const p = await client.preview('preview-me', userId, context);
+      const e = evaluate(def, userId, context, savedGroups({}));
+      assert.deepEqual([p.variant, p.inExperiment, p.reason], [def.keys[e.index], e.inExperiment, e.reason]);
+      assert.equal(p.status, 'draft');
+      assert.equal(typeof p.explanation, 'string');
+      if (e.reason === 'targeting') assert.match(p.explanation, /plan/);
+    }
+    await client.updateExperiment('preview-me', { status: 'running' });
+    assert.deepEqual(await client.getLayer('checkout'), {
+      key: 'checkout',
+      experiments: [{ experiment: 'preview-me', status: 'running', range: [0, 0.5] }],
+      free: [[0.5, 1]],
+    });
+    await assert.rejects(
+      client.createExperiment({
+        slug: 'overlaps',
+        status: 'running',
+        variants,
+        layer: { key: 'checkout', range: [0.4, 0.7] },
+      }),
+      (err: unknown) => err instanceof AgentSplitError && err.status === 409 && /preview-me/.test(err.error),
+    );
+    await assert.rejects(client.preview('no-such', 'u'), (err: unknown) => {
+      return err instanceof AgentSplitError && err.status === 404;
+    });
   } finally {
     await client.close();
   }
