@@ -69,20 +69,30 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
     assert.deepEqual(Object.keys(body).sort(), [
       'active',
       'assignment',
+      'coverage',
       'createdAt',
+      'defaultVariant',
       'description',
       'guardrailAction',
+      'layer',
       'metrics',
       'minimumUnits',
       'name',
+      'overrides',
       'seed',
       'segments',
       'slug',
       'status',
+      'targeting',
       'updatedAt',
       'variants',
       'version',
     ]);
+    // Who enters (issue 35): everyone, by default.
+    assert.deepEqual(
+      [body.targeting, body.coverage, body.layer, body.overrides, body.defaultVariant],
+      [null, 100, null, [], null],
+    );
     assert.deepEqual(body.metrics, [], 'no metric definitions unless declared');
     assert.deepEqual(body.segments, [], 'no segments unless declared');
     assert.equal(body.guardrailAction, 'notify');
@@ -122,6 +132,11 @@ describe('POST /experiments', { skip: SKIP_BACKEND }, () => {
         segments: [],
         guardrailAction: 'notify',
         minimumUnits: 100,
+        targeting: null,
+        coverage: 100,
+        layer: null,
+        overrides: [],
+        defaultVariant: null,
         version: 1,
         createdAt: undefined,
         updatedAt: undefined,

@@ -248,6 +248,22 @@ describe('MCP over Streamable HTTP', () => {
     assert.match(text(preview), /fresh weighted draw/);
   });
 
+  test('preview with a context says whether the user enters and which clause decided (issue 35)', async () => {
+    const { slug } = await rt.api.createExperiment({
+      slug: uniqueSlug('mcp-who'),
+      assignment: 'sticky',
+      targeting: { plan: { $in: ['pro', 'team'] } },
+    });
+    const out = await ok(admin, 'preview_assignment', { slug, userId: 'u-1', context: { plan: 'free' } });
+    const kept = out.structuredContent as { inExperiment: boolean; reason: string; variant: string };
+    assert.deepEqual([kept.inExperiment, kept.reason, kept.variant], [false, 'targeting', 'A']);
+    assert.match(text(out), /is not in .* \(targeting\).*`plan` is "free", rule wants \{"\$in":\["pro","team"\]\}/s);
+    const inside = await ok(admin, 'preview_assignment', { slug, userId: 'u-1', context: { plan: 'pro' } });
+    assert.equal((inside.structuredContent as { inExperiment: boolean }).inExperiment, true);
+    await rt.ingest.drain();
+    assert.deepEqual(await rt.exposuresOf(slug), [], 'a preview records nothing');
+  });
+
   test('get_analysis says what was exposed in the unit randomized: users with their calls, or calls', async () => {
     const counted: Record<string, { users: Record<string, number>; calls: Record<string, number> }> = {};
     for (const assignment of ['sticky', 'random'] as const) {

@@ -236,14 +236,15 @@ describe('OFREP over raw HTTP', { skip: SKIP_BACKEND }, () => {
   const evaluate = (key: string, body: unknown, apiKey?: string | null, headers?: Record<string, string>) =>
     api.call({ method: 'POST', url: `${ONE}${key}`, body, key: apiKey, headers });
 
-  test('200: exactly {key, reason, variant, value, metadata: {experimentVersion, assignmentId}}', async () => {
+  test('200: exactly {key, reason, variant, value, metadata: {experimentVersion, assignmentId, inExperiment}}', async () => {
     const res = await evaluate(sticky, { context: { targetingKey: 'raw-1', plan: 'pro' } });
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
     assert.deepEqual(Object.keys(body), ['key', 'reason', 'variant', 'value', 'metadata']);
     assert.equal(body.key, sticky);
     assert.equal(body.reason, 'SPLIT');
-    assert.deepEqual(Object.keys(body.metadata), ['experimentVersion', 'assignmentId']);
+    assert.deepEqual(Object.keys(body.metadata), ['experimentVersion', 'assignmentId', 'inExperiment']);
+    assert.equal(body.metadata.inExperiment, true);
     const assigned = await api.assign(sticky, { userId: 'raw-1' });
     assert.equal(body.variant, assigned.variant);
     assert.deepEqual(body.value, assigned.payload);

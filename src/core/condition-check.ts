@@ -45,7 +45,10 @@ function checkObj(c: unknown, path: string, out: string[]): void {
       if (!Array.isArray(v)) out.push(`${p} needs an array of conditions`);
       else for (const [i, x] of v.entries()) checkObj(x, `${p}[${i}]`, out);
     } else if (k === '$not') checkObj(v, p, out);
-    else if (k.startsWith('$')) out.push(`${p}: unknown operator ${k} at the top of a condition`);
+    // GrowthBook reads any other top-level key as an attribute path; `$groups` is the one its SDKs use
+    // (the legacy groups attribute), so it is the one `$` name taken as an attribute here, not as a typo.
+    else if (k.startsWith('$') && k !== '$groups')
+      out.push(`${p}: unknown operator ${k} at the top of a condition`);
     else if (k === '' || k.split('.').some((s) => s === ''))
       out.push(`${p}: an attribute path has an empty part`);
     else checkValue(v, p, out);

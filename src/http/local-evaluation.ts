@@ -10,6 +10,7 @@ import type { Assert, Fits } from './answer-check.js';
 import { type Route, route, Tagged } from './route.js';
 import { MAX_ASSIGNMENT_ID } from './schemas/assign.js';
 import { errorResponses, JsonObjectSchema, unavailableResponse } from './schemas/common.js';
+import { entryProperties } from './schemas/entry.js';
 
 const tags = ['local evaluation'];
 
@@ -25,8 +26,13 @@ const DefinitionsResponse = Type.Object(
         variants: Type.Array(
           Type.Object({ key: Type.String(), trafficPercent: Type.Number(), payload: JsonObjectSchema }),
         ),
+        ...entryProperties,
+        defaultVariant: Type.String({ description: 'Served to units that do not enter (resolved: a key)' }),
       }),
     ),
+    groups: Type.Record(Type.String(), Type.Array(Type.Union([Type.String(), Type.Number()])), {
+      description: "The saved groups the experiments' conditions name ($inGroup), by key: their values",
+    }),
   },
   {
     title: 'Definitions',
@@ -44,8 +50,14 @@ const DefinitionsResponse = Type.Object(
               { key: 'A', trafficPercent: 50, payload: { prompt: 'You are a helpful assistant.' } },
               { key: 'B', trafficPercent: 50, payload: { prompt: 'You are a concise assistant.' } },
             ],
+            targeting: { plan: { $in: ['pro', 'team'] } },
+            coverage: 100,
+            layer: null,
+            overrides: [{ variant: 'B', userIds: ['qa-1'] }],
+            defaultVariant: 'A',
           },
         ],
+        groups: {},
       },
     ],
   },
@@ -53,7 +65,12 @@ const DefinitionsResponse = Type.Object(
 
 // The definitions are JSON made ahead (services/definitions.ts), sent as Tagged bytes and not serialized
 // by DefinitionsResponse: exempt from route()'s check, so their fields are checked against the schema here.
-type _DefinitionsFit = Assert<Fits<{ experiments: Definition[] }, Static<typeof DefinitionsResponse>>>;
+type _DefinitionsFit = Assert<
+  Fits<
+    { experiments: Definition[]; groups: Record<string, Array<string | number>> },
+    Static<typeof DefinitionsResponse>
+  >
+>;
 
 const EXPOSURE = {
   experiment: 'checkout-prompt',

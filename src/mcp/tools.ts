@@ -6,7 +6,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { analysisText } from './analysis-text.js';
-import { previewOf } from './preview.js';
+import { type Previewed, previewOf } from './preview.js';
 
 /** What the API answered: its status and its body (parsed JSON; text when not JSON; null when empty). */
 export interface ApiAnswer {
@@ -184,18 +184,30 @@ export function registerTools(server: McpServer, call: Call): void {
     {
       title: 'Preview an assignment',
       description:
-        'Which variant a user would get, WITHOUT assigning (no exposure is recorded, nothing counts). ' +
-        'Sticky experiments: the variant the hash of seed + userId picks, always the same. Random ' +
+        'Which variant a user would get, WITHOUT assigning (no exposure is recorded, nothing counts), and ' +
+        'why: overrides, layer, targeting (on the context) and coverage decide whether they enter (else the ' +
+        'default variant). Sticky experiments: the hash of seed + userId picks, always the same. Random ' +
         'experiments: every assign call is a fresh weighted draw, so the answer is the weights.',
       inputSchema: {
         slug: Slug,
         userId: z.string().min(1).describe('The user id assign would be called with'),
+        context: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("The assign context (targeting reads it, with userId): {plan: 'pro'}"),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ slug, userId }) =>
+    ({ slug, userId, context }) =>
       run(async () => {
-        const preview = previewOf((await get(`/experiment/${slugPart(slug)}`)) as Experiment, userId);
+        const path = `/experiment/${slugPart(slug)}`;
+        const answer = (await send(
+          call,
+          'POST',
+          `${path}/preview`,
+          context ? { userId, context } : { userId },
+        )) as Previewed;
+        const preview = previewOf((await get(path)) as Experiment, userId, answer);
         return ok(preview, `${preview.summary}\n${JSON.stringify(preview, null, 2)}`);
       }),
   );

@@ -53,8 +53,11 @@ describe('DefinitionsService', () => {
 
   it('no experiments is an empty list, gzip too', async () => {
     const answer = new DefinitionsService(cacheOf([])).answer(null);
-    assert.equal(text(answer.identity()), '{"experiments":[]}');
-    assert.equal(gunzipSync(Buffer.concat((await answer.gzip()).chunks)).toString(), '{"experiments":[]}');
+    assert.equal(text(answer.identity()), '{"experiments":[],"groups":{}}');
+    assert.equal(
+      gunzipSync(Buffer.concat((await answer.gzip()).chunks)).toString(),
+      '{"experiments":[],"groups":{}}',
+    );
   });
 
   it('is the same answer until the table changes; a key sees only its experiments', () => {

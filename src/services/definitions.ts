@@ -2,12 +2,15 @@
 // with what the draw and the assignment id need, and an entity tag so that an unchanged set costs a 304.
 //
 // Built once per change, not per request (issue 24): each running experiment's definition is
-// serialized (and hashed) once per version, its gzip made once on first demand; the answer for a set of
+// serialized (and hashed) once per change, its gzip made once on first demand; the answer for a set of
 // experiments is those bytes laid end to end, never copied, so a 304 is a lookup and a full fetch
 // writes bytes that are already there, however many fetch at once.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { constants, crc32, deflateRaw, deflateRawSync } from 'node:zlib';
+import type { SavedGroups } from '../core/condition.js';
+import type { Layer, Override } from '../core/entry.js';
+import { groupsUsed } from '../core/entry-rules.js';
 import type { AssignmentMode } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
@@ -20,6 +23,12 @@ export interface Definition {
   assignment: AssignmentMode;
   seed: string;
   variants: { key: string; trafficPercent: number; payload: JsonObject }[];
+  /** Who enters (ADR 0038); the default variant resolved (the first when the experiment names none). */
+  targeting: JsonObject | null;
+  coverage: number;
+  layer: Layer | null;
+  overrides: Override[];
+  defaultVariant: string;
 }
 
 /** Bytes made ahead, sent as they are: `chunks` in order, `length` bytes in all. */
@@ -43,7 +52,9 @@ const MAX_SETS = 256;
 
 const PREFIX = Buffer.from('{"experiments":[');
 const COMMA = Buffer.from(',');
-const SUFFIX = Buffer.from(']}');
+/** Between the experiments and the saved groups they use (`{key: [values]}`), and the end. */
+const MIDDLE = Buffer.from('],"groups":');
+const END = Buffer.from('}');
 
 // A gzip member is a header, deflate blocks, and a trailer (RFC 1952). Each piece is compressed alone
 // and ended with a sync flush (byte-aligned, not final), so pieces compressed once can be laid end to
@@ -54,7 +65,8 @@ const deflatePiece = promisify<Buffer, { finishFlush: number }, Buffer>(deflateR
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 const Z_PREFIX = deflateRawSync(PREFIX, SYNC_FLUSH);
 const Z_COMMA = deflateRawSync(COMMA, SYNC_FLUSH);
-const Z_SUFFIX = deflateRawSync(SUFFIX, SYNC_FLUSH);
+const Z_MIDDLE = deflateRawSync(MIDDLE, SYNC_FLUSH);
+const Z_END_BRACE = deflateRawSync(END, SYNC_FLUSH);
 const Z_END = deflateRawSync(Buffer.alloc(0));
 
 /** One running experiment's definition, serialized once. */
@@ -62,6 +74,10 @@ interface Piece {
   id: number;
   slug: string;
   version: number;
+  /** The experiment's updatedAt: any change (overrides and the default variant make no new version). */
+  updatedAt: string;
+  /** The saved groups its conditions name. */
+  groups: string[];
   json: Buffer;
   /** SHA-256 of `json`: the tags of the sets it is in are made from these. */
   hash: Buffer;
@@ -77,9 +93,22 @@ function pieceOf({ id, experiment: e }: LiveExperiment): Piece {
     assignment: e.assignment,
     seed: e.seed,
     variants: e.variants.map((v) => ({ key: v.key, trafficPercent: v.trafficPercent, payload: v.payload })),
+    targeting: e.targeting,
+    coverage: e.coverage,
+    layer: e.layer,
+    overrides: e.overrides,
+    defaultVariant: e.defaultVariant ?? e.variants[0]!.key,
   };
   const json = Buffer.from(JSON.stringify(definition));
-  return { id, slug: e.slug, version: e.version, json, hash: createHash('sha256').update(json).digest() };
+  return {
+    id,
+    slug: e.slug,
+    version: e.version,
+    updatedAt: e.updatedAt,
+    groups: groupsUsed(e),
+    json,
+    hash: createHash('sha256').update(json).digest(),
+  };
 }
 
 function deflated(piece: Piece): Promise<Buffer> {
@@ -95,10 +124,20 @@ class Answer implements DefinitionsAnswer {
   private plain: Bytes | undefined;
   private compressed: Promise<Bytes> | undefined;
 
-  constructor(private readonly pieces: readonly Piece[]) {
-    // The body is fixed framing around the pieces in order: their hashes in order name it.
+  private readonly groups: Buffer;
+
+  constructor(
+    private readonly pieces: readonly Piece[],
+    groups: SavedGroups,
+  ) {
+    const used = [...new Set(pieces.flatMap((p) => p.groups))].sort();
+    this.groups = Buffer.from(
+      JSON.stringify(Object.fromEntries(used.map((k) => [k, [...(groups.get(k) ?? [])]]))),
+    );
+    // The body is fixed framing around the pieces in order and the groups: their hashes name it.
     const h = createHash('sha256');
     for (const p of pieces) h.update(p.hash);
+    h.update(this.groups);
     this.etag = `"${h.digest('base64url').slice(0, 27)}"`;
   }
 
@@ -109,7 +148,7 @@ class Answer implements DefinitionsAnswer {
         if (i > 0) chunks.push(COMMA);
         chunks.push(p.json);
       });
-      chunks.push(SUFFIX);
+      chunks.push(MIDDLE, this.groups, END);
       this.plain = { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
     }
     return this.plain;
@@ -131,12 +170,13 @@ class Answer implements DefinitionsAnswer {
     trailer.writeUInt32LE(crc >>> 0, 0);
     trailer.writeUInt32LE(plain.length % 2 ** 32, 4);
     const bodies = await Promise.all(this.pieces.map(deflated));
+    const groups = await deflatePiece(this.groups, SYNC_FLUSH);
     const chunks: Buffer[] = [GZIP_HEADER, Z_PREFIX];
     bodies.forEach((b, i) => {
       if (i > 0) chunks.push(Z_COMMA);
       chunks.push(b);
     });
-    chunks.push(Z_SUFFIX, Z_END, trailer);
+    chunks.push(Z_MIDDLE, groups, Z_END_BRACE, Z_END, trailer);
     return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
   }
 }
@@ -155,8 +195,8 @@ function setKey(allowed: ReadonlySet<string> | null): string {
 
 /**
  * The definitions answers, kept until the experiment table changes (its revision moves). A definition
- * is serialized again only when its experiment's version moved: `version` goes up whenever variants
- * change, and slug, assignment and seed never change, so (id, version) names the same definition.
+ * is serialized again only when its experiment changed (its updatedAt moved: overrides and the default
+ * variant change it without a new version); slug, assignment and seed never change.
  */
 export class DefinitionsService {
   private revision = -1;
@@ -165,7 +205,10 @@ export class DefinitionsService {
   private running: Piece[] = [];
   private readonly answers = new Map<string, Answer>();
 
-  constructor(private readonly experiments: Pick<ExperimentCache, 'list' | 'revision'>) {}
+  constructor(
+    private readonly experiments: Pick<ExperimentCache, 'list' | 'revision'>,
+    private readonly groups: () => SavedGroups = () => new Map(),
+  ) {}
 
   /** The running experiments a key limited to `allowed` (null: every experiment) may see. */
   answer(allowed: ReadonlySet<string> | null): DefinitionsAnswer {
@@ -173,7 +216,8 @@ export class DefinitionsService {
     const key = setKey(allowed);
     let answer = this.answers.get(key);
     if (answer === undefined) {
-      answer = new Answer(allowed === null ? this.running : this.running.filter((p) => allowed.has(p.slug)));
+      const pieces = allowed === null ? this.running : this.running.filter((p) => allowed.has(p.slug));
+      answer = new Answer(pieces, this.groups());
       if (this.answers.size >= MAX_SETS) this.answers.delete(this.answers.keys().next().value!);
       this.answers.set(key, answer);
     }
@@ -186,7 +230,8 @@ export class DefinitionsService {
     const pieces = new Map<number, Piece>();
     for (const live of this.experiments.list('running')) {
       const known = this.pieces.get(live.id);
-      const same = known?.version === live.experiment.version && known.slug === live.experiment.slug;
+      const e = live.experiment;
+      const same = known?.version === e.version && known.updatedAt === e.updatedAt && known.slug === e.slug;
       pieces.set(live.id, same ? known : pieceOf(live));
     }
     this.pieces = pieces;

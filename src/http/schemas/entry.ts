@@ -34,7 +34,7 @@ export const LayerSchema = Type.Union(
           description: '[start, end): the share of the layer this experiment takes (hash v1 of the unit id)',
         }),
       },
-      { title: 'Layer' },
+      { title: 'ExperimentLayer' },
     ),
     Type.Null(),
   ],
