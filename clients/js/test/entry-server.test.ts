@@ -24,6 +24,7 @@ after(async () => {
 });
 
 test('1,500 users: the local evaluation equals the server on variant, inExperiment and reason', async () => {
+  const clients: AgentSplit[] = [];
   const client = new AgentSplit({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger: memoryLogger() });
   try {
     const rules: EntryRules = {
@@ -62,6 +63,16 @@ test('1,500 users: the local evaluation equals the server on variant, inExperime
     // The rules as the definitions will carry them (the server's answer may already have them).
     const c = compileDefinition({ ...rules, ...def });
     const key = def.assignmentIdKey as number;
+    // The server's definitions carry the rules themselves (ADR 0038): a local client assigns from them.
+    assert.deepEqual(def.coverage, 60);
+    const localClient = new AgentSplit({
+      baseUrl: server.baseUrl,
+      apiKey: ROOT_KEY,
+      local: true,
+      logger: memoryLogger(),
+    });
+    await localClient.refreshDefinitions();
+    clients.push(localClient);
 
     const plans = ['free', 'pro', 'team', undefined];
     const countries = ['FR', 'DE', 'US', 'FRA'];
@@ -75,6 +86,11 @@ test('1,500 users: the local evaluation equals the server on variant, inExperime
       const remote = await client.assign('entry-cross', userId, { context });
       assert.equal(remote.source, 'server');
       const local = evaluate(c, userId, context, savedGroups({}));
+      const viaClient = localClient.assignLocal('entry-cross', userId, { context });
+      assert.deepEqual(
+        [viaClient.source, viaClient.variant, viaClient.inExperiment, viaClient.reason],
+        ['local', remote.variant, remote.inExperiment, remote.reason],
+      );
       const want = {
         variant: c.keys[local.index],
         inExperiment: local.inExperiment,
@@ -98,6 +114,7 @@ test('1,500 users: the local evaluation equals the server on variant, inExperime
     }
   } finally {
     await client.close();
+    for (const c of clients) await c.close();
   }
 });
 
