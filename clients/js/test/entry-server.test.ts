@@ -180,3 +180,55 @@ test('preview and getLayer against the real routes; a layer overlap is a 409', a
     await client.close();
   }
 });
+
+test('saved groups end to end: save, read, a targeting on $inGroup evaluated locally as by the server, delete refused while used', async (t) => {
+  const client = new AgentSplit({ baseUrl: server.baseUrl, apiKey: ROOT_KEY, logger: memoryLogger() });
+  const local = new AgentSplit({
+    baseUrl: server.baseUrl,
+    apiKey: ROOT_KEY,
+    local: true,
+    logger: memoryLogger(),
+  });
+  try {
+    if ((await server.api('GET', '/groups')).status === 404) {
+      t.skip('the server has no /groups routes yet');
+      return;
+    }
+    const values = Array.from({ length: 300 }, (_, i) => `g-${i * 2}`);
+    const saved = await client.saveGroup('beta', { values, description: 'even users' });
+    assert.equal(saved.key, 'beta');
+    assert.deepEqual((await client.getGroup('beta')).values, values);
+    assert.ok((await client.listGroups()).some((g) => g.key === 'beta'));
+    await client.createExperiment({
+      slug: 'grouped',
+      status: 'running',
+      assignment: 'sticky',
+      variants: [
+        { key: 'A', trafficPercent: 50, payload: {} },
+        { key: 'B', trafficPercent: 50, payload: {} },
+      ],
+      targeting: { userId: { $inGroup: 'beta' } },
+      coverage: 70,
+    });
+    await local.refreshDefinitions();
+    const kept = new Set<string | null>();
+    for (let i = 0; i < 400; i++) {
+      const userId = `g-${i}`;
+      const remote = await client.assign('grouped', userId);
+      const here = local.assignLocal('grouped', userId);
+      assert.deepEqual(
+        [here.source, here.variant, here.inExperiment, here.reason],
+        ['local', remote.variant, remote.inExperiment, remote.reason],
+        userId,
+      );
+      kept.add(here.reason);
+    }
+    assert.deepEqual([...kept].sort(), ['coverage', 'targeting', null].sort());
+    await assert.rejects(client.deleteGroup('beta'), (err: unknown) => {
+      return err instanceof AgentSplitError && err.status === 409;
+    });
+  } finally {
+    await client.close();
+    await local.close();
+  }
+});
