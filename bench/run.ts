@@ -37,6 +37,7 @@ import {
   startBaseline,
 } from './servers.js';
 import { measureStartup, type StartupResult } from './startup.js';
+import { type TargetingCost, targetingCost } from './targeting-cost.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -295,12 +296,14 @@ async function api(server: Server, method: string, path: string, body?: unknown)
   return res.json();
 }
 
+const BENCH_VARIANTS = [
+  { key: 'A', payload: { prompt: 'You are a helpful assistant.', model: 'small' }, trafficPercent: 34 },
+  { key: 'B', payload: { prompt: 'You are a concise assistant.', model: 'small' }, trafficPercent: 33 },
+  { key: 'C', payload: { prompt: 'You are a friendly assistant.', model: 'large' }, trafficPercent: 33 },
+];
+
 async function createExperiments(server: Server): Promise<void> {
-  const variants = [
-    { key: 'A', payload: { prompt: 'You are a helpful assistant.', model: 'small' }, trafficPercent: 34 },
-    { key: 'B', payload: { prompt: 'You are a concise assistant.', model: 'small' }, trafficPercent: 33 },
-    { key: 'C', payload: { prompt: 'You are a friendly assistant.', model: 'large' }, trafficPercent: 33 },
-  ];
+  const variants = BENCH_VARIANTS;
   await api(server, 'POST', '/experiments', { slug: 'bench-random', status: 'running', variants });
   await api(server, 'POST', '/experiments', {
     slug: 'bench-sticky',
@@ -488,6 +491,8 @@ async function main(): Promise<void> {
       fixed[server.name] = row;
     }
     extra.assignAtHalfMax = fixed;
+    process.stderr.write('targeting: server CPU per assign, with a 5-clause condition and without\n');
+    extra.targetingCost = await targetingCost(sqlite, API_KEY, 'bench-sticky', BENCH_VARIANTS, ASSIGN_BODY);
     extra.analysis = { [sqlite.name]: await timeAnalysis(sqlite, 'analysis-1m') };
     if (CONFIG.pgAnalysis && pg)
       (extra.analysis as Record<string, unknown>)[pg.name] = await timeAnalysis(pg, 'analysis-1m');
@@ -649,6 +654,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const analysisLoad = extra.analysisLoad as AnalysisLoadSample;
   const rss = Math.max(...Object.values(extra.peakRssMb as Record<string, number>));
   const exportLoad = extra.exportLoad as ExportLoadSample;
+  const cost = extra.targetingCost as TargetingCost;
   const targets: Target[] = [
     {
       figure: `assign throughput (random, exposures on) vs bare baseline, same run, at ${conns} connections`,
@@ -713,6 +719,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       measured: `${exportLoad.during.p99.toFixed(1)} ms (median ${exportLoad.during.median.toFixed(1)}, max ${exportLoad.during.max.toFixed(1)}, n ${exportLoad.during.n}; idle p99 ${exportLoad.idle.p99.toFixed(1)} ms); ${exportLoad.lines} lines in ${exportLoad.seconds.toFixed(1)} s`,
       target: '≤ 50 ms',
       met: exportLoad.during.p99 <= 50,
+    },
+    {
+      figure: `assign (sticky) with a 5-clause targeting condition vs without: server CPU per request, median of ${cost.rounds} alternating rounds of ${cost.requests} (issue 35)`,
+      measured: `${cost.ratio.toFixed(3)}× (${cost.targetedUs.toFixed(1)} µs vs ${cost.plainUs.toFixed(1)} µs; rounds ${cost.ratios.map((r) => r.toFixed(3)).join(', ')})`,
+      target: '≤ 1.05×',
+      met: cost.ratio <= 1.05,
     },
     {
       figure: 'peak RSS under load (any agentsplit server)',

@@ -14,6 +14,7 @@ import { entryRoutes } from './http/entry.js';
 import { eventRoutes } from './http/events.js';
 import { experimentRoutes } from './http/experiments.js';
 import { feedbackRoutes } from './http/feedback.js';
+import { groupRoutes } from './http/groups.js';
 import { healthRoutes } from './http/health.js';
 import { createInject, type Inject } from './http/inject.js';
 import { keyRoutes } from './http/keys.js';
@@ -41,6 +42,7 @@ import type { ExperimentCache } from './services/experiment-cache.js';
 import type { ExperimentService } from './services/experiments.js';
 import type { ExposureService } from './services/exposures.js';
 import type { FeedbackService } from './services/feedback.js';
+import type { GroupService } from './services/groups.js';
 import type { IdempotencyService } from './services/idempotency.js';
 import type { KeyService } from './services/keys.js';
 import type { Ofrep } from './services/ofrep.js';
@@ -71,6 +73,8 @@ export interface AppDeps {
   timeseries: Pick<TimeseriesService, 'versions'>;
   events: EventService;
   webhooks: WebhookService;
+  /** Saved groups (ADR 0038). */
+  groups: GroupService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -126,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...timeseriesRoutes(deps.timeseries, deps.analysis),
     ...keyRoutes(deps.keys),
     ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
+    ...groupRoutes(deps.groups, (p) => deps.keys.actorOf(p)),
     ...metricsRoutes(deps.metrics),
     ...mcpRoutes(() => inject, deps.mcp ?? { allowedHosts: LOCAL_HOSTS, allowedOrigins: [] }),
   ].map((r) => compileRoute(r, validatorCompiler));

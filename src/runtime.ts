@@ -19,6 +19,8 @@ import { startExperimentSync } from './services/experiment-sync.js';
 import { ExperimentService } from './services/experiments.js';
 import { ExposureService } from './services/exposures.js';
 import { FeedbackService } from './services/feedback.js';
+import { groupUsage } from './services/group-usage.js';
+import { GroupService } from './services/groups.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { IssuedAssignments } from './services/issued-assignments.js';
 import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
@@ -132,6 +134,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     newId,
     now,
     onError: (err) => app?.log.warn({ err }, 'recording when keys were last used failed'),
+    bus,
+  });
+  const groups = new GroupService({
+    store,
+    cache: experimentCache,
+    usedBy: groupUsage(experimentCache),
+    newId,
+    now,
     bus,
   });
   const events = new EventService(store, (slug) => experimentCache.lookup(slug) !== undefined);
@@ -268,6 +278,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     timeseries,
     events,
     webhooks,
+    groups,
     store,
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,

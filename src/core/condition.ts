@@ -170,12 +170,22 @@ function compileOperator(op: string, expected: unknown): Test {
     case '$regexi': {
       const re = compileRegex(expected, op === '$regexi');
       if (!re) return () => false;
+      // The last text and its answer: attributes such as a locale or a plan repeat from call to call, and
+      // re2js costs about 0.5 µs a test (measured) where the rest of a 5-clause condition costs 0.3.
+      let lastText: string | undefined;
+      let lastAnswer = false;
       return (v) => {
+        const text = String(v); // JS RegExp.test coerces: null → "null"
+        if (text === lastText) return lastAnswer;
+        let answer = false;
         try {
-          return re.test(String(v)); // JS RegExp.test coerces: null → "null"
+          answer = re.test(text);
         } catch {
-          return false;
+          answer = false;
         }
+        lastText = text;
+        lastAnswer = answer;
+        return answer;
       };
     }
     case '$type':

@@ -1,4 +1,4 @@
-// Events: the history of who changed what (issue 27). Each change to an experiment, a key or a webhook is an event
+// Events: the history of who changed what (issue 27). Each change to an experiment, a key, a webhook or a saved group is an event
 // written in the same transaction as the change; this file says what the events of a change are. Pure.
 import type { Experiment } from './experiment.js';
 import type { JsonObject } from './json.js';
@@ -24,6 +24,8 @@ export const EVENT_TYPES = [
   'webhook.secret_rotated',
   'webhook.delivery_retried',
   'webhook.test',
+  'group.saved',
+  'group.deleted',
   'guardrail.failed',
   'srm.detected',
   'verdict.changed',

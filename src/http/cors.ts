@@ -27,7 +27,7 @@ export const CORS_EXPOSED_HEADERS = [
   'idempotent-replayed',
   'etag',
 ];
-export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'];
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** Seconds a browser may keep a preflight's answer (Chromium caps it at 7200). */
 export const CORS_MAX_AGE = 600;
 

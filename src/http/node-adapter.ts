@@ -72,7 +72,7 @@ export function createNodeServer(
     // Whatever the client sends after it is read and dropped; the socket closes once answered.
     socket.resume();
     writeToSocket(socket as Socket, 405, errorBody('CONNECT is not supported'), {
-      allow: 'GET, HEAD, POST, PATCH, DELETE, OPTIONS',
+      allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
     });
     log.answered(req, undefined, 405, 0);
   });

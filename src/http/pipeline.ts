@@ -107,6 +107,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const outbox = createOutbox(deps.onWriteError);
   const { bodyLimit, log, rateLimits } = deps;
 
+  /**
+   * The body limit of a request to this route: its own when it has one, except for chunked bodies, whose
+   * declared sizes are checked against the server's limit before routing (node-adapter.ts).
+   */
+  const limitOf = (found: Found | undefined, req?: IncomingMessage): number => {
+    const own = found?.compiled.route.bodyLimit;
+    if (own === undefined || (req !== undefined && req.headers['transfer-encoding'] !== undefined))
+      return bodyLimit;
+    return Math.max(own, bodyLimit);
+  };
+
   return (req, res) => {
     const started = performance.now();
     const method = req.method ?? 'GET';
@@ -131,7 +142,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       close = false,
       stage: RouteFailure['stage'] = 'handle',
     ): void => {
-      const e = errorAnswer(err, bodyLimit);
+      const e = errorAnswer(err, limitOf(admitted, req));
       const headers = e.retryAfter === undefined ? undefined : { 'retry-after': String(e.retryAfter) };
       const shape = admitted?.compiled.route.errorBody;
       const body =
@@ -278,7 +289,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         fail(new ValidationError(contentTypeProblem(req.headers['content-type'])!), later, true, 'body');
       } else {
         // Called from the request's events: answers made there leave with the others of this I/O phase.
-        readBody(req, bodyLimit, (err, bytes) => {
+        readBody(req, limitOf(found, req), (err, bytes) => {
           if (err !== null) fail(err, false, true, 'body');
           else handle(found, principal, bytes, false);
         });

@@ -7,7 +7,7 @@ import type { Static, TSchema } from 'typebox';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { Principal } from '../core/keys.js';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * What a key must hold to call a route (ADR 0015): `assign` (POST assign), `log` (POST log and logs),

@@ -38,6 +38,8 @@ export interface Route<S extends RouteSchema = RouteSchema> {
    * their bodies are read, so memory stays flat and TCP pushes back on the clients.
    */
   concurrency?: number;
+  /** This route's body limit in bytes, when above the server's (saved groups' long lists); Content-Length bodies only. */
+  bodyLimit?: number;
   /** The path parameter naming the experiment a key must be allowed (default `slug`). */
   experimentParam?: string;
   /**

@@ -1,12 +1,35 @@
-// Owns the in-memory experiment table the hot path reads: filled from the store, kept current by the
-// management service's writes and by reloads when another instance changed experiments.
+// Owns the in-memory experiment table the hot path reads, and the saved groups its conditions name:
+// filled from the store, kept current by the management services' writes and by reloads when another
+// instance changed experiments or groups.
 import { type CompiledExperiment, compileExperiment } from '../core/assignment.js';
+import type { SavedGroups } from '../core/condition.js';
 import { type DeclaredSums, declaredSums } from '../core/declared.js';
 import { type CompiledEntry, compileEntry } from '../core/entry.js';
 import { type Experiment, SLUG_PATTERN, type Status } from '../core/experiment.js';
-import type { Store, StoredExperiment } from '../store/store.js';
+import type { Store, StoredExperiment, StoredGroup } from '../store/store.js';
 
-export type ExperimentCacheStore = Pick<Store, 'listExperiments' | 'findExperiment'>;
+/** listGroups may be absent (stores of unit tests that keep no groups): then there are none. */
+export type ExperimentCacheStore = Pick<Store, 'listExperiments' | 'findExperiment'> &
+  Partial<Pick<Store, 'listGroups'>>;
+
+/** A saved group without its values (those are in `groups`, as a Set). */
+export interface GroupInfo {
+  key: string;
+  description: string;
+  size: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function infoOf(g: StoredGroup): GroupInfo {
+  return {
+    key: g.key,
+    description: g.description,
+    size: g.values.length,
+    createdAt: g.createdAt,
+    updatedAt: g.updatedAt,
+  };
+}
 
 /** An experiment as the hot path sees it: store id, definition, and its compiled assignment table. */
 export interface LiveExperiment {
@@ -35,6 +58,9 @@ function live(stored: StoredExperiment): LiveExperiment {
 
 export class ExperimentCache {
   private readonly bySlug = new Map<string, LiveExperiment>();
+  /** Replaced whole on load; a put or forget changes one entry (a Set is never changed in place). */
+  private savedGroups = new Map<string, ReadonlySet<string | number>>();
+  private groupInfo = new Map<string, GroupInfo>();
   /** Bumped by every change this instance makes, so a reload that raced one can tell. */
   private generation = 0;
   private changes = 0;
@@ -48,12 +74,17 @@ export class ExperimentCache {
   async load(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const generation = this.generation;
-      const stored = await this.store.listExperiments();
+      const [stored, groups] = await Promise.all([
+        this.store.listExperiments(),
+        this.store.listGroups?.() ?? Promise.resolve([]),
+      ]);
       // A local change committed while reading may be missing from this snapshot: read again (a few
       // times at most; under a stream of changes the next sync check catches up instead).
       if (generation !== this.generation && attempt < 5) continue;
       this.bySlug.clear();
       for (const s of stored) this.bySlug.set(s.experiment.slug, live(s));
+      this.savedGroups = new Map(groups.map((g) => [g.key, new Set(g.values)]));
+      this.groupInfo = new Map(groups.map((g) => [g.key, infoOf(g)]));
       this.changes++;
       return;
     }
@@ -104,5 +135,36 @@ export class ExperimentCache {
     this.generation++;
     this.changes++;
     this.bySlug.delete(slug);
+  }
+
+  /** The saved groups by key, as conditions' $inGroup reads them: O(1) membership, no I/O. */
+  get groups(): SavedGroups {
+    return this.savedGroups;
+  }
+
+  /** A group's key, description, size and times; undefined when there is none. */
+  groupOf(key: string): GroupInfo | undefined {
+    return this.groupInfo.get(key);
+  }
+
+  /** Every group's info, by key. */
+  listGroups(): GroupInfo[] {
+    return [...this.groupInfo.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** Takes a group the store just committed. */
+  putGroup(group: StoredGroup): void {
+    this.generation++;
+    this.changes++;
+    this.savedGroups.set(group.key, new Set(group.values));
+    this.groupInfo.set(group.key, infoOf(group));
+  }
+
+  /** Drops a group the store just deleted. */
+  forgetGroup(key: string): void {
+    this.generation++;
+    this.changes++;
+    this.savedGroups.delete(key);
+    this.groupInfo.delete(key);
   }
 }

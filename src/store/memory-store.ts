@@ -32,6 +32,7 @@ import {
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { MemoryEvents } from './memory-events.js';
+import { MemoryGroups } from './memory-groups.js';
 import { listMemoryResults, saidFrom, toResult } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments, type RatedSegments } from './memory-segments.js';
@@ -49,6 +50,7 @@ import {
   type Store,
   type StoredEvent,
   type StoredExperiment,
+  type StoredGroup,
   type StoredVersion,
 } from './store.js';
 
@@ -79,6 +81,7 @@ export class MemoryStore implements Store, EventStore {
   private readonly rollups = new MemoryRollups();
   private readonly segments = new MemorySegments();
   private readonly events = new MemoryEvents();
+  private readonly groups = new MemoryGroups();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
   /** assignment_contexts: the context of each assignment made with one, by experiment and UUID. */
@@ -146,6 +149,30 @@ export class MemoryStore implements Store, EventStore {
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
     this.revision++;
+  }
+
+  async listGroups(): Promise<StoredGroup[]> {
+    return this.groups.list();
+  }
+
+  async putGroup(
+    group: StoredGroup,
+    events: (before: StoredGroup | undefined, after: StoredGroup) => readonly ChangeEvent[],
+  ): Promise<StoredGroup> {
+    const after = this.groups.next(group);
+    this.events.add(events(this.groups.get(group.key), structuredClone(after)));
+    this.groups.set(after);
+    this.revision++;
+    return after;
+  }
+
+  async deleteGroup(key: string, events: (deleted: StoredGroup) => readonly ChangeEvent[]): Promise<boolean> {
+    const before = this.groups.get(key);
+    if (before === undefined) return false;
+    this.events.add(events(before));
+    this.groups.delete(key);
+    this.revision++;
+    return true;
   }
 
   async listEvents(q: EventQuery): Promise<StoredEvent[]> {

@@ -162,6 +162,16 @@ export interface WebhooksTable {
   previous_secret_until: Time | null;
 }
 
+/** Saved groups (migration 021): a named list of unit ids, kept whole as one JSON array. */
+export interface SavedGroupsTable {
+  key: string;
+  description: string;
+  values: unknown;
+  size: number;
+  created_at: Time;
+  updated_at: Time;
+}
+
 /** One event's delivery to one endpoint (migration 015). */
 export interface WebhookDeliveriesTable {
   webhook_id: string;
@@ -449,6 +459,7 @@ export interface Database {
   monitor_states: MonitorStatesTable;
   idempotency_keys: IdempotencyKeysTable;
   webhooks: WebhooksTable;
+  saved_groups: SavedGroupsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   metric_rollups: MetricRollupsTable;
   exposure_rollups: ExposureRollupsTable;

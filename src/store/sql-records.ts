@@ -1,5 +1,5 @@
-// The SQL store's connections and its smaller tables: managed keys, Idempotency-Keys and the history
-// (events). SqlStore (sql-store.ts) extends it with experiments, results and rollups.
+// The SQL store's connections and its smaller tables: managed keys, saved groups, Idempotency-Keys and
+// the history (events). SqlStore (sql-store.ts) extends it with experiments, results and rollups.
 import type { Kysely, Transaction } from 'kysely';
 import { UnavailableError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import type { SqlDatabase } from './database.js';
 import { insertEventRows, selectEvents, selectMonitorState, upsertMonitorState } from './event-rows.js';
 import { bumpRevision } from './experiment-rows.js';
+import { deleteGroupRow, lockGroupRow, selectGroups, upsertGroupRow } from './group-rows.js';
 import {
   claimIdempotencyRow,
   deleteIdempotencyRowsBefore,
@@ -27,6 +28,7 @@ import type {
   KeyStore,
   MonitorStore,
   StoredEvent,
+  StoredGroup,
   StoredKey,
 } from './store.js';
 
@@ -82,6 +84,39 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore, Monit
         const name = await revokeKeyRow(trx, id, at);
         if (name === undefined) return false;
         await insertEventRows(trx, events?.({ id, name }));
+        await this.changed(trx);
+        return true;
+      }),
+    );
+  }
+
+  listGroups(): Promise<StoredGroup[]> {
+    return this.run(() => selectGroups(this.readOnly));
+  }
+
+  putGroup(
+    group: StoredGroup,
+    events: (before: StoredGroup | undefined, after: StoredGroup) => readonly ChangeEvent[],
+  ): Promise<StoredGroup> {
+    return this.run(() =>
+      this.readWrite.transaction().execute(async (trx) => {
+        const before = await lockGroupRow(trx, group.key, this.db.dialect === 'postgres');
+        const after = { ...group, createdAt: before?.createdAt ?? group.createdAt };
+        await upsertGroupRow(trx, after);
+        await insertEventRows(trx, events(before, after));
+        await this.changed(trx);
+        return after;
+      }),
+    );
+  }
+
+  deleteGroup(key: string, events: (deleted: StoredGroup) => readonly ChangeEvent[]): Promise<boolean> {
+    return this.run(() =>
+      this.readWrite.transaction().execute(async (trx) => {
+        const before = await lockGroupRow(trx, key, this.db.dialect === 'postgres');
+        if (before === undefined) return false;
+        await deleteGroupRow(trx, key);
+        await insertEventRows(trx, events(before));
         await this.changed(trx);
         return true;
       }),

@@ -162,6 +162,15 @@ export function resultTarget(r: NewResult): ResultTarget {
   return { version, variantKey, userId, assignmentId, context: r.context && JSON.parse(r.context) };
 }
 
+/** A saved group as stored (migration 021, ADR 0038): its values in the order sent, duplicates dropped. */
+export interface StoredGroup {
+  key: string;
+  description: string;
+  values: Array<string | number>;
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface Store {
   listExperiments(): Promise<StoredExperiment[]>;
   findExperiment(slug: string): Promise<StoredExperiment | undefined>;
@@ -220,6 +229,19 @@ export interface Store {
    * the live ones in one transaction. Returns how many results and exposures it read.
    */
   rebuildRollups(experimentId?: number): Promise<{ results: number; exposures: number }>;
+  /** Every saved group with its values, by key. */
+  listGroups(): Promise<StoredGroup[]>;
+  /**
+   * Inserts the group or replaces the one of its key (keeping that one's createdAt), with the events
+   * `events` makes of the change, in one transaction that also bumps the revision (other instances
+   * reload groups with experiments). Answers what is stored.
+   */
+  putGroup(
+    group: StoredGroup,
+    events: (before: StoredGroup | undefined, after: StoredGroup) => readonly ChangeEvent[],
+  ): Promise<StoredGroup>;
+  /** Deletes the group with the events `events` makes of it (bumping the revision); false when there is none. */
+  deleteGroup(key: string, events: (deleted: StoredGroup) => readonly ChangeEvent[]): Promise<boolean>;
   /** Bumped by every change to experiments; instances compare it to notice changes made elsewhere. */
   experimentsRevision(): Promise<number>;
   /**

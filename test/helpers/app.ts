@@ -32,7 +32,7 @@ export interface Response {
   // biome-ignore lint/suspicious/noExplicitAny: the tests read answers of many shapes, as inject's json() did.
   json(): any;
 }
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface Call {
   method: Method;
@@ -266,6 +266,10 @@ export class Api {
 
   postRaw(url: string, raw: string, headers?: Record<string, string>): Promise<Response> {
     return this.call({ method: 'POST', url, raw, headers });
+  }
+
+  put(url: string, body: unknown, key?: string | null): Promise<Response> {
+    return this.call({ method: 'PUT', url, body, key });
   }
 
   patch(url: string, body: unknown): Promise<Response> {
