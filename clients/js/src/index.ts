@@ -21,6 +21,7 @@ export type {
   Override,
   Preview,
   SavedGroup,
+  SavedGroupSummary,
   SaveGroupFields,
   UpdateExperimentFields,
   Variant,

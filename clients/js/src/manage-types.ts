@@ -248,13 +248,22 @@ export interface Analysis {
   warnings: string[];
 }
 
-/** A saved group: a named list of ids that conditions test with `$inGroup` / `$notInGroup`. */
-export interface SavedGroup {
+/** A saved group without its values (GET /groups lists these). */
+export interface SavedGroupSummary {
   key: string;
-  /** Up to 100,000 strings or numbers. */
+  description: string;
+  /** How many values (duplicates dropped). */
+  size: number;
+  /** Slugs of the non-archived experiments whose targeting or overrides name the group. */
+  usedBy: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A saved group: a named list of ids that conditions test with `$inGroup` / `$notInGroup`. */
+export interface SavedGroup extends SavedGroupSummary {
+  /** Up to 100,000 strings or numbers, in the order first sent ("7" is not 7). */
   values: Array<string | number>;
-  description?: string;
-  [field: string]: unknown;
 }
 
 /** PUT /groups/:key's body. */

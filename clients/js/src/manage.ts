@@ -8,6 +8,7 @@ import type {
   LayerInfo,
   Preview,
   SavedGroup,
+  SavedGroupSummary,
   SaveGroupFields,
 } from './manage-types.js';
 import type { JsonObject } from './types.js';
@@ -107,10 +108,9 @@ export function saveGroup(t: ManageTarget, key: string, fields: SaveGroupFields)
   return manage(t, 'PUT', groupPath(key), [200, 201], fields);
 }
 
-/** GET /groups (read): every saved group (the answer's `groups`, or the answer when it is a list). */
-export async function listGroups(t: ManageTarget): Promise<SavedGroup[]> {
-  const body = await manage<SavedGroup[] | { groups?: SavedGroup[] }>(t, 'GET', '/groups', 200);
-  return Array.isArray(body) ? body : (body.groups ?? []);
+/** GET /groups (read): every saved group, without its values. */
+export async function listGroups(t: ManageTarget): Promise<SavedGroupSummary[]> {
+  return (await manage<{ groups: SavedGroupSummary[] }>(t, 'GET', '/groups', 200)).groups;
 }
 
 /** GET /groups/:key (read). */

@@ -22,6 +22,7 @@ import type {
   LayerInfo,
   Preview,
   SavedGroup,
+  SavedGroupSummary,
   SaveGroupFields,
   UpdateExperimentFields,
 } from './manage-types.js';
@@ -60,8 +61,8 @@ export abstract class ManagementCalls {
     return saveGroup(this.target(), key, fields);
   }
 
-  /** GET /groups (read): every saved group. */
-  listGroups(): Promise<SavedGroup[]> {
+  /** GET /groups (read): every saved group, without its values (`size`, `usedBy`). */
+  listGroups(): Promise<SavedGroupSummary[]> {
     return listGroups(this.target());
   }
 

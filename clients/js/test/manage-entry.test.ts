@@ -52,9 +52,17 @@ function expect(status: number, body?: unknown): void {
   reply = { status, body };
 }
 
-test('saveGroup: PUT /groups/:key with values and description; 200 or 201', async () => {
-  const group = { key: 'beta testers', values: ['u1', 2], description: 'early' };
-  expect(201, group);
+test('saveGroup: PUT /groups/:key with values and description', async () => {
+  const group = {
+    key: 'beta testers',
+    description: 'early',
+    size: 2,
+    usedBy: [],
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    values: ['u1', 2],
+  };
+  expect(200, group);
   assert.deepEqual(
     await client.saveGroup('beta testers', { values: ['u1', 2], description: 'early' }),
     group,
@@ -67,18 +75,23 @@ test('saveGroup: PUT /groups/:key with values and description; 200 or 201', asyn
   assert.deepEqual(seen[0]!.body, { values: ['u1', 2] });
 });
 
-test('listGroups and getGroup: GET /groups, GET /groups/:key', async () => {
-  const groups = [{ key: 'beta', values: ['a'] }];
-  expect(200, { groups });
-  assert.deepEqual(await client.listGroups(), groups);
+test('listGroups and getGroup: GET /groups (summaries), GET /groups/:key (with values)', async () => {
+  const summary = {
+    key: 'beta',
+    description: '',
+    size: 1,
+    usedBy: ['checkout'],
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
+  expect(200, { groups: [summary] });
+  assert.deepEqual(await client.listGroups(), [summary]);
   assert.deepEqual(
     seen.map((s) => `${s.method} ${s.url}`),
     ['GET /groups'],
   );
-  expect(200, groups);
-  assert.deepEqual(await client.listGroups(), groups);
-  expect(200, groups[0]);
-  assert.deepEqual(await client.getGroup('beta'), groups[0]);
+  expect(200, { ...summary, values: ['a'] });
+  assert.deepEqual(await client.getGroup('beta'), { ...summary, values: ['a'] });
   assert.deepEqual(
     seen.map((s) => `${s.method} ${s.url} ${s.body}`),
     ['GET /groups/beta undefined'],
