@@ -13,7 +13,11 @@ const GROUPS: Record<string, Array<string | number>> = {
   staff: ['qa-1', 'qa-2'],
 };
 
-const V = (key: string, trafficPercent: number) => ({ key, trafficPercent, payload: { prompt: `variant ${key}` } });
+const V = (key: string, trafficPercent: number) => ({
+  key,
+  trafficPercent,
+  payload: { prompt: `variant ${key}` },
+});
 
 const EXPERIMENTS: Record<string, Omit<NewExperiment, 'slug'>> = {
   everyone: { variants: [V('A', 50), V('B', 50)] },
@@ -64,8 +68,10 @@ const experiments: Record<string, unknown> = {};
 const cases: unknown[] = [];
 let id = 1;
 for (const [name, input] of Object.entries(EXPERIMENTS)) {
-  const e = createExperiment({ ...input, slug: `entry-${name}`, assignment: 'sticky' }, '2026-11-28T00:00:00.000Z', (k) =>
-    groups.has(k),
+  const e = createExperiment(
+    { ...input, slug: `entry-${name}`, assignment: 'sticky' },
+    '2026-11-28T00:00:00.000Z',
+    (k) => groups.has(k),
   );
   experiments[name] = {
     slug: e.slug,
@@ -86,7 +92,14 @@ for (const [name, input] of Object.entries(EXPERIMENTS)) {
     e.variants.map((v) => v.key),
     e.variants.map((v) => v.trafficPercent / 100),
   );
-  const users = ['qa-1', 'u-1', 'u-7', 'u-12', '42', ...Array.from({ length: 55 }, (_, i) => `user-${name}-${i}`)];
+  const users = [
+    'qa-1',
+    'u-1',
+    'u-7',
+    'u-12',
+    '42',
+    ...Array.from({ length: 55 }, (_, i) => `user-${name}-${i}`),
+  ];
   users.forEach((userId, i) => {
     const context = contextOf(r, i);
     const d = decide(compiled, entry, userId, context as never, groups, () => {

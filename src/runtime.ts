@@ -28,8 +28,6 @@ import { Monitor } from './services/monitor.js';
 import { createOfrep } from './services/ofrep.js';
 import { createPreview } from './services/preview.js';
 
-const NO_SAVED_GROUPS: SavedGroups = new Map();
-
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { TimeseriesService } from './services/timeseries.js';
@@ -126,7 +124,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const experimentCache = new ExperimentCache(store);
   let app: App | undefined;
   const bus = new EventBus((err) => app?.log.warn({ err }, 'a listener of committed events failed'));
-  const experiments = new ExperimentService(store, experimentCache, { now, bus, newId });
+  const experiments = new ExperimentService(store, experimentCache, {
+    now,
+    bus,
+    newId,
+    knownGroup: (key) => experimentCache.groups.has(key),
+  });
   const keys = new KeyService({
     store,
     rootKey: options.apiKey,
@@ -217,16 +220,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     droppedExposures: () => ingest.droppedExposures,
     experiments: () => experimentCache.list(),
   });
-  const groups = (): SavedGroups => NO_SAVED_GROUPS;
+  const savedGroups = (): SavedGroups => experimentCache.groups;
   const assignmentDeps = {
     experiments: experimentCache,
     ingest,
     random: options.random ?? Math.random,
     newId,
     now,
-    groups,
+    groups: savedGroups,
   };
-  const preview = createPreview({ experiments: experimentCache, groups, random: assignmentDeps.random });
+  const preview = createPreview({
+    experiments: experimentCache,
+    groups: savedGroups,
+    random: assignmentDeps.random,
+  });
   const assign = createAssign(assignmentDeps);
   const ofrep = createOfrep(assignmentDeps);
   const assignments = new IssuedAssignments(store);

@@ -257,7 +257,10 @@ describe('MCP over Streamable HTTP', () => {
     const out = await ok(admin, 'preview_assignment', { slug, userId: 'u-1', context: { plan: 'free' } });
     const kept = out.structuredContent as { inExperiment: boolean; reason: string; variant: string };
     assert.deepEqual([kept.inExperiment, kept.reason, kept.variant], [false, 'targeting', 'A']);
-    assert.match(text(out), /is not in .* \(targeting\).*`plan` is "free", rule wants \{"\$in":\["pro","team"\]\}/s);
+    assert.match(
+      text(out),
+      /is not in .* \(targeting\).*`plan` is "free", rule wants \{"\$in":\["pro","team"\]\}/s,
+    );
     const inside = await ok(admin, 'preview_assignment', { slug, userId: 'u-1', context: { plan: 'pro' } });
     assert.equal((inside.structuredContent as { inExperiment: boolean }).inExperiment, true);
     await rt.ingest.drain();

@@ -1680,6 +1680,12 @@ for (const backend of sqlBackends) {
           segments: [],
           guardrailAction: 'notify',
           minimumUnits: 100,
+          // Who enters (migration 022): everyone.
+          targeting: null,
+          coverage: 100,
+          layer: null,
+          overrides: [],
+          defaultVariant: null,
         },
       });
       assert.equal(listedBefore.results.length, 30);

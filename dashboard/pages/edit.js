@@ -17,6 +17,8 @@ import {
   weightSum,
 } from '../parts/form-rules.js';
 import { GuardrailFields, guardrailBody, guardrailState } from '../parts/guardrail-fields.js';
+import { PreviewBox } from '../parts/preview.js';
+import { WhoEntersFields, whoBody, whoFieldOf, whoState } from '../parts/who-enters.js';
 
 /** Random vs sticky in two sentences: sticky is the usual choice for agents and conversations. */
 const ASSIGNMENT_HINT =
@@ -58,6 +60,7 @@ function initial(experiment) {
       metrics: experiment.metrics.map(metricRow),
       segments: (experiment.segments ?? []).join(', '),
       ...guardrailState(experiment),
+      ...whoState(experiment),
     };
   }
   const payload = { prompt: '' };
@@ -74,6 +77,7 @@ function initial(experiment) {
     metrics: [],
     segments: '',
     ...guardrailState(),
+    ...whoState(),
   };
 }
 
@@ -316,11 +320,12 @@ function check(form, creating, experiment) {
   const built = variantsFrom(form.variants);
   const defs = metricsFrom(form.metrics);
   const guardrail = guardrailBody(form, experiment);
-  const errors = { ...built.errors, ...defs.errors, ...guardrail.errors };
+  const who = whoBody(form, experiment);
+  const errors = { ...built.errors, ...defs.errors, ...guardrail.errors, ...who.errors };
   if (creating && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(form.slug)) {
     errors.slug = '1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit';
   }
-  return { built, defs, guardrail, errors };
+  return { built, defs, guardrail, who, errors };
 }
 
 function ExperimentForm({ experiment, onSaved }) {
@@ -341,7 +346,7 @@ function ExperimentForm({ experiment, onSaved }) {
     setNote(null);
   };
   const set = (name) => (e) => update({ ...form, [name]: e.currentTarget.value });
-  const { built, defs, guardrail, errors: own } = check(form, creating, experiment);
+  const { built, defs, guardrail, who, errors: own } = check(form, creating, experiment);
   const errors = { ...(tries > 0 ? own : {}), ...refused };
 
   // After a refusal, focus the first field that says why.
@@ -371,7 +376,7 @@ function ExperimentForm({ experiment, onSaved }) {
       if (form.description.trim()) body.description = form.description.trim();
       if (form.assignment === 'sticky' && form.seed.trim()) body.seed = form.seed.trim();
       if (segmentList(form.segments).length > 0) body.segments = segmentList(form.segments);
-      Object.assign(body, guardrail.body);
+      Object.assign(body, guardrail.body, who.body);
     } else {
       body = {};
       if (form.name !== experiment.name) body.name = form.name;
@@ -381,7 +386,7 @@ function ExperimentForm({ experiment, onSaved }) {
       if (JSON.stringify(defs.metrics) !== JSON.stringify(experiment.metrics)) body.metrics = defs.metrics;
       const segments = segmentList(form.segments);
       if (JSON.stringify(segments) !== JSON.stringify(experiment.segments ?? [])) body.segments = segments;
-      Object.assign(body, guardrail.body);
+      Object.assign(body, guardrail.body, who.body);
       if (Object.keys(body).length === 0) {
         setNote('Nothing changed.');
         return;
@@ -394,7 +399,7 @@ function ExperimentForm({ experiment, onSaved }) {
         : await api.patch(experimentPath(experiment.slug), body);
       onSaved(saved);
     } catch (error) {
-      const field = fieldOf(error.message ?? '');
+      const field = whoFieldOf(error.message ?? '') ?? fieldOf(error.message ?? '');
       if (field && error.status !== 401) setRefused({ [field]: error.message });
       else setFormError(error);
     } finally {
@@ -452,6 +457,8 @@ function ExperimentForm({ experiment, onSaved }) {
     <${VariantEditor} rows=${form.variants} errors=${errors} onChange=${(variants) => update({ ...form, variants })} />
     <${MetricEditor} rows=${form.metrics} errors=${errors} onChange=${(metrics) => update({ ...form, metrics })} />
     <${GuardrailFields} form=${form} errors=${errors} set=${set} />
+    <${WhoEntersFields} form=${form} errors=${errors} update=${update} keys=${built.variants.map((v) => v.key).filter(Boolean)} slug=${experiment?.slug}
+      preview=${!creating && html`<${PreviewBox} slug=${experiment.slug} />`} />
     ${versionNote && html`<p class="hint" data-testid="version-note">${versionNote}</p>`}
     ${note && html`<p class="hint" role="status">${note}</p>`}
     <div class="form-buttons">

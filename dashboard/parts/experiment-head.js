@@ -4,6 +4,7 @@ import { experimentPath } from '../api.js';
 import { href, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, StatusBadge, TRANSITIONS } from './common.js';
+import { WhoEnters } from './who-summary.js';
 
 /** GET /experiment/:slug, kept while reloading. */
 export function useExperiment(slug) {
@@ -90,6 +91,7 @@ export function ExperimentHead({ experiment, tab, onChanged }) {
         <p class="muted small">
           ${experiment.assignment} assignment · version ${experiment.version} · ${experiment.variants.length} variants
         </p>
+        <${WhoEnters} experiment=${experiment} />
       </div>
       ${admin && html`<${StatusButtons} experiment=${experiment} onChanged=${onChanged} />`}
     </div>

@@ -118,10 +118,10 @@ const ExposuresResponse = Type.Object(
 );
 
 export function localEvaluationRoutes(
-  experiments: Pick<ExperimentCache, 'list' | 'revision'>,
+  experiments: Pick<ExperimentCache, 'list' | 'revision' | 'groups'>,
   exposures: ExposureService,
 ): Route[] {
-  const definitions = new DefinitionsService(experiments);
+  const definitions = new DefinitionsService(experiments, () => experiments.groups);
   return [
     route({
       method: 'GET',

@@ -111,10 +111,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
    * The body limit of a request to this route: its own when it has one, except for chunked bodies, whose
    * declared sizes are checked against the server's limit before routing (node-adapter.ts).
    */
-  const limitOf = (found: Found | undefined, req?: IncomingMessage): number => {
+  const limitOf = (found: Found | undefined, req: IncomingMessage): number => {
     const own = found?.compiled.route.bodyLimit;
-    if (own === undefined || (req !== undefined && req.headers['transfer-encoding'] !== undefined))
-      return bodyLimit;
+    if (own === undefined || req.headers['transfer-encoding'] !== undefined) return bodyLimit;
     return Math.max(own, bodyLimit);
   };
 

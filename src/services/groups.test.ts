@@ -3,12 +3,13 @@
 // group in use by a non-archived experiment cannot be deleted.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { groupsUsed } from '../core/entry-rules.js';
 import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
 import { ROOT_ACTOR } from '../core/events.js';
 import { createExperiment, type Experiment } from '../core/experiment.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { ExperimentCache } from './experiment-cache.js';
-import { groupsUsedBy, groupUsage } from './group-usage.js';
+import { groupUsage } from './group-usage.js';
 import { GroupService } from './groups.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
@@ -29,7 +30,7 @@ async function setup() {
   return { store, cache, service };
 }
 
-describe('groupsUsedBy', () => {
+describe('groupsUsed', () => {
   it('finds $inGroup and $notInGroup in targeting and in overrides’ conditions, nested', () => {
     const e = experiment('e', {
       targeting: { $or: [{ id: { $inGroup: 'a' } }, { $not: { id: { $notInGroup: 'b' } } }] },
@@ -38,9 +39,9 @@ describe('groupsUsedBy', () => {
         { variant: 'A', condition: { org: { $inGroup: 'c' } } },
       ],
     });
-    assert.deepEqual([...groupsUsedBy(e)].sort(), ['a', 'b', 'c']);
-    assert.deepEqual([...groupsUsedBy(experiment('plain', {}))], []);
-    assert.deepEqual([...groupsUsedBy(experiment('nulls', { targeting: null, overrides: [] }))], []);
+    assert.deepEqual([...groupsUsed(e)].sort(), ['a', 'b', 'c']);
+    assert.deepEqual(groupsUsed(experiment('plain', {})), []);
+    assert.deepEqual(groupsUsed(experiment('nulls', { targeting: null, overrides: [] })), []);
   });
 });
 

@@ -27,7 +27,7 @@ export interface ExperimentsTable {
   guardrail_action: Generated<string>;
   /** Units per variant before the monitor judges (migration 016). */
   minimum_units: Generated<number>;
-  /** Who enters (migration 021, ADR 0038): JSON condition or NULL, percent, JSON layer or NULL, JSON array, key or NULL. */
+  /** Who enters (migration 022, ADR 0038): JSON condition or NULL, percent, JSON layer or NULL, JSON array, key or NULL. */
   targeting: string | null;
   coverage: Generated<number>;
   layer: string | null;

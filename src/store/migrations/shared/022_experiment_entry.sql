@@ -1,4 +1,4 @@
--- 021 who enters an experiment (issue 35, ADR 0038): targeting (a GrowthBook condition, JSON), coverage
+-- 022 who enters an experiment (issue 35, ADR 0038): targeting (a GrowthBook condition, JSON), coverage
 -- (percent), layer (JSON {key, range}), QA overrides (JSON array) and the variant served to units that
 -- do not enter (NULL: the first). Expand only: every existing experiment lets everyone in, as before.
 ALTER TABLE experiments ADD COLUMN targeting TEXT;
