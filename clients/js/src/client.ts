@@ -1,18 +1,13 @@
 // The client: assign (remote or local), log, track, feedback, flush, close. Fail-open throughout: no call
 // throws or rejects because of the service; problems go to the logger (docs/client-contract.md).
 import { Delivery } from './delivery.js';
+import type { EntryReason } from './entry.js';
 import { describeError, errorText, httpRequest } from './http.js';
 import { assignmentIdWith } from './ids.js';
 import { LOCAL_DRAW, type LocalDraw, WARN } from './internal.js';
-import { chooseIndex, Definitions } from './local.js';
-import { analysisQuery, experimentPath, manage, verdictFirst } from './manage.js';
-import type {
-  Analysis,
-  AnalysisParams,
-  CreateExperimentFields,
-  Experiment,
-  UpdateExperimentFields,
-} from './manage-types.js';
+import { Definitions, evaluate } from './local.js';
+import type { ManageTarget } from './manage.js';
+import { ManagementCalls } from './management.js';
 import type {
   AgentSplitOptions,
   Assignment,
@@ -53,6 +48,8 @@ export function userIdProblem(userId: unknown): string {
   return codePoints > MAX_USER_ID ? `is longer than ${MAX_USER_ID} code points` : '';
 }
 
+const ENTRY_REASONS = new Set<unknown>(['override', 'layer', 'targeting', 'coverage']);
+
 function env(name: string): string | undefined {
   return typeof process !== 'undefined' ? process.env?.[name] : undefined;
 }
@@ -61,7 +58,7 @@ function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-export class AgentSplit<P = JsonObject> {
+export class AgentSplit<P = JsonObject> extends ManagementCalls {
   private readonly baseUrl: string;
   private readonly apiKey: string;
   private readonly timeoutMs: number;
@@ -79,6 +76,7 @@ export class AgentSplit<P = JsonObject> {
   private readonly onBeforeExit: (() => void) | undefined;
 
   constructor(options: AgentSplitOptions = {}) {
+    super();
     this.baseUrl = (options.baseUrl ?? env('AGENTSPLIT_URL') ?? '').replace(/\/+$/, '');
     this.apiKey = options.apiKey ?? env('AGENTSPLIT_API_KEY') ?? '';
     this.timeoutMs = options.timeoutMs ?? 2000;
@@ -167,7 +165,15 @@ export class AgentSplit<P = JsonObject> {
         ),
         timeoutMs: this.timeoutMs,
       });
-      const b = answer.body as { variant?: unknown; payload?: unknown; assignmentId?: unknown } | undefined;
+      const b = answer.body as
+        | {
+            variant?: unknown;
+            payload?: unknown;
+            assignmentId?: unknown;
+            inExperiment?: unknown;
+            reason?: unknown;
+          }
+        | undefined;
       if (
         answer.status === 200 &&
         typeof b?.variant === 'string' &&
@@ -181,6 +187,9 @@ export class AgentSplit<P = JsonObject> {
           payload: b.payload as P,
           assignmentId: b.assignmentId,
           source: 'server',
+          // An older server answers neither: everyone entered.
+          inExperiment: b.inExperiment !== false,
+          reason: b.inExperiment === false && ENTRY_REASONS.has(b.reason) ? (b.reason as EntryReason) : null,
         };
       }
       if (answer.status === 401 || answer.status === 403) {
@@ -226,17 +235,26 @@ export class AgentSplit<P = JsonObject> {
         );
         return this.fallback(slug, userId, options);
       }
-      const i = chooseIndex(c, userId);
+      const e = evaluate(c, userId, options?.context, this.definitions!.groups);
+      const i = e.index;
       const now = Date.now();
-      const assignmentId = assignmentIdWith(c.keyState, c.middles[i]!, userId, now);
-      this.enqueued++;
-      this.delivery.enqueue({
-        kind: 'exposure',
-        experiment: slug,
-        assignmentId,
-        context: options?.context,
-        at: now,
-      });
+      const assignmentId = assignmentIdWith(
+        c.keyState,
+        e.inExperiment ? c.middles[i]! : c.outMiddles[i]!,
+        userId,
+        now,
+      );
+      // A unit that did not enter leaves no exposure (ADR 0038): analysis and SRM see entered units only.
+      if (e.inExperiment) {
+        this.enqueued++;
+        this.delivery.enqueue({
+          kind: 'exposure',
+          experiment: slug,
+          assignmentId,
+          context: options?.context,
+          at: now,
+        });
+      }
       return {
         experiment: slug,
         userId,
@@ -244,6 +262,8 @@ export class AgentSplit<P = JsonObject> {
         payload: c.payloads[i] as P,
         assignmentId,
         source: 'local',
+        inExperiment: e.inExperiment,
+        reason: e.reason,
       };
     } catch (err) {
       this.warnings.warn('local:error', `assign ${slug} failed (${describeError(err)}): default used`);
@@ -252,7 +272,7 @@ export class AgentSplit<P = JsonObject> {
   }
 
   /** For the OpenFeature provider: the local draw, its exposure recorded only if the caller takes it. */
-  [LOCAL_DRAW](slug: string, userId: string): LocalDraw {
+  [LOCAL_DRAW](slug: string, userId: string, context?: JsonObject): LocalDraw {
     if (this.closed) return { kind: 'closed', message: 'the client is closed' };
     if (this.definitions === undefined) {
       const why = this.unusable !== '' ? this.unusable : 'the client was made without local: true';
@@ -278,15 +298,20 @@ export class AgentSplit<P = JsonObject> {
         message: `the targetingKey ${problem} (the server takes 1-${MAX_USER_ID} code points, no U+0000, no lone surrogate)`,
       };
     }
-    const i = chooseIndex(c, userId);
+    const e = evaluate(c, userId, context, this.definitions.groups);
+    const i = e.index;
     return {
       kind: 'ok',
       variant: c.keys[i]!,
       payload: c.payloads[i]!,
       experimentVersion: c.definition.version,
+      inExperiment: e.inExperiment,
+      reason: e.reason,
       expose: (context) => {
         const now = Date.now();
-        const assignmentId = assignmentIdWith(c.keyState, c.middles[i]!, userId, now);
+        const middle = e.inExperiment ? c.middles[i]! : c.outMiddles[i]!;
+        const assignmentId = assignmentIdWith(c.keyState, middle, userId, now);
+        if (!e.inExperiment) return assignmentId; // not entered: no exposure
         this.enqueued++;
         this.delivery.enqueue({ kind: 'exposure', experiment: slug, assignmentId, context, at: now });
         return assignmentId;
@@ -440,38 +465,14 @@ export class AgentSplit<P = JsonObject> {
     return n;
   }
 
-  // Management and reading: these reject (AgentSplitError: status, the server's error), unlike the rest.
-
-  /** POST /experiments (a key with the admin scope, or the root key): the experiment as created. */
-  createExperiment(fields: CreateExperimentFields): Promise<Experiment> {
-    return this.manage('POST', '/experiments', 201, fields);
-  }
-
-  /** GET /experiment/:slug (a read or admin key). */
-  getExperiment(slug: string): Promise<Experiment> {
-    return this.manage('GET', experimentPath(slug), 200);
-  }
-
-  /** PATCH /experiment/:slug (admin): status, variants, metrics, name, description; the experiment after. */
-  updateExperiment(slug: string, fields: UpdateExperimentFields): Promise<Experiment> {
-    return this.manage('PATCH', experimentPath(slug), 200, fields);
-  }
-
-  /** GET /experiment/:slug/analysis (a read or admin key): the verdict first, then every metric. */
-  async analysis(slug: string, params?: AnalysisParams): Promise<Analysis> {
-    const path = experimentPath(slug, `/analysis${analysisQuery(params)}`);
-    return verdictFirst(await this.manage<Analysis>('GET', path, 200));
-  }
-
-  private manage<T>(method: string, path: string, expected: number, body?: unknown): Promise<T> {
-    const target = {
+  protected target(): ManageTarget {
+    return {
       baseUrl: this.baseUrl,
       apiKey: this.apiKey,
       timeoutMs: this.managementTimeoutMs,
       unusable: this.unusable,
       closed: this.closed,
     };
-    return manage<T>(target, method, path, expected, body);
   }
 
   /** Re-reads the definitions now (local mode); resolves when done, never rejects. */
@@ -512,6 +513,8 @@ export class AgentSplit<P = JsonObject> {
       payload: (options?.default ?? {}) as P,
       assignmentId: '',
       source: 'default',
+      inExperiment: false,
+      reason: null,
     };
   }
 }

@@ -65,15 +65,43 @@ export function seedState(seed: string): number {
   return fnvContinue(FNV_OFFSET, seed);
 }
 
+/** GrowthBook hash version 1 (biased; kept for namespaces): a number in [0, 1) with 3 decimal places. */
+export function hashV1(seed: string, value: string): number {
+  return (fnv1a32(value + seed) % 1000) / 1000;
+}
+
+/** GrowthBook's hash(seed, value, version): null for a version it does not know. */
+export function hash(seed: string, value: string, version: number): number | null {
+  if (version === 1) return hashV1(seed, value);
+  if (version === 2) return hashV2(seed, value);
+  return null;
+}
+
+/** GrowthBook's namespace test (a layer): hash v1 of the unit id, seed "__" + key, in [start, end). */
+export function inNamespace(unitId: string, namespace: readonly [string, number, number]): boolean {
+  const n = hashV1(`__${namespace[0]}`, unitId);
+  return n >= namespace[1] && n < namespace[2];
+}
+
+/** `n` equal weights summing to 1 (none for n <= 0), as GrowthBook's getEqualWeights. */
+export function getEqualWeights(n: number): number[] {
+  return n <= 0 ? [] : new Array<number>(n).fill(1 / n);
+}
+
 export type BucketRange = [number, number];
 
-/** Ranges of the hash space per variant: weights (summing to 1) scaled by `coverage`, laid end to end. */
+/**
+ * GrowthBook's getBucketRanges: the weights (equal ones when they are missing, of the wrong length or do
+ * not sum to 1 within 0.01) laid end to end, each range shrunk from its start to `coverage` (clamped to
+ * [0, 1]) of its width, so raising coverage only adds units.
+ */
 export function bucketRanges(numVariants: number, coverage = 1, weights?: number[] | null): BucketRange[] {
   const c = Math.min(1, Math.max(0, coverage));
+  const total = weights ? weights.reduce((a, b) => a + b, 0) : 0;
   const w =
-    weights && weights.length === numVariants
+    weights && weights.length === numVariants && total >= 0.99 && total <= 1.01
       ? weights
-      : Array.from({ length: numVariants }, () => 1 / numVariants);
+      : getEqualWeights(numVariants);
   let cumulative = 0;
   return w.map((weight) => {
     const start = cumulative;

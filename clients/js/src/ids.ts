@@ -185,31 +185,33 @@ export function assignmentIdFor(key: number, version: number, variantIndex: numb
   );
 }
 
-const SHAPE = /^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$/;
+// The variant part may carry the mark `x` of a unit that did not enter (ADR 0038).
+const SHAPE = /^([0-9a-f-]{36})\.([0-9a-z]{1,8})\.(x?)([0-9a-z]{1,3})\.([A-Za-z0-9+/=]*)\.([0-9a-f]{8})$/;
 
 /** The byte the server hashes after the key in the check of ids its own assign issues. */
 const SERVER_MARK = 0x5a;
 
 /**
- * What an id says (version, variant index, user) when its check holds for `key`, else null: an id this
- * client made, or one the server's assign issued (whose check has the server's mark).
+ * What an id says (version, variant index, user, whether the unit entered) when its check holds for `key`,
+ * else null: an id this client made, or one the server's assign issued (whose check has the server's mark).
  */
 export function readAssignmentId(
   id: string,
   key: number,
-): { version: number; variantIndex: number; userId: string } | null {
+): { version: number; variantIndex: number; userId: string; inExperiment: boolean } | null {
   const m = SHAPE.exec(id);
   if (m === null) return null;
   const body = id.slice(0, id.length - 9);
   const state = checkKeyState(key);
-  if (checkOf(state, body) !== m[5] && checkOf(Math.imul(state ^ SERVER_MARK, FNV_PRIME), body) !== m[5]) {
+  if (checkOf(state, body) !== m[6] && checkOf(Math.imul(state ^ SERVER_MARK, FNV_PRIME), body) !== m[6]) {
     return null;
   }
-  const bin = atob(m[4]!);
+  const bin = atob(m[5]!);
   const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
   return {
     version: Number.parseInt(m[2]!, 36),
-    variantIndex: Number.parseInt(m[3]!, 36),
+    variantIndex: Number.parseInt(m[4]!, 36),
     userId: new TextDecoder().decode(bytes),
+    inExperiment: m[3] === '',
   };
 }

@@ -1,6 +1,7 @@
 // What the OpenFeature provider needs of a client and users do not: a local draw whose exposure is
 // recorded only when the caller takes the variant, and the client's rate-limited warnings. Symbol-keyed,
 // so neither is part of the client's API.
+import type { EntryReason } from './entry.js';
 import type { JsonObject } from './types.js';
 
 export const LOCAL_DRAW: unique symbol = Symbol('agentsplit.localDraw');
@@ -16,7 +17,9 @@ export type LocalDraw =
       /** The definition's own payload object, shared between calls. */
       payload: JsonObject;
       experimentVersion: number;
-      /** Records the exposure (queued for POST /exposures) and answers its assignment id. */
+      inExperiment: boolean;
+      reason: EntryReason | null;
+      /** Records the exposure (queued for POST /exposures; none when not entered) and answers its id. */
       expose(context: JsonObject | undefined): string;
     }
   | { kind: DrawFailure; message: string };

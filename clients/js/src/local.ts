@@ -1,6 +1,9 @@
 // Local evaluation: the running experiments' definitions from GET /experiments/definitions (ETag /
 // If-None-Match, refreshed every few seconds, the last good set kept when a fetch fails), each compiled
 // once into what an in-process assignment needs.
+
+import { type SavedGroups, savedGroups } from './conditions.js';
+import { type CompiledEntry, compileEntry, type Entry, type EntryFields, evaluateEntry } from './entry.js';
 import {
   type BucketRange,
   bucketRanges,
@@ -15,8 +18,11 @@ import { checkKeyState } from './ids.js';
 import type { JsonObject } from './types.js';
 import type { Warnings } from './warnings.js';
 
-/** One experiment as GET /experiments/definitions describes it. */
-export interface Definition {
+/**
+ * One experiment as GET /experiments/definitions describes it. The entry fields (targeting, coverage,
+ * layer, overrides, defaultVariant) are missing from an older server's answer: everyone enters.
+ */
+export interface Definition extends EntryFields {
   slug: string;
   assignmentIdKey: number;
   version: number;
@@ -36,6 +42,9 @@ export interface CompiledDefinition {
   keyState: number;
   /** Per variant, `.<version base 36>.<index base 36>.`: the id's middle. */
   middles: string[];
+  /** Per variant, `.<version base 36>.x<index base 36>.`: the middle of a unit that did not enter. */
+  outMiddles: string[];
+  entry: CompiledEntry;
   keys: string[];
   payloads: JsonObject[];
 }
@@ -57,6 +66,8 @@ export function compileDefinition(d: Definition): CompiledDefinition {
     cumulative,
     keyState: checkKeyState(d.assignmentIdKey),
     middles: d.variants.map((_, i) => `.${version}.${i.toString(36)}.`),
+    outMiddles: d.variants.map((_, i) => `.${version}.x${i.toString(36)}.`),
+    entry: compileEntry(d),
     keys: d.variants.map((v) => v.key),
     payloads: d.variants.map((v) => v.payload),
   };
@@ -75,6 +86,56 @@ export function chooseIndex(
   return pickWeighted(c.cumulative, random);
 }
 
+/**
+ * Who enters and with which variant (ADR 0038): overrides, layer, targeting, coverage, then today's draw.
+ * `context` is the assign's context (the attributes, with `userId` added unless it sets one).
+ */
+export function evaluate(
+  c: CompiledDefinition,
+  userId: string,
+  context: JsonObject | null | undefined,
+  groups: SavedGroups,
+  random: () => number = Math.random,
+): Entry {
+  if (c.entry.everyone) return { index: chooseIndex(c, userId, random), inExperiment: true, reason: null };
+  return evaluateEntry(
+    c.entry,
+    c.sticky,
+    c.seedState,
+    userId,
+    context,
+    groups,
+    () => chooseIndex(c, userId, random),
+    random,
+  );
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** The entry fields, when present, have the shapes ADR 0038 gives them. */
+function entryFieldsOk(d: EntryFields): boolean {
+  const layer = d.layer as unknown;
+  return (
+    (d.targeting == null || isObject(d.targeting)) &&
+    (d.coverage === undefined || (typeof d.coverage === 'number' && d.coverage >= 0 && d.coverage <= 100)) &&
+    (layer == null ||
+      (isObject(layer) &&
+        typeof layer.key === 'string' &&
+        Array.isArray(layer.range) &&
+        layer.range.length === 2 &&
+        layer.range.every((x) => typeof x === 'number'))) &&
+    (d.overrides === undefined ||
+      (Array.isArray(d.overrides) &&
+        d.overrides.every((o: unknown) => {
+          if (!isObject(o)) return false;
+          return typeof o.variant === 'string' && (Array.isArray(o.userIds) || isObject(o.condition));
+        }))) &&
+    (d.defaultVariant == null || typeof d.defaultVariant === 'string')
+  );
+}
+
 function isDefinition(x: unknown): x is Definition {
   const d = x as Definition;
   return (
@@ -87,12 +148,15 @@ function isDefinition(x: unknown): x is Definition {
     typeof d.seed === 'string' &&
     Array.isArray(d.variants) &&
     d.variants.length > 0 &&
-    d.variants.every((v) => typeof v?.key === 'string' && typeof v.trafficPercent === 'number')
+    d.variants.every((v) => typeof v?.key === 'string' && typeof v.trafficPercent === 'number') &&
+    entryFieldsOk(d)
   );
 }
 
 export class Definitions {
   private compiled = new Map<string, CompiledDefinition>();
+  /** The saved groups the definitions' conditions name (`groups` of the answer), as Sets. */
+  groups: SavedGroups = new Map();
   /** Each definition's JSON, to reuse its compiled form when a refresh did not change it. */
   private sources = new Map<string, string>();
   private etag: string | undefined;
@@ -150,7 +214,8 @@ export class Definitions {
         this.warnings.auth(`GET /experiments/definitions answered ${errorText(answer)}`);
         return;
       }
-      const list = (answer.body as { experiments?: unknown } | undefined)?.experiments;
+      const body = answer.body as { experiments?: unknown; groups?: unknown } | undefined;
+      const list = body?.experiments;
       if (answer.status !== 200 || !Array.isArray(list)) {
         this.warnings.warn(
           'definitions',
@@ -158,7 +223,7 @@ export class Definitions {
         );
         return;
       }
-      this.install(list);
+      this.install(list, body?.groups);
       this.etag = answer.headers.get('etag') ?? undefined;
     } catch (err) {
       if (this.aborter.signal.aborted) return; // the client closed
@@ -169,7 +234,7 @@ export class Definitions {
     }
   }
 
-  private install(list: unknown[]): void {
+  private install(list: unknown[], groups: unknown): void {
     const compiled = new Map<string, CompiledDefinition>();
     const sources = new Map<string, string>();
     for (const d of list) {
@@ -187,6 +252,7 @@ export class Definitions {
     }
     this.compiled = compiled;
     this.sources = sources;
+    this.groups = isObject(groups) ? savedGroups(groups as Record<string, unknown[]>) : new Map();
     this.loaded = true;
   }
 }

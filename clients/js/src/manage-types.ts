@@ -1,6 +1,26 @@
 // The answers and inputs of the management and reading calls (createExperiment, getExperiment,
 // updateExperiment, analysis): the server's own shapes (its OpenAPI document at /openapi.json).
+import type { EntryReason, Layer, Override } from './entry.js';
 import type { JsonObject } from './types.js';
+
+export type { EntryReason, Layer, Override } from './entry.js';
+
+/**
+ * Who enters (ADR 0038), on create and update; every field optional. Targeting, coverage and layer make a
+ * new version (the population changed); overrides and defaultVariant do not.
+ */
+export interface EntryRules {
+  /** A GrowthBook condition on the assign's context (plus userId), or null: everyone. */
+  targeting?: JsonObject | null;
+  /** 0-100: the share of targeted units that enter (default 100). */
+  coverage?: number;
+  /** A layer and this experiment's range of it; two running experiments of a layer may not overlap. */
+  layer?: Layer | null;
+  /** At most 50 entries, 10,000 ids in all; the first that holds the id or matches serves its variant. */
+  overrides?: Override[];
+  /** What units that do not enter get: a variant key, or null for the first variant. */
+  defaultVariant?: string | null;
+}
 
 export interface Variant {
   /** A-Z a-z 0-9 . _ -, 1-64 characters, unique in the experiment. */
@@ -36,7 +56,7 @@ export interface MetricDefinition {
 
 export type ExperimentStatus = 'draft' | 'running' | 'paused' | 'completed' | 'archived';
 
-export interface Experiment {
+export interface Experiment extends EntryRules {
   slug: string;
   name: string;
   description: string;
@@ -59,7 +79,7 @@ export interface Experiment {
 }
 
 /** POST /experiments: a slug and the variants; the rest has defaults (status draft, assignment random). */
-export interface CreateExperimentFields {
+export interface CreateExperimentFields extends EntryRules {
   slug: string;
   variants: Variant[];
   name?: string;
@@ -73,7 +93,7 @@ export interface CreateExperimentFields {
 }
 
 /** PATCH /experiment/:slug: what changes. */
-export interface UpdateExperimentFields {
+export interface UpdateExperimentFields extends EntryRules {
   status?: ExperimentStatus;
   variants?: Variant[];
   metrics?: MetricDefinition[];
@@ -226,4 +246,53 @@ export interface Analysis {
   };
   metrics: MetricAnalysis[];
   warnings: string[];
+}
+
+/** A saved group without its values (GET /groups lists these). */
+export interface SavedGroupSummary {
+  key: string;
+  description: string;
+  /** How many values (duplicates dropped). */
+  size: number;
+  /** Slugs of the non-archived experiments whose targeting or overrides name the group. */
+  usedBy: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A saved group: a named list of ids that conditions test with `$inGroup` / `$notInGroup`. */
+export interface SavedGroup extends SavedGroupSummary {
+  /** Up to 100,000 strings or numbers, in the order first sent ("7" is not 7). */
+  values: Array<string | number>;
+}
+
+/** PUT /groups/:key's body. */
+export interface SaveGroupFields {
+  values: Array<string | number>;
+  description?: string;
+}
+
+/** GET /layers/:key: the experiments using the layer and the ranges still free. */
+export interface LayerInfo {
+  key: string;
+  experiments: Array<{
+    slug: string;
+    status?: ExperimentStatus;
+    range: [number, number];
+    [field: string]: unknown;
+  }>;
+  [field: string]: unknown;
+}
+
+/** POST /experiment/:slug/preview: what assign would answer `userId` with `context`, recording nothing. */
+export interface Preview {
+  variant: string;
+  payload: JsonObject;
+  inExperiment: boolean;
+  /** Why the unit would not enter; null when it would. */
+  reason: EntryReason | null;
+  /** The experiment's status: only a running experiment serves assign. */
+  status: ExperimentStatus;
+  /** The deciding clause, e.g. `targeting: \`plan\` is "free", rule wants {"$in":["pro","team"]}`. */
+  explanation: string;
 }

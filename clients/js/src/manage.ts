@@ -2,7 +2,16 @@
 // path these throw, an AgentSplitError carrying the status and the server's message, because a script
 // that creates an experiment or reads a verdict must know when it did not happen.
 import { describeError, httpRequest } from './http.js';
-import type { Analysis, AnalysisParams } from './manage-types.js';
+import type {
+  Analysis,
+  AnalysisParams,
+  LayerInfo,
+  Preview,
+  SavedGroup,
+  SavedGroupSummary,
+  SaveGroupFields,
+} from './manage-types.js';
+import type { JsonObject } from './types.js';
 
 export class AgentSplitError extends Error {
   constructor(
@@ -18,14 +27,27 @@ export class AgentSplitError extends Error {
   }
 }
 
-/** One management call: the answer's JSON when it has the `expected` status, else an AgentSplitError. */
+export interface ManageTarget {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+  unusable: string;
+  closed: boolean;
+}
+
+/**
+ * One management call: the answer's JSON when its status is `expected` (or one of them), else an
+ * AgentSplitError. A 204 answers undefined.
+ */
 export async function manage<T>(
-  target: { baseUrl: string; apiKey: string; timeoutMs: number; unusable: string; closed: boolean },
+  target: ManageTarget,
   method: string,
   path: string,
-  expected: number,
+  expected: number | readonly number[],
   body?: unknown,
 ): Promise<T> {
+  const ok = (status: number) =>
+    typeof expected === 'number' ? status === expected : expected.includes(status);
   if (target.closed) throw new AgentSplitError(0, 'the client is closed', method, path);
   if (target.unusable !== '') throw new AgentSplitError(0, target.unusable, method, path);
   let answer: Awaited<ReturnType<typeof httpRequest>>;
@@ -39,7 +61,8 @@ export async function manage<T>(
   } catch (err) {
     throw new AgentSplitError(0, describeError(err), method, path);
   }
-  if (answer.status === expected && typeof answer.body === 'object' && answer.body !== null) {
+  if (ok(answer.status) && answer.status === 204) return undefined as T;
+  if (ok(answer.status) && typeof answer.body === 'object' && answer.body !== null) {
     return answer.body as T;
   }
   const error = (answer.body as { error?: unknown } | undefined)?.error;
@@ -47,7 +70,7 @@ export async function manage<T>(
     answer.status,
     typeof error === 'string'
       ? error
-      : answer.status === expected
+      : ok(answer.status)
         ? 'the answer is not JSON'
         : `HTTP ${answer.status}`,
     method,
@@ -74,4 +97,46 @@ export function analysisQuery(params: AnalysisParams | undefined): string {
 export function verdictFirst(analysis: Analysis): Analysis {
   const { verdict, ...rest } = analysis;
   return { verdict, ...rest };
+}
+
+// Saved groups, layers and preview (ADR 0038).
+
+const groupPath = (key: string) => `/groups/${encodeURIComponent(key)}`;
+
+/** PUT /groups/:key (admin): creates or replaces the group; the group as saved. */
+export function saveGroup(t: ManageTarget, key: string, fields: SaveGroupFields): Promise<SavedGroup> {
+  return manage(t, 'PUT', groupPath(key), [200, 201], fields);
+}
+
+/** GET /groups (read): every saved group, without its values. */
+export async function listGroups(t: ManageTarget): Promise<SavedGroupSummary[]> {
+  return (await manage<{ groups: SavedGroupSummary[] }>(t, 'GET', '/groups', 200)).groups;
+}
+
+/** GET /groups/:key (read). */
+export function getGroup(t: ManageTarget, key: string): Promise<SavedGroup> {
+  return manage(t, 'GET', groupPath(key), 200);
+}
+
+/** DELETE /groups/:key (admin); a 409 (AgentSplitError) while a non-archived experiment uses it. */
+export async function deleteGroup(t: ManageTarget, key: string): Promise<void> {
+  await manage(t, 'DELETE', groupPath(key), [200, 204]);
+}
+
+/** GET /layers/:key (read): the experiments using the layer and the free ranges. */
+export function getLayer(t: ManageTarget, key: string): Promise<LayerInfo> {
+  return manage(t, 'GET', `/layers/${encodeURIComponent(key)}`, 200);
+}
+
+/** POST /experiment/:slug/preview: what assign would answer, with the deciding clause; records nothing. */
+export function preview(
+  t: ManageTarget,
+  slug: string,
+  userId: string,
+  context?: JsonObject | null,
+): Promise<Preview> {
+  return manage(t, 'POST', experimentPath(slug, '/preview'), 200, {
+    userId,
+    ...(context == null ? {} : { context }),
+  });
 }

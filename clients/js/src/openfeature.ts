@@ -210,7 +210,8 @@ export class AgentSplitProvider implements Provider {
           `flag ${flagKey} needs a targetingKey (the user id)`,
         );
       }
-      const draw = this.client[LOCAL_DRAW](flagKey, userId);
+      const attributes = assignContext(context);
+      const draw = this.client[LOCAL_DRAW](flagKey, userId, attributes);
       if (draw.kind !== 'ok') return failure(defaultValue, FAILURE_CODES[draw.kind], draw.message);
       const value = type === 'object' ? draw.payload : draw.payload.value;
       if (typeof value !== type || value === null) {
@@ -220,13 +221,22 @@ export class AgentSplitProvider implements Provider {
           `flag ${flagKey}: variant ${draw.variant}'s payload has no ${type} field "value" (a ${type} flag reads payload.value; getObjectValue answers the whole payload)`,
         );
       }
-      const assignmentId = draw.expose(assignContext(context));
+      const assignmentId = draw.expose(attributes);
       this.remember(userId, flagKey, { variant: draw.variant, assignmentId });
       const details: ResolutionDetails<T> = {
         value: value as T,
-        reason: 'SPLIT',
+        // As the server's OFREP answers (ADR 0038): an override is a targeting match, a unit that did
+        // not enter gets the default.
+        reason: draw.inExperiment ? 'SPLIT' : draw.reason === 'override' ? 'TARGETING_MATCH' : 'DEFAULT',
         variant: draw.variant,
-        flagMetadata: { assignmentId, experimentVersion: draw.experimentVersion },
+        flagMetadata: draw.inExperiment
+          ? { assignmentId, experimentVersion: draw.experimentVersion, inExperiment: true }
+          : {
+              assignmentId,
+              experimentVersion: draw.experimentVersion,
+              inExperiment: false,
+              entryReason: draw.reason ?? '',
+            },
       };
       return details;
     } catch (err) {

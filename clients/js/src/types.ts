@@ -1,4 +1,5 @@
 // Public types of the client.
+import type { EntryReason } from './entry.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -14,10 +15,22 @@ export interface Assignment<P = JsonObject> {
   variant: string;
   /** The variant's payload, or the caller's default. */
   payload: P;
-  /** The id to send back with log and feedback; '' for a default assignment. */
+  /**
+   * The id to send back with log and feedback; '' for a default assignment. A unit that did not enter has
+   * an id marked `x` (results and feedback on it are stored but never counted in an analysis).
+   */
   assignmentId: string;
   source: AssignmentSource;
+  /**
+   * Whether the unit entered the experiment (ADR 0038). false: it was served an override's variant or the
+   * defaultVariant and no exposure was recorded; also false for a default (fail-open) assignment.
+   */
+  inExperiment: boolean;
+  /** Why the unit did not enter; null when it entered, and for a default (fail-open) assignment. */
+  reason: EntryReason | null;
 }
+
+export type { EntryReason };
 
 export interface AssignOptions<P> {
   /** Sent with the assignment and stored with its exposure (a JSON object). */

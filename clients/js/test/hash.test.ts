@@ -126,7 +126,12 @@ test("assignment ids: the contract's form, its FNV check keyed by the experiment
   for (const ch of body) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
   assert.equal(id.slice(-8), (h >>> 0).toString(16).padStart(8, '0'));
   assert.equal(checkOf(checkKeyState(70_001), body), id.slice(-8));
-  assert.deepEqual(readAssignmentId(id, 70_001), { version: 37, variantIndex: 11, userId: 'usér-42' });
+  assert.deepEqual(readAssignmentId(id, 70_001), {
+    version: 37,
+    variantIndex: 11,
+    userId: 'usér-42',
+    inExperiment: true,
+  });
   assert.equal(readAssignmentId(id, 70_002), null);
   assert.equal(readAssignmentId(`${id.slice(0, -1)}0`, 70_001) !== null, id.endsWith('0'));
 });

@@ -1,0 +1,95 @@
+// The management and reading calls of the client (experiments, analysis, saved groups, layers, preview):
+// a base class of AgentSplit so the client's file keeps to the hot path. Unlike the rest of the client
+// these reject, with an AgentSplitError (status, the server's error).
+import {
+  analysisQuery,
+  deleteGroup,
+  experimentPath,
+  getGroup,
+  getLayer,
+  listGroups,
+  type ManageTarget,
+  manage,
+  preview,
+  saveGroup,
+  verdictFirst,
+} from './manage.js';
+import type {
+  Analysis,
+  AnalysisParams,
+  CreateExperimentFields,
+  Experiment,
+  LayerInfo,
+  Preview,
+  SavedGroup,
+  SavedGroupSummary,
+  SaveGroupFields,
+  UpdateExperimentFields,
+} from './manage-types.js';
+import type { JsonObject } from './types.js';
+
+export abstract class ManagementCalls {
+  /** Where and how a management call goes (URL, key, timeout, whether the client can or may call). */
+  protected abstract target(): ManageTarget;
+
+  /** POST /experiments (a key with the admin scope, or the root key): the experiment as created. */
+  createExperiment(fields: CreateExperimentFields): Promise<Experiment> {
+    return this.manage('POST', '/experiments', 201, fields);
+  }
+
+  /** GET /experiment/:slug (a read or admin key). */
+  getExperiment(slug: string): Promise<Experiment> {
+    return this.manage('GET', experimentPath(slug), 200);
+  }
+
+  /**
+   * PATCH /experiment/:slug (admin): status, variants, metrics, name, description, and who enters
+   * (targeting, coverage, layer, overrides, defaultVariant); the experiment after.
+   */
+  updateExperiment(slug: string, fields: UpdateExperimentFields): Promise<Experiment> {
+    return this.manage('PATCH', experimentPath(slug), 200, fields);
+  }
+
+  /** GET /experiment/:slug/analysis (a read or admin key): the verdict first, then every metric. */
+  async analysis(slug: string, params?: AnalysisParams): Promise<Analysis> {
+    const path = experimentPath(slug, `/analysis${analysisQuery(params)}`);
+    return verdictFirst(await this.manage<Analysis>('GET', path, 200));
+  }
+
+  /** PUT /groups/:key (admin): saves a group of ids for `$inGroup` conditions. */
+  saveGroup(key: string, fields: SaveGroupFields): Promise<SavedGroup> {
+    return saveGroup(this.target(), key, fields);
+  }
+
+  /** GET /groups (read): every saved group, without its values (`size`, `usedBy`). */
+  listGroups(): Promise<SavedGroupSummary[]> {
+    return listGroups(this.target());
+  }
+
+  /** GET /groups/:key (read). */
+  getGroup(key: string): Promise<SavedGroup> {
+    return getGroup(this.target(), key);
+  }
+
+  /** DELETE /groups/:key (admin): refused (409) while a non-archived experiment uses the group. */
+  deleteGroup(key: string): Promise<void> {
+    return deleteGroup(this.target(), key);
+  }
+
+  /** GET /layers/:key (read): the experiments using a layer and the ranges still free. */
+  getLayer(key: string): Promise<LayerInfo> {
+    return getLayer(this.target(), key);
+  }
+
+  /**
+   * POST /experiment/:slug/preview: the variant `userId` would get with `context`, whether it would enter
+   * and why not (`explanation`), for an experiment in any status; records nothing.
+   */
+  preview(slug: string, userId: string, context?: JsonObject | null): Promise<Preview> {
+    return preview(this.target(), slug, userId, context);
+  }
+
+  private manage<T>(method: string, path: string, expected: number, body?: unknown): Promise<T> {
+    return manage<T>(this.target(), method, path, expected, body);
+  }
+}
