@@ -241,7 +241,8 @@ describe('the fast transport answers as the Fastify routes do', { skip: SKIP_BAC
       } else if (socket.status === 200) {
         assertAssignmentId(socket.body.assignmentId);
         assertAssignmentId(fastify.body.assignmentId);
-        assert.deepEqual(Object.keys(socket.body).sort(), ['assignmentId', 'payload', 'variant']);
+        assert.deepEqual(Object.keys(socket.body), ['variant', 'payload', 'assignmentId', 'inExperiment']);
+        assert.deepEqual(Object.keys(fastify.body), Object.keys(socket.body));
         assert.ok(['A', 'B'].includes(socket.body.variant as string));
         assert.deepEqual(socket.body.payload, { prompt: String(socket.body.variant).toLowerCase() });
       } else {
