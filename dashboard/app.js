@@ -8,6 +8,7 @@ import { ChartsPage } from './pages/charts.js';
 import { EditPage } from './pages/edit.js';
 import { ExperimentPage } from './pages/experiment.js';
 import { ExperimentsPage } from './pages/experiments.js';
+import { KeysPage } from './pages/keys.js';
 import { ResultsPage } from './pages/results.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { Header } from './parts/header.js';
@@ -58,6 +59,7 @@ function route(path, query) {
   }
   if (path === '/new') return html`<${EditPage} />`;
   if (path === '/webhooks') return html`<${WebhooksPage} />`;
+  if (path === '/keys') return html`<${KeysPage} />`;
   if (path === '/') return html`<${ExperimentsPage} query=${query} />`;
   return html`<section><h1>Not found</h1><p>No page at <code>${path}</code>. <a href="#/">All experiments</a></p></section>`;
 }

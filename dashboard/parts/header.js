@@ -12,6 +12,7 @@ export function Header({ path }) {
       <a href="#/" aria-current=${here('/')}>Experiments</a>
       ${admin && html`<a href="#/new" aria-current=${here('/new')} data-testid="nav-new">New experiment</a>`}
       ${admin && html`<a href="#/webhooks" aria-current=${here('/webhooks')} data-testid="nav-webhooks">Webhooks</a>`}
+      ${admin && html`<a href="#/keys" aria-current=${here('/keys')} data-testid="nav-keys">Keys</a>`}
       <a href="/docs" target="_blank" rel="noopener">API docs</a>
     </nav>
     <div class="who">
