@@ -47,7 +47,7 @@ test('Complete asks what ships and why; the page and the list show the decision'
     const select = page.getByTestId('decision-variant');
     const options = await select
       .locator('option')
-      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+      .evaluateAll((os) => os.map((o) => o.getAttribute('value')));
     assert.deepEqual(options, ['', 'A', 'B', 'none']);
     await select.selectOption('B');
     await page.getByTestId('decision-note-input').fill('as good, 30% cheaper');
