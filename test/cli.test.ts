@@ -221,7 +221,7 @@ test('--help lists the commands and exits 0', async () => {
     'experiments',
     'start <slug>',
     'pause <slug>',
-    'complete <slug>',
+    'complete [options] <slug>',
     'archive <slug>',
   ]) {
     assert.ok(top.stdout.includes(`\n  ${command} `), `--help lists ${command}`);

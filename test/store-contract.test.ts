@@ -1686,6 +1686,8 @@ for (const backend of sqlBackends) {
           layer: null,
           overrides: [],
           defaultVariant: null,
+          // What was decided (migration 023): nothing yet.
+          decision: null,
         },
       });
       assert.equal(listedBefore.results.length, 30);

@@ -7,6 +7,7 @@ import { formatCount, formatTime } from '../format.js';
 import { href, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, Loading, STATUSES, StatusBadge, VerdictBadge } from '../parts/common.js';
+import { decisionWhat } from '../parts/decision.js';
 import { ExposedCount, exposedOf, sum } from '../parts/exposed.js';
 
 const PAGE = 100;
@@ -80,7 +81,13 @@ function Row({ experiment: e }) {
       <a href=${href(`/experiment/${encodeURIComponent(e.slug)}`)} class="strong">${e.name}</a>
       <div class="muted mono small">${e.slug}</div>
     </td>
-    <td data-label="Status"><${StatusBadge} status=${e.status} /></td>
+    <td data-label="Status">
+      <${StatusBadge} status=${e.status} />
+      ${
+        e.decision &&
+        html`<div class="muted small" title=${e.decision.note} data-testid="row-decision">${decisionWhat(e.decision)}</div>`
+      }
+    </td>
     <td data-label="Assignment">${e.assignment}</td>
     <td data-label="Variants" class="num">${e.variants.length} <span class="muted small">v${e.version}</span></td>
     <td data-label="Exposed" class="num" data-testid="row-exposed-cell">

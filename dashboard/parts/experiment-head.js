@@ -4,6 +4,7 @@ import { experimentPath } from '../api.js';
 import { href, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, StatusBadge, TRANSITIONS } from './common.js';
+import { DecisionFields, DecisionLine, decisionBody } from './decision.js';
 import { WhoEnters } from './who-summary.js';
 
 /** GET /experiment/:slug, kept while reloading. */
@@ -28,6 +29,7 @@ function StatusButtons({ experiment, onChanged }) {
   const [busy, setBusy] = useState(null);
   const [confirming, setConfirming] = useState(null);
   const [error, setError] = useState(null);
+  const [decision, setDecision] = useState({ variant: '', note: '' });
   const next = TRANSITIONS[experiment.status] ?? [];
   if (next.length === 0) return null;
 
@@ -36,7 +38,10 @@ function StatusButtons({ experiment, onChanged }) {
     setError(null);
     setConfirming(null);
     try {
-      onChanged(await api.patch(experimentPath(experiment.slug), { status: to }));
+      const body = { status: to };
+      // Completing says what was decided, when the admin chose it.
+      if (to === 'completed' && decisionBody(decision)) body.decision = decisionBody(decision);
+      onChanged(await api.patch(experimentPath(experiment.slug), body));
     } catch (e) {
       setError(e);
     } finally {
@@ -61,6 +66,10 @@ function StatusButtons({ experiment, onChanged }) {
       confirming &&
       html`<div class="confirm" role="alertdialog" aria-label=${`${VERB[confirming]} this experiment?`}>
         <p>${FINAL[confirming]}</p>
+        ${
+          confirming === 'completed' &&
+          html`<${DecisionFields} experiment=${experiment} value=${decision} onChange=${setDecision} />`
+        }
         <button type="button" class="danger" onClick=${() => change(confirming)} data-testid="confirm-status">
           ${VERB[confirming]}
         </button>
@@ -92,6 +101,7 @@ export function ExperimentHead({ experiment, tab, onChanged }) {
           ${experiment.assignment} assignment · version ${experiment.version} · ${experiment.variants.length} variants
         </p>
         <${WhoEnters} experiment=${experiment} />
+        <${DecisionLine} decision=${experiment.decision} />
       </div>
       ${admin && html`<${StatusButtons} experiment=${experiment} onChanged=${onChanged} />`}
     </div>

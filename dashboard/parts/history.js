@@ -5,6 +5,7 @@ import { formatTime } from '../format.js';
 import { useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote } from './common.js';
+import { decisionWhat } from './decision.js';
 
 /** Events read at most (pages of 100): the page shows the latest of them. */
 const MAX_EVENTS = 1000;
@@ -20,6 +21,12 @@ function shortText(value) {
   return text.length > 60 ? `'${text.slice(0, 57)}…'` : `'${text}'`;
 }
 
+/** ", shipped B: as good, cheaper" (or "" without a decision). */
+function decisionWords(decision) {
+  if (!decision) return '';
+  return `, ${decisionWhat(decision)}${decision.note ? `: ${decision.note}` : ''}`;
+}
+
 /** What an experiment.updated event changed, field by field. */
 function updatedWords(data) {
   const before = data.before ?? {};
@@ -31,6 +38,8 @@ function updatedWords(data) {
       parts.push(
         before.version !== undefined ? `variants (version ${before.version} → ${after.version})` : 'variants',
       );
+    } else if (field === 'decision') {
+      parts.push(`decision ${after.decision ? decisionWords(after.decision).slice(2) : 'removed'}`);
     } else if (field === 'metrics' || field === 'segments') {
       const names = (list) =>
         (list ?? []).map((m) => (typeof m === 'string' ? m : m.name)).join(', ') || 'none';
@@ -53,7 +62,7 @@ export function eventSentence(event) {
       if (event.data.reason && event.data.to === 'paused') {
         return `Paused by ${who} at ${when}: ${event.data.reason}`;
       }
-      return `Updated by ${who} at ${when}: status ${event.data.from} → ${event.data.to}`;
+      return `Updated by ${who} at ${when}: status ${event.data.from} → ${event.data.to}${decisionWords(event.data.decision)}`;
     case 'guardrail.failed':
       return `Guardrail ${event.data.metric} failed, found by ${who} at ${when}: ${event.data.summary}`;
     case 'srm.detected':

@@ -65,6 +65,7 @@ const COMPARED = [
   'layer',
   'overrides',
   'defaultVariant',
+  'decision',
   'version',
 ] as const;
 
@@ -106,7 +107,10 @@ export function experimentChanged(
   const events: ChangeEvent[] = [];
   const was: JsonObject = {};
   const now: JsonObject = {};
+  const statusChanged = before.status !== after.status;
   for (const field of COMPARED) {
+    // A decision made while completing is told by the status event ("completed, shipped B: …").
+    if (field === 'decision' && statusChanged) continue;
     if (!same(before[field], after[field])) {
       was[field] = JSON.parse(JSON.stringify(before[field]));
       now[field] = JSON.parse(JSON.stringify(after[field]));
@@ -115,12 +119,14 @@ export function experimentChanged(
   if (Object.keys(now).length > 0) {
     events.push(event(src, 'experiment.updated', after.slug, { before: was, after: now }));
   }
-  if (before.status !== after.status) {
+  if (statusChanged) {
+    const decided = after.decision !== null && !same(before.decision, after.decision);
     events.push(
       event(src, 'experiment.status_changed', after.slug, {
         from: before.status,
         to: after.status,
         ...(reason === undefined ? {} : { reason }),
+        ...(decided ? { decision: JSON.parse(JSON.stringify(after.decision)) } : {}),
       }),
     );
   }

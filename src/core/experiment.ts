@@ -36,6 +36,26 @@ export interface Variant {
   trafficPercent: number;
 }
 
+/** `variant` when no variant shipped (the control stays, or nothing changed). */
+export const NO_VARIANT = 'none';
+export const MAX_DECISION_NOTE = 2000;
+
+/**
+ * What was decided when the experiment completed ("shipped B: cheaper at equal success"). It belongs to
+ * completing: set with `status: "completed"`, or corrected while completed. `variant` is a variant's key or
+ * 'none' ('none' always means no variant shipped, even if a variant is keyed 'none').
+ */
+export interface Decision {
+  variant: string;
+  note: string;
+  decidedAt: string;
+}
+
+export interface DecisionInput {
+  variant: string;
+  note?: string;
+}
+
 export interface Experiment extends EntryRules {
   slug: string;
   name: string;
@@ -53,6 +73,8 @@ export interface Experiment extends EntryRules {
   guardrailAction: GuardrailAction;
   /** Units each variant needs on a guardrail metric before the monitor judges the experiment. */
   minimumUnits: number;
+  /** Set when completing (null before, or when completed without one). */
+  decision: Decision | null;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -93,6 +115,8 @@ export interface ExperimentChanges {
   layer?: { key: string; range: number[] } | null;
   overrides?: Override[];
   defaultVariant?: string | null;
+  /** Only with `status: 'completed'`, or on a completed experiment; null removes it. */
+  decision?: DecisionInput | null;
 }
 
 export const SLUG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -166,6 +190,33 @@ export function validateMinimumUnits(units: unknown): number {
   return units;
 }
 
+/** A decision as kept: its variant names one of `variants` or is 'none'; the note is trimmed. */
+export function validateDecision(input: unknown, variants: readonly Variant[], now: string): Decision {
+  if (!isJsonObject(input)) throw new ValidationError('decision must be an object {variant, note}');
+  const { variant, note } = input as Record<string, unknown>;
+  const keys = variants.map((v) => v.key);
+  if (typeof variant !== 'string' || (variant !== NO_VARIANT && !keys.includes(variant))) {
+    throw new ValidationError(
+      `decision.variant must be one of the variants (${keys.join(', ')}) or '${NO_VARIANT}' (got ${JSON.stringify(variant ?? null)})`,
+    );
+  }
+  if (note !== undefined && typeof note !== 'string')
+    throw new ValidationError('decision.note must be a string');
+  const text = (note ?? '').trim();
+  if (text.length > MAX_DECISION_NOTE) {
+    throw new ValidationError(
+      `decision.note must be at most ${MAX_DECISION_NOTE} characters (got ${text.length})`,
+    );
+  }
+  return { variant, note: text, decidedAt: now };
+}
+
+/** "shipped B: cheaper at equal success", "no change shipped": how lists and the history say it. */
+export function describeDecision(d: Decision): string {
+  const what = d.variant === NO_VARIANT ? 'no change shipped' : `shipped ${d.variant}`;
+  return d.note === '' ? what : `${what}: ${d.note}`;
+}
+
 export function assertTransition(from: Status, to: Status): void {
   if (from === to) return;
   const allowed = TRANSITIONS[from];
@@ -206,6 +257,7 @@ export function createExperiment(
     segments: validateSegments(input.segments ?? []),
     guardrailAction: validateGuardrailAction(input.guardrailAction ?? DEFAULT_GUARDRAIL_ACTION),
     minimumUnits: validateMinimumUnits(input.minimumUnits ?? DEFAULT_MINIMUM_UNITS),
+    decision: null,
     targeting: validateTargeting(input.targeting ?? null, knownGroup),
     coverage: validateCoverage(input.coverage ?? DEFAULT_ENTRY.coverage),
     layer: validateLayer(input.layer ?? null),
@@ -259,7 +311,24 @@ export function applyChanges(
     }
   }
   applyEntryChanges(current, next, changes, knownGroup);
+  if (changes.decision !== undefined) next.decision = decisionOf(current, changes, next, now);
   return next;
+}
+
+/** A decision goes with completing; naming the variants of `next`, not a new version (nothing reassigns). */
+function decisionOf(
+  current: Experiment,
+  changes: ExperimentChanges,
+  next: Experiment,
+  now: string,
+): Decision | null {
+  if (next.status !== 'completed') {
+    throw new ValidationError(
+      `a decision goes with completing the experiment: send it with {"status": "completed"}, or on a ` +
+        `completed experiment to correct it ('${current.slug}' would be ${next.status})`,
+    );
+  }
+  return changes.decision === null ? null : validateDecision(changes.decision, next.variants, now);
 }
 
 /**

@@ -120,7 +120,7 @@ export function registerTools(server: McpServer, call: Call): void {
       title: 'Get an experiment',
       description:
         'One experiment: status, assignment mode (random or sticky), variants with payloads and traffic, ' +
-        'declared metrics, version.',
+        'declared metrics, version, and the decision made when it completed (shipped variant and note).',
       inputSchema: { slug: Slug },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -291,7 +291,8 @@ export function registerTools(server: McpServer, call: Call): void {
       title: 'Change an experiment',
       description:
         "Changes an experiment's status (draft → running; running ↔ paused; → completed; → archived), " +
-        "variants or metrics. A status change or a change of traffic (variants' trafficPercent, added or " +
+        'variants or metrics. When completing, say what was decided: decision {variant: the key that ' +
+        "shipped or 'none', note: why} (also on a completed experiment, to correct it). A status change or a change of traffic (variants' trafficPercent, added or " +
         'removed variants) affects live users: it is refused unless confirm repeats the slug exactly. ' +
         'Changing variants starts a new version. Needs an admin key.',
       inputSchema: {
@@ -299,6 +300,13 @@ export function registerTools(server: McpServer, call: Call): void {
         status: Status.optional(),
         variants: z.array(Variant).min(1).optional().describe('The whole new list of variants'),
         metrics: z.array(Metric).optional().describe('The whole new list of declared metrics'),
+        decision: z
+          .object({
+            variant: z.string().describe("The variant's key that shipped, or 'none' when nothing shipped"),
+            note: z.string().max(2000).optional().describe('Why, e.g. "as good, 30% cheaper"'),
+          })
+          .optional()
+          .describe("Only with status 'completed' (or on a completed experiment): what was decided"),
         confirm: z.string().optional().describe('The slug again: required for a status or traffic change'),
       },
       annotations: {
@@ -358,6 +366,7 @@ interface UpdateArgs {
   status?: string;
   variants?: Variants;
   metrics?: Array<Record<string, unknown>>;
+  decision?: { variant: string; note?: string };
   confirm?: string;
 }
 

@@ -33,6 +33,8 @@ export interface ExperimentsTable {
   layer: string | null;
   overrides: Generated<string>;
   default_variant: string | null;
+  /** JSON {variant, note, decidedAt} or NULL (migration 023). */
+  decision: string | null;
   version: number;
   created_at: Time;
   updated_at: Time;

@@ -72,6 +72,8 @@ export interface Experiment extends EntryRules {
   guardrailAction: 'notify' | 'pause';
   /** Units each variant needs on every guardrail before the monitor judges. */
   minimumUnits: number;
+  /** What was decided when it completed: the variant's key that shipped or 'none', why, when; null if none. */
+  decision: ExperimentDecision | null;
   /** Bumped whenever the variants change. */
   version: number;
   createdAt: string;
@@ -101,6 +103,14 @@ export interface UpdateExperimentFields extends EntryRules {
   description?: string;
   guardrailAction?: 'notify' | 'pause';
   minimumUnits?: number;
+  /** Only with status 'completed' (or on a completed experiment; null removes it). */
+  decision?: { variant: string; note?: string } | null;
+}
+
+export interface ExperimentDecision {
+  variant: string;
+  note: string;
+  decidedAt: string;
 }
 
 /** GET /experiment/:slug/analysis's options; absent: the server's defaults. */

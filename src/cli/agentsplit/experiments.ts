@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { formatCount, formatPercent, truncate } from '../../answers/format.js';
 import type { EntryRules } from '../../core/entry.js';
-import type { Experiment as CoreExperiment } from '../../core/experiment.js';
+import { type Experiment as CoreExperiment, describeDecision } from '../../core/experiment.js';
 import type { MetricDefinition } from '../../core/metric-definitions.js';
 import { CliError, oneLine } from './api.js';
 import { session } from './session.js';
@@ -15,8 +15,11 @@ import { whoEnters } from './who-enters.js';
  * An experiment as the API answers it (core's shape, which the API serializes as it is). Metrics may be
  * absent from an older server's answer; results per variant are shown when a server sends them.
  */
-export interface Experiment extends Omit<CoreExperiment, 'metrics' | keyof EntryRules>, Partial<EntryRules> {
+export interface Experiment
+  extends Omit<CoreExperiment, 'metrics' | 'decision' | keyof EntryRules>,
+    Partial<EntryRules> {
   metrics?: MetricDefinition[];
+  decision?: CoreExperiment['decision'];
   results?: number | Record<string, number>;
 }
 
@@ -129,7 +132,6 @@ export function registerExperiments(program: Command): void {
   for (const [name, status, what] of [
     ['start', 'running', 'assign variants, from draft or paused'],
     ['pause', 'paused', 'stop assigning until started again'],
-    ['complete', 'completed', 'end it, from running or paused'],
     ['archive', 'archived', 'put it away, from any status'],
   ] as const) {
     program
@@ -137,12 +139,41 @@ export function registerExperiments(program: Command): void {
       .description(`status ${status}: ${what}; needs an admin key`)
       .argument('<slug>', "the experiment's slug")
       .action(async (slug: string, _options: unknown, command: Command) => {
-        const { api, json, out } = session(command);
-        const { value, text } = await api.json<Experiment>('PATCH', experimentPath(slug), { status });
-        if (json) return out(`${text}\n`);
-        out(`experiment ${value.slug} is now ${value.status}\n`);
+        await changeStatus(command, slug, { status });
       });
   }
+
+  program
+    .command('complete')
+    .description(
+      'status completed: end it, from running or paused, saying what shipped; needs an admin key ' +
+        '(on a completed experiment, --ship corrects the decision)',
+    )
+    .argument('<slug>', "the experiment's slug")
+    .option('--ship <variant>', "the variant that shipped, or 'none' (no change shipped)")
+    .option('--note <text>', 'why, kept with the decision (at most 2000 characters); needs --ship')
+    .action(async (slug: string, options: { ship?: string; note?: string }, command: Command) => {
+      if (options.note !== undefined && options.ship === undefined) {
+        throw new CliError('--note goes with --ship <variant|none>: say what shipped, then why');
+      }
+      const body: Record<string, unknown> = { status: 'completed' };
+      if (options.ship !== undefined) {
+        body.decision = {
+          variant: options.ship,
+          ...(options.note === undefined ? {} : { note: options.note }),
+        };
+      }
+      await changeStatus(command, slug, body);
+    });
+}
+
+async function changeStatus(command: Command, slug: string, body: Record<string, unknown>): Promise<void> {
+  const { api, json, out } = session(command);
+  const { value, text } = await api.json<Experiment>('PATCH', experimentPath(slug), body);
+  if (json) return out(`${text}\n`);
+  const decided =
+    body.decision !== undefined && value.decision ? `: ${describeDecision(value.decision)}` : '';
+  out(`experiment ${value.slug} is now ${value.status}${decided}\n`);
 }
 
 /** `/experiment/<slug>`, the slug encoded (it may hold only URL-safe characters, but a typo may not). */
@@ -163,6 +194,7 @@ function describe(e: Experiment): string {
     ['metrics', metricsText(e.metrics ?? [])],
     ['who enters', whoEnters(e)],
   );
+  if (e.decision) pairs.push(['decision', `${describeDecision(e.decision)} (${e.decision.decidedAt})`]);
   if (e.results !== undefined) pairs.push(['results', totalResults(e.results)]);
   pairs.push(['created', e.createdAt], ['updated', e.updatedAt]);
   return `${details(pairs)}\n${table(

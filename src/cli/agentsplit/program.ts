@@ -54,6 +54,7 @@ export function buildProgram(): Command {
         '  agentsplit experiments list [--status running] [--limit 20]',
         '  agentsplit experiments show checkout-prompt',
         '  agentsplit start|pause|complete|archive checkout-prompt',
+        "  agentsplit complete checkout-prompt --ship B --note 'as good, 30% cheaper'   (--ship none: no change)",
         '  agentsplit target checkout-prompt --targeting \'{"plan": {"$in": ["pro"]}}\' --coverage 20 [--layer prompts:0-0.5]',
         '  agentsplit preview checkout-prompt user-42 --context \'{"plan": "free"}\'',
         '  agentsplit groups list|show <key>|put <key> --values a,b|delete <key>   agentsplit layers show prompts',

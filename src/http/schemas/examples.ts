@@ -23,6 +23,7 @@ export const EXPERIMENT_EXAMPLE = {
   segments: [],
   guardrailAction: 'notify',
   minimumUnits: 100,
+  decision: null,
   targeting: null,
   coverage: 100,
   layer: null,

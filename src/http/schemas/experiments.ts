@@ -152,6 +152,46 @@ const MinimumUnitsSchema = Type.Integer({
     'before the monitor judges the experiment. Default 100',
 });
 
+const DecisionNote = Type.String({
+  maxLength: 2000,
+  description: 'Why: "cheaper at equal success" (at most 2000 characters)',
+});
+const DecisionSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        variant: Type.String({
+          description: "The variant's key that shipped, or 'none' (no change shipped)",
+        }),
+        note: DecisionNote,
+        decidedAt: Type.String({ format: 'date-time' }),
+      },
+      { title: 'Decision' },
+    ),
+    Type.Null(),
+  ],
+  {
+    description:
+      'What was decided when the experiment completed ("shipped B: cheaper at equal success"); null when ' +
+      'none was given',
+  },
+);
+const DecisionInputSchema = Type.Union(
+  [
+    Type.Object({
+      variant: Type.String({ description: "A variant's key, or 'none' when no variant shipped" }),
+      note: Type.Optional(DecisionNote),
+    }),
+    Type.Null(),
+  ],
+  {
+    description:
+      'Only with {"status": "completed"}, or on a completed experiment to correct it (null removes it). ' +
+      'Not a new version: nothing is reassigned.',
+    examples: [{ variant: 'B', note: 'as good, 30% cheaper' }],
+  },
+);
+
 export const ExperimentSchema = Type.Object(
   {
     slug: Type.String({ description: 'Unique; names the experiment in every URL' }),
@@ -166,6 +206,7 @@ export const ExperimentSchema = Type.Object(
     segments: Segments,
     guardrailAction: GuardrailActionSchema,
     minimumUnits: MinimumUnitsSchema,
+    decision: DecisionSchema,
     ...entryProperties,
     version: Type.Integer({
       description:
@@ -236,8 +277,15 @@ export const UpdateExperimentBody = Type.Object(
     ...entryInputs,
     name: Type.Optional(NameSchema),
     description: Type.Optional(DescriptionSchema),
+    decision: Type.Optional(DecisionInputSchema),
   },
-  { minProperties: 1, examples: [{ description: 'Does a concise prompt answer as well, for less?' }] },
+  {
+    minProperties: 1,
+    examples: [
+      { description: 'Does a concise prompt answer as well, for less?' },
+      { status: 'completed', decision: { variant: 'B', note: 'as good, 30% cheaper' } },
+    ],
+  },
 );
 
 export const ListExperimentsQuery = Type.Object({

@@ -75,6 +75,8 @@ class Experiment(TypedDict):
     layer: NotRequired[Optional[Dict[str, Any]]]  # {"key": ..., "range": [start, end]}
     overrides: NotRequired[List[Dict[str, Any]]]  # [{"variant", "userIds"} | {"variant", "condition"}]
     defaultVariant: NotRequired[Optional[str]]  # served to units that do not enter; None: the first
+    # what was decided when it completed: {"variant": key or "none", "note", "decidedAt"}, or None
+    decision: NotRequired[Optional[Dict[str, Any]]]
     version: int  # bumped whenever the variants, targeting, coverage or layer change
     createdAt: str
     updatedAt: str
