@@ -2,12 +2,11 @@
 // `agentsplit preview <slug> <userId>` (POST …/preview) and `agentsplit layers show <key>` (GET /layers/:key).
 // Saved groups are in groups.ts. Every mistake the CLI can see (bad JSON, a bad --layer) is refused before
 // any request; what only the server can judge (a variant, a group, an overlap) comes back as its message.
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { EntryRules, Override } from '../../core/entry.js';
 import type { JsonObject } from '../../core/json.js';
 import { CliError, oneLine } from './api.js';
-import { type Experiment, experimentPath, fileReason, readStdin } from './experiments.js';
+import { type Experiment, experimentPath, readText } from './experiments.js';
 import { registerGroups } from './groups.js';
 import { session } from './session.js';
 import { table } from './table.js';
@@ -153,11 +152,7 @@ async function targetingValue(spec: string): Promise<JsonObject | null> {
   if (spec === '-' || spec.startsWith('@')) {
     const file = spec === '-' ? '-' : spec.slice(1);
     name = file === '-' ? 'stdin' : file;
-    try {
-      text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-    } catch (err) {
-      throw new CliError(`cannot read ${name}: ${fileReason(err)}`);
-    }
+    text = await readText(file);
   }
   if (text.trim() === 'null') return null;
   return jsonObject(text, name);

@@ -243,12 +243,7 @@ function totalResults(results: Experiment['results']): string {
 /** The file's (or stdin's) JSON object; a missing file, bad JSON or a non-object is a one-line CliError. */
 async function readJsonObject(file: string): Promise<Record<string, unknown>> {
   const name = file === '-' ? 'stdin' : file;
-  let text: string;
-  try {
-    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-  } catch (err) {
-    throw new CliError(`cannot read ${name}: ${fileReason(err)}`);
-  }
+  const text = await readText(file);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -262,13 +257,22 @@ async function readJsonObject(file: string): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>;
 }
 
-export async function readStdin(): Promise<string> {
+/** The file's text, or stdin's for '-'; a file that cannot be read is a one-line CliError saying why. */
+export async function readText(file: string): Promise<string> {
+  try {
+    return file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file === '-' ? 'stdin' : file}: ${fileReason(err)}`);
+  }
+}
+
+async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function fileReason(err: unknown): string {
+function fileReason(err: unknown): string {
   const code = (err as { code?: string })?.code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'it is a directory';

@@ -1,10 +1,9 @@
 // `agentsplit groups list|show|put|delete` (ADR 0038): saved groups, named id lists that conditions use
 // with $inGroup. GET needs a read key, PUT and DELETE an admin key; deleting a group in use is the server's 409.
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatCount } from '../../answers/format.js';
 import { CliError, oneLine } from './api.js';
-import { fileReason, readStdin } from './experiments.js';
+import { readText } from './experiments.js';
 import { commaList, session } from './session.js';
 import { details, table } from './table.js';
 
@@ -139,12 +138,7 @@ function usedByText(usedBy: string[] | undefined): string {
 /** One id per line, or a JSON array of strings and numbers; a CliError for anything else. */
 async function valuesFromFile(file: string): Promise<(string | number)[]> {
   const name = file === '-' ? 'stdin' : file;
-  let text: string;
-  try {
-    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-  } catch (err) {
-    throw new CliError(`cannot read ${name}: ${fileReason(err)}`);
-  }
+  const text = await readText(file);
   if (!text.trimStart().startsWith('[')) {
     return text
       .split(/\r?\n/)
