@@ -123,10 +123,14 @@ export function compileExperiment(experiment: Experiment): CompiledExperiment {
   };
 }
 
-/** Chooses the variant index for one assign call according to the experiment's mode. */
-export function assignVariant(compiled: CompiledExperiment, userId: string, random: RandomSource): number {
-  if (compiled.experiment.assignment === 'sticky') return hashedVariant(compiled, userId);
-  return pickWeighted(compiled.cumulative, random);
+/** The variant index of one assign call by the experiment's mode (`sticky` overrides it: OFREP's bulk hashes). */
+export function assignVariant(
+  compiled: CompiledExperiment,
+  userId: string,
+  random: RandomSource,
+  sticky = compiled.experiment.assignment === 'sticky',
+): number {
+  return sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random);
 }
 
 /**

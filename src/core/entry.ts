@@ -2,14 +2,13 @@
 // Compiled once per change of the experiment; `decide` is what assign, OFREP, MCP and preview all run.
 // Pure: no I/O; the draw of random experiments is injected.
 import {
+  assignVariant,
   type BucketRange,
   bucketRanges,
   type CompiledExperiment,
   chooseVariant,
-  hashedVariant,
   hashV2,
   inNamespace,
-  pickWeighted,
   type RandomSource,
 } from './assignment.js';
 import { type CompiledCondition, compileCondition, type SavedGroups } from './condition.js';
@@ -155,7 +154,7 @@ export function decide(
   sticky = compiled.experiment.assignment === 'sticky',
 ): Decision {
   if (entry === null) {
-    return entered(sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random));
+    return entered(assignVariant(compiled, userId, random, sticky));
   }
   // Closures per call cost more than the conditions (measured): the attributes are built once, up front.
   const attributes = entry.readsAttributes ? attributesOf(userId, context) : null;
@@ -167,7 +166,7 @@ export function decide(
   if (entry.targeting !== null && !entry.targeting.matches(attributes!, groups))
     return out(entry, 'targeting');
   if (entry.covered === null) {
-    return entered(sticky ? hashedVariant(compiled, userId) : pickWeighted(compiled.cumulative, random));
+    return entered(assignVariant(compiled, userId, random, sticky));
   }
   const index = chooseVariant(sticky ? hashV2(compiled.experiment.seed, userId) : random(), entry.covered);
   return index < 0 ? out(entry, 'coverage') : entered(index);
