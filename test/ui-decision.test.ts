@@ -2,46 +2,24 @@
 // real server: the Complete confirmation asks what ships and why, sends it with the PATCH; the page's head
 // says "shipped B: …" with its date, and the experiments list says "shipped B" on the row. No console errors.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { test } from 'node:test';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-decision-root-key-0123456789abcdef';
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
-const call = jsonCall(() => base, API_KEY);
+const ui = dashboardRun(API_KEY);
+const call = ui.call;
 
 const variants = [
   { key: 'A', payload: { prompt: 'helpful' }, trafficPercent: 50 },
   { key: 'B', payload: { prompt: 'concise' }, trafficPercent: 50 },
 ];
 
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
-
 test('Complete asks what ships and why; the page and the list show the decision', async () => {
   await call('POST', '/experiments', { slug: 'shipped', name: 'Shipped', status: 'running', variants });
   await call('POST', '/experiments', { slug: 'nothing', name: 'Nothing', status: 'running', variants });
   await call('PATCH', '/experiment/nothing', { status: 'completed', decision: { variant: 'none' } });
-  const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/experiment/shipped' });
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/experiment/shipped' });
   try {
     await page.getByTestId('status-completed').click();
     const select = page.getByTestId('decision-variant');
@@ -65,7 +43,7 @@ test('Complete asks what ships and why; the page and the list show the decision'
     await page.getByText('status running → completed, shipped B: as good, 30% cheaper').waitFor();
     await screenshot(page, 'experiment-decision-1280');
 
-    await page.goto(`${base}/ui/#/`);
+    await page.goto(`${ui.base}/ui/#/`);
     const row = (slug: string) => page.locator(`[data-testid="experiment-row"][data-slug="${slug}"]`);
     await row('shipped').getByTestId('row-decision').waitFor();
     assert.equal(await row('shipped').getByTestId('row-decision').innerText(), 'shipped B');

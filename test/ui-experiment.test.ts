@@ -7,37 +7,31 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import type { Locator, Page } from 'playwright-core';
 import type { Analysis, MetricAnalysis, VariantAnalysis } from '../src/stats/analysis-schema.js';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
 import {
   ARTIFACTS_DIR,
   assertNoConsoleErrors,
-  launchBrowser,
   openDashboard,
   screenshot,
   waitUntil,
 } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 import { seededRandom } from './helpers/random.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
 import { type Definition, drawUsers, planTraffic } from './helpers/traffic.js';
 
 const API_KEY = 'ui-experiment-root-key-0123456789';
+const ui = dashboardRun(API_KEY, { setup: setUp });
 const SLUG = 'support-prompt';
 const USERS = 2000;
 const WIDTHS = [1280, 390];
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
 let readKey: string;
 /** When the flagged results were logged (after everything else). */
 let flaggedSince: string;
 
-const call = jsonCall(() => base, API_KEY);
+const call = ui.call;
 
 /** A seeded generator, so every run draws the same traffic. */
 function generator(seed: number) {
@@ -444,27 +438,16 @@ async function compareCorrectionNote(page: Page, analysis: Analysis): Promise<vo
   if (alone.length) assert.ok(shown.includes(`; ${list(alone)} `), shown);
 }
 
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
+/** The file's data, written once the server answers. */
+async function setUp(): Promise<void> {
   readKey = (await call('POST', '/keys', { name: 'viewer', scopes: ['read'] })).key;
   await seedExperiment();
   await settled(SLUG, USERS);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+}
 
 describe('the experiment page in headless Chromium', () => {
   test("the scorecard shows the API's numbers: frequentist, bayesian, another control, another alpha", async () => {
-    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}` });
+    const page = await openDashboard(ui.browser, ui.base, { key: readKey, hash: `#/experiment/${SLUG}` });
     try {
       await page.getByTestId('scorecard').waitFor();
       await compareScorecard(page, '');
@@ -497,7 +480,11 @@ describe('the experiment page in headless Chromium', () => {
 
   for (const width of WIDTHS) {
     test(`overview, charts and the list at ${width} px; a read key sees no status button`, async () => {
-      const page = await openDashboard(browser, base, { key: readKey, width, hash: `#/experiment/${SLUG}` });
+      const page = await openDashboard(ui.browser, ui.base, {
+        key: readKey,
+        width,
+        hash: `#/experiment/${SLUG}`,
+      });
       try {
         await page.getByTestId('scorecard').waitFor();
         await page.getByTestId('variant-B').waitFor();
@@ -554,7 +541,7 @@ describe('the experiment page in headless Chromium', () => {
         );
         await screenshot(page, `experiment-charts-${width}`);
 
-        await page.goto(`${base}/ui/#/`);
+        await page.goto(`${ui.base}/ui/#/`);
         const row = page.locator(`[data-testid="experiment-row"][data-slug="${SLUG}"]`);
         await row.getByTestId('verdict-badge').waitFor();
         // One call per user here: 2,000 users (2,000 calls).
@@ -593,7 +580,7 @@ describe('the experiment page in headless Chromium', () => {
       await call('POST', '/exposures', { exposures: plan.exposures.slice(i, i + 1000) });
     }
     await settled('skewed', plan.exposures.length);
-    const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/experiment/skewed' });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/experiment/skewed' });
     try {
       await page.getByTestId('srm-banner').waitFor();
       assert.equal(await page.getByTestId('verdict').getAttribute('data-status'), 'sample-ratio-mismatch');
@@ -619,7 +606,7 @@ describe('the experiment page in headless Chromium', () => {
       await page
         .getByTestId('variants')
         .screenshot({ path: join(ARTIFACTS_DIR, 'experiment-exposed-users-1280.png') });
-      await page.goto(`${base}/ui/#/`);
+      await page.goto(`${ui.base}/ui/#/`);
       await compareListRow(page, 'skewed');
       assertNoConsoleErrors(page);
     } finally {
@@ -655,14 +642,14 @@ describe('exposed in the unit randomized, in headless Chromium', () => {
       unit: 'call',
       counts: { A: plan.sent.calls[0], B: plan.sent.calls[1] },
     });
-    const page = await openDashboard(browser, base, { key: readKey, hash: '#/experiment/per-call' });
+    const page = await openDashboard(ui.browser, ui.base, { key: readKey, hash: '#/experiment/per-call' });
     try {
       await page.getByTestId('variant-B').getByTestId('variant-exposed').waitFor();
       await compareExposed(page, analysis);
       await page
         .getByTestId('variants')
         .screenshot({ path: join(ARTIFACTS_DIR, 'experiment-exposed-calls-1280.png') });
-      await page.goto(`${base}/ui/#/`);
+      await page.goto(`${ui.base}/ui/#/`);
       await compareListRow(page, 'per-call');
       assertNoConsoleErrors(page);
     } finally {
@@ -674,7 +661,7 @@ describe('exposed in the unit randomized, in headless Chromium', () => {
 describe('the results page in headless Chromium', () => {
   for (const width of WIDTHS) {
     test(`pages, filters, expands a result and shows flagged ones (${width} px)`, async () => {
-      const page = await openDashboard(browser, base, {
+      const page = await openDashboard(ui.browser, ui.base, {
         key: readKey,
         width,
         hash: `#/experiment/${SLUG}/results`,
@@ -726,7 +713,7 @@ describe('the results page in headless Chromium', () => {
         await screenshot(page, `experiment-results-flagged-${width}`);
 
         // Variant B only, from the start.
-        await page.goto(`${base}/ui/#/experiment/${SLUG}/results`);
+        await page.goto(`${ui.base}/ui/#/experiment/${SLUG}/results`);
         await page.getByTestId('variant-filter').selectOption('B');
         await page.waitForURL(/variant=B/);
         await page.locator('[data-testid="result-row"]').first().waitFor();
@@ -745,11 +732,14 @@ describe('the results page in headless Chromium', () => {
   }
 
   test('CSV and NDJSON exports download every result, with the key', async () => {
-    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}/results` });
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: readKey,
+      hash: `#/experiment/${SLUG}/results`,
+    });
     try {
       await page.getByTestId('result-row').first().waitFor();
       const expected = await (
-        await fetch(`${base}/experiment/${SLUG}/results/export?format=csv`, {
+        await fetch(`${ui.base}/experiment/${SLUG}/results/export?format=csv`, {
           headers: { 'x-api-key': API_KEY },
         })
       ).text();

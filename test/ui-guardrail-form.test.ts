@@ -3,44 +3,18 @@
 // API; a minimumUnits below 1 is refused next to its field, nothing sent. With the monitor running every
 // second, the experiment page's history says the monitor's pause and why.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { test } from 'node:test';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-guardrail-form-root-key-0123456789';
+const ui = dashboardRun(API_KEY, { env: { MONITOR_INTERVAL_SECONDS: '1' } });
 const SLUG = 'guarded-prompt';
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
-const call = jsonCall(() => base, API_KEY);
-
-before(async () => {
-  server = await startServer({
-    API_KEY,
-    DATABASE_URL: `sqlite:${join(dir, 'ui.db')}`,
-    MONITOR_INTERVAL_SECONDS: '1',
-  });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+const call = ui.call;
 
 test('guardrailAction and minimumUnits: defaults shown, saved on create and edit, read back', async () => {
-  const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/new' });
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/new' });
   try {
     await page.getByTestId('experiment-form').waitFor();
     await page.getByLabel('Slug', { exact: true }).fill(SLUG);
@@ -56,7 +30,7 @@ test('guardrailAction and minimumUnits: defaults shown, saved on create and edit
     assert.match(await page.getByTestId('error-minimumUnits').innerText(), /at least 1/);
     assert.equal(await units.getAttribute('aria-invalid'), 'true');
     assert.equal(
-      (await fetch(`${base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
+      (await fetch(`${ui.base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
       404,
     );
 
@@ -112,7 +86,7 @@ test("the history shows the monitor's pause with its reason", async () => {
     assert.ok(Date.now() < deadline, 'the monitor did not pause the experiment');
     await new Promise((r) => setTimeout(r, 200));
   }
-  const page = await openDashboard(browser, base, { key: API_KEY, hash: `#/experiment/${slug}` });
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: `#/experiment/${slug}` });
   try {
     const paused = page.locator('[data-testid="history-event"][data-type="experiment.status_changed"]');
     await paused.waitFor();

@@ -8,19 +8,13 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { join, relative, sep } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import {
-  assertNoConsoleErrors,
-  KEY_STORAGE,
-  launchBrowser,
-  openDashboard,
-  screenshot,
-} from './helpers/browser.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { assertNoConsoleErrors, KEY_STORAGE, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-shell-root-key-0123456789abcdef';
+const ui = dashboardRun(API_KEY, { setup: setUp });
 const DASHBOARD_DIR = join(import.meta.dirname, '..', 'dashboard');
 const VENDOR = {
   'preact.module.js': 'javascript',
@@ -31,14 +25,10 @@ const VENDOR = {
 };
 const WIDTHS = [1280, 390];
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
 let readKey: string;
 
 async function api(method: string, path: string, body?: unknown): Promise<Response> {
-  return fetch(`${base}${path}`, {
+  return fetch(`${ui.base}${path}`, {
     method,
     headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -47,7 +37,7 @@ async function api(method: string, path: string, body?: unknown): Promise<Respon
 
 /** A GET with the path sent exactly as written (fetch would resolve `..` before sending). */
 function rawGet(path: string): Promise<{ status: number; body: string }> {
-  const url = new URL(base);
+  const url = new URL(ui.base);
   return new Promise((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, path, method: 'GET' }, (res) => {
       let body = '';
@@ -71,9 +61,8 @@ function dashboardFiles(at = DASHBOARD_DIR): string[] {
   });
 }
 
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
+/** The file's data, written once the server answers. */
+async function setUp(): Promise<void> {
   const created = await api('POST', '/experiments', {
     slug: 'checkout-prompt',
     name: 'Checkout prompt',
@@ -87,33 +76,23 @@ before(async () => {
   const key = await api('POST', '/keys', { name: 'dashboard-viewer', scopes: ['read'] });
   assert.equal(key.status, 201);
   readKey = ((await key.json()) as { key: string }).key;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+}
 
 describe('serving the dashboard', () => {
   test('the start banner prints the dashboard URL', () => {
-    assert.match(server.output(), new RegExp(`Dashboard: ${base.replaceAll('.', '\\.')}/ui/`));
+    assert.match(ui.server.output(), new RegExp(`Dashboard: ${ui.base.replaceAll('.', '\\.')}/ui/`));
   });
 
   test('GET / and GET /ui redirect (302) to /ui/, without a key', async () => {
     for (const path of ['/', '/ui']) {
-      const res = await fetch(`${base}${path}`, { redirect: 'manual' });
+      const res = await fetch(`${ui.base}${path}`, { redirect: 'manual' });
       assert.equal(res.status, 302, path);
       assert.equal(res.headers.get('location'), '/ui/', path);
     }
   });
 
   test('/ui/ is the page, without a key: an import map to /ui/vendor/ and app.js as a module', async () => {
-    const res = await fetch(`${base}/ui/`);
+    const res = await fetch(`${ui.base}/ui/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     const html = await res.text();
@@ -124,12 +103,12 @@ describe('serving the dashboard', () => {
 
   test('the vendored libraries are served by name, without a key, with their types', async () => {
     for (const [name, type] of Object.entries(VENDOR)) {
-      const res = await fetch(`${base}/ui/vendor/${name}`);
+      const res = await fetch(`${ui.base}/ui/vendor/${name}`);
       assert.equal(res.status, 200, name);
       assert.match(res.headers.get('content-type') ?? '', new RegExp(type), name);
       assert.ok((await res.text()).length > 1000, `${name} has its contents`);
     }
-    const preact = await (await fetch(`${base}/ui/vendor/preact.module.js`)).text();
+    const preact = await (await fetch(`${ui.base}/ui/vendor/preact.module.js`)).text();
     assert.match(preact, /export\{[^}]*as render/, 'the ES module build of preact');
   });
 
@@ -137,7 +116,7 @@ describe('serving the dashboard', () => {
     const files = dashboardFiles();
     assert.ok(files.includes('index.html') && files.includes('app.js'), files.join(', '));
     for (const file of files) {
-      const res = await fetch(`${base}/ui/${file}`);
+      const res = await fetch(`${ui.base}/ui/${file}`);
       assert.equal(res.status, 200, file);
       const text = await res.text();
       assert.equal(text.includes(API_KEY), false, `${file} holds the root key`);
@@ -165,12 +144,12 @@ describe('serving the dashboard', () => {
       assert.equal(res.body.includes('checkout-prompt'), false, path);
       assert.equal(res.body.includes('dashboard-viewer'), false, path);
     }
-    const noKey = await fetch(`${base}/experiments`);
+    const noKey = await fetch(`${ui.base}/experiments`);
     assert.equal(noKey.status, 401, 'the API still needs a key');
   });
 
   test("the CSP: scripts from this origin plus the import map's hash, nothing inline, no framing", async () => {
-    const res = await fetch(`${base}/ui/`);
+    const res = await fetch(`${ui.base}/ui/`);
     const html = await res.text();
     const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(html)![1]!;
     const hash = `'sha256-${createHash('sha256').update(map).digest('base64')}'`;
@@ -220,7 +199,7 @@ async function storedKeys(page: Page): Promise<{ session: string | null; local: 
 describe('signing in, in headless Chromium', () => {
   for (const width of WIDTHS) {
     test(`a wrong key is refused with a clear message and not kept (${width} px)`, async () => {
-      const page = await openDashboard(browser, base, { key: 'not-the-key-0123456789', width });
+      const page = await openDashboard(ui.browser, ui.base, { key: 'not-the-key-0123456789', width });
       try {
         const error = page.getByTestId('login-error');
         await error.waitFor();
@@ -237,7 +216,7 @@ describe('signing in, in headless Chromium', () => {
     });
 
     test(`a read key sees the experiments and no edit control (${width} px)`, async () => {
-      const page = await openDashboard(browser, base, { key: readKey, width });
+      const page = await openDashboard(ui.browser, ui.base, { key: readKey, width });
       try {
         await page.getByTestId('experiments-page').waitFor();
         await page.getByText('checkout-prompt').first().waitFor();
@@ -253,7 +232,7 @@ describe('signing in, in headless Chromium', () => {
     });
 
     test(`the root key sees the edit controls (${width} px)`, async () => {
-      const page = await openDashboard(browser, base, { key: API_KEY, width });
+      const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width });
       try {
         await page.getByTestId('experiments-page').waitFor();
         await page.getByText('checkout-prompt').first().waitFor();
@@ -269,13 +248,13 @@ describe('signing in, in headless Chromium', () => {
   }
 
   test('a reload keeps the session in the tab; a new tab asks for the key again', async () => {
-    const page = await openDashboard(browser, base, { key: readKey });
+    const page = await openDashboard(ui.browser, ui.base, { key: readKey });
     try {
       await page.getByTestId('experiments-page').waitFor();
       await page.reload();
       await page.getByTestId('experiments-page').waitFor();
       const other = await page.context().newPage();
-      await other.goto(`${base}/ui/`);
+      await other.goto(`${ui.base}/ui/`);
       await other.getByTestId('login-form').waitFor();
       const kept = await other.evaluate(
         (name) => (globalThis as unknown as Tab).sessionStorage.getItem(name),

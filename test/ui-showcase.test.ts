@@ -6,16 +6,15 @@
 // way the page rounds (dashboard/format.js, which the page itself uses).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
+import type { Locator, Page } from 'playwright-core';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 import { seededRandom } from './helpers/random.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'ui-showcase-root-key-0123456789abcdef';
+const ui = dashboardRun(API_KEY, { setup: setUp });
 const SLUG = 'support-answer-prompt';
 const USERS = 700;
 const RESULTS = 2000;
@@ -56,13 +55,9 @@ interface Analysis {
   metrics: MetricAnalysis[];
 }
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
 let format: Format;
 
-const call = jsonCall(() => base, API_KEY);
+const call = ui.call;
 
 /** Runs `task` over `items`, `width` at a time (enough to be quick, few enough to keep the machine calm). */
 async function inParallel<T, R>(items: T[], width: number, task: (item: T) => Promise<R>): Promise<R[]> {
@@ -267,25 +262,14 @@ async function chartsDrawn(page: Page): Promise<void> {
   }
 }
 
-before(async () => {
+/** The file's data, written once the server answers. */
+async function setUp(): Promise<void> {
   format = (await import(
     pathToFileURL(join(import.meta.dirname, '..', 'dashboard', 'format.js')).href
   )) as Format;
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'showcase.db')}` });
-  base = server.baseUrl;
   await seed();
   await settled();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+}
 
 describe('the showcase experiment in headless Chromium', () => {
   test('the API holds what was sent: 2,000 results, 700 users, judge scores for 300 of them', async () => {
@@ -303,7 +287,7 @@ describe('the showcase experiment in headless Chromium', () => {
       judge.variants.reduce((a, v) => a + v.n, 0),
       FEEDBACK_USERS,
     );
-    const exported = await fetch(`${base}/experiment/${SLUG}/results/export?format=ndjson`, {
+    const exported = await fetch(`${ui.base}/experiment/${SLUG}/results/export?format=ndjson`, {
       headers: { 'x-api-key': API_KEY },
     });
     assert.equal((await exported.text()).trim().split('\n').length, RESULTS);
@@ -311,7 +295,7 @@ describe('the showcase experiment in headless Chromium', () => {
 
   for (const width of WIDTHS) {
     test(`every page at ${width} px: screenshots, the API's numbers, no console error`, async () => {
-      const page = await openDashboard(browser, base, { key: API_KEY, width });
+      const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width });
       try {
         // The list: the experiment with its exposures, results and verdict badge.
         await page.getByTestId('experiments-page').waitFor();
