@@ -59,6 +59,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export interface CompareDeps {
   experiments: Pick<ExperimentCache, 'find'>;
   store: Pick<Store, 'listCompared' | 'lastResultSeq'>;
+  /** Results read per variant at most (MAX_COMPARED unless a test says otherwise). */
+  maxCompared?: number;
 }
 
 export class CompareService {
@@ -86,10 +88,11 @@ export class CompareService {
     const comparison = new Comparison();
     const scanned = { a: 0, b: 0 };
     let truncated = false;
+    const most = this.deps.maxCompared ?? MAX_COMPARED;
     for (const which of ['a', 'b'] as const) {
       let before: number | undefined;
       for (;;) {
-        const want = Math.min(COMPARE_PAGE, MAX_COMPARED - scanned[which]);
+        const want = Math.min(COMPARE_PAGE, most - scanned[which]);
         const rows = await this.deps.store.listCompared({
           experimentId: live.id,
           variantKey: q[which],
