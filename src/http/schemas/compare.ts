@@ -77,5 +77,40 @@ export const CompareResponse = Type.Object(
       description: 'Pass it as cursor for the next inputs (of the same results); null on the last page',
     }),
   },
-  { title: 'Comparison', description: "Two variants' results grouped by input" },
+  {
+    title: 'Comparison',
+    description: "Two variants' results grouped by input",
+    examples: [
+      {
+        a: 'B',
+        b: 'A',
+        metric: 'quality',
+        inputs: [
+          {
+            input: { question: 'How do I reset my password?' },
+            n: 3,
+            lastAt: '2025-06-02T10:00:00.000Z',
+            winRate: 0.75,
+            a: {
+              n: 2,
+              scored: 2,
+              mean: 4.5,
+              outputs: [
+                {
+                  logId: '0197a0b4-5c3e-7d2a-9f1b-3c4d5e6f7a8b',
+                  output: { text: 'Open Settings, then Security.' },
+                  createdAt: '2025-06-02T10:00:00.000Z',
+                },
+              ],
+            },
+            b: { n: 1, scored: 1, mean: 4, outputs: [] },
+          },
+        ],
+        total: 1,
+        scanned: { a: 2, b: 1 },
+        truncated: false,
+        nextCursor: null,
+      },
+    ],
+  },
 );
