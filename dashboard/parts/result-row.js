@@ -62,7 +62,7 @@ export function ResultRow({ result: r, open, onToggle }) {
       <td data-label="Output" class="text-cell"><${TextView} value=${r.output} label="Output" testid="result-output" /></td>
       <td data-label="Score" class="metrics-cell small">
         <div data-testid="result-metrics">${pairsText(r.metrics)}</div>
-        <div data-testid="result-feedback-line">${said && html`<span class="muted">feedback: </span>`}<span data-testid="result-feedback">${said ? pairsText(r.feedback) : dash}</span></div>
+        <div data-testid="result-feedback-line"><span class="muted">feedback: </span><span data-testid="result-feedback">${said ? pairsText(r.feedback) : dash}</span></div>
         <${Comments} comments=${r.comments ?? []} />
       </td>
       <td data-label="Assign context" class="metrics-cell small" data-testid="result-assign-context">

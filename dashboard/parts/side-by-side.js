@@ -86,9 +86,8 @@ export function SideBySide({ experiment, a, b, metric, since, until }) {
   const keys = { a, b };
   return html`<div class="compare" data-testid="compare-list">
     <p class="muted small" data-testid="compare-count">
-      ${formatCount(data.total)} input${data.total === 1 ? '' : 's'} from ${formatCount(data.scanned.a)} results of ${a} and
-      ${formatCount(data.scanned.b)} of ${b}${data.truncated ? ' (the newest 20,000 of each: there are more)' : ''}; most results first.
-      ${metric ? ` Score: ${metric} (feedback first, then the result's own value).` : ' Pick a metric to score them.'}
+      ${`${formatCount(data.total)} input${data.total === 1 ? '' : 's'} from ${formatCount(data.scanned.a)} results of ${a} and ${formatCount(data.scanned.b)} of ${b}`}${data.truncated ? ' (the newest 20,000 of each: there are more)' : ''};
+      most results first.${metric ? ` Score: ${metric} (feedback first, then the result's own value).` : ' Pick a metric to score them.'}
     </p>
     ${data.inputs.map(
       (item, i) => html`<section class="compare-input" data-testid="compare-row" data-index=${String(i)}>
