@@ -234,7 +234,7 @@ test('side by side: every result per input, with n, mean score and win rate per 
           const outputs = row.getByTestId('compare-outputs').nth(s).getByTestId('compare-output');
           assert.deepEqual(
             await outputs.evaluateAll((li) => li.map((l) => l.getAttribute('data-log-id'))),
-            e.newest[s].map((name) => ids[name]),
+            e.newest[s]!.map((name) => ids[name]),
           );
         }
       }
