@@ -60,7 +60,11 @@ async function seedOnce(): Promise<void> {
     output: { text: 'Go to Settings.' },
     metrics: { quality: 5 },
   });
-  await call('POST', `/experiment/${SLUG}/feedback`, { logId: ids.r3, metrics: { quality: 2 } });
+  await call('POST', `/experiment/${SLUG}/feedback`, {
+    logId: ids.r3,
+    metrics: { quality: 2 },
+    comment: 'Too short: it skips the email step.',
+  });
   await log('r4', {
     variantKey: 'short',
     input: { question: RESET, lang: 'en' },
@@ -143,6 +147,19 @@ test('results list: input and output as text in the row, expandable, beside the 
       );
       const rated = page.locator(`[data-testid="result-row"][data-log-id="${ids.r3}"]`);
       assert.equal((await rated.getByTestId('result-feedback').innerText()).trim(), 'quality: 2');
+      // Feedback comments beside the score, when the API gives them with each result (`comments`);
+      // a result without the field shows none.
+      const listed = await call<{ results: Array<{ logId: string; comments?: Array<{ text: string }> }> }>(
+        'GET',
+        `/experiment/${SLUG}/results?limit=100`,
+      );
+      const comments = listed.results.find((r) => r.logId === ids.r3)!.comments ?? [];
+      assert.deepEqual(
+        (await rated.getByTestId('result-comment').locator('.comment-text').allInnerTexts()).map((t) =>
+          t.trim(),
+        ),
+        comments.map((c) => c.text),
+      );
       // A short answer has no "more"; an object without a text field reads as JSON with numbers rounded.
       assert.equal(await rated.getByTestId('text-more').count(), 0);
       const json = page
