@@ -100,6 +100,17 @@ export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: Wha
   };
 }
 
+/** The memory store's committed results as these reads take them (each parsed only when looked at). */
+export function readable(committed: ReadonlyArray<{ seq: number; result: NewResult }>): MemoryResult[] {
+  return committed.map((c) => ({
+    seq: c.seq,
+    experimentId: c.result.experimentId,
+    variantKey: c.result.variantKey,
+    createdAt: c.result.createdAt,
+    read: () => toResult(c.result),
+  }));
+}
+
 /** listCompared over the results in memory: the same rows result-reads.ts readCompared gives. */
 export function listMemoryCompared(all: MemoryResult[], q: ComparedQuery, said: WhatWasSaid): ComparedRow[] {
   const rows: ComparedRow[] = [];

@@ -38,8 +38,8 @@ import {
   listMemoryCompared,
   listMemoryResults,
   type MemoryResult,
+  readable,
   saidFrom,
-  toResult,
 } from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments, type RatedSegments } from './memory-segments.js';
@@ -300,13 +300,7 @@ export class MemoryStore implements Store, EventStore {
   }
 
   private readable(): MemoryResult[] {
-    return this.results.map((c) => ({
-      seq: c.seq,
-      experimentId: c.result.experimentId,
-      variantKey: c.result.variantKey,
-      createdAt: c.result.createdAt,
-      read: () => toResult(c.result),
-    }));
+    return readable(this.results);
   }
 
   async lastResultSeq(experimentId: number): Promise<number> {
