@@ -27,6 +27,29 @@ export function formatValue(v, kind) {
   return significant.format(v);
 }
 
+/**
+ * A number as it is shown where no kind is known (a logged value, a feedback score, a mean, JSON on the
+ * page): whole numbers as they are, others to 4 significant digits (0.1235, 2.5, 226.4), from 1,000 on
+ * to a whole number (1517.5356831594258 reads 1,518), tiny ones with an exponent (1.23e-7).
+ */
+export function roundNumber(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v) || Number.isInteger(v)) return v;
+  if (Math.abs(v) >= 1000) return Math.round(v);
+  return Number(v.toPrecision(Math.abs(v) < 0.0001 ? 3 : 4));
+}
+
+/** roundNumber as text, thousands grouped: 1,518 · 0.1235 · 2.5; '—' for none. */
+export function formatNumber(v) {
+  if (v === null || v === undefined) return '—';
+  const r = roundNumber(v);
+  return Math.abs(r) >= 1000 ? count.format(r) : String(r);
+}
+
+/** JSON text, indented, its numbers rounded for reading (roundNumber). */
+export function readableJson(value) {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'number' ? roundNumber(v) : v), 2);
+}
+
 /** An axis tick: as formatValue but without trailing zeros (ticks are round numbers). */
 export function formatTick(v, kind) {
   if (v === null || v === undefined) return '';

@@ -37,6 +37,7 @@ import { webhookRoutes } from './http/webhooks.js';
 import type { Metrics } from './metrics.js';
 import type { AnalysisPool } from './services/analysis-pool.js';
 import type { Assign } from './services/assignments.js';
+import type { CompareService } from './services/compare.js';
 import type { EventService } from './services/events.js';
 import type { ExperimentCache } from './services/experiment-cache.js';
 import type { ExperimentService } from './services/experiments.js';
@@ -67,6 +68,8 @@ export interface AppDeps {
   preview: Preview;
   exposures: ExposureService;
   results: ResultService;
+  /** Two variants' results grouped by input. */
+  compare: CompareService;
   feedback: FeedbackService;
   /** Analyses and time series, off the event loop. */
   analysis: Pick<AnalysisPool, 'analysisJson' | 'timeseriesJson'>;
@@ -123,7 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...assignRoutes(deps.assign),
     ...entryRoutes(deps.preview, (key) => deps.experiments.layer(key)),
     ...ofrepRoutes(deps.ofrep),
-    ...resultRoutes(deps.results, deps.feedback),
+    ...resultRoutes(deps.results, deps.feedback, deps.compare),
     ...feedbackRoutes(deps.feedback),
     ...localEvaluationRoutes(deps.live, deps.exposures),
     ...analysisRoutes(deps.analysis),

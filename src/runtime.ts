@@ -13,6 +13,7 @@ import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { AnalysisPool, type AnalysisPoolOptions } from './services/analysis-pool.js';
 import { createAssign } from './services/assignments.js';
+import { CompareService } from './services/compare.js';
 import { EventBus, EventService } from './services/events.js';
 import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
@@ -27,7 +28,6 @@ import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { Monitor } from './services/monitor.js';
 import { createOfrep } from './services/ofrep.js';
 import { createPreview } from './services/preview.js';
-
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { TimeseriesService } from './services/timeseries.js';
@@ -238,6 +238,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ofrep = createOfrep(assignmentDeps);
   const assignments = new IssuedAssignments(store);
   const results = new ResultService({ experiments: experimentCache, assignments, ingest, store, newId, now });
+  const compare = new CompareService({ experiments: experimentCache, store });
   const feedback = new FeedbackService({
     experiments: experimentCache,
     assignments,
@@ -280,6 +281,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     live: experimentCache,
     exposures,
     results,
+    compare,
     feedback,
     analysis,
     timeseries,

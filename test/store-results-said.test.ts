@@ -250,6 +250,80 @@ for (const backend of backends) {
         await store.close();
       }
     });
+
+    test('listCompared: one variant newest first, with its score (feedback first, then its own)', async () => {
+      const store = await backend.open();
+      try {
+        const { id } = await store.insertExperiment(
+          createExperiment(
+            {
+              slug: 'compared',
+              variants: [
+                { key: 'A', payload: {}, trafficPercent: 50 },
+                { key: 'B', payload: {}, trafficPercent: 50 },
+              ],
+            },
+            NOW,
+          ),
+        );
+        const expected = expectedOf(await writeSome(store, id))
+          .filter((e) => e.r.variantKey === 'A')
+          .reverse();
+        for (const metric of ['rating', ODD]) {
+          const rows = await store.listCompared({ experimentId: id, variantKey: 'A', metric, limit: 1000 });
+          assert.deepEqual(
+            rows.map((r) => [r.logId, r.input, r.output, r.createdAt, r.score]),
+            expected.map((e) => [
+              e.r.logId,
+              JSON.parse(e.r.input!),
+              null,
+              e.r.createdAt,
+              expectedValue(e, metric) ?? null,
+            ]),
+            metric,
+          );
+        }
+        const all = await store.listCompared({ experimentId: id, variantKey: 'A', limit: 1000 });
+        assert.ok(all.every((r) => r.score === null));
+        // Pages: before a position, up to a position, a time range.
+        const seqs = all.map((r) => r.seq);
+        const before = await store.listCompared({
+          experimentId: id,
+          variantKey: 'A',
+          beforeSeq: seqs[4],
+          limit: 3,
+        });
+        assert.deepEqual(
+          before.map((r) => r.seq),
+          seqs.slice(5, 8),
+        );
+        const upto = await store.listCompared({
+          experimentId: id,
+          variantKey: 'A',
+          uptoSeq: seqs[10],
+          limit: 1000,
+        });
+        assert.deepEqual(
+          upto.map((r) => r.seq),
+          seqs.slice(10),
+        );
+        const since = expected[2]!.r.createdAt;
+        const until = expected[0]!.r.createdAt;
+        const timed = await store.listCompared({
+          experimentId: id,
+          variantKey: 'A',
+          since,
+          until,
+          limit: 1000,
+        });
+        assert.deepEqual(
+          timed.map((r) => r.logId),
+          [expected[1]!.r.logId, expected[2]!.r.logId],
+        );
+      } finally {
+        await store.close();
+      }
+    });
   });
 }
 

@@ -1,8 +1,9 @@
 // Results: a paged table of what the agents logged, newest first (or oldest first, or worst/best first
-// by any metric or feedback: the API's order, metric and sort=metric), each with the feedback given on it
-// and the context its assign received; a row opens to its JSON. Filters by variant (a select) and time;
-// "Side by side" shows two variants' outputs for the same input. Exports everything as CSV or NDJSON
-// (with the key, hence fetch).
+// by any metric or feedback: the API's order, metric and sort=metric), each with its input and output as
+// text, its score, the feedback and comments given on it and the context its assign received; a row opens
+// to its JSON. Filters by variant (a select) and time; "Side by side" groups two variants' results by
+// input (n, mean score, win rate, outputs as text). Exports everything as CSV or NDJSON (with the key,
+// hence fetch).
 import { useState } from 'preact/hooks';
 import { experimentPath, withQuery } from '../api.js';
 import { navigate, useLoad, useSession } from '../hooks.js';
@@ -148,6 +149,9 @@ function Results({ experiment, query }) {
   const options = [...new Set([...variants, ...keys, ...(query.variant ? [query.variant] : [])])];
   const compareA = query.a && options.includes(query.a) ? query.a : variants[0];
   const compareB = query.b && options.includes(query.b) ? query.b : (variants[1] ?? variants[0]);
+  // Side by side scores by the picked metric, else the primary one, else the first known.
+  const primary = (experiment.metrics ?? []).find((m) => m.role === 'primary')?.name;
+  const compareMetric = compare ? (query.metric ?? primary ?? names[0]) : undefined;
   const results = page.data?.results ?? [];
   const viewText = VIEWS.find(([v]) => v === view)[1];
   const declared = direction === 'increase' || direction === 'decrease';
@@ -172,6 +176,13 @@ function Results({ experiment, query }) {
                 <span>Right</span>
                 <select value=${compareB} onChange=${(e) => setFilter('b', e.currentTarget.value)} data-testid="compare-b">
                   ${options.map((k) => html`<option value=${k}>${k}</option>`)}
+                </select>
+              </label>
+              <label class="field inline">
+                <span>Score</span>
+                <select value=${compareMetric ?? ''} onChange=${(e) => setFilter('metric', e.currentTarget.value)} data-testid="compare-metric">
+                  ${names.length === 0 && html`<option value="">no metrics yet</option>`}
+                  ${names.map((n) => html`<option value=${n}>${n}</option>`)}
                 </select>
               </label>`
           : html`<label class="field inline">
@@ -232,7 +243,10 @@ function Results({ experiment, query }) {
     <${ExportButtons} slug=${experiment.slug} />
     ${
       compare
-        ? html`<${SideBySide} experiment=${experiment} a=${compareA} b=${compareB} since=${query.since} until=${query.until} />`
+        ? html`<${SideBySide}
+            key=${[compareA, compareB, compareMetric, query.since, query.until].join('\n')}
+            experiment=${experiment} a=${compareA} b=${compareB} metric=${compareMetric}
+            since=${query.since} until=${query.until} />`
         : html`<${ErrorNote} error=${page.error} />
     ${
       byMetric &&
@@ -249,11 +263,10 @@ function Results({ experiment, query }) {
               <caption class="visually-hidden">Results, ${viewText.toLowerCase()}</caption>
               <thead>
                 <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Variant</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Metrics</th>
-                  <th scope="col">Feedback</th>
+                  <th scope="col">Result</th>
+                  <th scope="col">Input</th>
+                  <th scope="col">Output</th>
+                  <th scope="col">Score</th>
                   <th scope="col">Assign context</th>
                   <th scope="col"><span class="visually-hidden">Details</span></th>
                 </tr>

@@ -1,4 +1,5 @@
 // Small pieces every page uses: badges, error notes, JSON blocks.
+import { readableJson } from '../format.js';
 import { html } from '../html.js';
 
 export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'];
@@ -48,10 +49,10 @@ export function ErrorNote({ error, testid = 'error' }) {
   return html`<p class="error-note" role="alert" data-testid=${testid}>${errorText(error)}</p>`;
 }
 
-/** JSON as readable, indented text; null shows as a dash. */
+/** JSON as readable, indented text, numbers rounded (format.js readableJson); null shows as a dash. */
 export function Json({ value, label }) {
   if (value === null || value === undefined) return html`<span class="muted">—</span>`;
-  return html`<pre class="json" aria-label=${label} tabindex="0">${JSON.stringify(value, null, 2)}</pre>`;
+  return html`<pre class="json" aria-label=${label} tabindex="0">${readableJson(value)}</pre>`;
 }
 
 export function Loading({ what = 'Loading' }) {

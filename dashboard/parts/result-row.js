@@ -1,19 +1,35 @@
 // One result in the results table: when, which variant (flagged when it named none, or another than its
-// assignment), the user, its metrics, the feedback given on it and the context its assign received; a
-// row opens to its JSON.
-import { formatTime, formatValue } from '../format.js';
+// assignment), the user; its input and output as text (first lines, "more" to read on); its score (its
+// metrics, the feedback given on it, the comments sent with that feedback) and the context its assign
+// received; a row opens to its JSON.
+import { formatNumber, formatTime, roundNumber } from '../format.js';
 import { html } from '../html.js';
 import { Json } from './common.js';
+import { TextView } from './text-view.js';
 
-/** `{name: value}` as one line: numbers formatted, true/false as they are, objects as JSON. */
+/** `{name: value}` as one line: numbers rounded (format.js formatNumber), true/false as they are, objects as JSON. */
 export function pairsText(values) {
   if (!values) return '';
+  const shown = (v) =>
+    typeof v === 'number'
+      ? formatNumber(v)
+      : v !== null && typeof v === 'object'
+        ? JSON.stringify(v, (_k, x) => roundNumber(x))
+        : v;
   return Object.entries(values)
-    .map(
-      ([k, v]) =>
-        `${k}: ${typeof v === 'number' ? formatValue(v) : typeof v === 'object' ? JSON.stringify(v) : v}`,
-    )
+    .map(([k, v]) => `${k}: ${shown(v)}`)
     .join(' · ');
+}
+
+/** The comments sent with feedback on a result (newest first; none when the server gives none). */
+function Comments({ comments }) {
+  if (!Array.isArray(comments) || comments.length === 0) return null;
+  return html`<ul class="comments small" data-testid="result-comments">
+    ${comments.map(
+      (c) => html`<li data-testid="result-comment"><span class="comment-text">${c.text}</span>
+        ${c.at && html` <span class="muted" title=${c.at}>${formatTime(c.at)}</span>`}</li>`,
+    )}
+  </ul>`;
 }
 
 function Flags({ result: r }) {
@@ -37,13 +53,18 @@ export function ResultRow({ result: r, open, onToggle }) {
   const detail = `result-${r.logId}`;
   const said = r.feedback && Object.keys(r.feedback).length > 0;
   return html`<tr class=${flagged ? 'flagged' : ''} data-testid="result-row" data-log-id=${r.logId} data-flagged=${String(flagged)}>
-      <td data-label="Time" title=${`stored ${r.createdAt}${r.timestamp ? `; client time ${r.timestamp}` : ''}`}>
-        ${formatTime(r.createdAt)}
+      <td data-label="Result" title=${`stored ${r.createdAt}${r.timestamp ? `; client time ${r.timestamp}` : ''}`}>
+        <span class="nowrap">${formatTime(r.createdAt)}</span>
+        <div><span class="mono strong" data-testid="result-variant">${r.variantKey}</span> <${Flags} result=${r} /></div>
+        <div class="mono small muted" data-testid="result-user">${r.userId ?? ''}</div>
       </td>
-      <td data-label="Variant"><span class="mono strong" data-testid="result-variant">${r.variantKey}</span> <${Flags} result=${r} /></td>
-      <td data-label="User" class="mono">${r.userId ?? dash}</td>
-      <td data-label="Metrics" class="metrics-cell small wide">${pairsText(r.metrics)}</td>
-      <td data-label="Feedback" class="metrics-cell small" data-testid="result-feedback">${said ? pairsText(r.feedback) : dash}</td>
+      <td data-label="Input" class="text-cell"><${TextView} value=${r.input} label="Input" testid="result-input" /></td>
+      <td data-label="Output" class="text-cell"><${TextView} value=${r.output} label="Output" testid="result-output" /></td>
+      <td data-label="Score" class="metrics-cell small">
+        <div data-testid="result-metrics">${pairsText(r.metrics)}</div>
+        <div data-testid="result-feedback-line"><span class="muted">feedback: </span><span data-testid="result-feedback">${said ? pairsText(r.feedback) : dash}</span></div>
+        <${Comments} comments=${r.comments ?? []} />
+      </td>
       <td data-label="Assign context" class="metrics-cell small" data-testid="result-assign-context">
         ${r.assignmentContext ? pairsText(r.assignmentContext) : dash}
       </td>
@@ -63,7 +84,7 @@ export function ResultRow({ result: r, open, onToggle }) {
     ${
       open &&
       html`<tr class="detail-row" id=${detail} data-testid="result-detail">
-        <td colspan="7" class="wide">
+        <td colspan="6" class="wide">
           <div class="detail-grid">
             <div><h4>Input</h4><${Json} value=${r.input} label="Input" /></div>
             <div><h4>Output</h4><${Json} value=${r.output} label="Output" /></div>
@@ -73,6 +94,7 @@ export function ResultRow({ result: r, open, onToggle }) {
             <div><h4>Assign context</h4><${Json} value=${r.assignmentContext} label="Assign context" /></div>
           </div>
           <dl class="ids small">
+            <dt>user</dt><dd class="mono">${r.userId ?? '—'}</dd>
             <dt>logId</dt><dd class="mono">${r.logId}</dd>
             <dt>assignmentId</dt><dd class="mono">${r.assignmentId ?? '—'}</dd>
             <dt>client time</dt><dd class="mono">${r.timestamp ?? '—'}</dd>

@@ -1,98 +1,113 @@
-// Two variants' outputs side by side for the same input: the newest results of each variant (up to
-// COMPARED), grouped by their input (the same JSON, whatever its key order); inputs both variants
-// answered, most recently answered first.
+// Two variants side by side, input by input (issue 36), from GET /results/compare: every result of
+// each (the newest 20,000 at most) grouped by input (the same JSON, whatever its key order), inputs with
+// the most results first. Per input: n, mean score and win rate of each variant, and their newest
+// outputs as text.
+import { useState } from 'preact/hooks';
 import { experimentPath, withQuery } from '../api.js';
+import { formatChance, formatCount, formatNumber } from '../format.js';
 import { useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
-import { ErrorNote, Json, Loading } from './common.js';
-import { pairsText } from './result-row.js';
+import { ErrorNote, Loading } from './common.js';
+import { TextView } from './text-view.js';
 
-/** Results of each variant read (one page of the API, newest first). */
-export const COMPARED = 500;
-/** Inputs shown. */
-const SHOWN = 25;
+/** Inputs per page. */
+const SHOWN = 20;
 
-/** JSON text with object keys sorted, so the same input sent with its keys in another order matches. */
-function canonical(value) {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
+/** The win rate of `which` on an input: a's as answered, b's its complement. */
+function winOf(item, which) {
+  if (item.winRate === null) return null;
+  return which === 'a' ? item.winRate : 1 - item.winRate;
 }
 
-/** The newest result of each input (results come newest first). */
-function byInput(results) {
-  const map = new Map();
-  for (const r of results) {
-    if (r.input === null) continue;
-    const key = canonical(r.input);
-    if (!map.has(key)) map.set(key, { result: r, count: 0 });
-    map.get(key).count++;
-  }
-  return map;
+function Stats({ item, keys, metric }) {
+  return html`<table class="compact compare-stats" data-testid="compare-stats">
+    <thead>
+      <tr>
+        <th scope="col">Variant</th>
+        <th scope="col">n</th>
+        <th scope="col">${metric ? `Mean ${metric}` : 'Mean score'}</th>
+        <th scope="col" title="Share of pairs (one result of each, both scored) this variant wins; ties count half">Win rate</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${['a', 'b'].map(
+        (w) => html`<tr data-testid=${`compare-side-${w}`}>
+          <th scope="row" class="mono">${keys[w]}</th>
+          <td data-testid="compare-n">${formatCount(item[w].n)}</td>
+          <td data-testid="compare-mean" title=${`${item[w].scored} of ${item[w].n} scored`}>
+            ${item[w].mean === null ? '—' : formatNumber(item[w].mean)}
+          </td>
+          <td data-testid="compare-win">${formatChance(winOf(item, w))}</td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }
 
-function Side({ entry }) {
-  const r = entry.result;
-  const said = Object.keys(r.feedback ?? {}).length > 0;
-  return html`<td data-label=${r.variantKey} data-testid="compare-output" data-log-id=${r.logId}>
-    <${Json} value=${r.output} label=${`Output of ${r.variantKey}`} />
-    ${r.metrics && html`<p class="small mono">${pairsText(r.metrics)}</p>`}
-    ${said && html`<p class="small mono" data-testid="compare-feedback">feedback: ${pairsText(r.feedback)}</p>`}
-    ${entry.count > 1 && html`<p class="small muted">${entry.count} results for this input; the newest shown</p>`}
-  </td>`;
+function Outputs({ side, name }) {
+  return html`<div data-testid="compare-outputs">
+    <h4 class="mono">${name} <span class="muted small">(newest ${side.outputs.length} of ${side.n})</span></h4>
+    ${
+      side.outputs.length === 0
+        ? html`<p class="muted small">No result for this input.</p>`
+        : html`<ol>
+            ${side.outputs.map(
+              (o) => html`<li data-testid="compare-output" data-log-id=${o.logId}>
+                <${TextView} value=${o.output} label=${`Output of ${name}`} testid="compare-output-text" />
+              </li>`,
+            )}
+          </ol>`
+    }
+  </div>`;
 }
 
-export function SideBySide({ experiment, a, b, since, until }) {
+export function SideBySide({ experiment, a, b, metric, since, until }) {
   const { api } = useSession();
-  const read = (variant) =>
-    api.get(
-      withQuery(experimentPath(experiment.slug, '/results'), {
-        variant,
-        since,
-        until,
-        order: 'desc',
-        limit: String(COMPARED),
-      }),
-    );
-  const loaded = useLoad(async () => {
-    const [left, right] = await Promise.all([read(a), read(b)]);
-    return { a, b, since, until, left: byInput(left.results), right: byInput(right.results) };
-  }, [experiment.slug, a, b, since, until]);
+  const [trail, setTrail] = useState([]);
+  const cursor = trail.at(-1);
+  const params = { a, b, metric, since, until, limit: String(SHOWN) };
+  const loaded = useLoad(
+    () =>
+      a === b
+        ? Promise.resolve(null)
+        : api.get(withQuery(experimentPath(experiment.slug, '/results/compare'), { ...params, cursor })),
+    [experiment.slug, JSON.stringify(params), cursor],
+  );
   if (a === b) return html`<p class="empty">Pick two different variants.</p>`;
   if (loaded.error) return html`<${ErrorNote} error=${loaded.error} />`;
   const data = loaded.data;
-  // Kept while another pair loads: shown only for the pair and times it was read for.
-  if (!data || data.a !== a || data.b !== b || data.since !== since || data.until !== until) {
+  // Kept while another pair loads: shown only for the pair and metric it was read for.
+  if (!data || data.a !== a || data.b !== b || (data.metric ?? undefined) !== (metric || undefined)) {
     return html`<${Loading} what="Reading both variants' results" />`;
   }
-  const { left, right } = data;
-  const both = [...left.keys()].filter((k) => right.has(k));
-  if (both.length === 0) {
-    return html`<p class="empty" data-testid="compare-none">
-      No input has results from both ${a} and ${b} among the newest ${COMPARED} of each.
-    </p>`;
+  if (data.total === 0) {
+    return html`<p class="empty" data-testid="compare-none">No results from ${a} or ${b}${since || until ? ' in this time' : ''}.</p>`;
   }
-  return html`<div class="table-wrap">
+  const keys = { a, b };
+  return html`<div class="compare" data-testid="compare-list">
     <p class="muted small" data-testid="compare-count">
-      ${both.length} input${both.length === 1 ? '' : 's'} answered by both (of the newest ${COMPARED} results of each)${both.length > SHOWN ? `; the ${SHOWN} most recent shown` : ''}.
+      ${`${formatCount(data.total)} input${data.total === 1 ? '' : 's'} from ${formatCount(data.scanned.a)} results of ${a} and ${formatCount(data.scanned.b)} of ${b}`}${data.truncated ? ' (the newest 20,000 of each: there are more)' : ''};
+      most results first.${metric ? ` Score: ${metric} (feedback first, then the result's own value).` : ' Pick a metric to score them.'}
     </p>
-    <table class="stack compact compare-table" data-testid="compare-table">
-      <caption class="visually-hidden">The same inputs, ${a} and ${b} side by side</caption>
-      <thead><tr><th scope="col">Input</th><th scope="col">${a}</th><th scope="col">${b}</th></tr></thead>
-      <tbody>
-        ${both.slice(0, SHOWN).map(
-          (k) => html`<tr data-testid="compare-row">
-            <td data-label="Input"><${Json} value=${left.get(k).result.input} label="Input" /></td>
-            <${Side} entry=${left.get(k)} />
-            <${Side} entry=${right.get(k)} />
-          </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${data.inputs.map(
+      (item, i) => html`<section class="compare-input" data-testid="compare-row" data-index=${String(i)}>
+        <h3 class="small muted">Input</h3>
+        <${TextView} value=${item.input} label="Input" testid="compare-input" />
+        <${Stats} item=${item} keys=${keys} metric=${metric} />
+        <div class="compare-outputs">
+          <${Outputs} side=${item.a} name=${a} />
+          <${Outputs} side=${item.b} name=${b} />
+        </div>
+      </section>`,
+    )}
+    <nav class="pager" aria-label="Pages of inputs">
+      <button type="button" disabled=${trail.length === 0} onClick=${() => setTrail(trail.slice(0, -1))} data-testid="compare-prev">
+        Previous
+      </button>
+      <span class="muted small">Page ${trail.length + 1}</span>
+      <button type="button" disabled=${!data.nextCursor} onClick=${() => setTrail([...trail, data.nextCursor])} data-testid="compare-next">
+        Next
+      </button>
+    </nav>
   </div>`;
 }

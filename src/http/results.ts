@@ -1,10 +1,12 @@
 // Routes for results: log one, log many, read a page, export all.
 import { Readable } from 'node:stream';
 import { shownMetric } from '../core/result-values.js';
+import type { CompareService } from '../services/compare.js';
 import type { FeedbackReceipt, FeedbackService } from '../services/feedback.js';
 import type { LogReceipt, LogsAnswer, Result, ResultService } from '../services/results.js';
 import { type Route, route, Stream } from './route.js';
 import { errorResponses, SlugParams } from './schemas/common.js';
+import { CompareQuery, CompareResponse } from './schemas/compare.js';
 import {
   ExportQuery,
   ExportResponse,
@@ -82,7 +84,11 @@ const logAnswer = (r: LogReceipt) => ({ success: true, ...r });
 /** Batches of up to 1000 results being read, parsed or committed at once; more wait unread. */
 const CONCURRENT_BATCHES = 16;
 
-export function resultRoutes(results: ResultService, feedback: FeedbackService): Route[] {
+export function resultRoutes(
+  results: ResultService,
+  feedback: FeedbackService,
+  compare: CompareService,
+): Route[] {
   const tags = ['results'];
   return [
     route({
@@ -164,6 +170,24 @@ export function resultRoutes(results: ResultService, feedback: FeedbackService):
         response: { 200: ListResultsResponse, ...errorResponses },
       },
       handle: ({ params, query }) => results.list(params.slug, query),
+    }),
+    route({
+      method: 'GET',
+      url: '/experiment/:slug/results/compare',
+      scope: 'read',
+      schema: {
+        tags,
+        summary: "Two variants' results side by side, grouped by input: n, mean score and win rate per input",
+        description:
+          'Inputs match as the same JSON whatever the key order. Per input: results per variant, their mean ' +
+          'score (`metric`: feedback first, then their own value; true/false as 1/0), the win rate of a over b ' +
+          'and the newest outputs of each. Reads at most the newest 20,000 results of each variant ' +
+          '(`scanned`; `truncated` says when there were more). 400 when a equals b or names no variant.',
+        params: SlugParams,
+        querystring: CompareQuery,
+        response: { 200: CompareResponse, ...errorResponses },
+      },
+      handle: ({ params, query }) => compare.compare(params.slug, query),
     }),
     route({
       method: 'GET',

@@ -1,10 +1,12 @@
 // The memory store's pages of results (memory-store.ts): the same answers as result-reads.ts gives
 // from SQL, worked out over the committed results in memory.
+
+import type { ComparedRow } from '../core/compare.js';
 import type { FeedbackRow } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import { metricValue } from '../core/result-values.js';
 import type { NewResult } from '../core/writes.js';
-import type { Result, ResultPage, ResultQuery } from './store.js';
+import type { ComparedQuery, Result, ResultPage, ResultQuery } from './store.js';
 
 export interface MemoryResult {
   seq: number;
@@ -96,6 +98,41 @@ export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: Wha
     ...(byValue ? { lastValue: last?.value ?? null } : {}),
     hasMore,
   };
+}
+
+/** The memory store's committed results as these reads take them (each parsed only when looked at). */
+export function readable(committed: ReadonlyArray<{ seq: number; result: NewResult }>): MemoryResult[] {
+  return committed.map((c) => ({
+    seq: c.seq,
+    experimentId: c.result.experimentId,
+    variantKey: c.result.variantKey,
+    createdAt: c.result.createdAt,
+    read: () => toResult(c.result),
+  }));
+}
+
+/** listCompared over the results in memory: the same rows result-reads.ts readCompared gives. */
+export function listMemoryCompared(all: MemoryResult[], q: ComparedQuery, said: WhatWasSaid): ComparedRow[] {
+  const rows: ComparedRow[] = [];
+  for (let i = all.length - 1; i >= 0 && rows.length < q.limit; i--) {
+    const c = all[i]!;
+    if (c.experimentId !== q.experimentId || c.variantKey !== q.variantKey) continue;
+    if (q.beforeSeq !== undefined && c.seq >= q.beforeSeq) continue;
+    if (q.uptoSeq !== undefined && c.seq > q.uptoSeq) continue;
+    if (q.since !== undefined && c.createdAt < q.since) continue;
+    if (q.until !== undefined && c.createdAt >= q.until) continue;
+    const r = withWhatWasSaid(q.experimentId, c.read(), said);
+    const score = q.metric === undefined ? undefined : metricValue(r, q.metric);
+    rows.push({
+      seq: c.seq,
+      logId: r.logId,
+      input: r.input,
+      output: r.output,
+      createdAt: r.createdAt,
+      score: score ?? null,
+    });
+  }
+  return rows;
 }
 
 function parse(text: string | null): JsonObject | null {

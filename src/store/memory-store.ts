@@ -2,6 +2,7 @@
 // Rollups are planned by the same pure core as the SQL store's (batch-plan.ts, rebuild.ts); only where
 // they are kept differs.
 
+import type { ComparedRow } from '../core/compare.js';
 import { declaredSums } from '../core/declared.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
@@ -33,11 +34,18 @@ import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.j
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
 import { MemoryEvents } from './memory-events.js';
 import { MemoryGroups } from './memory-groups.js';
-import { listMemoryResults, saidFrom, toResult } from './memory-results.js';
+import {
+  listMemoryCompared,
+  listMemoryResults,
+  type MemoryResult,
+  readable,
+  saidFrom,
+} from './memory-results.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments, type RatedSegments } from './memory-segments.js';
 import type { SegmentRecord } from './segment-plan.js';
 import {
+  type ComparedQuery,
   type EventQuery,
   type EventStore,
   type HourlyData,
@@ -284,14 +292,15 @@ export class MemoryStore implements Store, EventStore {
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
-    const all = this.results.map((c) => ({
-      seq: c.seq,
-      experimentId: c.result.experimentId,
-      variantKey: c.result.variantKey,
-      createdAt: c.result.createdAt,
-      read: () => toResult(c.result),
-    }));
-    return listMemoryResults(all, q, saidFrom(this.feedback.values(), this.contexts));
+    return listMemoryResults(this.readable(), q, saidFrom(this.feedback.values(), this.contexts));
+  }
+
+  async listCompared(q: ComparedQuery): Promise<ComparedRow[]> {
+    return listMemoryCompared(this.readable(), q, saidFrom(this.feedback.values(), this.contexts));
+  }
+
+  private readable(): MemoryResult[] {
+    return readable(this.results);
   }
 
   async lastResultSeq(experimentId: number): Promise<number> {

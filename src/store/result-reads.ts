@@ -3,9 +3,10 @@
 // contexts of their assignments: three queries a page, whatever its size. A read by a metric's value on
 // SQLite reads in steps that give the event loop back (scanSqlite): no index holds that value.
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import type { ComparedRow } from '../core/compare.js';
 import type { JsonObject } from '../core/json.js';
 import { type Database, isoTime, type ResultsTable } from './schema.js';
-import type { Result, ResultPage, ResultQuery } from './store.js';
+import type { ComparedQuery, Result, ResultPage, ResultQuery } from './store.js';
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -181,6 +182,28 @@ export async function readResults(
     ...(byValue ? { lastValue: last?.metric_value == null ? null : Number(last.metric_value) } : {}),
     hasMore,
   };
+}
+
+/** One variant's results with their score, newest first (core/compare.ts groups them). */
+export async function readCompared(
+  db: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+  q: ComparedQuery,
+): Promise<ComparedRow[]> {
+  const { metric, beforeSeq, ...kept } = q;
+  let query = filtered(db, kept)
+    .select(['r.seq', 'r.log_id', 'r.input', 'r.output', 'r.created_at'])
+    .select((metric === undefined ? sql<null>`NULL` : metricValueSql(dialect, metric)).as('score'));
+  if (beforeSeq !== undefined) query = query.where('r.seq', '<', beforeSeq);
+  const rows = await query.orderBy('r.seq', 'desc').limit(q.limit).execute();
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    logId: row.log_id,
+    input: json<JsonObject | null>(row.input),
+    output: json<JsonObject | null>(row.output),
+    createdAt: isoTime(row.created_at),
+    score: row.score === null ? null : Number(row.score),
+  }));
 }
 
 /** Fills each result's feedback (logId's over its assignment's) and its assignment's context, in two queries. */

@@ -1,5 +1,6 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
 import { sql, type Transaction } from 'kysely';
+import type { ComparedRow } from '../core/compare.js';
 import { ConflictError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
@@ -25,7 +26,7 @@ import {
 } from './experiment-rows.js';
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
-import { readResults } from './result-reads.js';
+import { readCompared, readResults } from './result-reads.js';
 import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { readSegments, segmentWrites } from './segment-rows.js';
@@ -41,6 +42,7 @@ import {
 } from './sql-reads.js';
 import { SqlRecords } from './sql-records.js';
 import type {
+  ComparedQuery,
   HourlyData,
   ResultPage,
   ResultQuery,
@@ -270,6 +272,10 @@ export class SqlStore extends SqlRecords implements Store {
 
   listResults(q: ResultQuery): Promise<ResultPage> {
     return this.run(() => readResults(this.readOnly, this.db.dialect, q));
+  }
+
+  listCompared(q: ComparedQuery): Promise<ComparedRow[]> {
+    return this.run(() => readCompared(this.readOnly, this.db.dialect, q));
   }
 
   lastResultSeq(experimentId: number): Promise<number> {

@@ -1,5 +1,6 @@
 // The storage contract every backend fulfils; services depend on narrow slices of it.
 
+import type { ComparedRow } from '../core/compare.js';
 import type { ChangeEvent, TypeFilter } from '../core/events.js';
 import type { Experiment, Variant } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
@@ -73,6 +74,21 @@ export interface ResultQuery {
   /** createdAt >= since */
   since?: string;
   /** createdAt < until */
+  until?: string;
+  limit: number;
+}
+
+/** One variant's results for a comparison (core/compare.ts), newest first. */
+export interface ComparedQuery {
+  experimentId: number;
+  variantKey: string;
+  /** The score of each result: this metric's value (feedback first, then its own; true/false as 1/0). */
+  metric?: string;
+  /** Only results before this position (exclusive). */
+  beforeSeq?: number;
+  /** Only results at or before this position (a comparison read page after page stays the same). */
+  uptoSeq?: number;
+  since?: string;
   until?: string;
   limit: number;
 }
@@ -207,6 +223,8 @@ export interface Store {
    */
   appendBatch(batch: WriteBatch): Promise<BatchDecisions>;
   listResults(query: ResultQuery): Promise<ResultPage>;
+  /** One variant's results with their score (null without one), newest first: what a comparison reads. */
+  listCompared(query: ComparedQuery): Promise<ComparedRow[]>;
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;
   countExposures(experimentId: number): Promise<number>;
