@@ -1,13 +1,16 @@
 // The client: assign (remote or local), log, track, feedback, flush, close. Fail-open throughout: no call
 // throws or rejects because of the service; problems go to the logger (docs/client-contract.md).
+import { assignLocal, drawLocal } from './assign-local.js';
+import { type AssignTarget, requestAssignment } from './assign-remote.js';
+import { defaultAssignment, isObject } from './assignment.js';
 import { Delivery } from './delivery.js';
-import type { EntryReason } from './entry.js';
-import { describeError, errorText, httpRequest } from './http.js';
-import { assignmentIdWith } from './ids.js';
+import { describeError } from './http.js';
 import { LOCAL_DRAW, type LocalDraw, WARN } from './internal.js';
-import { Definitions, evaluate } from './local.js';
+import { Definitions } from './local.js';
 import type { ManageTarget } from './manage.js';
 import { ManagementCalls } from './management.js';
+import type { QueuedExposure } from './queue.js';
+import { runEntry } from './track.js';
 import type {
   AgentSplitOptions,
   Assignment,
@@ -15,47 +18,14 @@ import type {
   DeliveryStats,
   FeedbackEntry,
   JsonObject,
-  JsonValue,
   LogEntry,
   Run,
   TrackOptions,
 } from './types.js';
 import { Warnings } from './warnings.js';
 
-const MAX_USER_ID = 512;
-/** A NUL or a UTF-16 surrogate (lone or in a pair): the slow check looks closer. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what it looks for
-const SUSPECT_CHAR = /[\u0000\uD800-\uDFFF]/;
-
-/**
- * Why the server would refuse `userId` (400 on POST /experiment/:slug/assign), or '': it must be a
- * string of 1-512 code points without U+0000 or a lone surrogate.
- */
-export function userIdProblem(userId: unknown): string {
-  if (typeof userId !== 'string') return 'is not a string';
-  if (userId.length === 0) return 'is empty';
-  if (userId.length <= MAX_USER_ID && !SUSPECT_CHAR.test(userId)) return ''; // the usual case, at once
-  if (userId.includes('\u0000')) return 'contains U+0000';
-  let codePoints = 0;
-  for (let i = 0; i < userId.length; i++, codePoints++) {
-    const c = userId.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = userId.charCodeAt(i + 1);
-      if (!(d >= 0xdc00 && d <= 0xdfff)) return 'contains a lone surrogate';
-      i++;
-    } else if (c >= 0xdc00 && c <= 0xdfff) return 'contains a lone surrogate';
-  }
-  return codePoints > MAX_USER_ID ? `is longer than ${MAX_USER_ID} code points` : '';
-}
-
-const ENTRY_REASONS = new Set<unknown>(['override', 'layer', 'targeting', 'coverage']);
-
 function env(name: string): string | undefined {
   return typeof process !== 'undefined' ? process.env?.[name] : undefined;
-}
-
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
 export class AgentSplit<P = JsonObject> extends ManagementCalls {
@@ -74,6 +44,11 @@ export class AgentSplit<P = JsonObject> extends ManagementCalls {
   private enqueued = 0;
   private exitFlushedAt = -1;
   private readonly onBeforeExit: (() => void) | undefined;
+  /** Counts an exposure of a local assignment and queues it. */
+  private readonly expose = (item: QueuedExposure): void => {
+    this.enqueued++;
+    this.delivery.enqueue(item);
+  };
 
   constructor(options: AgentSplitOptions = {}) {
     super();
@@ -155,55 +130,12 @@ export class AgentSplit<P = JsonObject> extends ManagementCalls {
     userId: string,
     options?: AssignOptions<P>,
   ): Promise<Assignment<P>> {
-    if (this.unusable !== '') return this.fallback(slug, userId, options);
-    try {
-      const answer = await httpRequest(`${this.baseUrl}/experiment/${encodeURIComponent(slug)}/assign`, {
-        method: 'POST',
-        apiKey: this.apiKey,
-        body: JSON.stringify(
-          options?.context === undefined ? { userId } : { userId, context: options.context },
-        ),
-        timeoutMs: this.timeoutMs,
-      });
-      const b = answer.body as
-        | {
-            variant?: unknown;
-            payload?: unknown;
-            assignmentId?: unknown;
-            inExperiment?: unknown;
-            reason?: unknown;
-          }
-        | undefined;
-      if (
-        answer.status === 200 &&
-        typeof b?.variant === 'string' &&
-        typeof b.assignmentId === 'string' &&
-        isObject(b.payload)
-      ) {
-        return {
-          experiment: slug,
-          userId,
-          variant: b.variant,
-          payload: b.payload as P,
-          assignmentId: b.assignmentId,
-          source: 'server',
-          // An older server answers neither: everyone entered.
-          inExperiment: b.inExperiment !== false,
-          reason: b.inExperiment === false && ENTRY_REASONS.has(b.reason) ? (b.reason as EntryReason) : null,
-        };
-      }
-      if (answer.status === 401 || answer.status === 403) {
-        this.warnings.auth(`assign ${slug} answered ${errorText(answer)}`);
-      } else {
-        this.warnings.warn(
-          `assign:${answer.status}`,
-          `assign ${slug} answered ${errorText(answer)}: default used`,
-        );
-      }
-    } catch (err) {
-      this.warnings.warn('assign:network', `assign ${slug} failed (${describeError(err)}): default used`);
-    }
-    return this.fallback(slug, userId, options);
+    if (this.unusable !== '') return defaultAssignment(slug, userId, options);
+    const to: AssignTarget = { baseUrl: this.baseUrl, apiKey: this.apiKey, timeoutMs: this.timeoutMs };
+    return (
+      (await requestAssignment(to, slug, userId, options, this.warnings)) ??
+      defaultAssignment(slug, userId, options)
+    );
   }
 
   /**
@@ -213,110 +145,13 @@ export class AgentSplit<P = JsonObject> extends ManagementCalls {
    */
   assignLocal(slug: string, userId: string, options?: AssignOptions<P>): Assignment<P> {
     if (this.closed) return this.afterClose(`assign ${slug}`, slug, userId, options);
-    try {
-      const c = this.definitions?.get(slug);
-      if (c === undefined) {
-        this.warnings.warn(
-          'local:missing',
-          this.definitions === undefined
-            ? 'assignLocal needs the option local: true: default used'
-            : this.definitions.loaded
-              ? `experiment ${slug} is not among the running definitions: default used`
-              : 'no definitions loaded yet: default used',
-        );
-        return this.fallback(slug, userId, options);
-      }
-      const problem = userIdProblem(userId);
-      if (problem !== '') {
-        // What the server answers 400 for: the same default as a refused remote assign.
-        this.warnings.warn(
-          'local:user',
-          `assign ${slug}: the userId ${problem} (the server takes 1-${MAX_USER_ID} code points, no U+0000, no lone surrogate): default used`,
-        );
-        return this.fallback(slug, userId, options);
-      }
-      const e = evaluate(c, userId, options?.context, this.definitions!.groups);
-      const i = e.index;
-      const now = Date.now();
-      const assignmentId = assignmentIdWith(
-        c.keyState,
-        e.inExperiment ? c.middles[i]! : c.outMiddles[i]!,
-        userId,
-        now,
-      );
-      // A unit that did not enter leaves no exposure (ADR 0038): analysis and SRM see entered units only.
-      if (e.inExperiment) {
-        this.enqueued++;
-        this.delivery.enqueue({
-          kind: 'exposure',
-          experiment: slug,
-          assignmentId,
-          context: options?.context,
-          at: now,
-        });
-      }
-      return {
-        experiment: slug,
-        userId,
-        variant: c.keys[i]!,
-        payload: c.payloads[i] as P,
-        assignmentId,
-        source: 'local',
-        inExperiment: e.inExperiment,
-        reason: e.reason,
-      };
-    } catch (err) {
-      this.warnings.warn('local:error', `assign ${slug} failed (${describeError(err)}): default used`);
-      return this.fallback(slug, userId, options);
-    }
+    return assignLocal(this.definitions, slug, userId, options, this.warnings, this.expose);
   }
 
   /** For the OpenFeature provider: the local draw, its exposure recorded only if the caller takes it. */
   [LOCAL_DRAW](slug: string, userId: string, context?: JsonObject): LocalDraw {
     if (this.closed) return { kind: 'closed', message: 'the client is closed' };
-    if (this.definitions === undefined) {
-      const why = this.unusable !== '' ? this.unusable : 'the client was made without local: true';
-      return { kind: 'not-local', message: `no local evaluation: ${why}` };
-    }
-    if (!this.definitions.loaded) {
-      return {
-        kind: 'not-loaded',
-        message: 'no definitions loaded yet (GET /experiments/definitions has not answered)',
-      };
-    }
-    const c = this.definitions.get(slug);
-    if (c === undefined) {
-      return {
-        kind: 'not-found',
-        message: `experiment ${slug} is not among the running experiments (unknown, or not running)`,
-      };
-    }
-    const problem = userIdProblem(userId);
-    if (problem !== '') {
-      return {
-        kind: 'bad-user',
-        message: `the targetingKey ${problem} (the server takes 1-${MAX_USER_ID} code points, no U+0000, no lone surrogate)`,
-      };
-    }
-    const e = evaluate(c, userId, context, this.definitions.groups);
-    const i = e.index;
-    return {
-      kind: 'ok',
-      variant: c.keys[i]!,
-      payload: c.payloads[i]!,
-      experimentVersion: c.definition.version,
-      inExperiment: e.inExperiment,
-      reason: e.reason,
-      expose: (context) => {
-        const now = Date.now();
-        const middle = e.inExperiment ? c.middles[i]! : c.outMiddles[i]!;
-        const assignmentId = assignmentIdWith(c.keyState, middle, userId, now);
-        if (!e.inExperiment) return assignmentId; // not entered: no exposure
-        this.enqueued++;
-        this.delivery.enqueue({ kind: 'exposure', experiment: slug, assignmentId, context, at: now });
-        return assignmentId;
-      },
-    };
+    return drawLocal(this.definitions, this.unusable, slug, userId, context, this.expose);
   }
 
   /** For the OpenFeature provider: a warning through this client's logger (one a second per kind). */
@@ -369,25 +204,8 @@ export class AgentSplit<P = JsonObject> extends ManagementCalls {
 
   private record(a: Assignment<P>, run: Run, start: number, err: unknown, failed: boolean): void {
     try {
-      if (!a || a.source === 'default' || !a.variant) return;
-      const metrics: Record<string, JsonValue> = isObject(run.metrics)
-        ? (run.metrics as Record<string, JsonValue>)
-        : {};
-      if (metrics.latency_ms === undefined)
-        metrics.latency_ms = Math.round((performance.now() - start) * 1000) / 1000;
-      if (failed) metrics.error = true;
-      else if (metrics.error === undefined) metrics.error = false;
-      let output = run.output;
-      if (failed && output === undefined) {
-        const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-        output = { error: message.slice(0, 2000) };
-      }
-      const entry: LogEntry = { variantKey: a.variant, userId: a.userId, metrics };
-      if (a.assignmentId) entry.assignmentId = a.assignmentId;
-      if (run.input !== undefined) entry.input = run.input;
-      if (output !== undefined) entry.output = output;
-      if (run.context !== undefined) entry.context = run.context;
-      this.log(a.experiment, entry);
+      const entry = runEntry(a, run, start, err, failed);
+      if (entry !== undefined) this.log(a.experiment, entry);
     } catch (e) {
       this.warnings.warn('track:error', `track ${a?.experiment} could not log its run (${describeError(e)})`);
     }
@@ -502,19 +320,6 @@ export class AgentSplit<P = JsonObject> extends ManagementCalls {
     options: AssignOptions<P> | undefined,
   ): Assignment<P> {
     this.dropClosed(what);
-    return this.fallback(slug, userId, options);
-  }
-
-  private fallback(slug: string, userId: string, options: AssignOptions<P> | undefined): Assignment<P> {
-    return {
-      experiment: slug,
-      userId,
-      variant: '',
-      payload: (options?.default ?? {}) as P,
-      assignmentId: '',
-      source: 'default',
-      inExperiment: false,
-      reason: null,
-    };
+    return defaultAssignment(slug, userId, options);
   }
 }

@@ -1,43 +1,13 @@
 // Background delivery: logs, feedback and exposures wait in one bounded queue and go out in batches,
 // every flushIntervalMs or as soon as batchSize items wait. Retries keep each batch's Idempotency-Key, so
 // a retry never double-counts. Nothing here throws to the caller.
+import { type Batch, batchBody, failing, formBatches, MAX_FAILING_ATTEMPTS, retryable } from './batch.js';
 import { describeError, errorText, type HttpAnswer, httpRequest, retryAfterMs } from './http.js';
 import { uuidv7 } from './ids.js';
-import type { DeliveryStats, FeedbackEntry, JsonObject, LogEntry } from './types.js';
+import { describeItem, type QueuedItem, Ring } from './queue.js';
+import { RetryWait } from './retry-wait.js';
+import type { DeliveryStats } from './types.js';
 import type { Warnings } from './warnings.js';
-
-export interface QueuedLog {
-  kind: 'log';
-  slug: string;
-  entry: LogEntry;
-  /** Date.now() at the log call: the result's timestamp unless the entry has one. */
-  at: number;
-}
-
-export interface QueuedFeedback {
-  kind: 'feedback';
-  slug: string;
-  entry: FeedbackEntry;
-}
-
-export interface QueuedExposure {
-  kind: 'exposure';
-  experiment: string;
-  assignmentId: string;
-  context: JsonObject | undefined;
-  at: number;
-}
-
-export type QueuedItem = QueuedLog | QueuedFeedback | QueuedExposure;
-
-interface Batch {
-  kind: QueuedItem['kind'];
-  /** Each item's own JSON, made when the batch was formed. */
-  json: string[];
-  path: string;
-  /** Made of one item of a batch that was refused or kept failing: given up sooner. */
-  split: boolean;
-}
 
 export interface DeliveryConfig {
   baseUrl: string;
@@ -50,100 +20,8 @@ export interface DeliveryConfig {
   retryMaxMs: number;
 }
 
-/** A fixed-capacity FIFO; pushing into a full one drops the oldest item. */
-class Ring<T> {
-  private readonly buf: (T | undefined)[];
-  private head = 0;
-  size = 0;
-
-  constructor(readonly capacity: number) {
-    this.buf = new Array(capacity);
-  }
-
-  /** Adds `x`; true when the oldest item was dropped to make room. */
-  push(x: T): boolean {
-    if (this.size === this.capacity) {
-      this.buf[this.head] = x;
-      this.head = (this.head + 1) % this.capacity;
-      return true;
-    }
-    this.buf[(this.head + this.size) % this.capacity] = x;
-    this.size++;
-    return false;
-  }
-
-  shift(): T | undefined {
-    if (this.size === 0) return undefined;
-    const x = this.buf[this.head];
-    this.buf[this.head] = undefined;
-    this.head = (this.head + 1) % this.capacity;
-    this.size--;
-    return x;
-  }
-}
-
-/** Statuses after which the same request is sent again (with the same Idempotency-Key). */
-function retryable(status: number): boolean {
-  return status >= 500 || status === 429 || status === 409 || status === 408;
-}
-
-/**
- * A 5xx other than 503: maybe this batch's own fault (one experiment, one item), so it is retried at
- * most MAX_FAILING_ATTEMPTS times, then item by item once, then dropped. 503, 408, 409, 429 and network
- * errors say the service is busy or away: those are retried until answered.
- */
-function failing(status: number): boolean {
-  return status >= 500 && status !== 503;
-}
-
-export const MAX_FAILING_ATTEMPTS = 5;
-
 function reason(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-}
-
-function describeItem(item: QueuedItem): string {
-  return item.kind === 'exposure' ? `an exposure of ${item.experiment}` : `a ${item.kind} of ${item.slug}`;
-}
-
-/** The item as it goes on the wire, or a TypeError when JSON.stringify gives nothing. */
-function itemJson(item: QueuedItem): string {
-  let json: string | undefined;
-  // An item of POST /feedback: its experiment, then the single route's body.
-  if (item.kind === 'feedback') json = JSON.stringify({ experiment: item.slug, ...item.entry });
-  else if (item.kind === 'log') {
-    const { entry, at } = item;
-    json = JSON.stringify(entry.timestamp === undefined ? { ...entry, timestamp: iso(at) } : entry);
-  } else {
-    json = JSON.stringify(
-      item.context === undefined
-        ? { experiment: item.experiment, assignmentId: item.assignmentId, timestamp: iso(item.at) }
-        : {
-            experiment: item.experiment,
-            assignmentId: item.assignmentId,
-            context: item.context,
-            timestamp: iso(item.at),
-          },
-    );
-  }
-  if (typeof json !== 'string') throw new TypeError('JSON.stringify gave no text');
-  return json;
-}
-
-/** Where each kind of batch goes (logs: per experiment), and the field holding its items. */
-const PATHS: Record<QueuedItem['kind'], (slug: string) => string> = {
-  log: (slug) => `/experiment/${encodeURIComponent(slug)}/logs`,
-  exposure: () => '/exposures',
-  feedback: () => '/feedback',
-};
-const FIELDS: Record<QueuedItem['kind'], string> = {
-  log: 'results',
-  exposure: 'exposures',
-  feedback: 'feedback',
-};
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 export class Delivery {
@@ -158,8 +36,8 @@ export class Delivery {
   private failed = 0;
   private retries = 0;
   private waiters: Array<(idle: boolean) => void> = [];
-  private sleeping: { timer: ReturnType<typeof setTimeout>; until: number; resolve: () => void } | null =
-    null;
+  /** The wait of a batch before its retry. */
+  private readonly pause = new RetryWait();
   /** Aborts the requests in flight when the worker stops. */
   private readonly aborter = new AbortController();
 
@@ -233,7 +111,7 @@ export class Delivery {
       }, timeoutMs);
       this.waiters.push(finish);
       this.kick();
-      this.wake();
+      this.pause.wake();
     });
   }
 
@@ -250,7 +128,7 @@ export class Delivery {
     if (this.stopped) return 0;
     this.stopped = true;
     clearInterval(this.timer);
-    this.wake(true);
+    this.pause.wake(true);
     const n = this.queue.size + this.inFlight;
     this.failed += n;
     this.inFlight = 0;
@@ -308,45 +186,15 @@ export class Delivery {
     this.failed += bad;
   }
 
-  /**
-   * Batches in the order their first item was queued: logs per experiment, exposures of every experiment
-   * together (POST /exposures), feedback of every experiment together (POST /feedback). Each item is serialised here, on its own: one that cannot be (a BigInt, a circular object) is
-   * dropped and counted as failed, with a warning, and its neighbours go.
-   */
+  /** The batches of `items`; one that cannot be serialised is dropped and counted as failed, with a warning. */
   private group(items: QueuedItem[]): Batch[] {
-    const batches: Batch[] = [];
-    const open = new Map<string, Batch>();
-    for (const item of items) {
-      let json: string;
-      try {
-        json = itemJson(item);
-      } catch (err) {
-        this.settle(0, 1);
-        this.warnings.warn(
-          'unserialisable',
-          `${describeItem(item)} dropped: it cannot be serialised as JSON (${reason(err)})`,
-        );
-        continue;
-      }
-      const key = item.kind === 'log' ? `l:${item.slug}` : item.kind;
-      let batch = open.get(key);
-      if (batch === undefined || batch.json.length >= this.cfg.batchSize) {
-        batch = {
-          kind: item.kind,
-          json: [],
-          path: PATHS[item.kind](item.kind === 'log' ? item.slug : ''),
-          split: false,
-        };
-        open.set(key, batch);
-        batches.push(batch);
-      }
-      batch.json.push(json);
-    }
-    return batches;
-  }
-
-  private bodyOf(batch: Batch): string {
-    return `{"${FIELDS[batch.kind]}":[${batch.json.join(',')}]}`;
+    return formBatches(items, this.cfg.batchSize, (item, err) => {
+      this.settle(0, 1);
+      this.warnings.warn(
+        'unserialisable',
+        `${describeItem(item)} dropped: it cannot be serialised as JSON (${reason(err)})`,
+      );
+    });
   }
 
   /** Sends each item of `batch` alone, once (a refused or failing batch: one bad item must not lose the rest). */
@@ -359,7 +207,7 @@ export class Delivery {
 
   /** Sends one batch until it is answered for good, given up, or the client stops. Never throws. */
   private async send(batch: Batch): Promise<void> {
-    const body = this.bodyOf(batch);
+    const body = batchBody(batch);
     const idempotencyKey = uuidv7();
     const n = batch.json.length;
     let failures = 0;
@@ -433,7 +281,8 @@ export class Delivery {
         `retry:${batch.kind}`,
         `POST ${batch.path} failed (${why}); retrying ${n} item(s) in ${Math.round(delay)} ms`,
       );
-      await this.sleep(delay, minMs);
+      // Unref'd unless someone waits on a flush: a retrying batch alone does not hold the process open.
+      await this.pause.sleep(delay, minMs, this.waiters.length > 0);
     }
   }
 
@@ -464,35 +313,5 @@ export class Delivery {
       );
     }
     this.settle(n, 0);
-  }
-
-  /** Waits `ms`; wake() cuts it short, but never below `minMs` (the server's Retry-After). */
-  private sleep(ms: number, minMs: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const start = Date.now();
-      const timer = setTimeout(() => {
-        this.sleeping = null;
-        resolve();
-      }, ms);
-      // Unref'd unless someone waits on a flush: a retrying batch alone does not hold the process open.
-      if (this.waiters.length === 0) timer.unref?.();
-      this.sleeping = { timer, until: start + minMs, resolve };
-    });
-  }
-
-  private wake(now = false): void {
-    const s = this.sleeping;
-    if (s === null) return;
-    clearTimeout(s.timer);
-    const rest = now ? 0 : s.until - Date.now();
-    if (rest <= 0) {
-      this.sleeping = null;
-      s.resolve();
-      return;
-    }
-    s.timer = setTimeout(() => {
-      this.sleeping = null;
-      s.resolve();
-    }, rest);
   }
 }

@@ -1,31 +1,21 @@
-"""What the sync and async clients share: assignments, runs, configuration, the local draw, log, track and
-feedback. The queue and its batches are in _delivery.py, the definitions and who enters in _entry.py; the
-clients add only the transport and the background worker."""
+"""What the sync and async clients share: configuration, counters, warnings, log, track and feedback (the
+assign half, the local draw among it, is in _assigning.py; assignments and runs in _assignment.py). The queue
+and its batches are in _delivery.py, the definitions and who enters in _entry.py; the clients add only the
+transport and the background worker."""
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import random
-import re
 import sys
 import time
-from array import array
-from base64 import b64encode
-from zlib import crc32
-from urllib.parse import quote
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Optional
 
+from ._assigning import MAX_USER_ID, _Assigning, assign_body, assign_path  # noqa: F401 (MAX_USER_ID, assign_body, assign_path: re-exported)
+from ._assignment import Assignment, JsonObject, Run, logger
 from ._delivery import Batch, Delivery, iso, retry_after_seconds  # noqa: F401 (Batch, iso, retry_after_seconds: re-exported)
-from ._entry import Definition, compile_definitions  # noqa: F401 (Definition: re-exported)
-from ._hash import pick_last_weighted, pick_weighted
-from ._ids import uuid7
+from ._entry import Definition  # noqa: F401 (Definition: re-exported)
 from ._manage import AgentSplitError
-
-logger = logging.getLogger("agentsplit")
-
-JsonObject = Dict[str, Any]
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_FLUSH_INTERVAL = 1.0
@@ -37,132 +27,14 @@ DEFAULT_MANAGEMENT_TIMEOUT = 10.0  # create_experiment, get_experiment, update_e
 DEFAULT_BACKOFF_BASE = 0.5
 DEFAULT_BACKOFF_MAX = 30.0
 WARN_EVERY = 10.0  # seconds between two warnings of the same kind
-MAX_USER_ID = 512  # code points, as the server checks
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class Assignment:
-    """The answer of ``assign``: ``variant``, ``payload``, ``assignment_id``, ``source``, ``in_experiment``,
-    ``reason``.
-
-    ``source`` is ``"server"`` (a remote answer), ``"local"`` (drawn in-process) or ``"default"`` (the
-    caller's default payload; ``variant`` and ``assignment_id`` are None). A local payload is the
-    definition's own object: read it, do not change it.
-
-    ``in_experiment`` is False when the unit did not enter the experiment (ADR 0038): it was served an
-    override's variant or the default variant, and ``reason`` says why (``"override"``, ``"layer"``,
-    ``"targeting"`` or ``"coverage"``). Its results are stored but never counted; no exposure is sent.
-    A ``"default"`` assignment is not in the experiment either (``reason`` None).
-    """
-
-    __slots__ = ("experiment", "user_id", "variant", "payload", "assignment_id", "source", "in_experiment", "reason")
-
-    def __init__(
-        self,
-        experiment: str,
-        user_id: str,
-        variant: Optional[str],
-        payload: Any,
-        assignment_id: Optional[str],
-        source: str,
-        in_experiment: bool = True,
-        reason: Optional[str] = None,
-    ) -> None:
-        self.experiment = experiment
-        self.user_id = user_id
-        self.variant = variant
-        self.payload = payload
-        self.assignment_id = assignment_id
-        self.source = source
-        self.in_experiment = in_experiment
-        self.reason = reason
-
-    def __repr__(self) -> str:
-        return "Assignment(experiment=%r, user_id=%r, variant=%r, source=%r, in_experiment=%r, reason=%r, assignment_id=%r)" % (
-            self.experiment,
-            self.user_id,
-            self.variant,
-            self.source,
-            self.in_experiment,
-            self.reason,
-            self.assignment_id,
-        )
-
-
-class Run:
-    """What ``track`` yields: set ``output`` and add to ``metrics``; on exit the run is logged with
-    ``latency_ms`` (unless set) and ``error`` (True when the block raised; the exception still propagates)."""
-
-    __slots__ = ("_client", "assignment", "input", "output", "metrics", "context", "_t0", "latency_ms")
-
-    def __init__(self, client: "_ClientBase", assignment: Assignment, input: Optional[JsonObject], context: Optional[JsonObject]) -> None:
-        self._client = client
-        self.assignment = assignment
-        self.input = input
-        self.output: Optional[JsonObject] = None
-        self.metrics: JsonObject = {}
-        self.context = context
-        self._t0 = 0.0
-        self.latency_ms: Optional[float] = None
-
-    def __enter__(self) -> "Run":
-        self._t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        self._finish(exc_type, exc)
-        return False  # never swallow the caller's exception
-
-    async def __aenter__(self) -> "Run":
-        return self.__enter__()
-
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        self._finish(exc_type, exc)
-        return False
-
-    def _finish(self, exc_type: Any, exc: Any = None) -> None:
-        try:
-            self.latency_ms = round((time.perf_counter() - self._t0) * 1000.0, 3)
-            metrics = self.metrics if isinstance(self.metrics, dict) else {}
-            metrics.setdefault("latency_ms", self.latency_ms)
-            if exc_type is not None:
-                metrics["error"] = True
-                if self.output is None:  # "<ExceptionType>: <message>", as the JS client's `${err.name}: ${err.message}`
-                    self.output = {"error": "%s: %s" % (getattr(exc_type, "__name__", str(exc_type)), "" if exc is None else exc)}
-            else:
-                metrics.setdefault("error", False)
-            a = self.assignment
-            self._client.log(
-                a.experiment,
-                variant_key=a.variant,
-                assignment_id=a.assignment_id,
-                input=self.input,
-                output=self.output,
-                metrics=metrics,
-                context=self.context,
-                user_id=a.user_id,
-            )
-        except Exception:  # pragma: no cover - log never raises; this is belt and braces
-            logger.debug("agentsplit: could not log a tracked run", exc_info=True)
-
-
-def assign_path(slug: str) -> str:
-    return "/experiment/%s/assign" % quote(slug, safe="")
-
-
-def assign_body(user_id: str, context: Optional[JsonObject]) -> bytes:
-    """The body of a remote assign. Raises on a context JSON cannot hold (the caller answers the default)."""
-    body: JsonObject = {"userId": user_id}
-    if context is not None:
-        body["context"] = context
-    return json.dumps(body, default=str, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 # --- the shared client ---------------------------------------------------------------------------------
 
 
-class _ClientBase:
-    """Configuration, the local draw, log/track/feedback. Subclasses add the transport and the worker."""
+class _ClientBase(_Assigning):
+    """Configuration, log/track/feedback, and (from ``_Assigning``) the local draw. Subclasses add the
+    transport and the worker."""
 
     def __init__(
         self,
@@ -278,148 +150,6 @@ class _ClientBase:
             )
         else:
             logger.debug("agentsplit: HTTP %d (%s)", status, error)
-
-    # assign ------------------------------------------------------------------------------------------
-    def _default(self, experiment: str, user_id: str, default: Any) -> Assignment:
-        return Assignment(experiment, user_id, None, {} if default is None else default, None, "default", False)
-
-    def _bad_user_id(self, experiment: str, user_id: Any) -> Optional[str]:
-        """Why the server would refuse ``user_id`` (400), or None: not a string, empty, over 512 code
-        points, a NUL, a lone surrogate. Checked before a local draw or a request; the caller answers the default."""
-        if type(user_id) is not str and not isinstance(user_id, str):
-            why = "is not a string (%s)" % type(user_id).__name__
-        elif not user_id:
-            why = "is empty"
-        elif len(user_id) > MAX_USER_ID:
-            why = "is longer than %d characters (%d)" % (MAX_USER_ID, len(user_id))
-        elif "\x00" in user_id:
-            why = "contains U+0000"
-        elif not user_id.isascii() and _SURROGATE.search(user_id):
-            why = "contains a lone surrogate"
-        else:
-            return None
-        self._warn("user-id", "agentsplit: assign %r: the user id %s (the server answers 400): default", experiment, why)
-        return why
-
-    def _bad_user_id_remote(self, experiment: str, user_id: Any) -> bool:
-        if type(user_id) is str and 0 < len(user_id) <= MAX_USER_ID and "\x00" not in user_id and (user_id.isascii() or not _SURROGATE.search(user_id)):
-            return False
-        return self._bad_user_id(experiment, user_id) is not None
-
-    def _assign_local(self, experiment: str, user_id: str, context: Optional[JsonObject], default: Any) -> Assignment:
-        if (type(user_id) is not str or not 0 < len(user_id) <= MAX_USER_ID or "\x00" in user_id) and self._bad_user_id(experiment, user_id):
-            return self._default(experiment, user_id, default)
-        d = self._defs.get(experiment)
-        if d is None:
-            if self._defs_loaded:
-                self._warn("missing:" + experiment, "agentsplit: %r is not among the running experiments' definitions: default", experiment)
-            else:
-                self._warn("nodefs", "agentsplit: no definitions yet (the server could not be reached): default for %r", experiment)
-            return self._default(experiment, user_id, default)
-        ascii = user_id.isascii()
-        if ascii:
-            user_bytes = user_id.encode()
-        else:
-            try:
-                user_bytes = user_id.encode()
-            except UnicodeEncodeError:  # a lone surrogate
-                self._bad_user_id(experiment, user_id)
-                return self._default(experiment, user_id, default)
-        if not d.simple:  # entry rules (ADR 0038): a unit kept out is answered here, without an exposure
-            i, reason = d.enter(user_id, context)
-            if reason is not None:
-                body = uuid7() + d.out_prefixes[i] + b64encode(user_bytes).decode()
-                aid = "%s.%08x" % (body, crc32(body.encode(), d.key))
-                return Assignment(experiment, user_id, d.keys[i], d.payloads[i], aid, "local", False, reason)
-        elif d.sticky:
-            # hash_v2 inlined (the hot path): FNV-1a 32 from the seed's state over the user id's
-            # UTF-16 code units, then over the decimal digits of that
-            h = d.seed_state
-            for c in user_bytes if ascii else array("H", user_id.encode("utf-16-le")):
-                h = (h ^ c) * 0x01000193 & 0xFFFFFFFF
-            h2 = 0x811C9DC5
-            for c in b"%d" % h:
-                h2 = (h2 ^ c) * 0x01000193 & 0xFFFFFFFF
-            n = h2 % 10000 / 10000
-            i = 0
-            for start, end in d.ranges:
-                if start <= n < end:
-                    break
-                i += 1
-            else:
-                i = pick_last_weighted(d.cumulative)
-        else:
-            i = pick_weighted(d.cumulative, random.random)
-        body = uuid7() + d.prefixes[i] + b64encode(user_bytes).decode()
-        aid = "%s.%08x" % (body, crc32(body.encode(), d.key))
-        q = self._queue
-        if len(q) >= self._max_queue:
-            self._delivery.put(("exposure", experiment, (aid, context), time.time()))
-        else:
-            q.append(("exposure", experiment, (aid, context), time.time()))
-            if len(q) >= self._batch_size:
-                self._wake()
-        return Assignment(experiment, user_id, d.keys[i], d.payloads[i], aid, "local")
-
-    def _expose_local(self, experiment: str, d: Definition, i: int, user_id: str, context: Optional[JsonObject]) -> str:
-        """Makes the id of a local draw already made (``d.choose``) and queues its exposure: the tail of
-        ``_assign_local`` (kept inline there: the hot path), for callers that check the variant before
-        it counts (the OpenFeature provider's type check). ``user_id`` must have passed ``_bad_user_id``."""
-        body = uuid7() + d.prefixes[i] + b64encode(user_id.encode()).decode()
-        aid = "%s.%08x" % (body, crc32(body.encode(), d.key))
-        if self._delivery.put(("exposure", experiment, (aid, context), time.time())):
-            self._wake()
-        return aid
-
-    @staticmethod
-    def _unentered_id(d: Definition, i: int, user_id: str) -> str:
-        """The id of a unit that did not enter (its variant part ``x<index>``); no exposure goes with it."""
-        body = uuid7() + d.out_prefixes[i] + b64encode(user_id.encode()).decode()
-        return "%s.%08x" % (body, crc32(body.encode(), d.key))
-
-    def _assign_answer(self, experiment: str, user_id: str, default: Any, status: int, data: Any) -> Assignment:
-        if status == 200 and isinstance(data, dict) and isinstance(data.get("variant"), str):
-            entered = data.get("inExperiment")
-            reason = data.get("reason")
-            return Assignment(
-                experiment,
-                user_id,
-                data["variant"],
-                data.get("payload", {}),
-                data.get("assignmentId"),
-                "server",
-                entered if isinstance(entered, bool) else True,  # a server before ADR 0038 lets everyone in
-                reason if isinstance(reason, str) else None,
-            )
-        if status in (401, 403):
-            self._auth_error(status, data)
-        elif status == 404:
-            self._warn("404:" + experiment, "agentsplit: %r is unknown or not running (404): default", experiment)
-        else:
-            error = data.get("error") if isinstance(data, dict) else None
-            self._warn("assign:%d" % status, "agentsplit: assign %r answered HTTP %d (%s): default", experiment, status, error)
-        return self._default(experiment, user_id, default)
-
-    def _apply_definitions(self, status: int, headers: Mapping[str, str], data: Any) -> None:
-        if status == 304:
-            self._defs_loaded = True
-            return
-        if status == 200 and isinstance(data, dict) and isinstance(data.get("experiments"), list):
-            self._defs = compile_definitions(data)
-            self._etag = headers.get("etag")
-            self._defs_loaded = True
-            return
-        if status in (401, 403):
-            self._auth_error(status, data)
-            return
-        self._warn("defs", "agentsplit: definitions answered HTTP %d: keeping the %d we have", status, len(self._defs))
-
-    def _definitions_headers(self) -> Dict[str, str]:
-        h = dict(self._headers)
-        del h["content-type"]
-        if self._etag:
-            h["if-none-match"] = self._etag
-        return h
 
     # log, track, feedback ----------------------------------------------------------------------------
     def _wake(self) -> None:  # overridden
