@@ -30,7 +30,7 @@ async function eventsOfType(api, slug, type) {
 async function readChange(api, slug, status) {
   const changes = await eventsOfType(api, slug, 'experiment.status_changed');
   const change = changes.findLast((e) => e.data.to === status);
-  if (!change || change.actor?.kind !== 'monitor') return { change, failure: null };
+  if (change?.actor?.kind !== 'monitor') return { change, failure: null };
   const failures = await eventsOfType(api, slug, 'guardrail.failed');
   const reason = String(change.data.reason ?? '');
   const failure =
