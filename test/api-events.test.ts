@@ -119,6 +119,31 @@ describe('history', { skip: SKIP_BACKEND }, () => {
     assert.equal((await historyOf(slug)).length, 5);
   });
 
+  test("an experiment's history takes type= and since= (the dashboard's status banner reads its status changes)", async () => {
+    const slug = uniqueSlug('typed');
+    await rt.api.createExperiment({ slug, status: 'running' });
+    const patch = (body: unknown) =>
+      rt.api.call({ method: 'PATCH', url: `/experiment/${slug}`, key: bot.key, body });
+    assert.equal((await patch({ name: 'Renamed' })).statusCode, 200);
+    assert.equal((await patch({ status: 'paused' })).statusCode, 200);
+    const res = await rt.api.get(`/experiment/${slug}/events?type=experiment.status_changed`);
+    assert.equal(res.statusCode, 200, res.body);
+    const changes = res.json().events as Event[];
+    assert.deepEqual(
+      changes.map((e) => [e.type, e.data.to, e.actor]),
+      [['experiment.status_changed', 'paused', { kind: 'key', id: bot.id, name: 'release-bot' }]],
+    );
+    const prefixed = (await rt.api.get(`/experiment/${slug}/events?type=experiment.*`)).json()
+      .events as Event[];
+    assert.deepEqual(
+      prefixed.map((e) => e.type),
+      ['experiment.created', 'experiment.updated', 'experiment.status_changed'],
+    );
+    const later = await rt.api.get(`/experiment/${slug}/events?since=${encodeURIComponent(changes[0]!.at)}`);
+    assert.ok((later.json().events as Event[]).every((e) => e.at >= changes[0]!.at));
+    assertError(await rt.api.get(`/experiment/${slug}/events?type=experiment.`), 400, /type must be/);
+  });
+
   test('keys created and revoked are events, never with the secret; the actor is the key that acted', async () => {
     const made = await createKey({ name: 'short-lived', scopes: ['read'], experiments: ['x-only'] }, bot.key);
     const revoked = await rt.api.call({ method: 'DELETE', url: `/keys/${made.id}`, key: API_KEY });

@@ -260,7 +260,7 @@ describe('the OpenAPI document', { skip: SKIP_BACKEND }, () => {
     const names = (method: string, path: string) =>
       (operation(method, path).parameters ?? []).map((p) => p.name).sort();
     assert.deepEqual(names('get', '/events'), ['cursor', 'limit', 'since', 'type']);
-    assert.deepEqual(names('get', '/experiment/{slug}/events'), ['cursor', 'limit', 'slug']);
+    assert.deepEqual(names('get', '/experiment/{slug}/events'), ['cursor', 'limit', 'since', 'slug', 'type']);
     assert.ok(operation('get', '/events').responses['403'], '/events documents its 403');
   });
 

@@ -1,10 +1,12 @@
 // Webhooks (issue 27, admin only): add an endpoint (its signing secret shown once), send it a test
-// event, rotate its secret, delete it, and read its deliveries (retrying a failed one), through /webhooks.
+// event, rotate its secret, delete it, and read its deliveries (retrying a failed one), through /webhooks;
+// each endpoint's health, enable/disable switch and description (issue 36).
 import { useState } from 'preact/hooks';
 import { formatTime } from '../format.js';
 import { useLoad, usePoll, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, Loading } from '../parts/common.js';
+import { DescriptionForm, EnabledSwitch, WebhookHealth } from '../parts/webhook-health.js';
 import { RotatedNote, RotateForm, SecretNote } from '../parts/webhook-secret.js';
 
 /** How often open deliveries are read again while one of them is pending (ms). */
@@ -57,7 +59,11 @@ function Deliveries({ webhook }) {
                   <td data-label="Event"><code title=${d.eventId}>${d.type}</code></td>
                   <td data-label="Status">${d.status}</td>
                   <td data-label="Attempts" class="num">${d.attempts}</td>
-                  <td data-label="Last answer">${d.lastResponseStatus ?? (d.attempts > 0 ? 'no answer' : '—')}</td>
+                  <td data-label="Last answer" data-testid="delivery-answer">${
+                    d.lastError
+                      ? html`<code class="webhook-error" data-testid="delivery-error">${d.lastError}</code>`
+                      : (d.lastResponseStatus ?? (d.attempts > 0 ? 'no answer' : '—'))
+                  }</td>
                   <td data-label="Next attempt">${d.nextAttemptAt ? formatTime(d.nextAttemptAt) : '—'}</td>
                   <td data-label="Delivered">${d.deliveredAt ? formatTime(d.deliveredAt) : '—'}</td>
                   <td data-label="">
@@ -82,6 +88,7 @@ function Endpoint({ webhook, onChanged }) {
   const { api } = useSession();
   const [open, setOpen] = useState(false);
   const [rotating, setRotating] = useState(false);
+  const [describing, setDescribing] = useState(false);
   const [rotated, setRotated] = useState(null);
   const [note, setNote] = useState(null);
   const [error, setError] = useState(null);
@@ -114,9 +121,12 @@ function Endpoint({ webhook, onChanged }) {
   };
   return html`<li data-testid="webhook" data-id=${webhook.id}>
     <p><strong data-testid="webhook-url">${webhook.url}</strong>
-      ${!webhook.enabled && html` <span class="badge" data-testid="webhook-disabled">disabled</span>`}</p>
+      ${!webhook.enabled && html` <span class="badge" data-testid="webhook-disabled">disabled</span>`}
+      <${EnabledSwitch} webhook=${webhook} onChanged=${onChanged} /></p>
+    ${webhook.description && html`<p class="webhook-description" data-testid="webhook-description">${webhook.description}</p>`}
+    <${WebhookHealth} webhook=${webhook} />
     <p class="muted small">
-      ${webhook.description ? `${webhook.description} · ` : ''}events: ${webhook.events.join(', ')} · format: ${webhook.format} · added ${formatTime(webhook.createdAt)}
+      events: ${webhook.events.join(', ')} · format: ${webhook.format} · added ${formatTime(webhook.createdAt)}
       ${previousSigns && html` · <span data-testid="previous-secret">previous secret signs until ${formatTime(webhook.previousSecretUntil)}</span>`}
     </p>
     <${ErrorNote} error=${error} testid="webhook-error" />
@@ -130,8 +140,19 @@ function Endpoint({ webhook, onChanged }) {
       <button type="button" aria-expanded=${rotating} onClick=${() => setRotating(!rotating)} data-testid="webhook-rotate">
         Rotate secret
       </button>
+      <button type="button" aria-expanded=${describing} onClick=${() => setDescribing(!describing)} data-testid="webhook-describe">
+        Edit description
+      </button>
       <button type="button" onClick=${remove} data-testid="webhook-delete">Delete</button>
     </div>
+    ${
+      describing &&
+      html`<${DescriptionForm} webhook=${webhook}
+        onDone=${() => {
+          setDescribing(false);
+          onChanged();
+        }} onCancel=${() => setDescribing(false)} />`
+    }
     ${rotating && html`<${RotateForm} webhook=${webhook} onRotated=${onRotated} onCancel=${() => setRotating(false)} />`}
     ${open && html`<${Deliveries} webhook=${webhook} />`}
   </li>`;
@@ -142,6 +163,7 @@ function AddForm({ onAdded }) {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState('*');
   const [format, setFormat] = useState('standard');
+  const [description, setDescription] = useState('');
   const [error, setError] = useState(null);
   const [created, setCreated] = useState(null);
   const submit = async (e) => {
@@ -152,9 +174,15 @@ function AddForm({ onAdded }) {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      const answer = await api.post('/webhooks', { url, events: list.length ? list : undefined, format });
+      const answer = await api.post('/webhooks', {
+        url,
+        events: list.length ? list : undefined,
+        format,
+        description: description.trim() || undefined,
+      });
       setCreated(answer);
       setUrl('');
+      setDescription('');
       onAdded();
     } catch (err) {
       setError(err);
@@ -164,6 +192,9 @@ function AddForm({ onAdded }) {
     <h2>Add an endpoint</h2>
     <div class="field"><label for="wh-url">URL</label>
       <input id="wh-url" type="url" required value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} data-testid="webhook-url-input" /></div>
+    <div class="field"><label for="wh-description">Description <span class="muted">(optional)</span></label>
+      <input id="wh-description" maxlength="1000" value=${description} onInput=${(e) => setDescription(e.currentTarget.value)}
+        placeholder="release channel" data-testid="webhook-description-new" /></div>
     <div class="field"><label for="wh-events">Events</label>
       <input id="wh-events" value=${events} onInput=${(e) => setEvents(e.currentTarget.value)} data-testid="webhook-events-input" />
       <p class="hint small">Comma-separated: * (every event), a type (experiment.status_changed) or a prefix (experiment.*).</p></div>

@@ -5,6 +5,7 @@ import { href, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, StatusBadge, TRANSITIONS } from './common.js';
 import { DecisionFields, DecisionLine, decisionBody } from './decision.js';
+import { StatusBanner } from './status-banner.js';
 import { WhoEnters } from './who-summary.js';
 
 /** GET /experiment/:slug, kept while reloading. */
@@ -105,6 +106,7 @@ export function ExperimentHead({ experiment, tab, onChanged }) {
       </div>
       ${admin && html`<${StatusButtons} experiment=${experiment} onChanged=${onChanged} />`}
     </div>
+    <${StatusBanner} experiment=${experiment} />
     <nav class="tabs" aria-label="Experiment">
       ${tabs.map(
         ([id, label, rest]) =>

@@ -99,9 +99,10 @@ export function eventRoutes(events: EventService): Route[] {
       scope: 'read',
       schema: {
         tags,
-        summary: "An experiment's history: who changed what, oldest first, a page at a time",
+        summary:
+          "An experiment's history: who changed what, oldest first, a page at a time (type= for one kind, e.g. experiment.status_changed)",
         params: SlugParams,
-        querystring: Type.Object(pageProperties),
+        querystring: AuditQuery,
         response: { 200: EventListResponse, ...errorResponses },
       },
       handle: ({ params, query }) => events.forExperiment(params.slug, query),

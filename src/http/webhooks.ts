@@ -23,6 +23,9 @@ const WEBHOOK_EXAMPLE = {
   createdAt: '2025-06-02T09:00:00.000Z',
   updatedAt: '2025-06-02T09:00:00.000Z',
   previousSecretUntil: null,
+  lastDeliveryAt: '2025-06-02T09:05:00.000Z',
+  lastStatus: 'failing',
+  lastError: 'getaddrinfo ENOTFOUND hooks.example.com',
 };
 
 const EVENTS_DESCRIPTION =
@@ -48,12 +51,25 @@ const webhookProperties = {
   events: Type.Array(Type.String(), { description: EVENTS_DESCRIPTION }),
   description: Type.Union([Type.String(), Type.Null()]),
   format: Type.String({ description: FORMAT_DESCRIPTION }),
-  enabled: Type.Boolean({ description: 'False once the endpoint answered 410 Gone, or PATCH disabled it' }),
+  enabled: Type.Boolean({
+    description:
+      'False once the endpoint answered 410 Gone, or PATCH disabled it: no new deliveries are queued for it, and those already queued wait (unattempted) until it is enabled again',
+  }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
   previousSecretUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description:
       'Until when the secret the last rotation replaced still signs deliveries, beside the current one (null: never rotated, or rotated with no grace)',
+  }),
+  lastDeliveryAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the last attempt to this endpoint ended (null: none yet)',
+  }),
+  lastStatus: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Null()], {
+    description: "'ok': the last attempt was answered 2xx; 'failing': it was not; null: none yet",
+  }),
+  lastError: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "Why the last attempt failed, in words ('getaddrinfo ENOTFOUND host', 'connection refused (…)', 'no answer within 10 s', 'HTTP 500'); null when it succeeded",
   }),
 };
 
@@ -83,6 +99,7 @@ const CreateBody = Type.Object(
     events: Type.Optional(Events),
     description: Type.Optional(Description),
     format: Type.Optional(Format),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'false: created disabled' })),
   },
   {
     additionalProperties: false,
@@ -96,7 +113,12 @@ const PatchBody = Type.Object(
     events: Type.Optional(Events),
     description: Type.Optional(Description),
     format: Type.Optional(Format),
-    enabled: Type.Optional(Type.Boolean({ description: 'true re-enables an endpoint disabled by a 410' })),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'false: no new deliveries, queued ones wait; true: enables it again (also after a 410), queued ones are sent',
+      }),
+    ),
   },
   { additionalProperties: false, examples: [{ enabled: true }] },
 );
@@ -110,6 +132,10 @@ const DeliverySchema = Type.Object(
     lastResponseStatus: Type.Union([Type.Integer(), Type.Null()], {
       description: "The last attempt's HTTP status; null: none yet, or no answer (refused, timed out)",
     }),
+    lastError: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Why the last attempt failed, in words ('getaddrinfo ENOTFOUND host', 'connection refused (…)', 'no answer within 10 s', a TLS error, 'HTTP 500'); null: no attempt yet, or delivered",
+    }),
     nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
@@ -122,6 +148,7 @@ const DELIVERY_EXAMPLE = {
   status: 'pending',
   attempts: 2,
   lastResponseStatus: 503,
+  lastError: 'HTTP 503',
   nextAttemptAt: '2025-06-02T14:32:05.000Z',
   deliveredAt: null,
 };
@@ -194,7 +221,7 @@ export function webhookRoutes(webhooks: WebhookService, actorOf: (p: Principal) 
       ...admin,
       schema: {
         tags,
-        summary: "Change an endpoint's URL, events, description, format, or enable it again",
+        summary: "Change an endpoint's URL, events, description, format, or disable/enable it",
         params: IdParams,
         body: PatchBody,
         response: { 200: WebhookSchema, ...errorResponses },

@@ -49,25 +49,51 @@ const publicOnly: LookupFunction = (hostname, options, callback) => {
   });
 };
 
-/** Posts `body`; answers the HTTP status, or undefined for no answer (refused, timed out, private). */
+/** An attempt's answer: the HTTP status, or none; and why it failed, in words (null: a 2xx). */
+export interface PostResult {
+  status: number | undefined;
+  error: string | null;
+}
+
+/** Words for a failed connection: the system's code and message (getaddrinfo ENOTFOUND host, …). */
+export function errorText(err: unknown, timeoutMs: number): string {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'ETIMEDOUT_ATTEMPT') return `no answer within ${Math.round(timeoutMs / 100) / 10} s`;
+  const message = String(e?.message ?? err);
+  if (e?.code === 'ECONNREFUSED') return `connection refused (${message})`;
+  if (e?.code === 'EPRIVATE') return `refused by WEBHOOK_DENY_PRIVATE: ${message}`;
+  if (typeof e?.code === 'string' && /CERT|SSL|TLS/.test(e.code)) return `TLS: ${message} (${e.code})`;
+  return message.slice(0, 500);
+}
+
+/** Posts `body`; answers the HTTP status, or none with the reason (refused, timed out, private, DNS). */
 export function post(
   url: string,
   body: string,
   headers: Record<string, string>,
   timeoutMs: number,
   denyPrivate: boolean,
-): Promise<number | undefined> {
+): Promise<PostResult> {
   const u = new URL(url);
   const host = u.hostname.replace(/^\[|\]$/g, '');
   // A literal address is never looked up, so the lookup hook does not see it: judged here.
-  if (denyPrivate && isIP(host) !== 0 && egressRefusal(host) !== undefined) return Promise.resolve(undefined);
+  const literal = denyPrivate && isIP(host) !== 0 ? egressRefusal(host) : undefined;
+  if (literal !== undefined) {
+    return Promise.resolve({
+      status: undefined,
+      error: `refused by WEBHOOK_DENY_PRIVATE: ${host} ${literal}`,
+    });
+  }
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
+    let failure: string | null = null;
     const done = (status: number | undefined) => {
       if (settled) return;
       settled = true;
-      resolve(status);
+      const ok = status !== undefined && status >= 200 && status < 300;
+      const error = ok ? null : status !== undefined ? `HTTP ${status}` : (failure ?? 'no answer');
+      resolve({ status, error });
     };
     const req = send(
       u,
@@ -88,9 +114,13 @@ export function post(
       },
     );
     // One deadline for the whole attempt (connect, answer, body), not an idle timeout.
-    const deadline = setTimeout(() => req.destroy(new Error('timed out')), timeoutMs);
-    req.on('error', () => {
+    const deadline = setTimeout(
+      () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT_ATTEMPT' })),
+      timeoutMs,
+    );
+    req.on('error', (err) => {
       clearTimeout(deadline);
+      failure ??= errorText(err, timeoutMs);
       done(undefined);
     });
     req.on('close', () => {
@@ -160,7 +190,7 @@ export class WebhookDelivery {
       'webhook-signature': signatureHeader(secrets, d.event.id, timestamp, body),
       'user-agent': 'agentsplit-webhooks',
     };
-    const status = await post(d.webhook.url, body, headers, this.o.timeoutMs, this.o.denyPrivate);
+    const { status, error } = await post(d.webhook.url, body, headers, this.o.timeoutMs, this.o.denyPrivate);
     const outcome = outcomeOf(status, d.attempts + 1, this.o.schedule);
     const at = Date.now();
     await this.o.store.recordAttempt(
@@ -168,6 +198,8 @@ export class WebhookDelivery {
       {
         status: outcome.kind === 'retry' ? 'pending' : outcome.kind,
         responseStatus: status ?? null,
+        error,
+        at: isoNow(at),
         nextAttemptAt: outcome.kind === 'retry' ? isoNow(at + outcome.afterSeconds * 1000) : null,
         deliveredAt: outcome.kind === 'delivered' ? isoNow(at) : null,
         disable: outcome.kind === 'failed' && outcome.disable,

@@ -22,9 +22,10 @@ export interface WebhookInput {
   events?: string[];
   description?: string;
   format?: WebhookFormat;
+  enabled?: boolean;
 }
 
-export type WebhookPatch = Partial<WebhookInput> & { enabled?: boolean };
+export type WebhookPatch = Partial<WebhookInput>;
 
 /** How long a rotated-out secret keeps signing beside the new one, unless the rotation says otherwise. */
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
@@ -101,9 +102,12 @@ export class WebhookService {
       secret: newSecret(),
       previousSecret: null,
       previousSecretUntil: null,
-      enabled: true,
+      enabled: input.enabled ?? true,
       createdAt: src.at,
       updatedAt: src.at,
+      lastDeliveryAt: null,
+      lastStatus: null,
+      lastError: null,
     };
     const created = [this.event(src, 'webhook.created', described(webhook))];
     await this.deps.store.insertWebhook(webhook, created);

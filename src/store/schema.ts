@@ -162,6 +162,10 @@ export interface WebhooksTable {
   /** Migration 020: the secret a rotation replaced, and the end of its grace period. */
   previous_secret: string | null;
   previous_secret_until: Time | null;
+  /** Migration 025: the last attempt to this endpoint (when, 'ok' or 'failing', its error). */
+  last_delivery_at?: Time | null;
+  last_status?: string | null;
+  last_error?: string | null;
 }
 
 /** Saved groups (migration 021): a named list of unit ids, kept whole as one JSON array. */
@@ -187,6 +191,8 @@ export interface WebhookDeliveriesTable {
   created_at: Time;
   claimed_by: string | null;
   claimed_until: Time | null;
+  /** Migration 025: why the last attempt failed, in words; null: none yet, or delivered. */
+  last_error?: string | null;
 }
 
 /** The guardrail monitor's last findings per experiment (migration 016). */

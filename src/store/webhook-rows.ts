@@ -7,7 +7,7 @@ import { type DeliveryStatus, subscribed, type WebhookFormat } from '../core/web
 import { type Database, isoTime, type WebhookDeliveriesTable, type WebhooksTable } from './schema.js';
 import { json } from './sql-reads.js';
 
-export interface StoredWebhook {
+export interface StoredWebhook extends WebhookHealth {
   id: string;
   url: string;
   /** `*`, types, or prefixes ending in `.*`. */
@@ -25,12 +25,24 @@ export interface StoredWebhook {
   updatedAt: string;
 }
 
+/** An endpoint's health: its last attempt (written by the worker, never by a change of the endpoint). */
+export interface WebhookHealth {
+  /** When the last attempt ended; null: none yet. */
+  lastDeliveryAt: string | null;
+  /** 'ok': the last attempt was answered 2xx; 'failing': it was not; null: none yet. */
+  lastStatus: 'ok' | 'failing' | null;
+  /** Why the last attempt failed, in words (getaddrinfo ENOTFOUND host, HTTP 500, …); null when ok. */
+  lastError: string | null;
+}
+
 export interface StoredDelivery {
   eventId: string;
   type: string;
   status: DeliveryStatus;
   attempts: number;
   lastResponseStatus: number | null;
+  /** Why the last attempt failed, in words; null: no attempt yet, or delivered. */
+  lastError: string | null;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
 }
@@ -46,6 +58,10 @@ export interface DueDelivery {
 export interface AttemptRecord {
   status: DeliveryStatus;
   responseStatus: number | null;
+  /** Why it failed, in words; null: delivered. */
+  error: string | null;
+  /** When the attempt ended. */
+  at: string;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
   disable: boolean;
@@ -64,6 +80,7 @@ function toWebhook(row: Selectable<WebhooksTable>): StoredWebhook {
     enabled: Boolean(row.enabled),
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
+    ...healthOf(row),
   };
 }
 
@@ -95,6 +112,16 @@ export async function updateWebhookRow(trx: Transaction<Database>, w: StoredWebh
 export async function deleteWebhookRow(trx: Transaction<Database>, id: string): Promise<void> {
   await trx.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
   await trx.deleteFrom('webhooks').where('id', '=', id).execute();
+}
+
+/** An endpoint row's health columns (migration 025); written by recordAttemptRow only. */
+function healthOf(row: Selectable<WebhooksTable>): WebhookHealth {
+  const status = row.last_status ?? null;
+  return {
+    lastDeliveryAt: row.last_delivery_at == null ? null : isoTime(row.last_delivery_at),
+    lastStatus: status === 'ok' || status === 'failing' ? status : null,
+    lastError: row.last_error ?? null,
+  };
 }
 
 export async function selectWebhooks(db: Kysely<Database>): Promise<StoredWebhook[]> {
@@ -214,6 +241,7 @@ export async function recordAttemptRow(
         status: r.status,
         attempts: eb('attempts', '+', 1),
         last_response_status: r.responseStatus,
+        last_error: r.error,
         next_attempt_at: r.nextAttemptAt,
         delivered_at: r.deliveredAt,
         claimed_by: null,
@@ -223,9 +251,17 @@ export async function recordAttemptRow(
       .where('event_id', '=', key.eventId)
       .where('claimed_by', '=', key.token)
       .executeTakeFirst();
-    if (r.disable && Number(res.numUpdatedRows) === 1) {
-      await trx.updateTable('webhooks').set({ enabled: 0 }).where('id', '=', key.webhookId).execute();
-    }
+    if (Number(res.numUpdatedRows) !== 1) return;
+    await trx
+      .updateTable('webhooks')
+      .set({
+        last_delivery_at: r.at,
+        last_status: r.error === null ? 'ok' : 'failing',
+        last_error: r.error,
+        ...(r.disable ? { enabled: 0 } : {}),
+      })
+      .where('id', '=', key.webhookId)
+      .execute();
   });
 }
 
@@ -253,6 +289,7 @@ function toDelivery(r: Selectable<WebhookDeliveriesTable>): StoredDelivery {
     status: r.status as DeliveryStatus,
     attempts: Number(r.attempts),
     lastResponseStatus: r.last_response_status === null ? null : Number(r.last_response_status),
+    lastError: r.last_error ?? null,
     nextAttemptAt: r.next_attempt_at === null ? null : isoTime(r.next_attempt_at),
     deliveredAt: r.delivered_at === null ? null : isoTime(r.delivered_at),
   };
