@@ -68,7 +68,8 @@ function initial(experiment) {
     slug: '',
     name: '',
     description: '',
-    assignment: 'random',
+    // Sticky, the usual choice for agents (ASSIGNMENT_HINT); the API's own default stays random.
+    assignment: 'sticky',
     seed: '',
     variants: [
       variantRow({ key: 'A', payload, trafficPercent: 50 }),
