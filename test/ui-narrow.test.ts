@@ -81,9 +81,10 @@ test("the results page's Order select shows its whole text at 390 px", async () 
   const page = await open(`#/experiment/${SLUG}/results`);
   const order = page.getByTestId('results-view');
   await order.waitFor();
-  for (const view of await order
+  const views = (await order
     .locator('option')
-    .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))) {
+    .evaluateAll((os) => os.map((o) => o.getAttribute('value') ?? ''))) as string[];
+  for (const view of views) {
     await order.selectOption(view);
     const [scroll, client] = (await order.evaluate((s) => [s.scrollWidth, s.clientWidth])) as [
       number,
