@@ -138,6 +138,10 @@ test('every page fits 390 px without a console error', async () => {
     const page = await open(hash);
     await page.getByTestId(testid).first().waitFor();
     await page.waitForLoadState('networkidle');
+    if (hash === '#/new') {
+      // Sticky by default, the usual choice for agents (the API's own default stays random).
+      assert.equal(await page.getByTestId('field-assignment').inputValue(), 'sticky');
+    }
     await assertNoOverflow(page, hash);
     // No list card is cut with an ellipsis: no element clips its text.
     const clipped = (await page.evaluate(`[...document.querySelectorAll('main *')].filter((e) =>
