@@ -31,6 +31,7 @@ import { ofrepRoutes } from './http/ofrep.js';
 import { createPipeline } from './http/pipeline.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
+import { type PublicSettings, settingsRoutes } from './http/settings.js';
 import { timeseriesRoutes } from './http/timeseries.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { webhookRoutes } from './http/webhooks.js';
@@ -95,6 +96,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Per-key limits and failed-authentication throttling (ADR 0017); absent: none (unit tests). */
   rateLimits?: RateLimits;
+  /** What GET /settings answers (the dashboard's help texts); absent: both 0 (unit tests). */
+  settings?: PublicSettings;
   /** TRUST_PROXY: whose X-Forwarded-For names the client (issue 34); absent or 0: the socket's peer. */
   trustProxy?: TrustProxy;
   /** Who /mcp answers (DNS-rebinding protection); absent: local host names only, any local origin. */
@@ -121,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const validatorCompiler = createValidatorCompiler();
   const routes = [
     ...healthRoutes(deps.store),
+    ...settingsRoutes(deps.settings ?? { monitorIntervalSeconds: 0, rateLimitPerSecond: 0 }),
     ...experimentRoutes(deps.experiments, (p) => deps.keys.actorOf(p)),
     ...eventRoutes(deps.events),
     ...assignRoutes(deps.assign),

@@ -299,6 +299,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     rateLimits,
     trustProxy: options.trustProxy,
     mcp: options.mcp,
+    settings: {
+      monitorIntervalSeconds: options.monitorIntervalSeconds ?? 0,
+      rateLimitPerSecond: rateLimitOptions(options.rateLimits).perSecond,
+    },
   });
   delivery.start();
   const monitor = new Monitor({

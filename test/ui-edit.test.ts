@@ -95,6 +95,7 @@ describe('creating and running an experiment from the dashboard', () => {
       await page.getByTestId('new-experiment').click();
       const form = page.getByTestId('experiment-form');
       await form.waitFor();
+      await page.getByTestId('field-assignment').selectOption('random'); // sticky is the default
       await page.getByLabel('Slug', { exact: true }).fill(SLUG);
       await page.getByLabel('Name', { exact: true }).fill('Checkout prompt');
       await page

@@ -5,19 +5,14 @@ import { experimentPath } from '../api.js';
 import { navigate, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, errorText } from '../parts/common.js';
-import { DerivedFields } from '../parts/derived-fields.js';
 import { derivedState } from '../parts/derived-rules.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
-import {
-  fieldOf,
-  metricsFrom,
-  percentText,
-  STATISTICS,
-  variantsFrom,
-  weightSum,
-} from '../parts/form-rules.js';
+import { described, Field, row } from '../parts/field.js';
+import { fieldOf, metricsFrom, percentText, variantsFrom } from '../parts/form-rules.js';
 import { GuardrailFields, guardrailBody, guardrailState } from '../parts/guardrail-fields.js';
+import { MetricEditor } from '../parts/metric-editor.js';
 import { PreviewBox } from '../parts/preview.js';
+import { VariantEditor } from '../parts/variant-editor.js';
 import { WhoEntersFields, whoBody, whoFieldOf, whoState } from '../parts/who-enters.js';
 
 /** Random vs sticky in two sentences: sticky is the usual choice for agents and conversations. */
@@ -25,9 +20,6 @@ const ASSIGNMENT_HINT =
   'random: every assign call draws a variant by weight, so one user may meet several variants. ' +
   'sticky: the same userId always gets the same variant (while the weights stay), the choice for agents ' +
   'and conversations, where a user should keep one behaviour from turn to turn.';
-
-let nextRow = 0;
-const row = (fields) => ({ id: ++nextRow, ...fields });
 
 function variantRow(v) {
   return row({ key: v.key, payload: JSON.stringify(v.payload, null, 2), weight: String(v.trafficPercent) });
@@ -68,7 +60,8 @@ function initial(experiment) {
     slug: '',
     name: '',
     description: '',
-    assignment: 'random',
+    // Sticky, the usual choice for agents (ASSIGNMENT_HINT); the API's own default stays random.
+    assignment: 'sticky',
     seed: '',
     variants: [
       variantRow({ key: 'A', payload, trafficPercent: 50 }),
@@ -87,232 +80,6 @@ function segmentList(text) {
     .split(',')
     .map((k) => k.trim())
     .filter(Boolean);
-}
-
-/** A label, the control, and the error the API or the form has for it. */
-function Field({ id, label, error, hint, wide, children }) {
-  return html`<div class=${wide ? 'field wide' : 'field'}>
-    <label for=${id}>${label}</label>
-    ${children}
-    ${hint && html`<p class="hint small" id=${`${id}-hint`}>${hint}</p>`}
-    ${error && html`<p class="field-error" id=${`${id}-error`} role="alert" data-testid=${`error-${id}`}>${error}</p>`}
-  </div>`;
-}
-
-const described = (id, error, hint) =>
-  [error ? `${id}-error` : '', hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
-
-function VariantEditor({ rows, errors, onChange }) {
-  const sum = weightSum(rows);
-  const set = (i, name, value) => onChange(rows.map((r, j) => (j === i ? { ...r, [name]: value } : r)));
-  const add = () =>
-    onChange([
-      ...rows,
-      row({
-        key: String.fromCharCode(65 + (rows.length % 26)),
-        payload: '{\n  "prompt": ""\n}',
-        weight: '0',
-      }),
-    ]);
-  const even = () => {
-    const share = Math.floor(10000 / rows.length) / 100;
-    const last = Math.round((100 - share * (rows.length - 1)) * 100) / 100;
-    onChange(rows.map((r, i) => ({ ...r, weight: String(i === rows.length - 1 ? last : share) })));
-  };
-  const left = Math.round((100 - sum.total) * 1e6) / 1e6;
-  return html`<fieldset class="variants-editor">
-    <legend>Variants</legend>
-    ${rows.map((r, i) => {
-      let json = null;
-      try {
-        const v = JSON.parse(r.payload);
-        json =
-          v !== null && typeof v === 'object' && !Array.isArray(v)
-            ? null
-            : 'The payload must be a JSON object: { … }';
-      } catch (e) {
-        json = `Not valid JSON yet: ${e.message}`;
-      }
-      const at = (name) => `variants.${i}.${name}`;
-      const payloadError = errors[at('payload')] ?? json;
-      return html`<div class="variant-row" key=${r.id} data-testid=${`variant-row-${i}`}>
-        <div class="variant-fields">
-          <${Field} id=${`v${r.id}-key`} label="Key" error=${errors[at('key')]}>
-            <input
-              id=${`v${r.id}-key`}
-              value=${r.key}
-              onInput=${(e) => set(i, 'key', e.currentTarget.value)}
-              aria-invalid=${String(Boolean(errors[at('key')]))}
-              aria-describedby=${described(`v${r.id}-key`, errors[at('key')])}
-              data-testid="variant-key"
-              autocomplete="off"
-            />
-          </${Field}>
-          <${Field} id=${`v${r.id}-weight`} label="Weight (%)" error=${errors[at('trafficPercent')]}>
-            <input
-              id=${`v${r.id}-weight`}
-              type="number"
-              min="0"
-              max="100"
-              step="any"
-              inputmode="decimal"
-              value=${r.weight}
-              onInput=${(e) => set(i, 'weight', e.currentTarget.value)}
-              aria-invalid=${String(Boolean(errors[at('trafficPercent')] || errors.weights))}
-              aria-describedby=${`${described(`v${r.id}-weight`, errors[at('trafficPercent')]) ?? ''} weight-sum`.trim()}
-              data-testid="variant-weight"
-            />
-          </${Field}>
-          <button
-            type="button"
-            class="link danger remove"
-            onClick=${() => onChange(rows.filter((_, j) => j !== i))}
-            disabled=${rows.length === 1}
-            aria-label=${`Remove variant ${r.key || i + 1}`}
-          >
-            Remove
-          </button>
-        </div>
-        <${Field} id=${`v${r.id}-payload`} label=${`Payload of ${r.key || 'this variant'} (JSON object)`} error=${payloadError}>
-          <textarea
-            id=${`v${r.id}-payload`}
-            rows="5"
-            spellcheck="false"
-            class="mono"
-            value=${r.payload}
-            onInput=${(e) => set(i, 'payload', e.currentTarget.value)}
-            aria-invalid=${String(Boolean(payloadError))}
-            aria-describedby=${described(`v${r.id}-payload`, payloadError)}
-            data-testid="variant-payload"
-          ></textarea>
-        </${Field}>
-        ${errors[`variants.${i}`] && html`<p class="field-error" role="alert">${errors[`variants.${i}`]}</p>`}
-      </div>`;
-    })}
-    <div class="weight-summary">
-      <p
-        class=${sum.ok ? 'ok' : 'field-error'}
-        aria-live="polite"
-        data-testid="weight-sum"
-        data-total=${sum.total}
-        id="weight-sum"
-      >
-        ${
-          sum.ok
-            ? 'Weights sum to 100%.'
-            : left > 0
-              ? `Weights sum to ${sum.total}%: ${left}% left to assign.`
-              : `Weights sum to ${sum.total}%: ${-left}% too much.`
-        }
-      </p>
-      ${errors.variants && html`<p class="field-error" role="alert" data-testid="error-variants">${errors.variants}</p>`}
-      <div class="row-buttons">
-        <button type="button" onClick=${add} disabled=${rows.length >= 100} data-testid="add-variant">Add variant</button>
-        <button type="button" onClick=${even} data-testid="split-evenly">Split evenly</button>
-      </div>
-    </div>
-  </fieldset>`;
-}
-
-function MetricEditor({ rows, errors, onChange }) {
-  const set = (i, name, value) => onChange(rows.map((r, j) => (j === i ? { ...r, [name]: value } : r)));
-  const add = () =>
-    onChange([
-      ...rows,
-      row({
-        // No default direction or role: the user chooses both (form-rules.js refuses to save until then).
-        name: '',
-        direction: '',
-        role: '',
-        kind: '',
-        mde: '',
-        threshold: '',
-        statistic: 'mean',
-        statisticSet: false,
-        ...derivedState(),
-      }),
-    ]);
-  const primaries = rows.filter((r) => r.role === 'primary').length;
-  const select = (i, r, name, label, options) => {
-    const id = `m${r.id}-${name}`;
-    const error = errors[`metrics.${i}.${name}`];
-    return html`<${Field} id=${id} label=${label} error=${error}>
-      <select id=${id} value=${r[name]} onChange=${(e) => set(i, name, e.currentTarget.value)} data-testid=${`metric-${name}`}
-        aria-invalid=${String(Boolean(error))} aria-describedby=${described(id, error)}>
-        ${options.map(([value, text]) => html`<option value=${value}>${text}</option>`)}
-      </select>
-    </${Field}>`;
-  };
-  return html`<fieldset class="metrics-editor">
-    <legend>Metrics</legend>
-    <p class="hint small">
-      Declare which way is better so the analysis can name a winner: there is no default, choose it and the
-      role for each metric (cost and latency are usually better lower). The primary metric decides the verdict;
-      a guardrail fails when its interval lies wholly beyond its threshold, the loss you tolerate in its worse
-      direction (0%: none). Numeric metrics compare their mean, or a quantile (p95: the slowest 5% of calls).
-      A metric can also be defined as a ratio of two logged metrics (cost_usd per success), capped against
-      heavy tails, or adjusted on a covariate the treatment cannot change (input_tokens) to narrow its intervals.
-      Metrics you do not declare are still analysed, without a direction.
-    </p>
-    ${rows.map((r, i) => {
-      const nameId = `m${r.id}-name`;
-      const mdeId = `m${r.id}-mde`;
-      const nameError = errors[`metrics.${i}.name`];
-      const mdeError = errors[`metrics.${i}.minimumDetectableEffect`];
-      const thresholdId = `m${r.id}-threshold`;
-      const thresholdError = errors[`metrics.${i}.threshold`];
-      return html`<div class="metric-row" key=${r.id} data-testid=${`metric-row-${i}`}>
-        <${Field} id=${nameId} label="Name" error=${nameError}>
-          <input id=${nameId} value=${r.name} onInput=${(e) => set(i, 'name', e.currentTarget.value)} data-testid="metric-name"
-            aria-invalid=${String(Boolean(nameError))} aria-describedby=${described(nameId, nameError)} autocomplete="off" />
-        </${Field}>
-        ${select(i, r, 'direction', 'Better when', [
-          ['', 'choose…'],
-          ['increase', 'higher'],
-          ['decrease', 'lower'],
-        ])}
-        ${select(i, r, 'role', 'Role', [
-          ['', 'choose…'],
-          ['primary', 'primary'],
-          ['secondary', 'secondary'],
-          ['guardrail', 'guardrail'],
-        ])}
-        ${select(i, r, 'kind', 'Kind', [
-          ['', 'as logged'],
-          ['mean', 'mean'],
-          ['proportion', 'proportion'],
-        ])}
-        ${select(
-          i,
-          r,
-          'statistic',
-          'Compared on',
-          STATISTICS.map((x) => [x, x === 'p50' ? 'p50 (median)' : x]),
-        )}
-        <${Field} id=${mdeId} label="Smallest effect worth detecting (%)" error=${mdeError}>
-          <input id=${mdeId} type="number" min="0" step="any" inputmode="decimal" placeholder="optional" value=${r.mde}
-            onInput=${(e) => set(i, 'mde', e.currentTarget.value)} data-testid="metric-mde"
-            aria-invalid=${String(Boolean(mdeError))} aria-describedby=${described(mdeId, mdeError)} />
-        </${Field}>
-        <${DerivedFields} r=${r} i=${i} errors=${errors} set=${set} Field=${Field} described=${described} />
-        ${
-          r.role === 'guardrail' &&
-          html`<${Field} id=${thresholdId} label="Loss tolerated (%)" error=${thresholdError}>
-            <input id=${thresholdId} type="number" min="0" max="1000" step="any" inputmode="decimal" placeholder="0"
-              value=${r.threshold} onInput=${(e) => set(i, 'threshold', e.currentTarget.value)} data-testid="metric-threshold"
-              title="How much worse, relative, the guardrail may get and still pass: 5 for at most 5% worse"
-              aria-invalid=${String(Boolean(thresholdError))} aria-describedby=${described(thresholdId, thresholdError)} />
-          </${Field}>`
-        }
-        <button type="button" class="link danger remove" onClick=${() => onChange(rows.filter((_, j) => j !== i))}
-          aria-label=${`Remove metric ${r.name || i + 1}`}>Remove</button>
-        ${errors[`metrics.${i}`] && html`<p class="field-error" role="alert">${errors[`metrics.${i}`]}</p>`}
-      </div>`;
-    })}
-    ${primaries > 1 && html`<p class="hint small">Only the first primary metric decides the verdict.</p>`}
-    ${errors.metrics && html`<p class="field-error" role="alert" data-testid="error-metrics">${errors.metrics}</p>`}
-    <button type="button" onClick=${add} data-testid="add-metric">Add metric</button>
-  </fieldset>`;
 }
 
 /** The form's own verdict on itself: what it would send, and what keeps it from sending. */

@@ -163,7 +163,7 @@ function Results({ experiment, query }) {
         Side by side
       </button>
     </div>
-    <form class="toolbar" role="group" aria-label="Filters" onSubmit=${(e) => e.preventDefault()}>
+    <form class="toolbar filters" role="group" aria-label="Filters" onSubmit=${(e) => e.preventDefault()}>
       ${
         compare
           ? html`<label class="field inline">

@@ -1,9 +1,10 @@
 // The experiment form's guardrail monitor settings (issue 27): what the monitor does when a guardrail
 // fails (notify, or also pause) and how many units each variant needs before it judges.
 import { html } from '../html.js';
+import { monitorText, useSettings } from './settings.js';
 
-const ACTION_HINT =
-  'What the guardrail monitor does when a guardrail metric fails (sequential test, checked every minute): ' +
+const actionHint = (settings) =>
+  `What the guardrail monitor does when a guardrail metric fails (sequential test, ${monitorText(settings)}): ` +
   'notify records a guardrail.failed event in the history; pause also pauses the experiment, so assign ' +
   'answers 404 and clients fall back to their default.';
 const UNITS_HINT =
@@ -32,6 +33,7 @@ export function guardrailBody(form, experiment) {
 }
 
 export function GuardrailFields({ form, errors, set }) {
+  const settings = useSettings();
   const error = (name) =>
     errors[name] &&
     html`<p class="field-error" id=${`${name}-error`} role="alert" data-testid=${`error-${name}`}>${errors[name]}</p>`;
@@ -46,7 +48,7 @@ export function GuardrailFields({ form, errors, set }) {
           <option value="notify">notify</option>
           <option value="pause">pause</option>
         </select>
-        <p class="hint small" id="guardrailAction-hint">${ACTION_HINT}</p>
+        <p class="hint small" id="guardrailAction-hint" data-testid="guardrailAction-hint">${actionHint(settings)}</p>
         ${error('guardrailAction')}
       </div>
       <div class="field">

@@ -4,6 +4,16 @@ import { useRef, useState } from 'preact/hooks';
 import { useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote } from './common.js';
+import { useSettings } from './settings.js';
+
+/** The rate field's hint, with the server's default (RATE_LIMIT_PER_SECOND) when known. */
+function rateHint(settings) {
+  if (!settings) return "Empty: the service's default (RATE_LIMIT_PER_SECOND).";
+  const n = settings.rateLimitPerSecond;
+  return n === 0
+    ? "Empty: the service's default, which on this server is no limit (RATE_LIMIT_PER_SECOND=0)."
+    : `Empty: the service's default, ${n} requests per second on this server (RATE_LIMIT_PER_SECOND).`;
+}
 
 /** The scopes a key may hold (src/core/keys.ts SCOPES), with what each allows. */
 export const SCOPES = [
@@ -65,6 +75,7 @@ export function KeyForm({ onCreated }) {
   const [scopes, setScopes] = useState(['read']);
   const [experiments, setExperiments] = useState('');
   const [rate, setRate] = useState('');
+  const settings = useSettings();
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const toggle = (scope) =>
@@ -120,7 +131,7 @@ export function KeyForm({ onCreated }) {
     <div class="field"><label for="key-rate">Rate limit per second (optional)</label>
       <input id="key-rate" type="number" min="1" max="1000000" step="1" inputmode="numeric" value=${rate}
         onInput=${(e) => setRate(e.currentTarget.value)} aria-describedby="key-rate-hint" data-testid="key-rate" />
-      <p class="hint small" id="key-rate-hint">Empty: the service's default (RATE_LIMIT_PER_SECOND).</p></div>
+      <p class="hint small" id="key-rate-hint" data-testid="key-rate-hint">${rateHint(settings)}</p></div>
     <${ErrorNote} error=${error} testid="key-form-error" />
     <div class="form-buttons">
       <button type="submit" class="primary" disabled=${busy} data-testid="key-create">${busy ? 'Creating…' : 'Create key'}</button>
