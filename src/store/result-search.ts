@@ -1,0 +1,86 @@
+// Results search in SQL (issue 36, ADR 0039). result_text holds each result's input and output text
+// (SQLite: FTS5, trigram tokenizer; PostgreSQL: a pg_trgm GIN index), filled off the /log path: before a
+// search reads, `indexResults` adds the experiment's results after its mark in search_marks. Results of
+// one experiment commit in seq order (one writer on SQLite; lockExperimentsForAppend on PostgreSQL), so
+// every result committed before the search is indexed when it reads. Comments are matched in feedback.
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import type { CompiledRows } from './compile-rows.js';
+import type { Database } from './schema.js';
+
+/** Results one indexing step adds: a step holds SQLite's writer for a few tens of milliseconds. */
+const INDEX_STEP = 5000;
+
+/** q as a LIKE pattern that matches it literally anywhere (`\` escapes). */
+function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** q as an FTS5 string (a phrase: with the trigram tokenizer, a substring), its `"` doubled. */
+function ftsPhrase(q: string): string {
+  return `"${q.replaceAll('"', '""')}"`;
+}
+
+/** True for results row `r` whose input, output, or a comment on its logId or assignment holds q. */
+export function searchCondition(
+  dialect: 'sqlite' | 'postgres',
+  experimentId: number,
+  q: string,
+): RawBuilder<SqlBool> {
+  const pattern = likePattern(q);
+  const commented =
+    dialect === 'sqlite'
+      ? sql`SELECT f.target FROM feedback f WHERE f.experiment_id = ${experimentId} AND f.comment LIKE ${pattern} ESCAPE '\\'`
+      : sql`SELECT f.target FROM feedback f WHERE f.experiment_id = ${experimentId} AND f.comment ILIKE ${pattern}`;
+  const text =
+    dialect === 'sqlite'
+      ? sql`SELECT rowid FROM result_text WHERE result_text MATCH ${ftsPhrase(q)}`
+      : sql`SELECT t.seq FROM result_text t WHERE t.experiment_id = ${experimentId} AND t.body ILIKE ${pattern}`;
+  return sql<SqlBool>`(r.seq IN (${text}) OR ('l:' || r.log_id) IN (${commented})
+    OR ('a:' || substr(r.assignment_id, 1, 36)) IN (${commented}))`;
+}
+
+const BODY = {
+  sqlite: "coalesce(input, '') || char(10) || coalesce(output, '')",
+  postgres: "coalesce(input::text, '') || E'\\n' || coalesce(output::text, '')",
+};
+
+/** The statements that index the experiment's results after its mark, up to `upto`, and move the mark. */
+function indexStatements(dialect: 'sqlite' | 'postgres', experimentId: number, upto: number): CompiledRows[] {
+  const mark = 'coalesce((SELECT m.seq FROM search_marks m WHERE m.experiment_id = ?), 0)';
+  const text =
+    dialect === 'sqlite'
+      ? `INSERT INTO result_text (rowid, body) SELECT seq, ${BODY.sqlite} FROM results
+         WHERE experiment_id = ? AND seq > ${mark} AND seq <= ?`
+      : `INSERT INTO result_text (seq, experiment_id, body) SELECT seq, experiment_id, ${BODY.postgres}
+         FROM results WHERE experiment_id = $1 AND seq > ${mark.replace('?', '$1')} AND seq <= $2
+         ON CONFLICT DO NOTHING`;
+  const moved =
+    dialect === 'sqlite'
+      ? 'INSERT INTO search_marks (experiment_id, seq) VALUES (?, ?) ON CONFLICT (experiment_id) DO UPDATE SET seq = max(seq, excluded.seq)'
+      : 'INSERT INTO search_marks (experiment_id, seq) VALUES ($1, $2) ON CONFLICT (experiment_id) DO UPDATE SET seq = greatest(search_marks.seq, excluded.seq)';
+  return [
+    { sql: text, rows: [dialect === 'sqlite' ? [experimentId, experimentId, upto] : [experimentId, upto]] },
+    { sql: moved, rows: [[experimentId, upto]] },
+  ];
+}
+
+/**
+ * Indexes every result of the experiment committed so far that is not yet indexed, INDEX_STEP at a
+ * time. `write` runs statements in one transaction (SQLite: on the writer thread, in turn with batches).
+ */
+export async function indexResults(
+  read: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+  experimentId: number,
+  write: (statements: CompiledRows[]) => Promise<void>,
+): Promise<void> {
+  for (;;) {
+    const { rows } = await sql<{ upto: number | string | null }>`
+      SELECT (SELECT max(s.seq) FROM (SELECT r.seq FROM results r WHERE r.experiment_id = ${experimentId}
+                AND r.seq > coalesce((SELECT m.seq FROM search_marks m WHERE m.experiment_id = ${experimentId}), 0)
+                ORDER BY r.seq LIMIT ${INDEX_STEP}) s) AS upto`.execute(read);
+    const upto = rows[0]?.upto;
+    if (upto === null || upto === undefined) return;
+    await write(indexStatements(dialect, experimentId, Number(upto)));
+  }
+}
