@@ -285,10 +285,10 @@ export const ExportResponse = {
         description: 'A header row, then one row per Result; JSON objects as JSON text',
       },
       example:
-        'logId,variantKey,knownVariant,userId,assignmentId,assignedVariant,experimentVersion,timestamp,createdAt,input,output,metrics,context,feedback,assignmentContext,metric:rating,metric:tokens\r\n' +
+        'logId,variantKey,knownVariant,userId,assignmentId,assignedVariant,experimentVersion,timestamp,createdAt,input,output,metrics,context,feedback,assignmentContext,comments,metric:rating,metric:tokens\r\n' +
         `${LOG_ID},B,true,user-42,${ASSIGNMENT_ID},,1,2025-06-02T09:20:11.200Z,2025-06-02T09:20:11.348Z,` +
         '"{""question"":""Where is my order?""}","{""answer"":""It ships today.""}",' +
-        '"{""latency_ms"":812,""tokens"":153}","{""plan"":""pro""}","{""rating"":5}","{""plan"":""pro""}",5,153\r\n',
+        '"{""latency_ms"":812,""tokens"":153}","{""plan"":""pro""}","{""rating"":5}","{""plan"":""pro""}",[],5,153\r\n',
     },
   },
 };
