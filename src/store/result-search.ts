@@ -20,23 +20,33 @@ function ftsPhrase(q: string): string {
   return `"${q.replaceAll('"', '""')}"`;
 }
 
-/** True for results row `r` whose input, output, or a comment on its logId or assignment holds q. */
+/**
+ * True for results row `r` whose input, output, or a comment on its logId or assignment holds q: its seq
+ * is among the matches, worked out once as a set (the text index's, then the few commented results: by
+ * logId through its unique index, by assignment through a scan of the experiment's results per matching
+ * comment; no index holds assignment ids).
+ */
 export function searchCondition(
   dialect: 'sqlite' | 'postgres',
   experimentId: number,
   q: string,
 ): RawBuilder<SqlBool> {
   const pattern = likePattern(q);
-  const commented =
-    dialect === 'sqlite'
-      ? sql`SELECT f.target FROM feedback f WHERE f.experiment_id = ${experimentId} AND f.comment LIKE ${pattern} ESCAPE '\\'`
-      : sql`SELECT f.target FROM feedback f WHERE f.experiment_id = ${experimentId} AND f.comment ILIKE ${pattern}`;
+  const like = dialect === 'sqlite' ? sql`LIKE ${pattern} ESCAPE '\\'` : sql`ILIKE ${pattern}`;
+  const comments = (kind: 'l' | 'a') =>
+    sql`f.experiment_id = ${experimentId} AND f.target LIKE ${`${kind}:%`} AND f.comment ${like}`;
   const text =
     dialect === 'sqlite'
       ? sql`SELECT rowid FROM result_text WHERE result_text MATCH ${ftsPhrase(q)}`
       : sql`SELECT t.seq FROM result_text t WHERE t.experiment_id = ${experimentId} AND t.body ILIKE ${pattern}`;
-  return sql<SqlBool>`(r.seq IN (${text}) OR ('l:' || r.log_id) IN (${commented})
-    OR ('a:' || substr(r.assignment_id, 1, 36)) IN (${commented}))`;
+  // SQLite: CROSS JOIN keeps feedback the outer loop (a scan of results per matching comment only).
+  const join = dialect === 'sqlite' ? sql`CROSS JOIN` : sql`JOIN`;
+  return sql<SqlBool>`r.seq IN (${text}
+    UNION ALL SELECT c.seq FROM results c WHERE c.experiment_id = ${experimentId}
+      AND c.log_id IN (SELECT substr(f.target, 3) FROM feedback f WHERE ${comments('l')})
+    UNION ALL SELECT c.seq FROM feedback f ${join} results c
+      ON c.experiment_id = f.experiment_id AND substr(c.assignment_id, 1, 36) = substr(f.target, 3)
+      WHERE ${comments('a')})`;
 }
 
 const BODY = {
