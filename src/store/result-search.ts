@@ -38,12 +38,13 @@ export function searchCondition(
   const text =
     dialect === 'sqlite'
       ? sql`SELECT rowid FROM result_text WHERE result_text MATCH ${ftsPhrase(q)}`
-      : sql`SELECT t.seq FROM result_text t WHERE t.experiment_id = ${experimentId} AND t.body ILIKE ${pattern}`;
+      : // body is stored lowercased: LIKE is several times cheaper than ILIKE on each candidate it rechecks.
+        sql`SELECT t.seq FROM result_text t WHERE t.experiment_id = ${experimentId} AND t.body LIKE ${likePattern(q.toLowerCase())}`;
   // SQLite: CROSS JOIN keeps feedback the outer loop (a scan of results per matching comment only).
   const join = dialect === 'sqlite' ? sql`CROSS JOIN` : sql`JOIN`;
   return sql<SqlBool>`r.seq IN (${text}
-    UNION ALL SELECT c.seq FROM results c WHERE c.experiment_id = ${experimentId}
-      AND c.log_id IN (SELECT substr(f.target, 3) FROM feedback f WHERE ${comments('l')})
+    UNION ALL SELECT c.seq FROM feedback f ${join} results c ON c.log_id = substr(f.target, 3)
+      WHERE ${comments('l')} AND c.experiment_id = ${experimentId}
     UNION ALL SELECT c.seq FROM feedback f ${join} results c
       ON c.experiment_id = f.experiment_id AND substr(c.assignment_id, 1, 36) = substr(f.target, 3)
       WHERE ${comments('a')})`;
@@ -51,7 +52,7 @@ export function searchCondition(
 
 const BODY = {
   sqlite: "coalesce(input, '') || char(10) || coalesce(output, '')",
-  postgres: "coalesce(input::text, '') || E'\\n' || coalesce(output::text, '')",
+  postgres: "lower(coalesce(input::text, '') || E'\\n' || coalesce(output::text, ''))",
 };
 
 /** The statements that index the experiment's results after its mark, up to `upto`, and move the mark. */

@@ -1,5 +1,5 @@
 -- 024 results search (issue 36, ADR 0039): the text of each result's input and output in result_text,
--- with a pg_trgm GIN index (ILIKE substring matches), and one on feedback comments. Filled off the /log
+-- lowercased, with a pg_trgm GIN index (LIKE substring matches), and one on feedback comments. Filled off the /log
 -- path: a search first indexes the results of its experiment after search_marks.seq (results of one
 -- experiment commit in seq order: lockExperimentsForAppend). Filled here from the results already stored.
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
@@ -15,5 +15,5 @@ CREATE TABLE search_marks (
   seq BIGINT NOT NULL
 );
 INSERT INTO result_text (seq, experiment_id, body)
-SELECT seq, experiment_id, coalesce(input::text, '') || E'\n' || coalesce(output::text, '') FROM results;
+SELECT seq, experiment_id, lower(coalesce(input::text, '') || E'\n' || coalesce(output::text, '')) FROM results;
 INSERT INTO search_marks (experiment_id, seq) SELECT experiment_id, max(seq) FROM results GROUP BY experiment_id;
