@@ -5,7 +5,7 @@
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
 import type { JsonObject } from '../core/json.js';
 import { newestComments } from '../core/search.js';
-import { searchCondition } from './result-search.js';
+import { commonText, searchCondition } from './result-search.js';
 import { type Database, isoTime, type ResultsTable } from './schema.js';
 import type { Result, ResultPage, ResultQuery } from './store.js';
 
@@ -66,13 +66,13 @@ const SCAN_CHUNK = 1000;
 type Filtered = ReturnType<typeof filtered>;
 
 /** The results of the query's experiment that its variant, time and text filters keep (no order, no cursor). */
-function filtered(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', q: ResultQuery) {
+function filtered(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', q: ResultQuery, common = false) {
   let query = db.selectFrom('results as r').where('r.experiment_id', '=', q.experimentId);
   if (q.uptoSeq !== undefined) query = query.where('r.seq', '<=', q.uptoSeq);
   if (q.variantKey !== undefined) query = query.where('r.variant_key', '=', q.variantKey);
   if (q.since !== undefined) query = query.where('r.created_at', '>=', q.since);
   if (q.until !== undefined) query = query.where('r.created_at', '<', q.until);
-  if (q.search !== undefined) query = query.where(searchCondition(dialect, q.experimentId, q.search));
+  if (q.search !== undefined) query = query.where(searchCondition(dialect, q.experimentId, q.search, common));
   return query;
 }
 
@@ -153,7 +153,13 @@ export async function readResults(
     const bySeq = new Map(read.map((r) => [Number(r.seq), r]));
     rows = pairs.map((p) => ({ ...bySeq.get(p.seq)!, metric_value: p.v }));
   } else {
-    let query = filtered(db, dialect, q).selectAll('r');
+    const common = q.search !== undefined && dialect === 'postgres' && !byValue;
+    let query = filtered(
+      db,
+      dialect,
+      q,
+      common && (await commonText(db, q.experimentId, q.search!)),
+    ).selectAll('r');
     const cmp = desc ? '<' : '>';
     if (value) {
       query = query.where(value, 'is not', null);

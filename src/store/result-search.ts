@@ -30,6 +30,7 @@ export function searchCondition(
   dialect: 'sqlite' | 'postgres',
   experimentId: number,
   q: string,
+  common = false,
 ): RawBuilder<SqlBool> {
   const pattern = likePattern(q);
   const like = dialect === 'sqlite' ? sql`LIKE ${pattern} ESCAPE '\\'` : sql`ILIKE ${pattern}`;
@@ -42,12 +43,30 @@ export function searchCondition(
         sql`SELECT t.seq FROM result_text t WHERE t.experiment_id = ${experimentId} AND t.body LIKE ${likePattern(q.toLowerCase())}`;
   // SQLite: CROSS JOIN keeps feedback the outer loop (a scan of results per matching comment only).
   const join = dialect === 'sqlite' ? sql`CROSS JOIN` : sql`JOIN`;
-  return sql<SqlBool>`r.seq IN (${text}
-    UNION ALL SELECT c.seq FROM feedback f ${join} results c ON c.log_id = substr(f.target, 3)
+  const commented = sql`SELECT c.seq FROM feedback f ${join} results c ON c.log_id = substr(f.target, 3)
       WHERE ${comments('l')} AND c.experiment_id = ${experimentId}
     UNION ALL SELECT c.seq FROM feedback f ${join} results c
       ON c.experiment_id = f.experiment_id AND substr(c.assignment_id, 1, 36) = substr(f.target, 3)
-      WHERE ${comments('a')})`;
+      WHERE ${comments('a')}`;
+  if (common && dialect === 'postgres') {
+    // Text in many results: each result is looked at in the page's order until the page is full,
+    // rather than every match gathered first (0.66 s for a word in 1 result of 3 over 100,000).
+    return sql<SqlBool>`(EXISTS (SELECT 1 FROM result_text t WHERE t.seq = r.seq
+      AND t.body LIKE ${likePattern(q.toLowerCase())}) OR r.seq IN (${commented}))`;
+  }
+  return sql<SqlBool>`r.seq IN (${text} UNION ALL ${commented})`;
+}
+
+/** Text matches from which the PostgreSQL page is read in order, each result looked at (searchCondition). */
+const COMMON = 1000;
+
+/** PostgreSQL: whether q is in at least COMMON results of the experiment (read from the index, then stopped). */
+export async function commonText(db: Kysely<Database>, experimentId: number, q: string): Promise<boolean> {
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM (SELECT 1 FROM result_text t
+    WHERE t.experiment_id = ${experimentId} AND t.body LIKE ${likePattern(q.toLowerCase())} LIMIT ${COMMON}) s`.execute(
+    db,
+  );
+  return Number(rows[0]?.n ?? 0) >= COMMON;
 }
 
 const BODY = {
