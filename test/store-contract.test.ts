@@ -411,7 +411,7 @@ for (const backend of backends) {
         rows[4]!.logId,
         rows[0]!.logId,
       ]);
-      assert.deepEqual(await found('%_ liter*al "NEAR"'), [rows[3]!.logId]);
+      assert.deepEqual(await found('%_ liter*al \\"NEAR'), [rows[3]!.logId]);
       assert.deepEqual(await found('%%%'), []);
       assert.deepEqual(await found('absent text'), []);
       // Results committed after a search are found by the next one.
