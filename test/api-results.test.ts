@@ -34,6 +34,7 @@ const RESULT_FIELDS = [
   'assignedVariant',
   'assignmentContext',
   'assignmentId',
+  'comments',
   'context',
   'createdAt',
   'experimentVersion',

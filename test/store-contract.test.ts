@@ -36,7 +36,7 @@ import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
 import { SqlStore } from '../src/store/sql-store.js';
-import type { EventStore, Store, StoredKey } from '../src/store/store.js';
+import type { EventStore, ResultQuery, Store, StoredKey } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
 
@@ -383,6 +383,66 @@ for (const backend of backends) {
       assert.deepEqual(await store.listExposures(id), [...first, ...second]);
       assert.equal(await store.countExposures(id), 7);
       assert.deepEqual(await store.listExposures(999_999), []);
+    });
+
+    test('search keeps results whose input, output or a comment holds the text, ignoring case, with the other filters and pages', async () => {
+      const { id } = await store.insertExperiment(experiment('search'));
+      const other = await store.insertExperiment(experiment('search-other'));
+      const hit = (text: string, at: 'input' | 'output', variantKey = 'A') =>
+        result(id, { variantKey, [at]: JSON.stringify({ text }) });
+      const rows = [
+        hit('The Quick brown fox', 'input'),
+        hit('a quick reply', 'output', 'B'),
+        hit('nothing here', 'input'),
+        hit('100%_ liter*al "NEAR" \\ text', 'output'),
+        hit('QUICKLY again', 'input'),
+      ];
+      await store.appendBatch({ results: rows, exposures: [] });
+      await store.appendBatch({
+        results: [result(other.id, { input: JSON.stringify({ t: 'quick' }) })],
+        exposures: [],
+      });
+      const found = async (search: string, more: Partial<ResultQuery> = {}) =>
+        (await store.listResults({ experimentId: id, search, limit: 100, ...more })).results.map(
+          (r) => r.logId,
+        );
+      assert.deepEqual(await found('quick'), [rows[0]!.logId, rows[1]!.logId, rows[4]!.logId]);
+      assert.deepEqual(await found('QUICK', { variantKey: 'A', order: 'desc' }), [
+        rows[4]!.logId,
+        rows[0]!.logId,
+      ]);
+      assert.deepEqual(await found('%_ liter*al \\"NEAR'), [rows[3]!.logId]);
+      assert.deepEqual(await found('%%%'), []);
+      assert.deepEqual(await found('absent text'), []);
+      // Results committed after a search are found by the next one.
+      const later = hit('quick, later', 'output');
+      await store.appendBatch({ results: [later], exposures: [] });
+      const paged: string[] = [];
+      let afterSeq: number | undefined;
+      for (;;) {
+        const page = await store.listResults({ experimentId: id, search: 'quick', afterSeq, limit: 2 });
+        paged.push(...page.results.map((r) => r.logId));
+        if (!page.hasMore) break;
+        afterSeq = page.lastSeq!;
+      }
+      assert.deepEqual(paged, [rows[0]!.logId, rows[1]!.logId, rows[4]!.logId, later.logId]);
+      // A comment on the result is searched, and carried (newest first).
+      const commented = {
+        ...(await feedbackOn(id, rows[2]!.logId, [{ metric: 'r', kind: 'mean', value: 1 }], HOUR_2)),
+        comment: 'Too Verbose',
+      };
+      await store.appendBatch({ results: [], exposures: [], feedback: [commented] });
+      const page = await store.listResults({ experimentId: id, search: 'too verb', limit: 10 });
+      assert.deepEqual(
+        page.results.map((r) => r.logId),
+        [rows[2]!.logId],
+      );
+      assert.deepEqual(
+        page.results[0]!.comments.map((c) => c.text),
+        ['Too Verbose'],
+      );
+      const plain = await store.listResults({ experimentId: id, limit: 1 });
+      assert.deepEqual(plain.results[0]!.comments, []);
     });
 
     test('a batch with a result for a missing experiment fails whole', async () => {

@@ -36,6 +36,7 @@ const CSV_COLUMNS = [
   'context',
   'feedback',
   'assignmentContext',
+  'comments',
 ] as const;
 
 /** Text a spreadsheet would run as a formula: it begins with = + - @, a tab or a carriage return. */

@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
+import { searchText } from '../core/search.js';
 import { resultSegments } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../core/writes.js';
@@ -58,6 +59,8 @@ export interface ResultListQuery {
   min?: number;
   max?: number;
   sort?: 'time' | 'metric';
+  /** Only results whose input, output or a comment on them holds this text, ignoring case. */
+  q?: string;
 }
 
 export interface ResultDeps {
@@ -192,6 +195,7 @@ export class ResultService {
     if (q.min !== undefined && q.max !== undefined && q.min > q.max) {
       throw new ValidationError(`min (${q.min}) is greater than max (${q.max}): no value could match`);
     }
+    const search = q.q === undefined ? undefined : searchText(q.q);
     const sortedBy = byValue ? q.metric : undefined;
     const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor, order, sortedBy);
     const live = await this.experiment(slug);
@@ -204,6 +208,7 @@ export class ResultService {
       variantKey: q.variant,
       since: q.since === undefined ? undefined : normalizeTime(q.since, 'since'),
       until: q.until === undefined ? undefined : normalizeTime(q.until, 'until'),
+      ...(search === undefined ? {} : { search }),
       limit: q.limit ?? 100,
     });
     let nextCursor: string | null = null;

@@ -5,6 +5,7 @@ import type { ComparedRow } from '../core/compare.js';
 import type { FeedbackRow } from '../core/feedback.js';
 import type { JsonObject } from '../core/json.js';
 import { metricValue } from '../core/result-values.js';
+import { containsText, newestComments } from '../core/search.js';
 import type { NewResult } from '../core/writes.js';
 import type { ComparedQuery, Result, ResultPage, ResultQuery } from './store.js';
 
@@ -22,19 +23,30 @@ export interface WhatWasSaid {
   feedback(experimentId: number, target: string): Record<string, number | boolean> | undefined;
   /** The context the assignment with this UUID was made with. */
   context(experimentId: number, uuid: string): JsonObject | undefined;
+  /** The comments of `target`'s feedback rows (one per metric: a comment may repeat). */
+  comments(experimentId: number, target: string): Comment[];
 }
+
+type Comment = { feedbackId: string; comment: string | null; at: string };
 
 /** What was said, from the memory store's feedback rows and assignment contexts (`<experimentId>\n<uuid>`). */
 export function saidFrom(rows: Iterable<FeedbackRow>, contexts: Map<string, string>): WhatWasSaid {
   const byTarget = new Map<string, Record<string, number | boolean>>();
+  const comments = new Map<string, Comment[]>();
   for (const f of rows) {
     const key = `${f.experimentId}\n${f.target}`;
     const values = byTarget.get(key) ?? {};
     values[f.metric] = f.kind === 'proportion' ? f.value === 1 : f.value;
     byTarget.set(key, values);
+    if (f.comment !== null) {
+      const list = comments.get(key) ?? [];
+      list.push({ feedbackId: f.feedbackId, comment: f.comment, at: f.updatedAt });
+      comments.set(key, list);
+    }
   }
   return {
     feedback: (experimentId, target) => byTarget.get(`${experimentId}\n${target}`),
+    comments: (experimentId, target) => comments.get(`${experimentId}\n${target}`) ?? [],
     context: (experimentId, uuid) => {
       const text = contexts.get(`${experimentId}\n${uuid}`);
       return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
@@ -42,7 +54,14 @@ export function saidFrom(rows: Iterable<FeedbackRow>, contexts: Map<string, stri
   };
 }
 
-/** `r` with its feedback (logId's over its assignment's) and its assignment's context. */
+/** Every comment on `r`: on its logId and on its assignment. */
+function commentsOn(experimentId: number, r: Result, said: WhatWasSaid): Comment[] {
+  const uuid = r.assignmentId?.slice(0, 36);
+  const onAssignment = uuid === undefined ? [] : said.comments(experimentId, `a:${uuid}`);
+  return [...said.comments(experimentId, `l:${r.logId}`), ...onAssignment];
+}
+
+/** `r` with its feedback (logId's over its assignment's), its assignment's context and its newest comments. */
 function withWhatWasSaid(experimentId: number, r: Result, said: WhatWasSaid): Result {
   const uuid = r.assignmentId?.slice(0, 36);
   const onAssignment = uuid === undefined ? undefined : said.feedback(experimentId, `a:${uuid}`);
@@ -50,7 +69,17 @@ function withWhatWasSaid(experimentId: number, r: Result, said: WhatWasSaid): Re
     ...r,
     feedback: { ...onAssignment, ...said.feedback(experimentId, `l:${r.logId}`) },
     assignmentContext: (uuid !== undefined && said.context(experimentId, uuid)) || null,
+    comments: newestComments(commentsOn(experimentId, r, said)),
   };
+}
+
+/** Whether the search text is in r's input or output (JSON text) or a comment on it, ignoring case. */
+function found(experimentId: number, r: Result, said: WhatWasSaid, q: string): boolean {
+  return (
+    containsText(r.input && JSON.stringify(r.input), q) ||
+    containsText(r.output && JSON.stringify(r.output), q) ||
+    commentsOn(experimentId, r, said).some((c) => containsText(c.comment, q))
+  );
 }
 
 export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: WhatWasSaid): ResultPage {
@@ -75,7 +104,9 @@ export function listMemoryResults(all: MemoryResult[], q: ResultQuery, said: Wha
     if (q.since !== undefined && c.createdAt < q.since) continue;
     if (q.until !== undefined && c.createdAt >= q.until) continue;
     if (!byValue && !after(c.seq, undefined)) continue;
-    const result = withWhatWasSaid(q.experimentId, c.read(), said);
+    const read = c.read();
+    if (q.search !== undefined && !found(q.experimentId, read, said, q.search)) continue;
+    const result = withWhatWasSaid(q.experimentId, read, said);
     const value = m === undefined ? undefined : metricValue(result, m.name);
     if (m !== undefined) {
       if (value === undefined) continue;
@@ -157,5 +188,6 @@ export function toResult(r: NewResult): Result {
     experimentVersion: r.version,
     feedback: {},
     assignmentContext: null,
+    comments: [],
   };
 }

@@ -5,6 +5,8 @@
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
 import type { ComparedRow } from '../core/compare.js';
 import type { JsonObject } from '../core/json.js';
+import { newestComments } from '../core/search.js';
+import { commonText, searchCondition } from './result-search.js';
 import { type Database, isoTime, type ResultsTable } from './schema.js';
 import type { ComparedQuery, Result, ResultPage, ResultQuery } from './store.js';
 
@@ -33,6 +35,7 @@ function toResult(row: Selectable<ResultsTable>): Result {
     experimentVersion: Number(row.experiment_version),
     feedback: {},
     assignmentContext: null,
+    comments: [],
   };
 }
 
@@ -63,13 +66,14 @@ const SCAN_CHUNK = 1000;
 
 type Filtered = ReturnType<typeof filtered>;
 
-/** The results of the query's experiment that its variant and time filters keep (no order, no cursor). */
-function filtered(db: Kysely<Database>, q: ResultQuery) {
+/** The results of the query's experiment that its variant, time and text filters keep (no order, no cursor). */
+function filtered(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', q: ResultQuery, common = false) {
   let query = db.selectFrom('results as r').where('r.experiment_id', '=', q.experimentId);
   if (q.uptoSeq !== undefined) query = query.where('r.seq', '<=', q.uptoSeq);
   if (q.variantKey !== undefined) query = query.where('r.variant_key', '=', q.variantKey);
   if (q.since !== undefined) query = query.where('r.created_at', '>=', q.since);
   if (q.until !== undefined) query = query.where('r.created_at', '<', q.until);
+  if (q.search !== undefined) query = query.where(searchCondition(dialect, q.experimentId, q.search, common));
   return query;
 }
 
@@ -141,7 +145,7 @@ export async function readResults(
   const byValue = value !== undefined && m?.byValue === true;
   let rows: Array<Selectable<ResultsTable> & { metric_value?: number | string | null }>;
   if (value && dialect === 'sqlite') {
-    const pairs = await scanSqlite(filtered(db, q), q, value);
+    const pairs = await scanSqlite(filtered(db, dialect, q), q, value);
     const seqs = pairs.map((p) => p.seq);
     const read =
       seqs.length === 0
@@ -150,7 +154,13 @@ export async function readResults(
     const bySeq = new Map(read.map((r) => [Number(r.seq), r]));
     rows = pairs.map((p) => ({ ...bySeq.get(p.seq)!, metric_value: p.v }));
   } else {
-    let query = filtered(db, q).selectAll('r');
+    const common = q.search !== undefined && dialect === 'postgres' && !byValue;
+    let query = filtered(
+      db,
+      dialect,
+      q,
+      common && (await commonText(db, q.experimentId, q.search!)),
+    ).selectAll('r');
     const cmp = desc ? '<' : '>';
     if (value) {
       query = query.where(value, 'is not', null);
@@ -191,7 +201,7 @@ export async function readCompared(
   q: ComparedQuery,
 ): Promise<ComparedRow[]> {
   const { metric, beforeSeq, ...kept } = q;
-  let query = filtered(db, kept)
+  let query = filtered(db, dialect, kept)
     .select(['r.seq', 'r.log_id', 'r.input', 'r.output', 'r.created_at'])
     .select((metric === undefined ? sql<null>`NULL` : metricValueSql(dialect, metric)).as('score'));
   if (beforeSeq !== undefined) query = query.where('r.seq', '<', beforeSeq);
@@ -217,15 +227,21 @@ export async function joinWhatWasSaid(
   const targets = [...results.map((r) => `l:${r.logId}`), ...uuids.map((u) => `a:${u}`)];
   const said = await db
     .selectFrom('feedback')
-    .select(['target', 'metric', 'kind', 'value'])
+    .select(['target', 'metric', 'kind', 'value', 'feedback_id', 'comment', 'updated_at'])
     .where('experiment_id', '=', experimentId)
     .where('target', 'in', targets)
     .execute();
   const byTarget = new Map<string, Record<string, number | boolean>>();
+  const comments = new Map<string, Array<{ feedbackId: string; comment: string | null; at: string }>>();
   for (const f of said) {
     const values = byTarget.get(f.target) ?? {};
     values[f.metric] = f.kind === 'proportion' ? Number(f.value) === 1 : Number(f.value);
     byTarget.set(f.target, values);
+    if (f.comment !== null) {
+      const list = comments.get(f.target) ?? [];
+      list.push({ feedbackId: f.feedback_id, comment: f.comment, at: isoTime(f.updated_at) });
+      comments.set(f.target, list);
+    }
   }
   const contexts = new Map<string, JsonObject>();
   if (uuids.length > 0) {
@@ -241,6 +257,10 @@ export async function joinWhatWasSaid(
     const uuid = r.assignmentId ? uuidOf(r.assignmentId) : undefined;
     const onAssignment = uuid === undefined ? undefined : byTarget.get(`a:${uuid}`);
     r.feedback = { ...onAssignment, ...byTarget.get(`l:${r.logId}`) };
+    r.comments = newestComments([
+      ...(comments.get(`l:${r.logId}`) ?? []),
+      ...((uuid !== undefined && comments.get(`a:${uuid}`)) || []),
+    ]);
     r.assignmentContext = (uuid !== undefined && contexts.get(uuid)) || null;
   }
 }

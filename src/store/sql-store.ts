@@ -1,5 +1,5 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
-import { sql, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { ComparedRow } from '../core/compare.js';
 import { ConflictError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
@@ -11,7 +11,7 @@ import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
 import { plannedStatements } from './batch-statements.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
-import { compileRows, executeInChunks } from './compile-rows.js';
+import { type CompiledRows, compileRows, executeInChunks } from './compile-rows.js';
 import type { SqlDatabase } from './database.js';
 import { insertEventRows } from './event-rows.js';
 import {
@@ -27,6 +27,7 @@ import {
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { readCompared, readResults } from './result-reads.js';
+import { indexResults } from './result-search.js';
 import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { readSegments, segmentWrites } from './segment-rows.js';
@@ -270,12 +271,26 @@ export class SqlStore extends SqlRecords implements Store {
     return this.run(() => listExposures(this.readOnly, experimentId));
   }
 
-  listResults(q: ResultQuery): Promise<ResultPage> {
+  async listResults(q: ResultQuery): Promise<ResultPage> {
+    if (q.search !== undefined) {
+      const write = (statements: CompiledRows[]) => this.writeSearchIndex(statements);
+      await this.run(() => indexResults(this.readOnly, this.db.dialect, q.experimentId, write));
+    }
     return this.run(() => readResults(this.readOnly, this.db.dialect, q));
   }
 
   listCompared(q: ComparedQuery): Promise<ComparedRow[]> {
     return this.run(() => readCompared(this.readOnly, this.db.dialect, q));
+  }
+
+  /** Search index rows in one transaction (SQLite: the writer thread, in turn with batches). */
+  private writeSearchIndex(statements: CompiledRows[]): Promise<void> {
+    const { writeBatch } = this.db;
+    if (writeBatch) return this.inTurn(() => writeBatch(statements));
+    return this.readWrite.transaction().execute(async (trx) => {
+      for (const s of statements)
+        for (const row of s.rows) await trx.executeQuery(CompiledQuery.raw(s.sql, row));
+    });
   }
 
   lastResultSeq(experimentId: number): Promise<number> {

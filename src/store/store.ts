@@ -9,6 +9,7 @@ import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
 import type { PairRollup } from '../core/pairs.js';
 import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
+import type { ResultComment } from '../core/search.js';
 import type { SegmentPairRollup } from '../core/segment-pairs.js';
 import type { SegmentSketchMove, SegmentUnitRollup } from '../core/segment-units.js';
 import type { SegmentCount, SegmentRollup } from '../core/segments.js';
@@ -48,6 +49,8 @@ export interface Result {
   feedback: Record<string, number | boolean>;
   /** The context the assign of its assignmentId received (assign, or the exposure a client sent); null when none is known. */
   assignmentContext: JsonObject | null;
+  /** The newest comments given with feedback on it (its logId or its assignmentId), newest first; [] when none. */
+  comments: ResultComment[];
 }
 
 /** Only results with a value for `name` (feedback first, then their own metric; core/result-values.ts), within min/max. */
@@ -75,6 +78,8 @@ export interface ResultQuery {
   since?: string;
   /** createdAt < until */
   until?: string;
+  /** Only results whose input, output or a comment on them holds this text, ignoring case (core/search.ts). */
+  search?: string;
   limit: number;
 }
 

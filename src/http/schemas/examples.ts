@@ -62,4 +62,5 @@ export const RESULT_EXAMPLE = {
   experimentVersion: 1,
   feedback: { thumbs_up: true },
   assignmentContext: { plan: 'pro' },
+  comments: [{ text: 'Clear answer, but too long', at: '2025-06-02T10:31:05.000Z' }],
 };

@@ -158,6 +158,17 @@ export const ResultSchema = Type.Object(
       description:
         'The context its assignmentId was assigned with (POST /assign, or the exposure a client sent to POST /exposures); null when none is known',
     }),
+    comments: Type.Array(
+      Type.Object({
+        text: Type.String(),
+        at: Type.String({ description: 'When the comment was given (ISO 8601)' }),
+      }),
+      {
+        maxItems: 5,
+        description:
+          'The 5 newest comments sent with feedback on it (on its logId or its assignmentId), newest first; [] when none',
+      },
+    ),
   },
   {
     title: 'Result',
@@ -209,6 +220,14 @@ export const ListResultsQuery = Type.Object({
       description:
         "Only results with a number or true/false (as 1/0) for this metric: feedback on the logId, else on the assignmentId, else the result's own metric",
       examples: ['rating'],
+    }),
+  ),
+  q: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description:
+        'Only results whose input or output (their JSON text) or a comment given with feedback on them contains this text, ignoring case; 3 to 200 characters (shorter is 400)',
+      examples: ['refund'],
     }),
   ),
   min: Type.Optional(Type.Number({ description: 'With metric: its value >= min', examples: [1] })),
@@ -266,10 +285,10 @@ export const ExportResponse = {
         description: 'A header row, then one row per Result; JSON objects as JSON text',
       },
       example:
-        'logId,variantKey,knownVariant,userId,assignmentId,assignedVariant,experimentVersion,timestamp,createdAt,input,output,metrics,context,feedback,assignmentContext,metric:rating,metric:tokens\r\n' +
+        'logId,variantKey,knownVariant,userId,assignmentId,assignedVariant,experimentVersion,timestamp,createdAt,input,output,metrics,context,feedback,assignmentContext,comments,metric:rating,metric:tokens\r\n' +
         `${LOG_ID},B,true,user-42,${ASSIGNMENT_ID},,1,2025-06-02T09:20:11.200Z,2025-06-02T09:20:11.348Z,` +
         '"{""question"":""Where is my order?""}","{""answer"":""It ships today.""}",' +
-        '"{""latency_ms"":812,""tokens"":153}","{""plan"":""pro""}","{""rating"":5}","{""plan"":""pro""}",5,153\r\n',
+        '"{""latency_ms"":812,""tokens"":153}","{""plan"":""pro""}","{""rating"":5}","{""plan"":""pro""}",[],5,153\r\n',
     },
   },
 };
