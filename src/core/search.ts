@@ -29,7 +29,7 @@ export function searchText(q: string): string {
 
 /** Whether `text` holds `q`, ignoring case (the memory store's search). */
 export function containsText(text: string | null | undefined, q: string): boolean {
-  return text != null && text.toLowerCase().includes(q.toLowerCase());
+  return typeof text === 'string' && text.toLowerCase().includes(q.toLowerCase());
 }
 
 /**
