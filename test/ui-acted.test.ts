@@ -5,48 +5,28 @@
 // a host that does not resolve) with the error in words, edits the description, and disables/enables.
 // No overflow, no console errors.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Browser, Page } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import {
-  assertNoConsoleErrors,
-  launchBrowser,
-  openDashboard,
-  screenshot,
-  waitUntil,
-} from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
+import type { Page } from 'playwright-core';
+import { assertNoConsoleErrors, openDashboard, screenshot, waitUntil } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'ui-acted-root-key-0123456789abcdef';
-const dir = makeTempDir();
-let server: ServerProcess;
-let browser: Browser;
-let receiver: Receiver;
-const call = jsonCall(() => server.baseUrl, API_KEY);
-
-before(async () => {
-  server = await startServer({
-    API_KEY,
-    DATABASE_URL: `sqlite:${join(dir, 'ui.db')}`,
-    MONITOR_INTERVAL_SECONDS: '1',
-    WEBHOOK_RETRY_SCHEDULE: '0',
-  });
-  browser = await launchBrowser();
-  receiver = await startReceiver([500]);
+const ui = dashboardRun(API_KEY, {
+  env: { MONITOR_INTERVAL_SECONDS: '1', WEBHOOK_RETRY_SCHEDULE: '0' },
+  setup: setUp,
 });
+let receiver: Receiver;
+const call = ui.call;
+
+/** The file's data, written once the server answers. */
+async function setUp(): Promise<void> {
+  receiver = await startReceiver([500]);
+}
 
 after(async () => {
-  await browser?.close();
   await receiver?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
 });
 
 /** Fails when the page is wider than its viewport (something overflows sideways). */
@@ -103,7 +83,7 @@ test('a monitor pause and a key completion open with who, when and why', async (
     decision: { variant: 'B', note: 'as good, cheaper' },
   });
   for (const width of [1400, 390]) {
-    const page = await openDashboard(browser, server.baseUrl, {
+    const page = await openDashboard(ui.browser, ui.base, {
       key: API_KEY,
       width,
       hash: '#/experiment/acted-paused',
@@ -131,7 +111,7 @@ test('a monitor pause and a key completion open with who, when and why', async (
     await assertNoOverflow(page, `paused at ${width}`);
     await screenshot(page, `acted-paused-${width}`);
 
-    await page.goto(`${server.baseUrl}/ui/#/experiment/acted-done`);
+    await page.goto(`${ui.base}/ui/#/experiment/acted-done`);
     await waitUntil(
       page,
       async () =>
@@ -160,7 +140,7 @@ test('a running experiment has no banner', async () => {
       { key: 'B', payload: {}, trafficPercent: 50 },
     ],
   });
-  const page = await openDashboard(browser, server.baseUrl, {
+  const page = await openDashboard(ui.browser, ui.base, {
     key: API_KEY,
     hash: '#/experiment/acted-running',
   });
@@ -184,7 +164,7 @@ test('the webhooks page: health with the error, description, and the enable swit
   for (let i = 0; i < 100 && !((await failed(failing.id)) && (await failed(nowhere.id))); i++)
     await sleep(100);
   for (const width of [1400, 390]) {
-    const page = await openDashboard(browser, server.baseUrl, { key: API_KEY, width, hash: '#/webhooks' });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width, hash: '#/webhooks' });
     await page.getByTestId('webhooks-page').waitFor();
     const one = page.locator(`[data-testid="webhook"][data-id="${failing.id}"]`);
     const two = page.locator(`[data-testid="webhook"][data-id="${nowhere.id}"]`);

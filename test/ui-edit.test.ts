@@ -4,17 +4,15 @@
 // exposures and the verdict appear on their own, edit the weights (a new version, and its diff), pause and
 // complete it: each status button is exactly an allowed transition. Screenshots at 1280 and 390 px.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 // @ts-expect-error: the dashboard is plain JavaScript (no build step), without type declarations
 import { fieldOf } from '../dashboard/parts/form-rules.js';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-edit-root-key-0123456789abcdef';
+const ui = dashboardRun(API_KEY);
 const SLUG = 'checkout-prompt';
 
 /** The server's rule (src/core/experiment.ts): the buttons must offer exactly these. */
@@ -26,12 +24,7 @@ const ALLOWED: Record<string, string[]> = {
   archived: [],
 };
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
-
-const call = jsonCall(() => base, API_KEY);
+const call = ui.call;
 
 /** The status buttons shown, as the statuses they lead to. */
 async function statusButtons(page: Page): Promise<string[]> {
@@ -73,24 +66,9 @@ async function traffic(n: number, from: number): Promise<void> {
   }
 }
 
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
-
 describe('creating and running an experiment from the dashboard', () => {
   test('create through the form, start, traffic, verdict, edit weights, pause, complete (1280 px)', async () => {
-    const page = await openDashboard(browser, base, { key: API_KEY });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY });
     try {
       await page.getByTestId('new-experiment').click();
       const form = page.getByTestId('experiment-form');
@@ -121,7 +99,7 @@ describe('creating and running an experiment from the dashboard', () => {
       assert.equal(await weight.getAttribute('aria-invalid'), 'true');
       assert.match((await weight.getAttribute('aria-describedby')) ?? '', /weight-sum/);
       assert.equal(
-        (await fetch(`${base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
+        (await fetch(`${ui.base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
         404,
       );
       await b.getByTestId('variant-weight').fill('50');
@@ -167,7 +145,7 @@ describe('creating and running an experiment from the dashboard', () => {
       assert.match(await latency!.locator('.field-error').innerText(), /needs numeric values/);
       await page.getByTestId('save').click();
       assert.equal(
-        (await fetch(`${base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
+        (await fetch(`${ui.base}/experiment/${SLUG}`, { headers: { 'x-api-key': API_KEY } })).status,
         404,
         'nothing is sent while a field is wrong',
       );
@@ -279,7 +257,7 @@ describe('creating and running an experiment from the dashboard', () => {
   });
 
   test("the API's refusal is shown next to the field it names", async () => {
-    const page = await openDashboard(browser, base, { key: API_KEY, hash: '#/new' });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/new' });
     try {
       await page.getByTestId('experiment-form').waitFor();
       await page.getByLabel('Slug', { exact: true }).fill(SLUG);
@@ -296,7 +274,7 @@ describe('creating and running an experiment from the dashboard', () => {
   });
 
   test('the form works at 390 px: a sticky experiment with three variants split evenly', async () => {
-    const page = await openDashboard(browser, base, { key: API_KEY, width: 390, hash: '#/new' });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width: 390, hash: '#/new' });
     try {
       await page.getByTestId('experiment-form').waitFor();
       await page.getByLabel('Slug', { exact: true }).fill('onboarding-tone');
@@ -389,7 +367,7 @@ describe('creating and running an experiment from the dashboard', () => {
     ];
     for (const [method, body, field] of cases) {
       const path = method === 'POST' ? '/experiments' : `/experiment/${SLUG}`;
-      const res = await fetch(`${base}${path}`, {
+      const res = await fetch(`${ui.base}${path}`, {
         method,
         headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -402,13 +380,13 @@ describe('creating and running an experiment from the dashboard', () => {
 
   test('a read key sees no edit control', async () => {
     const { key } = await call('POST', '/keys', { name: 'viewer', scopes: ['read'] });
-    const page = await openDashboard(browser, base, { key, hash: `#/experiment/${SLUG}` });
+    const page = await openDashboard(ui.browser, ui.base, { key, hash: `#/experiment/${SLUG}` });
     try {
       await page.getByTestId('experiment-overview').waitFor();
       assert.equal(await page.getByRole('group', { name: 'Change status' }).count(), 0);
       assert.equal(await page.getByTestId('tab-edit').count(), 0);
       assert.equal(await page.getByTestId('nav-new').count(), 0);
-      await page.goto(`${base}/ui/#/new`);
+      await page.goto(`${ui.base}/ui/#/new`);
       await page.getByText('changing experiments needs an admin key').waitFor();
       assert.equal(await page.getByTestId('experiment-form').count(), 0);
       assertNoConsoleErrors(page);

@@ -4,15 +4,13 @@
 // two variants per question, with n and mean rating per variant. What the page shows is compared with
 // the API's answers.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-results-root-key-0123456789abcd';
+const ui = dashboardRun(API_KEY, { setup: setUp });
 const SLUG = 'results-view';
 const QUESTIONS = [
   'Where is my order?',
@@ -21,12 +19,8 @@ const QUESTIONS = [
   'Do you ship abroad?',
 ];
 
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
 let readKey: string;
-const call = jsonCall(() => base, API_KEY);
+const call = ui.call;
 
 interface Result {
   logId: string;
@@ -86,22 +80,11 @@ async function seed(): Promise<void> {
   }
 }
 
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui-results.db')}` });
-  base = server.baseUrl;
+/** The file's data, written once the server answers. */
+async function setUp(): Promise<void> {
   readKey = (await call('POST', '/keys', { name: 'viewer', scopes: ['read'] })).key;
   await seed();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
-});
+}
 
 /** The logIds of the rows shown, top to bottom. */
 async function shownIds(page: Page): Promise<string[]> {
@@ -124,7 +107,10 @@ async function waitForRows(page: Page, ids: string[]): Promise<void> {
 
 describe('the results page in headless Chromium', () => {
   test('newest first, with the feedback and the assign context of each result; the variant is a select', async () => {
-    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}/results` });
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: readKey,
+      hash: `#/experiment/${SLUG}/results`,
+    });
     try {
       const newest = await results('order=desc&limit=25');
       await waitForRows(
@@ -176,7 +162,10 @@ describe('the results page in headless Chromium', () => {
   });
 
   test('worst first: by a declared metric (feedback over own values), and by an undeclared one with its direction picked', async () => {
-    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}/results` });
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: readKey,
+      hash: `#/experiment/${SLUG}/results`,
+    });
     try {
       await page.getByTestId('result-row').first().waitFor();
       await page.getByTestId('results-view').selectOption('worst');
@@ -228,7 +217,10 @@ describe('the results page in headless Chromium', () => {
   });
 
   test('side by side: every result per question, n and mean rating per variant as the results list has them', async () => {
-    const page = await openDashboard(browser, base, { key: readKey, hash: `#/experiment/${SLUG}/results` });
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: readKey,
+      hash: `#/experiment/${SLUG}/results`,
+    });
     try {
       await page.getByTestId('result-row').first().waitFor();
       await page.getByTestId('mode-compare').click();

@@ -4,31 +4,20 @@
 // then reports the rotation (previousSecretUntil, the history, deliveries signed with both secrets).
 // Screenshots at 1280 and 390 px.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import {
-  assertNoConsoleErrors,
-  launchBrowser,
-  openDashboard,
-  screenshot,
-  waitUntil,
-} from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
+import { assertNoConsoleErrors, openDashboard, screenshot, waitUntil } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'ui-webhook-actions-root-key-0123456789';
+// One retry, at once: a delivery the receiver refuses twice is given up (failed) within a second or two.
+const ui = dashboardRun(API_KEY, { env: { WEBHOOK_RETRY_SCHEDULE: '0' } });
 const ROOT = { kind: 'key', id: 'root', name: 'root' };
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
 const receivers: Receiver[] = [];
-const call = jsonCall(() => base, API_KEY);
+const call = ui.call;
 
 /** What these tests read of a delivery. */
 interface Delivery {
@@ -43,25 +32,8 @@ interface HistoryEvent {
   data: Record<string, unknown>;
 }
 
-before(async () => {
-  // One retry, at once: a delivery the receiver refuses twice is given up (failed) within a second or two.
-  server = await startServer({
-    API_KEY,
-    DATABASE_URL: `sqlite:${join(dir, 'ui.db')}`,
-    WEBHOOK_RETRY_SCHEDULE: '0',
-  });
-  base = server.baseUrl;
-  browser = await launchBrowser();
-});
-
 after(async () => {
-  await browser?.close();
   for (const r of receivers) await r.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
 });
 
 async function receiver(statuses: number[]): Promise<Receiver> {
@@ -104,7 +76,7 @@ async function givenUp(statuses: number[]) {
 
 test('Retry on a given-up delivery makes a new attempt, which the receiver now answers 200', async () => {
   const { r, hook, eventId } = await givenUp([500, 500, 200]);
-  const page = await openDashboard(browser, base, { key: API_KEY, width: 1280, hash: '#/webhooks' });
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width: 1280, hash: '#/webhooks' });
   try {
     const endpoint = card(page, hook.id);
     await endpoint.getByTestId('webhook-deliveries').click();
@@ -143,7 +115,7 @@ test('Retry on a given-up delivery makes a new attempt, which the receiver now a
 test('a disabled endpoint offers no retry', async () => {
   const { hook } = await givenUp([500]);
   await call('PATCH', `/webhooks/${hook.id}`, { enabled: false });
-  const page = await openDashboard(browser, base, { key: API_KEY, width: 1280, hash: '#/webhooks' });
+  const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width: 1280, hash: '#/webhooks' });
   try {
     const endpoint = card(page, hook.id);
     await endpoint.getByTestId('webhook-deliveries').click();
@@ -161,7 +133,7 @@ test('Rotate secret asks for a grace period, shows the new secret once, and the 
   for (const width of [1280, 390]) {
     const r = await receiver([200]);
     const hook = await addWebhook(r.url);
-    const page = await openDashboard(browser, base, { key: API_KEY, width, hash: '#/webhooks' });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width, hash: '#/webhooks' });
     try {
       const endpoint = card(page, hook.id);
       await endpoint.getByTestId('webhook-rotate').click();

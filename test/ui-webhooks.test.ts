@@ -2,44 +2,29 @@
 // receiver: add an endpoint (the secret shown once), send it a test event, read its deliveries, delete
 // it; a read key sees no such page. Screenshots at 1280 and 390 px.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { after, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { makeTempDir, removeTempDir } from './helpers/app.js';
-import { assertNoConsoleErrors, launchBrowser, openDashboard, screenshot } from './helpers/browser.js';
-import { jsonCall } from './helpers/call.js';
+import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { dashboardRun } from './helpers/dashboard-run.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
-import { type ServerProcess, startServer } from './helpers/server.js';
 
 const API_KEY = 'ui-webhooks-root-key-0123456789abcd';
-const dir = makeTempDir();
-let server: ServerProcess;
-let base: string;
-let browser: Browser;
+const ui = dashboardRun(API_KEY, { setup: setUp });
 let receiver: Receiver;
-const call = jsonCall(() => base, API_KEY);
+const call = ui.call;
 
-before(async () => {
-  server = await startServer({ API_KEY, DATABASE_URL: `sqlite:${join(dir, 'ui.db')}` });
-  base = server.baseUrl;
-  browser = await launchBrowser();
+/** The file's data, written once the server answers. */
+async function setUp(): Promise<void> {
   receiver = await startReceiver([200]);
-});
+}
 
 after(async () => {
-  await browser?.close();
   await receiver?.close();
-  if (server) {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  }
-  removeTempDir(dir);
 });
 
 test('an admin adds an endpoint, tests it, reads its deliveries and deletes it', async () => {
   for (const width of [1280, 390]) {
-    const page = await openDashboard(browser, base, { key: API_KEY, width, hash: '#/webhooks' });
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width, hash: '#/webhooks' });
     await page.getByTestId('webhooks-page').waitFor();
     await page.getByTestId('webhook-url-input').fill(receiver.url);
     await page.getByTestId('webhook-events-input').fill('experiment.*');
@@ -87,7 +72,7 @@ test('an admin adds an endpoint, tests it, reads its deliveries and deletes it',
 
 test('a read key has no webhooks link and the page says admin only', async () => {
   const reader = await call<{ key: string }>('POST', '/keys', { name: 'viewer', scopes: ['read'] });
-  const page = await openDashboard(browser, base, { key: reader.key, width: 1280, hash: '#/webhooks' });
+  const page = await openDashboard(ui.browser, ui.base, { key: reader.key, width: 1280, hash: '#/webhooks' });
   await page.getByTestId('webhooks-admin-only').waitFor();
   assert.equal(await page.getByTestId('nav-webhooks').count(), 0);
   assertNoConsoleErrors(page);

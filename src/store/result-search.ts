@@ -7,7 +7,10 @@ import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { CompiledRows } from './compile-rows.js';
 import type { Database } from './schema.js';
 
-/** Results one indexing step adds (~37 µs each on SQLite): a step holds the writer for a few tens of milliseconds, so batches of /log wait at most that long behind a search. */
+/**
+ * Results one indexing step adds (~37 µs each on SQLite): a step holds the writer for a few tens of
+ * milliseconds, so batches of /log wait at most that long behind a search.
+ */
 const INDEX_STEP = 1000;
 
 /** q as a LIKE pattern that matches it literally anywhere (`\` escapes). */
