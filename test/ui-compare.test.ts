@@ -155,6 +155,10 @@ test('results list: input and output as text in the row, expandable, beside the 
       );
       const comments = listed.results.find((r) => r.logId === ids.r3)!.comments ?? [];
       assert.deepEqual(
+        comments.map((c) => c.text),
+        ['Too short: it skips the email step.'],
+      );
+      assert.deepEqual(
         (await rated.getByTestId('result-comment').locator('.comment-text').allInnerTexts()).map((t) =>
           t.trim(),
         ),
@@ -177,6 +181,60 @@ test('results list: input and output as text in the row, expandable, beside the 
       assert.doesNotMatch(detail, /1517\.53/);
       await assertNoOverflow(page, `results list at ${width} px`);
       await screenshot(page, `results-text-${width}`);
+      assertNoConsoleErrors(page);
+    } finally {
+      await page.context().close();
+    }
+  }
+});
+
+test('search: text in an output, an input or a feedback comment; too short is not sent', async () => {
+  await seed();
+  for (const width of [1400, 390]) {
+    const page = await openDashboard(ui.browser, ui.base, {
+      key: API_KEY,
+      width,
+      hash: `#/experiment/${SLUG}/results`,
+    });
+    try {
+      await page.getByTestId('result-row').first().waitFor();
+      const shownIds = async () =>
+        (
+          await page
+            .getByTestId('result-row')
+            .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-log-id')))
+        )
+          .filter((id): id is string => id !== null)
+          .sort();
+      const search = async (q: string, expected: Array<string | undefined>) => {
+        await page.getByTestId('result-search-input').fill(q);
+        await page.getByTestId('result-search-input').press('Enter');
+        await waitUntil(
+          page,
+          async () => JSON.stringify(await shownIds()) === JSON.stringify([...expected].map(String).sort()),
+          `search ${q}`,
+        );
+        // The page asks the API with q and shows exactly what it answers.
+        const answered = await call<{ results: Array<{ logId: string }> }>(
+          'GET',
+          `/experiment/${SLUG}/results?limit=100&q=${encodeURIComponent(q)}`,
+        );
+        assert.deepEqual(await shownIds(), answered.results.map((r) => r.logId).sort(), q);
+      };
+      await search('SECURITY TAB', [ids.r4]); // an output, whatever the case
+      await search('skips the email', [ids.r3]); // a feedback comment
+      await search('Do you ship', [ids.s1, ids.s2, ids.s3, ids.s4]); // an input
+      await page.getByTestId('result-search-input').fill('zz');
+      assert.equal(await page.getByTestId('result-search-go').isDisabled(), true);
+      assert.match(await page.getByTestId('result-search-hint').innerText(), /at least 3 characters/);
+      await page.getByTestId('result-search-input').fill('no such words anywhere');
+      await page.getByTestId('result-search-input').press('Enter');
+      await page.getByTestId('no-results').waitFor();
+      await page.getByTestId('result-search-clear').click();
+      await page.getByTestId('result-row').first().waitFor();
+      assert.ok((await shownIds()).length > 4, 'clearing the search lists every result again');
+      await assertNoOverflow(page, `results search at ${width} px`);
+      await screenshot(page, `results-search-${width}`);
       assertNoConsoleErrors(page);
     } finally {
       await page.context().close();

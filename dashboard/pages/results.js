@@ -11,6 +11,7 @@ import { html } from '../html.js';
 import { ErrorNote, errorText } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
 import { ResultRow } from '../parts/result-row.js';
+import { ResultSearch } from '../parts/result-search.js';
 import { SideBySide } from '../parts/side-by-side.js';
 
 const SIZES = ['25', '50', '100'];
@@ -120,7 +121,14 @@ function Results({ experiment, query }) {
   const metric = byMetric ? (query.metric ?? names[0]) : undefined;
   const direction = metric === undefined ? undefined : directions.get(metric);
   const order = listQuery({ ...query, view }, metric, direction);
-  const filters = { variant: query.variant, since: query.since, until: query.until, limit: size, ...order };
+  const filters = {
+    q: query.q || undefined,
+    variant: query.variant,
+    since: query.since,
+    until: query.until,
+    limit: size,
+    ...order,
+  };
   // The cursors of the pages before this one, so "Previous" can go back.
   const [trail, setTrail] = useState([]);
   const cursor = trail.at(-1);
@@ -163,6 +171,7 @@ function Results({ experiment, query }) {
         Side by side
       </button>
     </div>
+    ${!compare && html`<${ResultSearch} value=${query.q} onSearch=${(text) => setFilter('q', text)} />`}
     <form class="toolbar filters" role="group" aria-label="Filters" onSubmit=${(e) => e.preventDefault()}>
       ${
         compare
@@ -257,7 +266,7 @@ function Results({ experiment, query }) {
     }
     ${
       page.data && results.length === 0
-        ? html`<p class="empty" data-testid="no-results">No results${query.variant || query.since || query.until || byMetric ? ' match these filters' : ' yet'}.</p>`
+        ? html`<p class="empty" data-testid="no-results">No results${query.q || query.variant || query.since || query.until || byMetric ? ' match these filters' : ' yet'}.</p>`
         : html`<div class="table-wrap">
             <table class="stack compact results-table" data-testid="results-table" aria-busy=${String(page.loading)}>
               <caption class="visually-hidden">Results, ${viewText.toLowerCase()}</caption>
