@@ -53,9 +53,11 @@ export function searchCondition(
       WHERE ${comments('a')}`;
   if (common && dialect === 'postgres') {
     // Text in many results: each result is looked at in the page's order until the page is full,
-    // rather than every match gathered first (0.66 s for a word in 1 result of 3 over 100,000).
-    return sql<SqlBool>`(EXISTS (SELECT 1 FROM result_text t WHERE t.seq = r.seq
-      AND t.body LIKE ${likePattern(q.toLowerCase())}) OR r.seq IN (${commented}))`;
+    // rather than every match gathered first (0.66 s for a word in 1 result of 3 over 100,000). A scalar
+    // subquery, not EXISTS: PostgreSQL turns an EXISTS beside OR into a hashed subplan that gathers every
+    // match anyway (123 ms for "refund" over 100,000; 0.5 ms as written here).
+    return sql<SqlBool>`((SELECT t.body FROM result_text t WHERE t.seq = r.seq)
+      LIKE ${likePattern(q.toLowerCase())} OR r.seq IN (${commented}))`;
   }
   return sql<SqlBool>`r.seq IN (${text} UNION ALL ${commented})`;
 }
