@@ -719,10 +719,7 @@ describe('the results page in headless Chromium', () => {
         await page.locator('[data-testid="result-row"]').first().waitFor();
         const onlyB = await call('GET', `/experiment/${SLUG}/results?limit=25&order=desc&variant=B`);
         await page.locator(`[data-log-id="${onlyB.results[0].logId}"]`).waitFor();
-        const variants = await page
-          .getByTestId('result-row')
-          .locator('td:nth-child(2) .mono')
-          .allInnerTexts();
+        const variants = await page.getByTestId('result-row').getByTestId('result-variant').allInnerTexts();
         assert.deepEqual([...new Set(variants)], ['B']);
         assertNoConsoleErrors(page);
       } finally {
