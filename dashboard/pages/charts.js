@@ -28,20 +28,31 @@ function Charts({ experiment, query }) {
   const metric =
     query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
   const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;
-  const interval =
-    query.interval === 'day' || query.interval === 'hour' ? query.interval : ageDays > 3 ? 'day' : 'hour';
+  // Minutes while the experiment is under 3 hours old (the API serves minutes for its first 6 hours).
+  const interval = ['minute', 'hour', 'day'].includes(query.interval)
+    ? query.interval
+    : ageDays > 3
+      ? 'day'
+      : ageDays * 24 < 3
+        ? 'minute'
+        : 'hour';
+  const read = (period) =>
+    api.get(
+      withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), {
+        metric,
+        interval: period,
+        method: o.method,
+        alpha: o.alpha,
+        control: o.control,
+      }),
+    );
+  // Minutes cover per-call mean and proportion metrics: picked by age, other metrics fall back to hours.
   const series = useLoad(
     () =>
       metric
-        ? api.get(
-            withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), {
-              metric,
-              interval,
-              method: o.method,
-              alpha: o.alpha,
-              control: o.control,
-            }),
-          )
+        ? interval === 'minute' && !query.interval
+          ? read('minute').catch(() => read('hour'))
+          : read(interval)
         : Promise.resolve(null),
     [experiment.slug, metric, interval, o.method, o.alpha, o.control],
   );
@@ -89,7 +100,8 @@ function Charts({ experiment, query }) {
       path=${path}
       extra=${html`<label class="field inline">
         <span>Interval</span>
-        <select value=${interval} onChange=${set('interval')} data-testid="interval">
+        <select value=${series.data?.interval ?? interval} onChange=${set('interval')} data-testid="interval">
+          <option value="minute">minute</option>
           <option value="hour">hour</option>
           <option value="day">day</option>
         </select>
