@@ -29,11 +29,17 @@ function Charts({ experiment, query }) {
     query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
   const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;
   // Minutes while the experiment is under 3 hours old (the API serves minutes for its first 6 hours).
+  // Minutes cover per-call mean and proportion metrics (not sticky units, ratios or quantiles).
+  const declared = experiment.metrics?.find((m) => m.name === metric);
+  const minutes =
+    experiment.assignment !== 'sticky' &&
+    declared?.numerator === undefined &&
+    (declared?.statistic ?? 'mean') === 'mean';
   const interval = ['minute', 'hour', 'day'].includes(query.interval)
     ? query.interval
     : ageDays > 3
       ? 'day'
-      : ageDays * 24 < 3
+      : ageDays * 24 < 3 && minutes
         ? 'minute'
         : 'hour';
   const read = (period) =>
@@ -46,14 +52,8 @@ function Charts({ experiment, query }) {
         control: o.control,
       }),
     );
-  // Minutes cover per-call mean and proportion metrics: picked by age, other metrics fall back to hours.
   const series = useLoad(
-    () =>
-      metric
-        ? interval === 'minute' && !query.interval
-          ? read('minute').catch(() => read('hour'))
-          : read(interval)
-        : Promise.resolve(null),
+    () => (metric ? read(interval) : Promise.resolve(null)),
     [experiment.slug, metric, interval, o.method, o.alpha, o.control],
   );
   usePoll(series.reload, REFRESH_MS, experiment.status === 'running' && Boolean(metric));
