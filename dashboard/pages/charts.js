@@ -28,21 +28,32 @@ function Charts({ experiment, query }) {
   const metric =
     query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
   const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;
-  const interval =
-    query.interval === 'day' || query.interval === 'hour' ? query.interval : ageDays > 3 ? 'day' : 'hour';
+  // Minutes while the experiment is under 3 hours old (the API serves minutes for its first 6 hours).
+  // Minutes cover per-call mean and proportion metrics (not sticky units, ratios or quantiles).
+  const declared = experiment.metrics?.find((m) => m.name === metric);
+  const minutes =
+    experiment.assignment !== 'sticky' &&
+    declared?.numerator === undefined &&
+    (declared?.statistic ?? 'mean') === 'mean';
+  const interval = ['minute', 'hour', 'day'].includes(query.interval)
+    ? query.interval
+    : ageDays > 3
+      ? 'day'
+      : ageDays * 24 < 3 && minutes
+        ? 'minute'
+        : 'hour';
+  const read = (period) =>
+    api.get(
+      withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), {
+        metric,
+        interval: period,
+        method: o.method,
+        alpha: o.alpha,
+        control: o.control,
+      }),
+    );
   const series = useLoad(
-    () =>
-      metric
-        ? api.get(
-            withQuery(experimentPath(experiment.slug, '/analysis/timeseries'), {
-              metric,
-              interval,
-              method: o.method,
-              alpha: o.alpha,
-              control: o.control,
-            }),
-          )
-        : Promise.resolve(null),
+    () => (metric ? read(interval) : Promise.resolve(null)),
     [experiment.slug, metric, interval, o.method, o.alpha, o.control],
   );
   usePoll(series.reload, REFRESH_MS, experiment.status === 'running' && Boolean(metric));
@@ -89,7 +100,8 @@ function Charts({ experiment, query }) {
       path=${path}
       extra=${html`<label class="field inline">
         <span>Interval</span>
-        <select value=${interval} onChange=${set('interval')} data-testid="interval">
+        <select value=${series.data?.interval ?? interval} onChange=${set('interval')} data-testid="interval">
+          <option value="minute">minute</option>
           <option value="hour">hour</option>
           <option value="day">day</option>
         </select>

@@ -7,7 +7,7 @@ import { exposedOf } from './exposed.js';
 import { colorOf, latest, Plot } from './plot.js';
 
 const seconds = (iso) => Date.parse(iso) / 1000;
-const STEP = { hour: 3600, day: 86_400 };
+const STEP = { minute: 60, hour: 3600, day: 86_400 };
 
 /** A time axis that stays readable with one period (uPlot would otherwise span 1,000 days from it). */
 function timeScale(interval) {

@@ -29,10 +29,14 @@ export function checkFigures(size: { metrics: number; variants: number; segments
 }
 
 /** Refuses a time series of `periods` × `variants` points past the bound. */
-export function checkPoints(size: { periods: number; variants: number; interval: 'hour' | 'day' }): void {
+export function checkPoints(size: {
+  periods: number;
+  variants: number;
+  interval: 'minute' | 'hour' | 'day';
+}): void {
   const points = size.periods * size.variants;
   if (points <= MAX_ANSWER_FIGURES) return;
-  const narrow = size.interval === 'hour' ? 'read it per day with interval=day' : 'read the analysis instead';
+  const narrow = size.interval !== 'day' ? 'read it per day with interval=day' : 'read the analysis instead';
   throw new UnprocessableError(
     `the series would hold ${count(points)} points (${count(size.periods)} periods × ${count(size.variants)} variants); at most ${count(MAX_ANSWER_FIGURES)} fit one answer: ${narrow}`,
   );

@@ -24,3 +24,8 @@ export function hourOf(iso: string): string {
 export function dayOf(iso: string): string {
   return `${iso.slice(0, 10)}T00:00:00.000Z`;
 }
+
+/** The start of the UTC minute of an ISO 8601 UTC time (`2025-06-02T09:14:00.000Z`): a minute-series bucket. */
+export function minuteOf(iso: string): string {
+  return `${iso.slice(0, 16)}:00.000Z`;
+}

@@ -18,10 +18,11 @@ const TimeseriesQuery = Type.Object({
     examples: ['latency_ms'],
   }),
   interval: Type.Optional(
-    Type.Enum(['day', 'hour'], {
+    Type.Enum(['day', 'hour', 'minute'], {
       type: 'string',
       default: 'day',
-      description: 'The period: a UTC day (the sum of its 24 hours) or a UTC hour',
+      description:
+        "The period: a UTC day (the sum of its 24 hours), a UTC hour, or a UTC minute (read from the raw rows: an experiment's first 6 hours only, per-call mean and proportion metrics)",
     }),
   ),
   method: Type.Optional(

@@ -19,7 +19,10 @@ export type TaskOutcome =
   | { ok: true; value: Analysis }
   | { ok: false; status: number; message: string; retryAfterSeconds?: number };
 
-export type ReadStore = Pick<Store, 'readRollups' | 'listVersions' | 'readSegments' | 'readHourly'>;
+export type ReadStore = Pick<
+  Store,
+  'readRollups' | 'listVersions' | 'readSegments' | 'readHourly' | 'listResults' | 'listExposures'
+>;
 
 export interface TaskRunner {
   run(task: AnalysisTask): Promise<TaskOutcome>;

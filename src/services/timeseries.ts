@@ -9,7 +9,7 @@ import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
 import { findDefinition, type MetricDefinition } from '../core/metric-definitions.js';
 import type { PairRollup } from '../core/pairs.js';
-import { dayOf, hourOf } from '../core/time.js';
+import { dayOf, hourOf, minuteOf } from '../core/time.js';
 import {
   type AnalysisMethod,
   cumulativeSeries,
@@ -22,8 +22,9 @@ import {
 import type { Timeseries } from '../stats/timeseries-schema.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
+import { minuteWindow, readMinutes } from './timeseries-minutes.js';
 
-export type Interval = 'hour' | 'day';
+export type Interval = 'minute' | 'hour' | 'day';
 
 export interface TimeseriesQuery {
   metric: string;
@@ -44,7 +45,7 @@ export interface VersionHistory {
 
 export interface TimeseriesDeps {
   experiments: Pick<ExperimentCache, 'find'>;
-  store: Pick<Store, 'readHourly' | 'listVersions'>;
+  store: Pick<Store, 'readHourly' | 'listVersions' | 'listResults' | 'listExposures'>;
 }
 
 export class TimeseriesService {
@@ -72,7 +73,7 @@ export class TimeseriesService {
     const definition = findDefinition(experiment.metrics, q.metric);
     const sticky = experiment.assignment === 'sticky';
     const ratio = ratioRows(definition, hourly.pairs, sticky);
-    const rows = ratio ? [] : byMetric.get(q.metric);
+    let rows = ratio ? [] : byMetric.get(q.metric);
     if (!rows) {
       const available = [...byMetric.keys()].sort();
       const known = available.length > 0 ? someOf(available, NAMES_IN_A_MESSAGE, false) : 'none yet';
@@ -82,17 +83,25 @@ export class TimeseriesService {
     }
     const direction = definition?.direction ?? null;
     const interval = q.interval ?? 'day';
+    let exposures = hourly.exposures;
+    if (interval === 'minute') {
+      if (sticky || ratio || quantileLevel(definition?.statistic ?? 'mean') !== null) {
+        throw new ValidationError(
+          `interval=minute reads per-call mean and proportion metrics only; read '${q.metric}' with interval=hour`,
+        );
+      }
+      const window = minuteWindow([...rows, ...hourly.exposures].map((r) => r.hour));
+      ({ rows, exposures } = await readMinutes(this.deps.store, live.id, q.metric, window));
+    }
     const method = q.method ?? 'frequentist';
     const alpha = q.alpha ?? 0.05;
     const statistic = definition?.statistic ?? 'mean';
     const level = quantileLevel(statistic);
-    const periodOf = interval === 'day' ? dayOf : hourOf;
-    const periods = new Set(
-      [...rows, ...hourly.exposures, ...(ratio?.rows ?? [])].map((r) => periodOf(r.hour)),
-    );
+    const periodOf = interval === 'day' ? dayOf : interval === 'minute' ? minuteOf : hourOf;
+    const periods = new Set([...rows, ...exposures, ...(ratio?.rows ?? [])].map((r) => periodOf(r.hour)));
     checkPoints({ periods: periods.size, variants: keys.length, interval });
     const units: readonly HourlyUnitRow[] = hourly.units;
-    const series = cumulativeSeries(rows, hourly.exposures, {
+    const series = cumulativeSeries(rows, exposures, {
       variantKeys: keys,
       control,
       method,

@@ -117,7 +117,7 @@ export const TimeseriesSchema = Type.Object(
     statistic: Type.String({
       description: "What the effects compare: mean, or the metric definition's quantile (p50, p90, p95, p99)",
     }),
-    interval: Type.String({ description: 'day or hour' }),
+    interval: Type.String({ description: 'day, hour or minute' }),
     control: Type.String({ description: 'The variant the others are compared with' }),
     method: Type.String({ description: 'frequentist, bayesian or sequential' }),
     alpha: Type.Number({ description: 'The significance level used' }),
