@@ -143,6 +143,76 @@ describe('timeseries per minute', { skip: SKIP_BACKEND }, () => {
     });
   }
 
+  test('sticky: per-user sums minute by minute; the last minute of an hour reads as that hour', async () => {
+    const sticky = (
+      await api.createExperiment({
+        assignment: 'sticky',
+        metrics: [{ name: 'latency', direction: 'decrease' }],
+      })
+    ).slug;
+    const found = await runtime.store.findExperiment(sticky);
+    assert.ok(found);
+    // u1 and u2 in A, u3 in B; u1 comes back in the second hour (its unit's sum moves, no new unit).
+    const rows: Array<[string, 'A' | 'B', string, number]> = [
+      ['2026-03-02T09:10:00.000Z', 'A', 'u1', 10],
+      ['2026-03-02T09:10:30.000Z', 'A', 'u1', 14],
+      ['2026-03-02T09:20:00.000Z', 'B', 'u3', 9],
+      ['2026-03-02T09:58:00.000Z', 'A', 'u2', 20],
+      ['2026-03-02T10:05:00.000Z', 'A', 'u1', 30],
+      ['2026-03-02T10:40:00.000Z', 'B', 'u3', 3],
+    ];
+    await runtime.store.appendBatch({
+      results: rows.map(
+        ([createdAt, variantKey, userId, value]): NewResult => ({
+          logId: `ts-${++n}`,
+          experimentId: found.id,
+          version: 1,
+          variantKey,
+          knownVariant: true,
+          userId,
+          unit: true,
+          assignmentId: null,
+          input: null,
+          output: null,
+          metrics: JSON.stringify({ latency: value }),
+          context: null,
+          timestamp: null,
+          createdAt,
+        }),
+      ),
+      exposures: [],
+    });
+    const read = async (interval: string): Promise<Period[]> => {
+      const res = await api.get(
+        `/experiment/${sticky}/analysis/timeseries?metric=latency&interval=${interval}`,
+      );
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().periods;
+    };
+    const minutes = await read('minute');
+    const hours = await read('hour');
+    assert.equal(minutes.length, 5); // 09:10 (twice), 09:20, 09:58, 10:05, 10:40
+    assert.equal(hours.length, 2);
+    for (const [minute, hour] of [
+      [minutes[2]!, hours[0]!],
+      [minutes[4]!, hours[1]!],
+    ] as const) {
+      assert.deepEqual(
+        minute.variants.map((v) => [v.key, v.n, v.mean, v.absolute]),
+        hour.variants.map((v) => [v.key, v.n, v.mean, v.absolute]),
+        `${minute.start} vs ${hour.start}`,
+      );
+    }
+    // In 09:10, u1 alone in A: one unit whose mean per call is (10 + 14) / 2.
+    const a = minutes[0]!.variants.find((v) => v.key === 'A')!;
+    assert.equal(a.n, 1);
+    assert.equal(a.mean, 12);
+    // At the end: A's users u1 (10, 14, 30) and u2 (20): 2 units, mean per call 74 / 4.
+    const end = minutes[4]!.variants.find((v) => v.key === 'A')!;
+    assert.equal(end.n, 2);
+    assert.equal(end.mean, 18.5);
+  });
+
   test('past the first 6 hours: 400 naming the bound', async () => {
     const long = (await api.createExperiment({ metrics: [{ name: 'latency', direction: 'decrease' }] })).slug;
     const found = await runtime.store.findExperiment(long);

@@ -29,12 +29,9 @@ function Charts({ experiment, query }) {
     query.metric && metrics.some((m) => m.name === query.metric) ? query.metric : metrics[0]?.name;
   const ageDays = (Date.now() - Date.parse(experiment.createdAt)) / 86_400_000;
   // Minutes while the experiment is under 3 hours old (the API serves minutes for its first 6 hours).
-  // Minutes cover per-call mean and proportion metrics (not sticky units, ratios or quantiles).
+  // Minutes cover mean and proportion metrics, per call or per user (not ratios or quantiles).
   const declared = experiment.metrics?.find((m) => m.name === metric);
-  const minutes =
-    experiment.assignment !== 'sticky' &&
-    declared?.numerator === undefined &&
-    (declared?.statistic ?? 'mean') === 'mean';
+  const minutes = declared?.numerator === undefined && (declared?.statistic ?? 'mean') === 'mean';
   const interval = ['minute', 'hour', 'day'].includes(query.interval)
     ? query.interval
     : ageDays > 3

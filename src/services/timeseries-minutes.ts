@@ -1,10 +1,12 @@
 // The minute series of an experiment's first hours: read from the raw results and exposures (the rollups
 // hold hours), bounded to MINUTE_WINDOW_HOURS from its first data so one read cannot hold the instance.
-// Per-call mean and proportion metrics only (sticky units, ratios and quantiles read the hourly rollups).
+// Mean and proportion metrics, per call or (sticky) per user: each minute's moves of the users' sums are
+// worked out from the results as core/unit-hours.ts works out each hour's. Ratios and quantiles read hours.
 
 import { ValidationError } from '../core/errors.js';
 import { type HourlyRollup, rollUpHours } from '../core/rollups.js';
 import { minuteOf } from '../core/time.js';
+import { applyUnitDeltasByHour, type HourlyUnitRollup, unitDeltasByHour } from '../core/unit-hours.js';
 import type { HourlyExposure, Store } from '../store/store.js';
 
 export const MINUTE_WINDOW_HOURS = 6;
@@ -27,13 +29,17 @@ export function minuteWindow(hours: readonly string[]): { since: string; until: 
   };
 }
 
-/** One metric's sums and the exposures per minute in `window`, in the row shapes of the hourly read. */
+/**
+ * One metric's sums and the exposures per minute in `window`, in the row shapes of the hourly read; with
+ * `sticky`, also the per-user sums' moves per minute (each result joins its user's unit).
+ */
 export async function readMinutes(
   store: Pick<Store, 'listResults' | 'listExposures'>,
   experimentId: number,
   metric: string,
   window: { since: string; until: string },
-): Promise<{ rows: HourlyRollup[]; exposures: HourlyExposure[] }> {
+  sticky = false,
+): Promise<{ rows: HourlyRollup[]; exposures: HourlyExposure[]; units: HourlyUnitRollup[] }> {
   const rolled = [];
   let afterSeq: number | undefined;
   for (;;) {
@@ -53,6 +59,7 @@ export async function readMinutes(
         variantKey: r.variantKey,
         metrics: { [metric]: value },
         overCap: null,
+        unitUserId: sticky ? r.userId : null,
         hour: minuteOf(r.createdAt),
       });
     }
@@ -68,5 +75,6 @@ export async function readMinutes(
     if (c) c.n += 1;
     else counts.set(key, { hour, version: e.version, variantKey: e.variantKey, n: 1 });
   }
-  return { rows: rollUpHours(rolled), exposures: [...counts.values()] };
+  const units = sticky ? applyUnitDeltasByHour(unitDeltasByHour(rolled), new Map()).hourly : [];
+  return { rows: rollUpHours(rolled), exposures: [...counts.values()], units };
 }

@@ -84,14 +84,15 @@ export class TimeseriesService {
     const direction = definition?.direction ?? null;
     const interval = q.interval ?? 'day';
     let exposures = hourly.exposures;
+    let units: readonly HourlyUnitRow[] = hourly.units;
     if (interval === 'minute') {
-      if (sticky || ratio || quantileLevel(definition?.statistic ?? 'mean') !== null) {
+      if (ratio || quantileLevel(definition?.statistic ?? 'mean') !== null) {
         throw new ValidationError(
-          `interval=minute reads per-call mean and proportion metrics only; read '${q.metric}' with interval=hour`,
+          `interval=minute reads mean and proportion metrics only; read '${q.metric}' with interval=hour`,
         );
       }
       const window = minuteWindow([...rows, ...hourly.exposures].map((r) => r.hour));
-      ({ rows, exposures } = await readMinutes(this.deps.store, live.id, q.metric, window));
+      ({ rows, exposures, units } = await readMinutes(this.deps.store, live.id, q.metric, window, sticky));
     }
     const method = q.method ?? 'frequentist';
     const alpha = q.alpha ?? 0.05;
@@ -100,7 +101,6 @@ export class TimeseriesService {
     const periodOf = interval === 'day' ? dayOf : interval === 'minute' ? minuteOf : hourOf;
     const periods = new Set([...rows, ...exposures, ...(ratio?.rows ?? [])].map((r) => periodOf(r.hour)));
     checkPoints({ periods: periods.size, variants: keys.length, interval });
-    const units: readonly HourlyUnitRow[] = hourly.units;
     const series = cumulativeSeries(rows, exposures, {
       variantKeys: keys,
       control,
