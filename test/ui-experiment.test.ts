@@ -496,9 +496,21 @@ describe('the experiment page in headless Chromium', () => {
         await page.getByTestId('tab-charts').click();
         const charts = ['chart-exposures', 'chart-effect', 'chart-tradeoff'];
         for (const id of charts) await page.getByTestId(id).locator('canvas').waitFor();
+        // A young experiment is charted minute by minute (issue 36), sticky as this one is.
+        assert.equal(await page.getByTestId('interval').inputValue(), 'minute');
         const series = await call(
           'GET',
+          `/experiment/${SLUG}/analysis/timeseries?metric=success&interval=minute`,
+        );
+        const hourly = await call(
+          'GET',
           `/experiment/${SLUG}/analysis/timeseries?metric=success&interval=hour`,
+        );
+        assert.ok(series.periods.length >= hourly.periods.length, 'as many minutes as hours at least');
+        assert.deepEqual(
+          series.periods.at(-1).variants.map((v: { n: number }) => v.n),
+          hourly.periods.at(-1).variants.map((v: { n: number }) => v.n),
+          'the last minute reads as the last hour',
         );
         const last = series.periods.at(-1).variants.find((v: { key: string }) => v.key === 'B');
         const label = (await page.getByTestId('chart-effect').getAttribute('aria-label')) ?? '';
@@ -519,7 +531,7 @@ describe('the experiment page in headless Chromium', () => {
         // The chart counts calls per period; a sticky experiment's distinct users are given as totals only.
         const caption = page.getByTestId('exposures-caption');
         assert.equal(await caption.getAttribute('data-unit'), analysis.exposed.unit);
-        const users = /Distinct users exposed \(over the whole experiment, not per hour\): (.+)\.$/.exec(
+        const users = /Distinct users exposed \(over the whole experiment, not per (?:minute|hour)\): (.+)\.$/.exec(
           (await caption.innerText()).trim(),
         );
         assert.ok(users, await caption.innerText());
