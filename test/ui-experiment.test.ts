@@ -531,9 +531,10 @@ describe('the experiment page in headless Chromium', () => {
         // The chart counts calls per period; a sticky experiment's distinct users are given as totals only.
         const caption = page.getByTestId('exposures-caption');
         assert.equal(await caption.getAttribute('data-unit'), analysis.exposed.unit);
-        const users = /Distinct users exposed \(over the whole experiment, not per (?:minute|hour)\): (.+)\.$/.exec(
-          (await caption.innerText()).trim(),
-        );
+        const users =
+          /Distinct users exposed \(over the whole experiment, not per (?:minute|hour)\): (.+)\.$/.exec(
+            (await caption.innerText()).trim(),
+          );
         assert.ok(users, await caption.innerText());
         for (const [key, n] of Object.entries(analysis.exposed.counts as Record<string, number>)) {
           assertShows(
