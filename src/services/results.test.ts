@@ -75,6 +75,7 @@ test('a logged result is readable once its promise resolves, with every field', 
       experimentVersion: 1,
       feedback: {},
       assignmentContext: null,
+      comments: [],
     },
   ]);
   const rollups = await store.readRollups(id);
