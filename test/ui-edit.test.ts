@@ -223,6 +223,8 @@ describe('creating and running an experiment from the dashboard', () => {
       await page.getByTestId('variant-row-0').getByTestId('variant-weight').fill('30');
       await page.getByTestId('variant-row-1').getByTestId('variant-weight').fill('70');
       assert.match(await page.getByTestId('version-note').innerText(), /version 2/);
+      // The form has rendered both weights (a click before that would save 30 + 50 and be refused).
+      await page.locator('[data-testid="weight-sum"][data-total="100"]').waitFor();
       await screenshot(page, 'experiment-edit-1280');
       await page.getByTestId('save').click();
       await page.getByTestId('experiment-overview').waitFor();
