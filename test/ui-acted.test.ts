@@ -7,8 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Page } from 'playwright-core';
-import { assertNoConsoleErrors, openDashboard, screenshot, waitUntil } from './helpers/browser.js';
+import {
+  assertNoConsoleErrors,
+  assertNoOverflow,
+  openDashboard,
+  screenshot,
+  waitUntil,
+} from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 
@@ -28,14 +33,6 @@ async function setUp(): Promise<void> {
 after(async () => {
   await receiver?.close();
 });
-
-/** Fails when the page is wider than its viewport (something overflows sideways). */
-async function assertNoOverflow(page: Page, where: string): Promise<void> {
-  const [scroll, inner] = (await page.evaluate(
-    '[document.documentElement.scrollWidth, window.innerWidth]',
-  )) as [number, number];
-  assert.ok(scroll <= inner, `${where}: the page is ${scroll} px wide in a ${inner} px viewport`);
-}
 
 /** A running experiment whose cost guardrail (5%) B breaks by 30%: the monitor pauses it within seconds. */
 async function harmful(slug: string): Promise<void> {

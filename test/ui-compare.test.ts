@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { assertNoConsoleErrors, openDashboard, screenshot, waitUntil } from './helpers/browser.js';
+import {
+  assertNoConsoleErrors,
+  assertNoOverflow,
+  openDashboard,
+  screenshot,
+  waitUntil,
+} from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-compare-root-key-0123456789abcd';
@@ -108,13 +114,6 @@ async function seedOnce(): Promise<void> {
     input: { question: 'Hi' },
     output: { tokens: 12, cost: 0.000123456, p: 0.123456 },
   });
-}
-
-async function assertNoOverflow(page: Page, where: string): Promise<void> {
-  const [scroll, inner] = (await page.evaluate(
-    '[document.documentElement.scrollWidth, window.innerWidth]',
-  )) as [number, number];
-  assert.ok(scroll <= inner, `${where}: the page is ${scroll} px wide in a ${inner} px viewport`);
 }
 
 const text = async (page: Page, selector: string) =>

@@ -5,20 +5,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { assertNoConsoleErrors, openDashboard, screenshot, waitUntil } from './helpers/browser.js';
+import {
+  assertNoConsoleErrors,
+  assertNoOverflow,
+  openDashboard,
+  screenshot,
+  waitUntil,
+} from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-keys-root-key-0123456789abcdef';
 const ui = dashboardRun(API_KEY);
 const call = ui.call;
-
-/** Fails when the page is wider than its viewport (something overflows sideways). */
-async function assertNoOverflow(page: Page, where: string): Promise<void> {
-  const [scroll, inner] = (await page.evaluate(
-    '[document.documentElement.scrollWidth, window.innerWidth]',
-  )) as [number, number];
-  assert.ok(scroll <= inner, `${where}: the page is ${scroll} px wide in a ${inner} px viewport`);
-}
 
 /** GET /keys/me with `key`: its status. */
 async function statusOf(key: string): Promise<number> {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { assertNoConsoleErrors, assertNoOverflow, openDashboard, screenshot } from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-narrow-root-key-0123456789abcdef';
@@ -42,14 +42,6 @@ async function seed(): Promise<void> {
     });
   }
   await call('POST', '/webhooks', { url: 'https://hooks.example.com/agentsplit/a-long-path', events: ['*'] });
-}
-
-/** Fails when the page is wider than its viewport (something overflows sideways). */
-async function assertNoOverflow(page: Page, where: string): Promise<void> {
-  const [scroll, inner] = (await page.evaluate(
-    '[document.documentElement.scrollWidth, window.innerWidth]',
-  )) as [number, number];
-  assert.ok(scroll <= inner, `${where}: the page is ${scroll} px wide in a ${inner} px viewport`);
 }
 
 async function open(hash: string, width = 390): Promise<Page> {

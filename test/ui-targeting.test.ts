@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { whoFieldOf } from '../dashboard/parts/who-enters.js';
 // @ts-expect-error: as above
 import { conditionText, whoParts } from '../dashboard/parts/who-summary.js';
-import { assertNoConsoleErrors, openDashboard, screenshot } from './helpers/browser.js';
+import { assertNoConsoleErrors, assertNoOverflow, openDashboard, screenshot } from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
 
 const API_KEY = 'ui-targeting-root-key-0123456789abcd';
@@ -23,14 +23,6 @@ const ab = [
   { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },
   { key: 'B', payload: { prompt: 'b' }, trafficPercent: 50 },
 ];
-
-/** Fails when the page is wider than its viewport (something overflows sideways). */
-async function assertNoOverflow(page: Page, where: string): Promise<void> {
-  const [scroll, inner] = (await page.evaluate(
-    '[document.documentElement.scrollWidth, window.innerWidth]',
-  )) as [number, number];
-  assert.ok(scroll <= inner, `${where}: the page is ${scroll} px wide in a ${inner} px viewport`);
-}
 
 async function openEdit(width = 1400): Promise<Page> {
   const page = await openDashboard(ui.browser, ui.base, {

@@ -115,3 +115,11 @@ export async function waitUntil(page: Page, check: () => Promise<boolean>, what:
     await page.waitForTimeout(50);
   }
 }
+
+/** Fails when the page is wider than its viewport (something overflows sideways). */
+export async function assertNoOverflow(page: Page, where: string): Promise<void> {
+  const [scroll, inner] = (await page.evaluate(
+    '[document.documentElement.scrollWidth, window.innerWidth]',
+  )) as [number, number];
+  assert.ok(scroll <= inner, `${where}: the page is ${scroll} px wide in a ${inner} px viewport`);
+}
