@@ -1,51 +1,9 @@
-// Rate limits (issue 14, section 3; ADR 0017): requests per second per key, and failed authentications
-// per client address and per managed key's prefix (issue 34). Counted with rate-limiter-flexible, in
-// Redis when REDIS_URL is set (shared by every instance), else in this process's memory. Nothing here knows HTTP: src/http/rate-limit.ts turns the
-// decisions into answers and headers for both transports.
-//
-// A lockout refuses failures only (issue 34): the pipeline asks it once a key has failed, so a valid key
-// is served whatever others did from its address. Two subjects are locked out, with the same quota and
-// window (AUTH_FAILURE_LIMIT, AUTH_FAILURE_WINDOW_SECONDS):
-// - a client address (TRUST_PROXY's; an IPv6 one by its /64: core/lockout-subject.ts): someone guessing keys;
-// - a live managed key's prefix (`ask_` and 8 characters, shown in key lists), when a wrong key starts
-//   with it: someone guessing that one key, from any number of addresses. Prefixes no live key has are
-//   not counted (a random guess is the address's to count), so this costs no memory per guess.
-// A subject is an address or a prefix; they never clash (prefixes have `_`, addresses never do).
-//
-// A subject refused is refused by every instance (issue 24): the instance whose count reached the quota
-// announces it on a Redis channel every instance listens to, and records it in a sorted set that an
-// instance reads when it (re)connects. Each instance keeps the refused subjects in memory, so the check
-// on the request path stays synchronous and free.
-//
-// The request path asks `limitOf(principal)` and `refusedFailure(...)` synchronously and allocates
-// nothing when no limit applies; only a request that has a limit pays for a count (a promise).
-import type { Redis } from 'ioredis';
-import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
-import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import type { Principal } from '../core/keys.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions, rateLimitOptions } from '../core/rate-limit-options.js';
+import { Counter, type PolicyName, type RateDecision, type SharedStore, seconds } from './rate-counter.js';
 
+export type { PolicyName, RateDecision };
 export { DEFAULT_RATE_LIMITS, type RateLimitOptions, rateLimitOptions };
-
-/** The policies, named as the RateLimit and RateLimit-Policy headers name them. */
-export type PolicyName = 'per-key' | 'failed-auth' | 'failed-auth-prefix';
-
-/** What a count decided: a rate decision (not the analysis's verdict). */
-export interface RateDecision {
-  allowed: boolean;
-  policy: PolicyName;
-  /** The quota of the policy (requests, or failed attempts). */
-  quota: number;
-  /** The policy's window, in seconds. */
-  windowSeconds: number;
-  /** What is left of the quota in the current window. */
-  remaining: number;
-  /** Whole seconds until the window resets (at least 1). */
-  resetSeconds: number;
-  /** The same in milliseconds. */
-  resetMs: number;
-}
 
 export interface RateLimitDeps {
   /** Warnings (Redis unreachable; at most one every few seconds). */
@@ -65,75 +23,6 @@ const REDIS_CONNECT_WAIT_MS = 2000;
 const BLOCKED_SWEEP_SIZE = 1024;
 /** Refusals announced at once are read back at most this many at a time (ZRANGEBYSCORE ... LIMIT). */
 const BLOCKED_READ_LIMIT = 10_000;
-
-function seconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}
-
-/** One policy's counter: in Redis when there is one, and always in memory (used while Redis is away). */
-class Counter {
-  private readonly memory: InstanceType<typeof RateLimiterMemory>;
-  private readonly shared: RateLimiterRedis | undefined;
-
-  constructor(
-    readonly policy: PolicyName,
-    readonly quota: number,
-    readonly windowSeconds: number,
-    keyPrefix: string,
-    private readonly owner: RateLimits,
-    redis: SharedStore | undefined,
-  ) {
-    const options = { points: quota, duration: windowSeconds, keyPrefix };
-    this.memory = new RateLimiterMemory(options);
-    this.shared =
-      redis === undefined
-        ? undefined
-        : new redis.Limiter({ ...options, storeClient: redis.client, rejectIfRedisNotReady: true });
-  }
-
-  private decision(res: InstanceType<typeof RateLimiterRes>, allowed: boolean): RateDecision {
-    return {
-      allowed,
-      policy: this.policy,
-      quota: this.quota,
-      windowSeconds: this.windowSeconds,
-      remaining: res.remainingPoints,
-      resetSeconds: seconds(res.msBeforeNext),
-      resetMs: res.msBeforeNext,
-    };
-  }
-
-  /**
-   * Counts one request under `key`. In Redis when it answers; when it does not (down, not yet connected,
-   * slow), in memory, and the warning says why: the request is served either way (fail open).
-   */
-  async consume(key: string): Promise<RateDecision> {
-    if (this.shared !== undefined) {
-      try {
-        return this.decision(await this.shared.consume(key), true);
-      } catch (err) {
-        if (err instanceof RateLimiterRes) return this.decision(err, false);
-        this.owner.redisFailed(err);
-      }
-    }
-    try {
-      return this.decision(await this.memory.consume(key), true);
-    } catch (err) {
-      if (err instanceof RateLimiterRes) return this.decision(err, false);
-      // Not expected of a memory counter; if it happens, the request is served (fail open).
-      const ms = this.windowSeconds * 1000;
-      return this.decision(new RateLimiterRes(this.quota, ms, 0), true);
-    }
-  }
-}
-
-/** Redis and the limiter class that counts in it (both loaded only when REDIS_URL is set). */
-interface SharedStore {
-  client: Redis;
-  /** A second connection, in subscriber mode: refusals announced by other instances. */
-  subscriber: Redis;
-  Limiter: typeof RateLimiterRedis;
-}
 
 export class RateLimits {
   private readonly perKey = new Map<number, Counter>();
