@@ -2,6 +2,7 @@
 // TypeScript type (`Analysis`, what analyzeRollups returns) both come, so a field cannot exist in one only.
 
 import { type Static, Type } from 'typebox';
+import { ANALYSIS_EXAMPLE } from './analysis-example.js';
 import {
   AdjustmentSchema,
   CappedSchema,
@@ -210,106 +211,6 @@ export const SegmentAnalysisSchema = Type.Object(
   },
   { title: 'SegmentAnalysis' },
 );
-
-const ANALYSIS_EXAMPLE = {
-  slug: 'checkout-prompt',
-  control: 'A',
-  method: 'frequentist',
-  alpha: 0.05,
-  sided: 'two',
-  correction: 'bh',
-  version: null,
-  versions: [1],
-  unit: 'call',
-  verdict: {
-    status: 'winner',
-    variant: 'B',
-    metric: 'latency_ms',
-    summary: 'B beats A on latency_ms: -5.3% [-10.2%, -0.4%], p = 0.03.',
-  },
-  exposures: { A: 214, B: 205 },
-  exposed: { unit: 'call', counts: { A: 214, B: 205 } },
-  results: { A: 210, B: 198 },
-  srm: { chiSquare: 0.1933, pValue: 0.6602, mismatch: false, unit: 'call', counts: { A: 214, B: 205 } },
-  metrics: [
-    {
-      name: 'latency_ms',
-      kind: 'mean',
-      direction: 'decrease',
-      role: 'primary',
-      unit: 'call',
-      sided: 'two',
-      minimumDetectableEffect: null,
-      statistic: 'mean',
-      threshold: null,
-      label: 'mean per call',
-      noVariation: false,
-      corrected: false,
-      variants: [
-        {
-          key: 'A',
-          n: 210,
-          mean: 910,
-          stdDev: 240,
-          quantiles: { p50: 880, p90: 1240, p95: 1390, p99: 1710 },
-        },
-        {
-          key: 'B',
-          n: 198,
-          mean: 862,
-          stdDev: 230,
-          absolute: { estimate: -48, ci: [-93.74, -2.257], stdError: 23.27, pValue: 0.03977 },
-          relative: { estimate: -0.05275, ci: [-0.1022, -0.002509], stdError: 0.0249, pValue: 0.03977 },
-          pValue: 0.03977,
-          rawPValue: 0.03977,
-          test: { method: 'welch', level: 0.95 },
-          exact: null,
-          quantiles: { p50: 835, p90: 1170, p95: 1320, p99: 1650 },
-          chanceToWin: null,
-          risk: [null, null],
-          significant: true,
-          better: true,
-          worse: false,
-        },
-      ],
-    },
-    {
-      name: 'rating',
-      kind: 'mean',
-      direction: null,
-      role: null,
-      unit: 'call',
-      sided: 'two',
-      minimumDetectableEffect: null,
-      statistic: 'mean',
-      threshold: null,
-      label: 'mean per call',
-      noVariation: false,
-      corrected: true,
-      variants: [
-        { key: 'A', n: 210, mean: 4.1, stdDev: 0.9 },
-        {
-          key: 'B',
-          n: 198,
-          mean: 4.2,
-          stdDev: 0.85,
-          absolute: { estimate: 0.1, ci: [-0.07031, 0.2703], stdError: 0.08664, pValue: 0.2491 },
-          relative: { estimate: 0.02439, ci: [-0.01715, 0.06699], stdError: 0.0214, pValue: 0.2491 },
-          pValue: 0.2491,
-          rawPValue: 0.2491,
-          test: { method: 'welch', level: 0.95 },
-          exact: null,
-          chanceToWin: null,
-          risk: [null, null],
-          significant: false,
-          better: null,
-          worse: null,
-        },
-      ],
-    },
-  ],
-  warnings: [],
-};
 
 export const AnalysisSchema = Type.Object(
   {
