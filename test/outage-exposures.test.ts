@@ -203,10 +203,21 @@ test('PostgreSQL refuses, drops and restarts under load: no 500, every acknowled
   await t.test('every acknowledged result is stored', async () => {
     const stored = new Set<string>();
     for (const slug of assigned.keys()) {
-      const res = await fetch(`${server!.baseUrl}/experiment/${slug}/results/export`, {
-        headers: { 'x-api-key': API_KEY },
-      });
-      for (const line of (await res.text()).split('\n').filter(Boolean)) stored.add(JSON.parse(line).logId);
+      // The server's pool may still hold connections the restart broke: a read on one answers 503
+      // (with Retry-After), and the export is asked again, as a client would.
+      let res: Response;
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        res = await fetch(`${server!.baseUrl}/experiment/${slug}/results/export`, {
+          headers: { 'x-api-key': API_KEY },
+        });
+        if (res.status !== 503 || Date.now() > deadline) break;
+        await res.text();
+        await sleep(500);
+      }
+      const text = await res.text();
+      assert.equal(res.status, 200, `export of ${slug}: ${text.slice(0, 300)}`);
+      for (const line of text.split('\n').filter(Boolean)) stored.add(JSON.parse(line).logId);
     }
     const missing = [...logged].filter((id) => !stored.has(id));
     assert.deepEqual(missing, [], `${missing.length} of ${logged.size} acknowledged results were lost`);
