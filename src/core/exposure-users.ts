@@ -22,13 +22,12 @@ export function exposureUsersOf(
     version: number;
     json: string;
     unit?: boolean;
-    users?: ReadonlyArray<{ userId: string; variantKey: string }>;
   }>,
 ): ExposureUser[] {
   const users = new Map<string, ExposureUser>();
   for (const b of batches) {
     if (b.unit !== true) continue;
-    for (const e of b.users ?? decodeExposureBatch(b.json, b.experimentId, b.version)) {
+    for (const e of decodeExposureBatch(b.json, b.experimentId, b.version)) {
       const user = {
         experimentId: b.experimentId,
         version: b.version,
@@ -49,31 +48,4 @@ export function newExposureUsers(
 ): { rows: ExposureUser[]; counts: ExposureRollup[] } {
   const rows = users.filter((u) => !stored.has(exposureUserKey(u)));
   return { rows, counts: rollUpExposures(rows) };
-}
-
-/**
- * Keys of users known to be committed in this process's database, so repeat users of a sticky
- * experiment cost no read. Only ever holds what a committed batch wrote or read back as stored; bounded
- * by forgetting everything when full (a forgotten user costs one read, never a wrong count).
- */
-export class CommittedUsers {
-  private keys = new Set<string>();
-
-  /** 50,000 keys hold about 5 MB; at 200,000 the bench's stream of new users added 20–35 MB of peak RSS. */
-  constructor(private readonly max = 50_000) {}
-
-  has(key: string): boolean {
-    return this.keys.has(key);
-  }
-
-  remember(keys: Iterable<string>): void {
-    for (const k of keys) {
-      if (this.keys.size >= this.max) this.keys = new Set();
-      this.keys.add(k);
-    }
-  }
-
-  forgetAll(): void {
-    this.keys = new Set();
-  }
 }

@@ -78,10 +78,8 @@ export interface ExposureBatch {
   variants: Array<{ variantKey: string; n: number }>;
   /** A JSON array of the exposures' stored forms (core/exposure.ts), in the order they were assigned. */
   json: string;
-  /** Exposures of a sticky experiment: their distinct users are counted (core/exposure-users.ts). */
+  /** Exposures of a sticky experiment: their distinct users are counted (read from `json` by the store). */
   unit?: boolean;
-  /** With `unit`: each user once, with the variant first exposed to (absent: read from `json`). */
-  users?: Array<{ userId: string; variantKey: string }>;
   /** The segment values of their assign contexts (experiments that declare segments). */
   segments?: AssignmentSegment[];
   /** Assignment ids clients made, of experiments that declare segments: results logged first wait for them. */

@@ -31,11 +31,8 @@ class Segment {
   bytes: Buffer = spare.pop() ?? Buffer.allocUnsafeSlow(FIRST_CAPACITY);
   length = 1;
   count = 0;
-  /**
-   * A sticky experiment's exposures: each user once, with the variant it was first exposed to (the store
-   * counts distinct users). Kept beside the bytes so that counting them never parses the JSON again.
-   */
-  users: Map<string, string> | null = null;
+  /** A sticky experiment's exposures: the store counts their distinct users (store/exposure-user-statements.ts). */
+  unit = false;
   /** The segment values of the exposures' assign contexts (experiments that declare segments). */
   assignmentSegments: AssignmentSegment[] | null = null;
   /** Assignment ids clients made (ExposureBatch.clientIds). */
@@ -83,9 +80,7 @@ class Segment {
       hour: this.hour,
       variants: [...this.variants].map(([variantKey, n]) => ({ variantKey, n })),
       json: this.bytes.toString('utf8', 0, this.length + 1),
-      ...(this.users
-        ? { unit: true, users: [...this.users].map(([userId, variantKey]) => ({ userId, variantKey })) }
-        : {}),
+      ...(this.unit ? { unit: true } : {}),
       ...(this.assignmentSegments ? { segments: this.assignmentSegments } : {}),
       ...(this.clientIds ? { clientIds: this.clientIds } : {}),
       ...(this.contexts ? { contexts: this.contexts } : {}),
@@ -163,10 +158,7 @@ export class ExposureQueue {
         context: JSON.stringify(e.context),
       });
     }
-    if (e.unit === true) {
-      segment.users ??= new Map();
-      if (!segment.users.has(e.userId)) segment.users.set(e.userId, e.variantKey);
-    }
+    if (e.unit === true) segment.unit = true;
     if (e.segments) {
       segment.assignmentSegments ??= [];
       segment.assignmentSegments.push(...assignmentSegmentsOf([e]));

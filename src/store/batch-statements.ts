@@ -3,13 +3,6 @@
 // experiments' append locks; SQLite: as the only writer, one batch at a time), planned by the pure planner
 // (batch-plan.ts, which the memory store uses too), then written as statements with the rest of the batch.
 import type { Kysely, Selectable } from 'kysely';
-import {
-  type CommittedUsers,
-  type ExposureUser,
-  exposureUserKey,
-  exposureUsersOf,
-  newExposureUsers,
-} from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { RolledResult } from '../core/rollups.js';
 import type { SegmentMoves } from '../core/segment-units.js';
@@ -31,13 +24,7 @@ import {
 } from './row-statements.js';
 import { type Database, isoTime } from './schema.js';
 import { feedbackSegments } from './segment-rows.js';
-import {
-  exposureUserRollupStatement,
-  exposureUsersStatement,
-  hourlySketchBinStatement,
-  hourlyUnitRollupStatement,
-  sketchBinStatement,
-} from './sum-statements.js';
+import { hourlySketchBinStatement, hourlyUnitRollupStatement, sketchBinStatement } from './sum-statements.js';
 
 /** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
 const KEYS_PER_READ = 500;
@@ -132,50 +119,13 @@ const readUnitSums = (db: Kysely<Database>, deltas: UnitDelta[]) =>
     unitKey,
   );
 
-/** The users of sticky experiments' exposures already stored (keys of exposureUserKey), skipping `known` ones. */
-async function readExposureUsers(
-  db: Kysely<Database>,
-  users: ExposureUser[],
-  known: CommittedUsers | undefined,
-): Promise<Set<string>> {
-  const stored = new Set<string>();
-  const byVersion = new Map<string, { experimentId: number; version: number; ids: string[] }>();
-  for (const u of users) {
-    const key = exposureUserKey(u);
-    if (known?.has(key)) {
-      stored.add(key);
-      continue;
-    }
-    const group = `${u.experimentId}\u0000${u.version}`;
-    let g = byVersion.get(group);
-    if (!g) {
-      g = { experimentId: u.experimentId, version: u.version, ids: [] };
-      byVersion.set(group, g);
-    }
-    g.ids.push(u.userId);
-  }
-  for (const g of byVersion.values()) {
-    for (const part of chunks(g.ids)) {
-      const rows = await db
-        .selectFrom('exposure_users')
-        .select('user_id')
-        .where('experiment_id', '=', g.experimentId)
-        .where('experiment_version', '=', g.version)
-        .where('user_id', 'in', part)
-        .execute();
-      for (const r of rows) stored.add(exposureUserKey({ ...g, userId: r.user_id }));
-    }
-  }
-  return stored;
-}
-
 /**
- * A batch's planned rollup statements, the exposure users it leaves committed (for CommittedUsers), and
- * its feedback's moves of the segment rows (segment-rows.ts segmentWrites writes them with the results').
+ * A batch's planned rollup statements, and its feedback's moves of the segment rows (segment-rows.ts
+ * segmentWrites writes them with the results'). Sticky experiments' distinct users are counted as they
+ * are inserted (exposure-user-statements.ts), not planned.
  */
 export interface Planned {
   statements: RowStatement[];
-  userKeys: string[];
   segments: SegmentMoves;
 }
 
@@ -183,14 +133,13 @@ export interface Planned {
  * The rollup statements of a batch (metric, hourly, per-user, distinct users, sketch bins) and its
  * feedback rows. `rolled` are its results as the rollups see them (the cap decided); `feedbackOverCap`
  * says which feedback names the cap left out. Reads through `db`, which must see everything committed
- * before this batch; `known` users are committed already and are not read.
+ * before this batch.
  */
 export async function plannedStatements(
   db: Kysely<Database>,
   batch: WriteBatch,
   rolled: RolledResult[],
   feedbackOverCap: (experimentId: number, metric: string) => boolean,
-  known?: CommittedUsers,
 ): Promise<Planned> {
   const feedback = batch.feedback ?? [];
   const stored = feedback.length > 0 ? await readFeedback(db, feedback) : new Map<string, FeedbackRow>();
@@ -214,12 +163,5 @@ export async function plannedStatements(
   }
   statements.push(...pairStatements(plan.pairs, bins));
   statements.push(hourlyExposureStatement(batch.exposures));
-  let userKeys: string[] = [];
-  const users = exposureUsersOf(batch.exposures);
-  if (users.length > 0) {
-    const added = newExposureUsers(users, await readExposureUsers(db, users, known));
-    statements.push(exposureUsersStatement(added.rows), exposureUserRollupStatement(added.counts));
-    userKeys = users.map(exposureUserKey);
-  }
-  return { statements: statements.filter((s) => s.rows.length > 0), userKeys, segments: plan.segments };
+  return { statements: statements.filter((s) => s.rows.length > 0), segments: plan.segments };
 }

@@ -8,6 +8,11 @@ import type { Database } from './schema.js';
 export interface CompiledRows {
   sql: string;
   rows: unknown[][];
+  /**
+   * SQLite's writer thread: `sql` answers rows (RETURNING); per distinct row, `tally` runs with that
+   * row's values and how many times it came back (exposure-user-statements.ts).
+   */
+  tally?: string;
 }
 
 /** Executes a statement as multi-row INSERTs of `chunk` rows, on `db` (usually a transaction). */

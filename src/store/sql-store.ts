@@ -5,7 +5,6 @@ import { ConflictError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
-import { CommittedUsers } from '../core/exposure-users.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
@@ -24,6 +23,7 @@ import {
   selectVersions,
   updateExperimentRows,
 } from './experiment-rows.js';
+import { insertUsers, sqliteUserStatements } from './exposure-user-statements.js';
 import { MetricNames } from './metric-names.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { readCompared, readResults } from './result-reads.js';
@@ -58,7 +58,6 @@ import type {
 export class SqlStore extends SqlRecords implements Store {
   private readonly metricNames = new MetricNames();
   /** Sticky experiments' users this process saw committed: repeat users cost no read (core/exposure-users.ts). */
-  private readonly committedUsers = new CommittedUsers();
   /** The end of the last SQLite batch or rebuild in turn (inTurn). */
   private turn: Promise<void> = Promise.resolve();
 
@@ -136,7 +135,6 @@ export class SqlStore extends SqlRecords implements Store {
         guard(current.experiment, any !== undefined);
         await deleteExperimentRows(trx, current.id);
         await insertEventRows(trx, events?.(current.experiment));
-        this.committedUsers.forgetAll();
         await this.changed(trx);
         this.metricNames.forget(current.id);
       }),
@@ -167,13 +165,7 @@ export class SqlStore extends SqlRecords implements Store {
             await this.metricNames.decideAsOnlyWriter(capped, (ids) => readMetricNames(this.readOnly, ids));
           }
           const overCap = overCapOf(rolled);
-          const planned = await plannedStatements(
-            this.readOnly,
-            batch,
-            rolled,
-            feedbackOverCap,
-            this.committedUsers,
-          );
+          const planned = await plannedStatements(this.readOnly, batch, rolled, feedbackOverCap);
           const segments = await segmentWrites(this.readOnly, batch, rolled, planned.segments);
           const statements = [
             ...rowStatements(batch, overCap, segments.records),
@@ -181,15 +173,17 @@ export class SqlStore extends SqlRecords implements Store {
             ...planned.statements,
             ...segments.statements,
           ];
-          await writeBatch(statements.flatMap((st) => compileRows(this.readWrite, st)));
-          this.committedUsers.remember(planned.userKeys);
+          await writeBatch([
+            ...statements.flatMap((st) => compileRows(this.readWrite, st)),
+            ...sqliteUserStatements(batch.exposures),
+          ]);
           return { metricsOverCap: overCap };
         }),
       );
     }
     const unitExposures = exposureLocks(sent);
     return this.run(async () => {
-      const { decision, userKeys, overCap } = await this.readWrite.transaction().execute(async (trx) => {
+      const { decision, overCap } = await this.readWrite.transaction().execute(async (trx) => {
         const batch = await claimClientExposures(trx, sent);
         let decided: { committed(): void } | undefined;
         if (capped.length > 0 || unitExposures.length > 0) {
@@ -204,15 +198,15 @@ export class SqlStore extends SqlRecords implements Store {
         const overCap = overCapOf(rolled);
         // Planned (read) first: the results' rows record the segment values their plan found. None of
         // these reads sees this batch's own rows.
-        const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap, this.committedUsers);
+        const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap);
         const segments = await segmentWrites(trx, batch, rolled, planned.segments);
         for (const st of rowStatements(batch, overCap, segments.records)) await executeInChunks(trx, st);
         for (const st of planned.statements) await executeInChunks(trx, st);
         for (const st of segments.statements) await executeInChunks(trx, st);
-        return { decision: decided, userKeys: planned.userKeys, overCap };
+        await insertUsers(trx, this.db.dialect, batch.exposures);
+        return { decision: decided, overCap };
       });
       decision?.committed();
-      this.committedUsers.remember(userKeys);
       return { metricsOverCap: overCap };
     });
   }
@@ -248,8 +242,6 @@ export class SqlStore extends SqlRecords implements Store {
           const ids = await experimentIds(trx, experimentId);
           // Appends to these experiments wait until the rebuilt rollups are committed.
           await this.db.lockExperimentsForAppend(trx, ids);
-          // Rebuilt from the stored exposures: the same users, but forgotten rather than trusted.
-          this.committedUsers.forgetAll();
           return rebuildExperiments(trx, ids);
         }),
       ),

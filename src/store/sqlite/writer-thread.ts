@@ -2,7 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database, { type Statement } from 'better-sqlite3';
 import { lowerThreadPriority } from '../../thread-priority.js';
-import type { WriterRequest, WriterResponse } from './writer-thread-protocol.js';
+import type { BatchStatement, WriterRequest, WriterResponse } from './writer-thread-protocol.js';
 
 const { path, nice } = workerData as { path: string; nice?: number };
 
@@ -28,14 +28,27 @@ function prepare(sql: string): Statement {
 }
 
 /** BEGIN IMMEDIATE … COMMIT around every execution of every statement; any error rolls it all back. */
-const writeBatch = db.transaction(
-  (statements: ReadonlyArray<{ sql: string; rows: readonly unknown[][] }>) => {
-    for (const { sql, rows } of statements) {
-      const stmt = prepare(sql);
-      for (const parameters of rows) stmt.run(parameters);
+const writeBatch = db.transaction((statements: ReadonlyArray<BatchStatement>) => {
+  for (const { sql, rows, tally } of statements) {
+    const stmt = prepare(sql);
+    if (tally === undefined) for (const parameters of rows) stmt.run(parameters);
+    else runTallied(stmt, rows, prepare(tally));
+  }
+});
+
+/** Runs `stmt` per parameter list, then `tally` once per distinct row it answered, with the count. */
+function runTallied(stmt: Statement, rows: readonly unknown[][], tally: Statement): void {
+  const counts = new Map<string, { values: unknown[]; n: number }>();
+  for (const parameters of rows) {
+    for (const row of stmt.raw(true).all(parameters) as unknown[][]) {
+      const key = row.join('\u0000');
+      const seen = counts.get(key);
+      if (seen) seen.n++;
+      else counts.set(key, { values: row, n: 1 });
     }
-  },
-);
+  }
+  for (const { values, n } of counts.values()) tally.run([...values, n]);
+}
 
 function handle(msg: WriterRequest): WriterResponse {
   switch (msg.type) {
