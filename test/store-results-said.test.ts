@@ -170,6 +170,75 @@ async function walk(store: Store, q: Omit<ResultQuery, 'limit'>, limit: number):
 
 for (const backend of backends) {
   describe(`results with what was said: ${backend.name}`, { skip: backend.skip }, () => {
+    test('contexts found in the exposures: between reads, over more than one indexing step, the first kept', async () => {
+      const store = await backend.open();
+      try {
+        const { id } = await store.insertExperiment(
+          createExperiment({ slug: 'ctx', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] }, NOW),
+        );
+        const idOf = (i: number) => `${uuid(i)}.1.0.dQ==.00000000`;
+        const exposure = (i: number, context: Record<string, unknown> | null): Exposure => ({
+          assignmentId: idOf(i),
+          experimentId: id,
+          version: 1,
+          variantKey: 'A',
+          userId: `u${i}`,
+          context,
+          createdAt: NOW,
+        });
+        const result = (i: number): NewResult => ({
+          logId: uuid(900_000 + i),
+          experimentId: id,
+          version: 1,
+          variantKey: 'A',
+          knownVariant: true,
+          userId: `u${i}`,
+          assignmentId: idOf(i),
+          input: null,
+          output: null,
+          metrics: null,
+          context: null,
+          timestamp: null,
+          createdAt: NOW,
+        });
+        const contextOf = async (logIds: number[]) => {
+          const page = await store.listResults({ experimentId: id, limit: 1000, order: 'desc' });
+          const byLog = new Map(page.results.map((r) => [r.logId, r.assignmentContext]));
+          return logIds.map((i) => byLog.get(uuid(900_000 + i)));
+        };
+        // Round 1: a few, read at once.
+        await store.appendBatch({
+          results: [result(1)],
+          exposures: toExposureBatches([exposure(1, { round: 1 })]),
+        });
+        assert.deepEqual(await contextOf([1]), [{ round: 1 }]);
+        // Round 2: 25,000 exposures in 25 batches (more than one indexing step), some without a context,
+        // and assignment 1 sent again with another context (the first is kept).
+        for (let b = 0; b < 25; b++) {
+          const batch: Exposure[] = [];
+          for (let i = 0; i < 1000; i++) {
+            const n = 10_000 + b * 1000 + i;
+            batch.push(exposure(n, n % 3 === 0 ? null : { n }));
+          }
+          if (b === 3) batch.push(exposure(1, { round: 2 }));
+          await store.appendBatch({ results: [], exposures: toExposureBatches(batch) });
+        }
+        await store.appendBatch({
+          results: [10_001, 10_003, 34_998, 34_999].map(result),
+          exposures: [],
+        });
+        assert.deepEqual(await contextOf([1, 10_001, 10_003, 34_998, 34_999]), [
+          { round: 1 },
+          { n: 10_001 },
+          { n: 10_003 },
+          null,
+          { n: 34_999 },
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+
     test('feedback, contexts, order, metric filters and sort agree with what was written', async () => {
       const store = await backend.open();
       try {

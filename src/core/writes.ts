@@ -84,8 +84,8 @@ export interface ExposureBatch {
   segments?: AssignmentSegment[];
   /** Assignment ids clients made, of experiments that declare segments: results logged first wait for them. */
   clientIds?: string[];
-  /** The exposures that had a context: their assignment id's UUID and the context as JSON text. */
-  contexts?: Array<{ assignmentUuid: string; context: string }>;
+  /** Some of them had a context (found in `json` when results are read: store/context-index.ts). */
+  withContext?: boolean;
 }
 
 /** What one group-commit transaction writes. */

@@ -38,8 +38,8 @@ class Segment {
   /** Assignment ids clients made (ExposureBatch.clientIds). */
   clientIds: string[] | null = null;
   readonly variants = new Map<string, number>();
-  /** The exposures that had a context (kept for assignment_contexts: a result shows its assign's context). */
-  contexts: Array<{ assignmentUuid: string; context: string }> | null = null;
+  /** Some exposure had a context (the store indexes contexts from the JSON later: store/context-index.ts). */
+  withContext = false;
 
   constructor(
     readonly experimentId: number,
@@ -83,7 +83,7 @@ class Segment {
       ...(this.unit ? { unit: true } : {}),
       ...(this.assignmentSegments ? { segments: this.assignmentSegments } : {}),
       ...(this.clientIds ? { clientIds: this.clientIds } : {}),
-      ...(this.contexts ? { contexts: this.contexts } : {}),
+      ...(this.withContext ? { withContext: true } : {}),
     };
   }
 
@@ -151,13 +151,7 @@ export class ExposureQueue {
       this.segments.push(segment);
     }
     segment.append(json, e.variantKey, maxBytes);
-    if (e.context !== null) {
-      segment.contexts ??= [];
-      segment.contexts.push({
-        assignmentUuid: e.assignmentId.slice(0, 36),
-        context: JSON.stringify(e.context),
-      });
-    }
+    if (e.context !== null) segment.withContext = true;
     if (e.unit === true) segment.unit = true;
     if (e.segments) {
       segment.assignmentSegments ??= [];

@@ -110,13 +110,16 @@ export function planRollups(
 
 /**
  * The experiments whose exposures are written under their append lock too (PostgreSQL): sticky ones'
- * distinct users (two instances inserting the same new user must not both count it), and exposures that
- * results may be waiting on for their segment values (server-issued with segments, or client-made).
+ * distinct users (two instances inserting the same new user must not both count it), exposures that
+ * results may be waiting on for their segment values (server-issued with segments, or client-made), and
+ * exposures with a context (their batches commit in seq order: store/context-index.ts).
  */
 export function exposureLocks(sent: WriteBatch): number[] {
   const client = sent.clientExposures ?? [];
   return [
-    ...sent.exposures.filter((b) => b.unit === true || b.segments !== undefined).map((b) => b.experimentId),
-    ...client.filter((e) => e.unit === true || e.byClient).map((e) => e.experimentId),
+    ...sent.exposures
+      .filter((b) => b.unit === true || b.segments !== undefined || b.withContext === true)
+      .map((b) => b.experimentId),
+    ...client.filter((e) => e.unit === true || e.byClient || e.context !== null).map((e) => e.experimentId),
   ];
 }

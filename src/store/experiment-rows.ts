@@ -1,5 +1,5 @@
 // The experiments' rows (store/sql-store.ts): read, locked, versioned, and the revision every change bumps.
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { NotFoundError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, GuardrailAction, Status, Variant } from '../core/experiment.js';
 import { type Database, type ExperimentsTable, isoTime } from './schema.js';
@@ -157,6 +157,7 @@ export async function deleteExperimentRows(trx: Transaction<Database>, id: numbe
   await trx.deleteFrom('exposure_users').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('exposure_ids').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('assignment_contexts').where('experiment_id', '=', id).execute();
+  await sql`DELETE FROM context_marks WHERE experiment_id = ${id}`.execute(trx);
   await trx.deleteFrom('exposure_user_rollups').where('experiment_id', '=', id).execute();
   for (const table of [
     'assignment_segments',

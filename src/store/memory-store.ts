@@ -253,9 +253,10 @@ export class MemoryStore implements Store, EventStore {
     }
     for (const b of batch.exposures) {
       this.exposureBatches.push({ ...b, variants: [...b.variants] });
-      for (const c of b.contexts ?? []) {
-        const key = `${b.experimentId}\n${c.assignmentUuid}`;
-        if (!this.contexts.has(key)) this.contexts.set(key, c.context);
+      if (b.withContext !== true) continue;
+      for (const e of decodeExposureBatch(b.json, b.experimentId, b.version)) {
+        const key = `${b.experimentId}\n${e.assignmentId.slice(0, 36)}`;
+        if (e.context !== null && !this.contexts.has(key)) this.contexts.set(key, JSON.stringify(e.context));
       }
     }
     for (const row of client.rows) this.exposureIds.add(exposureIdKey(row));

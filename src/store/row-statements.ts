@@ -15,7 +15,6 @@ import {
 } from '../core/rollups.js';
 import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
-import { assignmentContextRows, insertAssignmentContexts } from './assignment-contexts.js';
 import { rowsOf } from './columns.js';
 import type { Database, ResultsTable } from './schema.js';
 import type { SegmentRecord } from './segment-plan.js';
@@ -405,12 +404,6 @@ export function rowStatements(
       build: (db, rows) => db.insertInto('results').values(rows as Array<Insertable<ResultsTable>>),
     },
     exposureBatchStatement(batch.exposures),
-    {
-      name: 'assignment_contexts',
-      rows: assignmentContextRows(batch.exposures),
-      chunk: 1000,
-      build: insertAssignmentContexts,
-    },
     exposureRollupStatement(
       rollUpExposures(
         batch.exposures.flatMap((b) =>

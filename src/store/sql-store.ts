@@ -1,5 +1,5 @@
 // The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
-import { CompiledQuery, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { ComparedRow } from '../core/compare.js';
 import { ConflictError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
@@ -11,6 +11,7 @@ import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan
 import { plannedStatements } from './batch-statements.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { type CompiledRows, compileRows, executeInChunks } from './compile-rows.js';
+import { contextStatements, contextStep, runCompiled } from './context-index.js';
 import type { SqlDatabase } from './database.js';
 import { insertEventRows } from './event-rows.js';
 import {
@@ -264,6 +265,8 @@ export class SqlStore extends SqlRecords implements Store {
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
+    // The page shows each result's assignment context: the experiment's newest contexts are indexed first.
+    await this.run(() => this.indexContexts(q.experimentId));
     if (q.search !== undefined) {
       const write = (statements: CompiledRows[]) => this.writeSearchIndex(statements);
       await this.run(() => indexResults(this.readOnly, this.db.dialect, q.experimentId, write));
@@ -275,14 +278,31 @@ export class SqlStore extends SqlRecords implements Store {
     return this.run(() => readCompared(this.readOnly, this.db.dialect, q));
   }
 
+  /** context-index.ts, step by step: SQLite on the writer thread in turn; else under the append lock. */
+  private async indexContexts(experimentId: number): Promise<void> {
+    const { writeBatch, dialect } = this.db;
+    for (;;) {
+      if (writeBatch) {
+        const upto = await contextStep(this.readOnly, experimentId);
+        if (upto === null) return;
+        await this.inTurn(() => writeBatch(contextStatements(dialect, experimentId, upto)));
+        continue;
+      }
+      const done = await this.readWrite.transaction().execute(async (trx) => {
+        await this.db.lockExperimentsForAppend(trx, [experimentId]);
+        const upto = await contextStep(trx, experimentId);
+        if (upto !== null) await runCompiled(trx, contextStatements(dialect, experimentId, upto));
+        return upto === null;
+      });
+      if (done) return;
+    }
+  }
+
   /** Search index rows in one transaction (SQLite: the writer thread, in turn with batches). */
   private writeSearchIndex(statements: CompiledRows[]): Promise<void> {
     const { writeBatch } = this.db;
     if (writeBatch) return this.inTurn(() => writeBatch(statements));
-    return this.readWrite.transaction().execute(async (trx) => {
-      for (const s of statements)
-        for (const row of s.rows) await trx.executeQuery(CompiledQuery.raw(s.sql, row));
-    });
+    return this.readWrite.transaction().execute((trx) => runCompiled(trx, statements));
   }
 
   lastResultSeq(experimentId: number): Promise<number> {
