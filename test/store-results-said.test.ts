@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createExperiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
+import type { JsonObject } from '../src/core/json.js';
 import type { NewFeedback, NewResult } from '../src/core/writes.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
@@ -177,7 +178,7 @@ for (const backend of backends) {
           createExperiment({ slug: 'ctx', variants: [{ key: 'A', payload: {}, trafficPercent: 100 }] }, NOW),
         );
         const idOf = (i: number) => `${uuid(i)}.1.0.dQ==.00000000`;
-        const exposure = (i: number, context: Record<string, unknown> | null): Exposure => ({
+        const exposure = (i: number, context: JsonObject | null): Exposure => ({
           assignmentId: idOf(i),
           experimentId: id,
           version: 1,

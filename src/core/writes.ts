@@ -3,6 +3,7 @@
 import type { DeclaredSums } from './declared.js';
 import type { Exposure } from './exposure.js';
 import type { IdempotencyRecord } from './idempotency.js';
+import type { JsonObject } from './json.js';
 import type { AssignmentSegment, ResultSegments, TargetSegments } from './segments.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
@@ -22,6 +23,8 @@ export interface NewResult {
   input: JsonText | null;
   output: JsonText | null;
   metrics: JsonText | null;
+  /** `metrics` as the request's own parsed object, when it has one: rolled up without parsing `metrics` again. */
+  metricValues?: JsonObject | null;
   context: JsonText | null;
   /** The client's own time (ISO 8601, UTC), when it sent one. */
   timestamp: string | null;

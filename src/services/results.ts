@@ -320,6 +320,7 @@ export class ResultService {
       input: toJson(input.input),
       output: toJson(input.output),
       metrics: toJson(input.metrics),
+      metricValues: input.metrics ?? null,
       context: toJson(input.context),
       segments: !counted
         ? undefined

@@ -30,7 +30,12 @@ export function rolledOf(r: NewResult): RolledResult {
     experimentId: r.experimentId,
     version: r.version,
     variantKey: r.variantKey,
-    metrics: r.metrics === null ? null : (JSON.parse(r.metrics) as JsonObject),
+    metrics:
+      r.metricValues !== undefined
+        ? r.metricValues
+        : r.metrics === null
+          ? null
+          : (JSON.parse(r.metrics) as JsonObject),
     overCap: null,
     unitUserId: r.unit === true ? r.userId : null,
     hour: hourOf(r.createdAt),
