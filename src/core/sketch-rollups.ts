@@ -95,31 +95,52 @@ export class SketchMoves {
 
   /** The moves that change something (a value taken out and put back in the same bin cancels). */
   rows(): { all: SketchMove[]; hourly: SketchMove[] } {
-    const all = new Map<string, SketchMove>();
+    // All-time: the hours of one experiment, version and variant summed, keyed by group then by number
+    // (one key string per group, none per bin).
+    const totals = new Map<string, { g: Group; metrics: Map<string, Map<number, number>> }>();
     const hourly: SketchMove[] = [];
     for (const g of this.groups.values()) {
+      const k = `${g.experimentId}\u0000${g.version}\u0000${g.variantKey}`;
+      let total = totals.get(k);
+      if (total === undefined) {
+        total = { g, metrics: new Map() };
+        totals.set(k, total);
+      }
       for (const [metric, bins] of g.metrics) {
+        let summed = total.metrics.get(metric);
+        if (summed === undefined) {
+          summed = new Map();
+          total.metrics.set(metric, summed);
+        }
         for (const [id, count] of bins) {
-          if (count === 0) continue;
-          const move: SketchMove = {
-            experimentId: g.experimentId,
-            version: g.version,
-            variantKey: g.variantKey,
-            metric,
-            side: sideOf(id),
-            key: keyOf(id),
-            count,
-          };
-          if (g.hour !== undefined) hourly.push({ ...move, hour: g.hour });
-          const k = sketchKey(move);
-          const total = all.get(k);
-          if (total) total.count += count;
-          else all.set(k, move);
+          summed.set(id, (summed.get(id) ?? 0) + count);
+          if (count !== 0 && g.hour !== undefined) hourly.push(moveOf(g, metric, id, count, g.hour));
         }
       }
     }
-    return { all: [...all.values()].filter((r) => r.count !== 0), hourly };
+    const all: SketchMove[] = [];
+    for (const { g, metrics } of totals.values()) {
+      for (const [metric, bins] of metrics) {
+        for (const [id, count] of bins) if (count !== 0) all.push(moveOf(g, metric, id, count, undefined));
+      }
+    }
+    return { all, hourly };
   }
+}
+
+/** A bin's move of group `g` (one object shape, with or without its hour). */
+function moveOf(g: Group, metric: string, id: number, count: number, hour: string | undefined): SketchMove {
+  const move: SketchMove = {
+    experimentId: g.experimentId,
+    version: g.version,
+    variantKey: g.variantKey,
+    metric,
+    side: sideOf(id),
+    key: keyOf(id),
+    count,
+  };
+  if (hour !== undefined) move.hour = hour;
+  return move;
 }
 
 /**

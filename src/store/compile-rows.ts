@@ -1,7 +1,7 @@
 // Runs a batch's row statements (row-statements.ts): as multi-row INSERTs of `chunk` rows on a
 // connection (PostgreSQL, rebuilds), or compiled once into flat parameter arrays for SQLite's writer thread.
 import type { Kysely } from 'kysely';
-import type { RowStatement } from './row-statements.js';
+import { inKeyOrder, type RowStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 
 /** A statement compiled once, and the parameters of each execution in its parameter order. */
@@ -15,8 +15,12 @@ export interface CompiledRows {
   tally?: string;
 }
 
-/** Executes a statement as multi-row INSERTs of `chunk` rows, on `db` (usually a transaction). */
-export async function executeInChunks(db: Kysely<Database>, s: RowStatement): Promise<void> {
+/**
+ * Executes a statement as multi-row INSERTs of `chunk` rows, on `db` (usually a transaction), upserts in
+ * their table's key order (row-statements.ts inKeyOrder: concurrent PostgreSQL writers never deadlock).
+ */
+export async function executeInChunks(db: Kysely<Database>, statement: RowStatement): Promise<void> {
+  const s = inKeyOrder(statement);
   for (let i = 0; i < s.rows.length; i += s.chunk) await s.build(db, s.rows.slice(i, i + s.chunk)).execute();
 }
 

@@ -1,14 +1,13 @@
 // The rows of migration 019 (ADR 0035): pair sums (core/pairs.ts), all-time and hourly, and users' bins of
-// capped metrics (core/unit-bins.ts), written as multi-row upserts in key order that add the batch's moves;
+// capped metrics (core/unit-bins.ts), written as multi-row upserts that add the batch's moves (in key order on PostgreSQL);
 // and their reads for the analysis and the time series.
 import type { Kysely } from 'kysely';
-import { PAIR_SUMS, type PairMoves, type PairRollup, pairRollupKey } from '../core/pairs.js';
+import { PAIR_SUMS, type PairMoves, type PairRollup } from '../core/pairs.js';
 import type { SegmentPairRollup } from '../core/segment-pairs.js';
-import { segmentPairKey } from '../core/segment-pairs.js';
-import { type UnitBin, type UnitBinMoves, unitBinKey } from '../core/unit-bins.js';
+import type { UnitBin, UnitBinMoves } from '../core/unit-bins.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { rowsOf } from './columns.js';
-import { type RowStatement, sortedBy, upsertStatement } from './row-statements.js';
+import { type RowStatement, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 
 const pairRow = rowsOf<PairRollup>(['experimentId', 'version', 'variantKey', 'pair', 'unit', ...PAIR_SUMS]);
@@ -40,9 +39,9 @@ const unitBinRow = rowsOf<UnitBin>([
 export function pairStatements(pairs: PairMoves, bins: UnitBinMoves): RowStatement[] {
   const { all, hourly } = pairs.split();
   return [
-    upsertStatement('pair_rollups', sortedBy(all, pairRollupKey).map(pairRow)),
-    upsertStatement('bucket_pair_rollups', sortedBy(hourly, pairRollupKey).map(hourlyPairRow)),
-    upsertStatement('unit_bins', sortedBy(bins.rows(), unitBinKey).map(unitBinRow)),
+    upsertStatement('pair_rollups', all.map(pairRow)),
+    upsertStatement('bucket_pair_rollups', hourly.map(hourlyPairRow)),
+    upsertStatement('unit_bins', bins.rows().map(unitBinRow)),
   ].filter((s) => s.rows.length > 0);
 }
 
@@ -132,7 +131,7 @@ export function segmentPairStatements(rows: SegmentPairRollup[]): RowStatement[]
   return [
     upsertStatement(
       'segment_pair_rollups',
-      sortedBy(rows, segmentPairKey).map((r) => {
+      rows.map((r) => {
         const { key: _key, ...row } = segmentPairRow(r);
         return { ...row, segment_key: r.key };
       }),

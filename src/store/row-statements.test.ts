@@ -4,6 +4,7 @@ import { serialize } from 'node:v8';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { compileRows } from './compile-rows.js';
+import { inKeyOrder, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 
 const memoryDb = () =>
@@ -50,4 +51,21 @@ test('compileRows builds packed parameter arrays, which the writer thread receiv
     holey[i] = p;
   });
   assert.notDeepEqual(serialize(holey), serialize([...params]));
+});
+
+test('inKeyOrder: an upsert in its key order (numbers as numbers, then text), stable; other statements as they are', () => {
+  const row = (experiment_id: number, variant_key: string, n: number) => ({
+    experiment_id,
+    experiment_version: 1,
+    variant_key,
+    n,
+  });
+  const rows = [row(10, 'B', 1), row(9, 'B', 2), row(10, 'A', 3), row(9, 'B', 4), row(10, 'A', 5)];
+  const sorted = inKeyOrder(upsertStatement('exposure_rollups', rows)).rows as Array<ReturnType<typeof row>>;
+  assert.deepEqual(
+    sorted.map((r) => r.n),
+    [2, 4, 3, 5, 1],
+  );
+  const insert = { name: 'results', rows, chunk: 10, build: () => ({}) as never };
+  assert.equal(inKeyOrder(insert), insert);
 });

@@ -2,18 +2,17 @@
 // fastest way: multi-row statements prepared once and run in one call (SQLite's writer thread), or
 // multi-row statements of up to `chunk` rows (PostgreSQL).
 import type { Compilable, Insertable, Kysely } from 'kysely';
-import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
+import type { FeedbackRow } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import {
   type ExposureRollup,
   type HourlyRollup,
-  hourlyRollupKey,
   type MetricRollup,
   type RolledResult,
   rollUpExposures,
 } from '../core/rollups.js';
-import { type UnitRollup, type UnitSum, unitKey } from '../core/units.js';
+import type { UnitRollup, UnitSum } from '../core/units.js';
 import type { ExposureBatch, NewResult, WriteBatch } from '../core/writes.js';
 import { rowsOf } from './columns.js';
 import type { Database, ResultsTable } from './schema.js';
@@ -76,17 +75,6 @@ function resultRow(
     assigned_variant: r.assignedVariant ?? null,
     segments: segments === null ? null : JSON.stringify(segments),
   };
-}
-
-/**
- * Rollup rows are upserted in key order: two instances adding to the same keys then lock the rows in the
- * same order and cannot deadlock (PostgreSQL).
- */
-export function sortedBy<T>(items: readonly T[], key: (t: T) => string): T[] {
-  // Each key built once, not once per comparison (tens of thousands of users' sums per batch).
-  const keyed = items.map((item) => ({ key: key(item), item }));
-  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return keyed.map((k) => k.item);
 }
 
 /** The key of a row per experiment version and variant (the counts' tables). */
@@ -237,14 +225,40 @@ function upsert(table: UpsertTable): RowStatement['build'] {
       });
 }
 
-/** The upsert of `rows` (already in key order) into `table`. */
+/** The upsert of `rows` into `table` (in any order: see inKeyOrder). */
 export function upsertStatement(table: UpsertTable, rows: object[]): RowStatement {
   return { name: table, rows, chunk: UPSERTS[table].chunk, build: upsert(table) };
 }
 
-/** The key of a metric rollup (all-time): its experiment, version, variant, metric and kind. */
-const metricKey = (r: Omit<MetricRollup, 'n' | 'sum' | 'sumSquares'>) =>
-  `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}\u0000${r.metric}\u0000${r.kind}`;
+/** Orders two key values: numbers as numbers, anything else as text. */
+function compareKey(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = String(a);
+  const y = String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * The statement with its rows in the order of its table's key (an upsert; any other statement as it is).
+ * Where writers run at once (PostgreSQL), two transactions adding to the same rows then lock them in the
+ * same order and cannot deadlock. SQLite's one writer needs no order, so the builders leave rows as they
+ * come and only the PostgreSQL paths sort (issue 37: sorting cost ~50 µs of a 31-result batch's planning).
+ * Stable: rows of one key keep their order.
+ */
+export function inKeyOrder(s: RowStatement): RowStatement {
+  const upsert = (UPSERTS as Record<string, Upsert | undefined>)[s.name];
+  if (upsert === undefined || s.rows.length < 2) return s;
+  const keys = upsert.keys;
+  const rows = [...s.rows] as Array<Record<string, unknown>>;
+  rows.sort((a, b) => {
+    for (const k of keys) {
+      const d = compareKey(a[k], b[k]);
+      if (d !== 0) return d;
+    }
+    return 0;
+  });
+  return { ...s, rows };
+}
 
 /** The fields every rollup row starts with: its experiment, version and variant. */
 const OF_VARIANT = ['experimentId', 'version', 'variantKey'] as const;
@@ -253,19 +267,18 @@ const UNIT_SUMS = ['units', 'sumX', 'sumX2', 'sumY', 'sumY2', 'sumXY'] as const;
 const MOMENTS = ['n', 'sum', 'sumSquares'] as const;
 
 /** A metric rollup's columns: its key, its sums, and its min and max (null: the move added no value). */
-function withExtremes<T extends MetricRollup>(columns: (r: T) => Record<string, unknown>) {
-  return (r: T) => ({ ...columns(r), min_value: r.minValue ?? null, max_value: r.maxValue ?? null });
-}
-const metricRollupRow = withExtremes(rowsOf<MetricRollup>([...OF_VARIANT, 'metric', 'kind', ...MOMENTS]));
-const hourlyRollupRow = withExtremes(
-  rowsOf<HourlyRollup>([...OF_VARIANT, 'hour', 'metric', 'kind', ...MOMENTS]),
+const EXTREME_FIELDS = ['minValue', 'maxValue'] as const;
+const metricRollupRow = rowsOf<MetricRollup>([...OF_VARIANT, 'metric', 'kind', ...MOMENTS], EXTREME_FIELDS);
+const hourlyRollupRow = rowsOf<HourlyRollup>(
+  [...OF_VARIANT, 'hour', 'metric', 'kind', ...MOMENTS],
+  EXTREME_FIELDS,
 );
 const countRow = rowsOf<ExposureRollup>([...OF_VARIANT, 'n']);
 const hourlyCountRow = rowsOf<ExposureRollup & { hour: string }>([...OF_VARIANT, 'hour', 'n']);
 const unitSumRow = rowsOf<UnitSum>([...OF_VARIANT, 'userId', 'metric', 'kind', 'n', 'sum']);
 
 export function metricRollupStatement(rollups: MetricRollup[]): RowStatement {
-  return upsertStatement('metric_rollups', sortedBy(rollups, metricKey).map(metricRollupRow));
+  return upsertStatement('metric_rollups', rollups.map(metricRollupRow));
 }
 
 /** Counts per experiment, version and variant key, added to: exposures, results or distinct users (`table`). */
@@ -273,10 +286,7 @@ export function countStatement(
   table: 'exposure_rollups' | 'result_rollups' | 'exposure_user_rollups',
   rollups: ExposureRollup[],
 ): RowStatement {
-  return upsertStatement(
-    table,
-    sortedBy(rollups, (r) => `${r.experimentId}\u0000${r.version}\u0000${r.variantKey}`).map(countRow),
-  );
+  return upsertStatement(table, rollups.map(countRow));
 }
 
 export const exposureRollupStatement = (rollups: ExposureRollup[]) =>
@@ -299,7 +309,7 @@ export function exposureBatchStatement(batches: ExposureBatch[]): RowStatement {
 
 /** Hourly metric sums for the time series, added to (signed: feedback may take a value out). */
 export function hourlyRollupStatement(rollups: HourlyRollup[]): RowStatement {
-  return upsertStatement('bucket_rollups', sortedBy(rollups, hourlyRollupKey).map(hourlyRollupRow));
+  return upsertStatement('bucket_rollups', rollups.map(hourlyRollupRow));
 }
 
 /** Exposures per hour and variant, from the batches' own hours. */
@@ -332,7 +342,7 @@ export function hourlyExposureStatement(batches: ExposureBatch[]): RowStatement 
 
 /** Users' running sums, replaced by their new values (read and planned under the batch's lock). */
 export function unitSumStatement(sums: UnitSum[]): RowStatement {
-  return upsertStatement('unit_sums', sortedBy(sums, unitKey).map(unitSumRow));
+  return upsertStatement('unit_sums', sums.map(unitSumRow));
 }
 
 /** A unit rollup's columns (the per-variant sums over users the delta method reads). */
@@ -340,14 +350,14 @@ export const unitRollupRow = rowsOf<UnitRollup>([...OF_VARIANT, 'metric', 'kind'
 
 /** Per-variant sums over users, moved by the difference each user's new sums make (core/units.ts). */
 export function unitRollupStatement(rollups: UnitRollup[]): RowStatement {
-  return upsertStatement('unit_rollups', sortedBy(rollups, metricKey).map(unitRollupRow));
+  return upsertStatement('unit_rollups', rollups.map(unitRollupRow));
 }
 
 /** Feedback rows, each the latest value of its target and metric (planned by core/feedback.ts). */
 export function feedbackStatement(rows: FeedbackRow[]): RowStatement {
   return upsertStatement(
     'feedback',
-    sortedBy(rows, feedbackKey).map((f) => ({
+    rows.map((f) => ({
       experiment_id: f.experimentId,
       target: f.target,
       metric: f.metric,

@@ -16,7 +16,7 @@ import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/seg
 import { declaredOf, type WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { readSegmentPairs, segmentPairStatements } from './pair-statements.js';
-import { type RowStatement, rolledResultRow, sortedBy, upsertStatement } from './row-statements.js';
+import { type RowStatement, rolledResultRow, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 import {
   anyMoves,
@@ -180,8 +180,8 @@ export function segmentLookups(db: Kysely<Database>): SegmentLookups {
 }
 
 /**
- * The statements of a plan and of its users' applied deltas (core/segment-units.ts), rows in key order
- * (two writers then lock rows in one order).
+ * The statements of a plan and of its users' applied deltas (core/segment-units.ts); PostgreSQL runs
+ * their rows in key order (row-statements.ts inKeyOrder).
  */
 export function segmentStatements(
   plan: SegmentPlan,
@@ -192,14 +192,12 @@ export function segmentStatements(
     out.push(
       upsertStatement(
         'assignment_segments',
-        sortedBy(plan.assignments, (a) => `${a.experimentId}\u0000${a.assignmentId}\u0000${a.key}`).map(
-          (a) => ({
-            experiment_id: a.experimentId,
-            assignment_id: a.assignmentId,
-            segment_key: a.key,
-            value: a.value,
-          }),
-        ),
+        plan.assignments.map((a) => ({
+          experiment_id: a.experimentId,
+          assignment_id: a.assignmentId,
+          segment_key: a.key,
+          value: a.value,
+        })),
       ),
     );
   }
@@ -242,14 +240,11 @@ function deletePendingStatement(rows: Array<ReturnType<typeof pendingRow>>): Row
   };
 }
 
-const segmentKey = (r: SegmentCount | SegmentRollup) =>
-  `${r.experimentId}\u0000${r.key}\u0000${r.value}\u0000${r.version}\u0000${r.variantKey}`;
-
-/** Signed changes to segment_rollups, in key order (results' and feedback's). */
+/** Signed changes to segment_rollups (results' and feedback's). */
 export function segmentRollupStatement(rows: SegmentRollup[]): RowStatement {
   return upsertStatement(
     'segment_rollups',
-    sortedBy(rows, (r) => `${segmentKey(r)}\u0000${r.metric}\u0000${r.kind}`).map((r) => ({
+    rows.map((r) => ({
       experiment_id: r.experimentId,
       segment_key: r.key,
       value: r.value,
@@ -267,7 +262,7 @@ export function segmentRollupStatement(rows: SegmentRollup[]): RowStatement {
 export function segmentResultStatement(rows: SegmentCount[]): RowStatement {
   return upsertStatement(
     'segment_results',
-    sortedBy(rows, segmentKey).map((r) => ({
+    rows.map((r) => ({
       experiment_id: r.experimentId,
       segment_key: r.key,
       value: r.value,

@@ -1,18 +1,11 @@
 // The segment rows of migration 018 (core/segment-units.ts): users' sums per segment value, the sums over
-// them per value, and sketch bins per value. Their statements (multi-row upserts in key order, as
+// them per value, and sketch bins per value. Their statements (multi-row upserts, as
 // row-statements.ts) and the read an analysis by segment makes of them, for both databases.
 import type { Kysely } from 'kysely';
-import {
-  type SegmentSketchMove,
-  type SegmentUnitRollup,
-  type SegmentUnitSum,
-  segmentSketchKey,
-  segmentUnitKey,
-  segmentUnitRollupKey,
-} from '../core/segment-units.js';
+import type { SegmentSketchMove, SegmentUnitRollup, SegmentUnitSum } from '../core/segment-units.js';
 import type { MetricKind } from '../stats/arms.js';
 import type { SketchSide } from '../stats/sketch.js';
-import { type RowStatement, sortedBy, upsertStatement } from './row-statements.js';
+import { type RowStatement, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 
 /** Users' sums replaced by their new values, per-value sums over users added to, bins added to. */
@@ -24,7 +17,7 @@ export function segmentSumStatements(
   return [
     upsertStatement(
       'segment_unit_sums',
-      sortedBy(sums, segmentUnitKey).map((s) => ({
+      sums.map((s) => ({
         experiment_id: s.experimentId,
         user_id: s.userId,
         segment_key: s.key,
@@ -39,7 +32,7 @@ export function segmentSumStatements(
     ),
     upsertStatement(
       'segment_unit_rollups',
-      sortedBy(rollups, segmentUnitRollupKey).map((r) => ({
+      rollups.map((r) => ({
         experiment_id: r.experimentId,
         segment_key: r.key,
         value: r.value,
@@ -57,7 +50,7 @@ export function segmentSumStatements(
     ),
     upsertStatement(
       'segment_sketch_bins',
-      sortedBy(sketches, segmentSketchKey).map((b) => ({
+      sketches.map((b) => ({
         experiment_id: b.experimentId,
         segment_key: b.key,
         value: b.value,

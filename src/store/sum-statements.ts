@@ -1,21 +1,15 @@
 // The statements of the write-time sums of issue 23 (distinct users, hourly unit moves, sketch bins), in
-// the shape of row-statements.ts: multi-row upserts in key order (no deadlock between PostgreSQL writers).
+// the shape of row-statements.ts: multi-row upserts (PostgreSQL runs them in key order: row-statements.ts inKeyOrder).
 import type { ExposureUser } from '../core/exposure-users.js';
 import type { ExposureRollup } from '../core/rollups.js';
-import { hourlySketchKey, type SketchMove, sketchKey } from '../core/sketch-rollups.js';
-import { type HourlyUnitRollup, hourlyUnitRollupKey } from '../core/unit-hours.js';
+import type { SketchMove } from '../core/sketch-rollups.js';
+import type { HourlyUnitRollup } from '../core/unit-hours.js';
 import { rowsOf } from './columns.js';
-import {
-  countStatement,
-  type RowStatement,
-  sortedBy,
-  unitRollupRow,
-  upsertStatement,
-} from './row-statements.js';
+import { countStatement, type RowStatement, unitRollupRow, upsertStatement } from './row-statements.js';
 
 /** Users not stored yet (planned so); DO NOTHING all the same, so a row is never written twice. */
 export function exposureUsersStatement(users: ExposureUser[]): RowStatement {
-  const sorted = sortedBy(users, (u) => `${u.experimentId}\u0000${u.version}\u0000${u.userId}`);
+  const sorted = users;
   return upsertStatement(
     'exposure_users',
     sorted.map((u) => ({
@@ -35,7 +29,7 @@ export const exposureUserRollupStatement = (counts: ExposureRollup[]) =>
 export function hourlyUnitRollupStatement(rollups: HourlyUnitRollup[]): RowStatement {
   return upsertStatement(
     'bucket_unit_rollups',
-    sortedBy(rollups, hourlyUnitRollupKey).map((r) => ({ ...unitRollupRow(r), bucket: r.hour })),
+    rollups.map((r) => ({ ...unitRollupRow(r), bucket: r.hour })),
   );
 }
 
@@ -62,10 +56,10 @@ const sketchRow = rowsOf<SketchMove>([
 
 /** Sketch bin counts moved by the batch's values (`count = count + k`, k signed), all-time. */
 export function sketchBinStatement(moves: SketchMove[]): RowStatement {
-  return upsertStatement('sketch_bins', sortedBy(moves, sketchKey).map(sketchRow));
+  return upsertStatement('sketch_bins', moves.map(sketchRow));
 }
 
 /** Sketch bin counts of one hour, moved as sketchBinStatement's. */
 export function hourlySketchBinStatement(moves: SketchMove[]): RowStatement {
-  return upsertStatement('bucket_sketch_bins', sortedBy(moves, hourlySketchKey).map(hourlySketchRow));
+  return upsertStatement('bucket_sketch_bins', moves.map(hourlySketchRow));
 }
