@@ -265,8 +265,10 @@ export class SqlStore extends SqlRecords implements Store {
   }
 
   async listResults(q: ResultQuery): Promise<ResultPage> {
-    // The page shows each result's assignment context: the experiment's newest contexts are indexed first.
-    await this.run(() => this.indexContexts(q.experimentId));
+    // The page shows each result's assignment context: the experiment's newest contexts are indexed
+    // first. A read does not fail for want of the index (a full disk, a read-only replica): the contexts
+    // not indexed yet read as null until a later read indexes them.
+    await this.indexContexts(q.experimentId).catch(() => undefined);
     if (q.search !== undefined) {
       const write = (statements: CompiledRows[]) => this.writeSearchIndex(statements);
       await this.run(() => indexResults(this.readOnly, this.db.dialect, q.experimentId, write));
