@@ -59,6 +59,8 @@ export interface MetricSources {
   experiments(): ReadonlyArray<{ experiment: { status: Status } }>;
   /** Exposures dropped so far because the buffer was full. */
   droppedExposures(): number;
+  /** Statements sent to the database so far (PostgreSQL; absent on SQLite). */
+  databaseStatements?(): number;
 }
 
 export interface Metrics {
@@ -294,6 +296,17 @@ export function createMetrics(): Metrics {
       const total = sources?.droppedExposures() ?? 0;
       if (total > droppedSeen) this.inc(total - droppedSeen);
       droppedSeen = Math.max(droppedSeen, total);
+    },
+  });
+  let statementsSeen = 0;
+  new Counter({
+    name: 'agentsplit_database_statements_total',
+    help: 'Statements this instance sent to PostgreSQL (BEGIN and COMMIT included; not kept on SQLite)',
+    registers: [registry],
+    collect() {
+      const total = sources?.databaseStatements?.() ?? 0;
+      if (total > statementsSeen) this.inc(total - statementsSeen);
+      statementsSeen = Math.max(statementsSeen, total);
     },
   });
   new Gauge({

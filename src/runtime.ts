@@ -219,6 +219,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     pendingExposures: () => ingest.pendingExposures,
     droppedExposures: () => ingest.droppedExposures,
     experiments: () => experimentCache.list(),
+    databaseStatements: store.statementsSent?.bind(store),
   });
   const savedGroups = (): SavedGroups => experimentCache.groups;
   const assignmentDeps = {

@@ -7,6 +7,8 @@ import type { Database } from './schema.js';
 
 export interface SqlDatabase {
   dialect: 'sqlite' | 'postgres';
+  /** Statements sent so far (PostgreSQL's clients count them; SQLite does not). */
+  statementsSent?(): number;
   /** Writes and transactions (on SQLite, the connection in the writer thread). */
   readWrite: Kysely<Database>;
   /** Reads outside transactions; may be the same instance as `readWrite`. */

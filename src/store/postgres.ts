@@ -34,6 +34,9 @@ export interface PostgresOptions {
 /** How long idle TCP connections wait before the kernel probes them (keepalive), ms. */
 const KEEPALIVE_DELAY_MS = 10_000;
 
+/** Statements sent by this process's clients (agentsplit_database_statements_total). */
+const sent = { statements: 0 };
+
 /**
  * A client that drops its connection when a query gets no answer within query_timeout: node-postgres
  * rejects the query but keeps the connection, whose next query would queue behind the unanswered one.
@@ -42,6 +45,7 @@ const KEEPALIVE_DELAY_MS = 10_000;
 class StallSafeClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; all are passed through.
   override query(...args: any[]): any {
+    sent.statements++;
     // biome-ignore lint/suspicious/noExplicitAny: see above.
     const result = (super.query as (...a: any[]) => any)(...args);
     if (result && typeof result.catch === 'function') {
@@ -111,9 +115,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const pool = new pg.Pool({
     ...common,
     max: options.poolSize ?? 10,
-    ...(statementMs > 0
-      ? { statement_timeout: statementMs, query_timeout: statementMs + 1000, Client: StallSafeClient }
-      : {}),
+    Client: StallSafeClient,
+    ...(statementMs > 0 ? { statement_timeout: statementMs, query_timeout: statementMs + 1000 } : {}),
   });
   // Rebuilds (a PATCH that changes declared sums, `rollups:rebuild`) and migrations may run for minutes.
   const longPool = new pg.Pool({ ...common, max: 2 });
@@ -132,6 +135,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 
   return {
     dialect: 'postgres',
+    statementsSent: () => sent.statements,
     readWrite: db,
     readOnly: db,
     longWork: longDb,

@@ -311,6 +311,10 @@ export class SqlStore extends SqlRecords implements Store {
     return this.run(() => lastResultSeq(this.readOnly, experimentId));
   }
 
+  statementsSent(): number {
+    return this.db.statementsSent?.() ?? 0;
+  }
+
   countExposures(experimentId: number): Promise<number> {
     return this.run(() => countExposures(this.readOnly, experimentId));
   }

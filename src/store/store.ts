@@ -233,6 +233,8 @@ export interface Store {
   /** The newest result position of an experiment (0 when none), to bound an export. */
   lastResultSeq(experimentId: number): Promise<number>;
   countExposures(experimentId: number): Promise<number>;
+  /** Statements sent to the database so far, where the store counts them (PostgreSQL). */
+  statementsSent?(): number;
   /** Every exposure of an experiment, in the order they were assigned (rows of every stored form). */
   listExposures(experimentId: number): Promise<Exposure[]>;
   /** The live rollups of one experiment, every version: what analysis reads instead of results. */
