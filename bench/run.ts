@@ -27,8 +27,11 @@ import { createTestDatabase, postgresReachable, type TestDatabase } from '../tes
 import { type AnalysisLoadSample, healthzDuringAnalyses } from './analysis-load.js';
 import { type ExportLoadSample, healthzDuringExports } from './export-load.js';
 import { loadResults } from './load.js';
+import { type PathCost, pathCostLines, pathCosts } from './path-cost.js';
+import { type PgLogRow, pgLog, pgLogLines } from './pg-log.js';
 import { benchSearch, type SearchFigures, searchLines } from './results-search.js';
 import {
+  buildRevision,
   HAS_TASKSET,
   PINNED,
   pinSelf,
@@ -44,6 +47,8 @@ const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
 
 const FULL = process.argv.includes('--full');
+/** `--before=<git rev>`: that revision built and measured beside this one (issue 37). */
+const BEFORE = process.argv.find((a) => a.startsWith('--before='))?.slice('--before='.length);
 /** The issue's figures were measured with wrk at 64 connections; 256 is the heavier second point. */
 const ISSUE_CONNECTIONS = 64;
 /** Measured `npm start`s after the first (unmeasured) one. */
@@ -131,6 +136,32 @@ const WARN_SCENARIOS = AGENTSPLIT.filter((s) => s.name === 'assign (random)' || 
 const SQLITE = 'agentsplit SQLite';
 const SQLITE_WARN = 'agentsplit SQLite LOG_LEVEL=warn';
 const POSTGRES = 'agentsplit PostgreSQL';
+const SQLITE_BEFORE = 'agentsplit SQLite (before)';
+const POSTGRES_BEFORE = 'agentsplit PostgreSQL (before)';
+/** What the `--before` targets run in the throughput table: the paths issue 37 measures. */
+const BEFORE_SCENARIOS = AGENTSPLIT.filter((s) => s.name !== 'OFREP single (sticky)');
+/** The paths whose server CPU per request issue 37 reports. */
+const COST_PATHS = [
+  {
+    name: 'assign, random, with context',
+    path: '/experiment/bench-random/assign',
+    body: ASSIGN_BODY,
+    connections: 64,
+  },
+  {
+    name: 'assign, no context',
+    path: '/experiment/bench-random/assign',
+    body: '{"userId":"user-[<id>]"}',
+    connections: 64,
+  },
+  {
+    name: 'assign, sticky, all new users',
+    path: '/experiment/bench-sticky/assign',
+    body: ASSIGN_BODY,
+    connections: 64,
+  },
+  { name: 'log, 16 connections', path: '/experiment/bench-random/log', body: LOG_BODY, connections: 16 },
+];
 
 interface Sample {
   rps: number;
@@ -372,6 +403,8 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const servers: Server[] = [];
   let pgDatabase: TestDatabase | undefined;
+  let pgBeforeDatabase: TestDatabase | undefined;
+  let beforeBuild: { root: string; remove(): void } | undefined;
   try {
     // 1M results for the analysis figure, written through the store before the server owns the file.
     const sqlitePath = join(dir, 'bench.db');
@@ -428,6 +461,33 @@ async function main(): Promise<void> {
     servers.push(sqliteWarn);
     await createExperiments(sqliteWarn);
     targets.push([sqliteWarn, WARN_SCENARIOS]);
+    let sqliteBefore: Server | undefined;
+    let pgBefore: Server | undefined;
+    if (BEFORE !== undefined) {
+      process.stderr.write(`building ${BEFORE} for the before targets\n`);
+      beforeBuild = buildRevision(BEFORE);
+      const beforeDir = join(dir, 'before');
+      mkdirSync(beforeDir);
+      sqliteBefore = await startAgentsplit(
+        SQLITE_BEFORE,
+        { API_KEY, DATABASE_URL: `sqlite:${join(beforeDir, 'before.db')}`, DATA_DIR: beforeDir },
+        beforeBuild.root,
+      );
+      servers.push(sqliteBefore);
+      await createExperiments(sqliteBefore);
+      targets.push([sqliteBefore, BEFORE_SCENARIOS]);
+      if (pg) {
+        pgBeforeDatabase = await createTestDatabase('benchbefore');
+        pgBefore = await startAgentsplit(
+          POSTGRES_BEFORE,
+          { API_KEY, DATABASE_URL: pgBeforeDatabase.url, DATA_DIR: beforeDir },
+          beforeBuild.root,
+        );
+        servers.push(pgBefore);
+        await createExperiments(pgBefore);
+        targets.push([pgBefore, BEFORE_SCENARIOS.filter((s) => s.name.startsWith('log'))]);
+      }
+    }
 
     // Warm up every target, then interleave: each repetition runs every scenario once.
     for (const [server, scenarios] of targets) {
@@ -494,6 +554,29 @@ async function main(): Promise<void> {
     extra.assignAtHalfMax = fixed;
     process.stderr.write('targeting: server CPU per assign, with a 5-clause condition and without\n');
     extra.targetingCost = await targetingCost(sqlite, API_KEY, 'bench-sticky', BENCH_VARIANTS, ASSIGN_BODY);
+    process.stderr.write('server CPU per request of each hot path (issue 37)\n');
+    extra.pathCosts = await pathCosts(
+      [
+        { server: baseline, bare: true },
+        { server: sqlite },
+        ...(sqliteBefore ? [{ server: sqliteBefore }] : []),
+      ],
+      COST_PATHS,
+      API_KEY,
+      FULL ? 6 : 3,
+      FULL ? 40_000 : 15_000,
+    );
+    if (pg) {
+      process.stderr.write('PostgreSQL log at 16 and 64 connections (issue 37)\n');
+      const logScenario = AGENTSPLIT.find((s) => s.name === 'log')!;
+      extra.pgLog = await pgLog(
+        [pg, ...(pgBefore ? [pgBefore] : [])],
+        API_KEY,
+        [16, 64],
+        CONFIG.reps + 1,
+        async (server, c) => (await drive(server, logScenario, c)).rps,
+      );
+    }
     extra.analysis = { [sqlite.name]: await timeAnalysis(sqlite, 'analysis-1m') };
     if (CONFIG.pgAnalysis && pg)
       (extra.analysis as Record<string, unknown>)[pg.name] = await timeAnalysis(pg, 'analysis-1m');
@@ -515,6 +598,8 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) await s.stop();
     await pgDatabase?.drop();
+    await pgBeforeDatabase?.drop();
+    beforeBuild?.remove();
     rmSync(dir, { recursive: true, force: true });
   }
   // After the servers stopped: its own databases, straight through the store (issue 36).
@@ -738,6 +823,32 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     },
   ];
   lines.push(...searchLines(extra.resultsSearch as SearchFigures[]));
+  const costs = extra.pathCosts as PathCost[];
+  lines.push(...pathCostLines(costs, 'baseline', SQLITE, BEFORE === undefined ? undefined : SQLITE_BEFORE));
+  const pgRows = extra.pgLog as PgLogRow[] | undefined;
+  if (pgRows) lines.push(...pgLogLines(pgRows, POSTGRES, BEFORE === undefined ? undefined : POSTGRES_BEFORE));
+  const costOf = (path: string) =>
+    costs.find((c) => c.target === SQLITE && c.path === path)?.us ?? Number.NaN;
+  const stickyRatio = costOf('assign, sticky, all new users') / costOf('assign, random, with context');
+  targets.push({
+    figure: 'assign, sticky, all new users vs assign, random (same body): server CPU per request (issue 37)',
+    measured: `${stickyRatio.toFixed(2)}× (${costOf('assign, sticky, all new users').toFixed(1)} µs vs ${costOf('assign, random, with context').toFixed(1)} µs)`,
+    target: '≤ 1.10×',
+    met: stickyRatio <= 1.1,
+  });
+  if (pgRows && BEFORE !== undefined) {
+    for (const c of [16, 64]) {
+      const rps = (target: string) =>
+        median(pgRows.find((r) => r.target === target && r.connections === c)?.rps ?? [Number.NaN]);
+      const ratio = rps(POSTGRES) / rps(POSTGRES_BEFORE);
+      targets.push({
+        figure: `PostgreSQL log at ${c} connections vs ${BEFORE} in the same run (issue 37)`,
+        measured: `${ratio.toFixed(2)}× (${rps(POSTGRES).toFixed(0)} vs ${rps(POSTGRES_BEFORE).toFixed(0)} req/s)`,
+        target: '≥ 2×',
+        met: ratio >= 2,
+      });
+    }
+  }
   lines.push(
     '',
     'targets (issue 13), `npm start` with no LOG_LEVEL set (SQLite):',

@@ -1,6 +1,15 @@
 // Starts the servers under test as child processes; with --pinned (and taskset), on core 0.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +54,7 @@ export function pinSelf(core: number): void {
   if (PINNED) execFileSync('taskset', ['-cp', String(core), String(process.pid)], { stdio: 'ignore' });
 }
 
-async function start(name: string, args: string[], env: Record<string, string>): Promise<Server> {
+async function start(name: string, args: string[], env: Record<string, string>, cwd = repo): Promise<Server> {
   const [cmd, argv] = pinned([process.execPath, ...args], 0);
   // No LOG_LEVEL from the shell that runs the bench: agentsplit runs at its default level unless `env` sets one.
   const { LOG_LEVEL: _inherited, ...inherited } = process.env;
@@ -55,7 +64,7 @@ async function start(name: string, args: string[], env: Record<string, string>):
   const logFile = join(logDir, 'stdout.log');
   const logFd = openSync(logFile, 'w');
   const child = spawn(cmd, argv, {
-    cwd: repo,
+    cwd,
     env: { ...inherited, PORT: '0', ...env },
     stdio: ['ignore', logFd, 'pipe'],
   });
@@ -132,23 +141,46 @@ export function startBaseline(): Promise<Server> {
 
 /** Builds dist/ once, as `npm start` does, so the service is measured as it runs in production. */
 let built = false;
-export function startAgentsplit(name: string, env: Record<string, string>): Promise<Server> {
-  if (!built) {
+/**
+ * `root`: another checkout (a `--before` build, buildRevision); it runs with its own package.json's
+ * start flags, its own dist/, from its own directory.
+ */
+export function startAgentsplit(name: string, env: Record<string, string>, root = repo): Promise<Server> {
+  if (!built && root === repo) {
     execFileSync(process.execPath, [join(repo, 'scripts', 'build.mjs')], { cwd: repo, stdio: 'inherit' });
     built = true;
   }
   // Node flags and environment exactly as `npm start` has them, so the service runs as in production:
   // no LOG_LEVEL (the default, info) unless `env` sets one.
-  const { flags, env: startEnv } = startCommand();
-  return start(name, [...flags, join(repo, 'dist', 'main.js')], { ...startEnv, ...env });
+  const { flags, env: startEnv } = startCommand(root);
+  return start(name, [...flags, join(root, 'dist', 'main.js')], { ...startEnv, ...env }, root);
+}
+
+/**
+ * A build of git revision `rev` (`npm run bench -- --before=<rev>`): a detached worktree in a temporary
+ * directory, this checkout's node_modules linked in, dist/ built by its own build script. `remove` takes
+ * the worktree away again.
+ */
+export function buildRevision(rev: string): { root: string; remove(): void } {
+  const root = mkdtempSync(join(tmpdir(), 'agentsplit-before-'));
+  rmSync(root, { recursive: true, force: true });
+  execFileSync('git', ['worktree', 'add', '--detach', root, rev], { cwd: repo, stdio: 'ignore' });
+  symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'));
+  execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+  return {
+    root,
+    remove: () => {
+      execFileSync('git', ['worktree', 'remove', '--force', root], { cwd: repo, stdio: 'ignore' });
+    },
+  };
 }
 
 /**
  * The environment assignments and Node flags of package.json's `start` script
  * (`VAR=value … [exec] node <flags> dist/main.js`): one source, so the bench cannot drift from production.
  */
-export function startCommand(): { flags: string[]; env: Record<string, string> } {
-  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: { start: string } };
+export function startCommand(root = repo): { flags: string[]; env: Record<string, string> } {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.trim().split(/\s+/);
   const env: Record<string, string> = {};
   let i = 0;
