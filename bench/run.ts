@@ -23,7 +23,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../test/helpers/postgres.js';
+import {
+  createTestDatabase,
+  PG_ADMIN_URL,
+  postgresReachable,
+  type TestDatabase,
+} from '../test/helpers/postgres.js';
 import { type AnalysisLoadSample, healthzDuringAnalyses } from './analysis-load.js';
 import { type ExportLoadSample, healthzDuringExports } from './export-load.js';
 import { loadResults } from './load.js';
@@ -567,14 +572,19 @@ async function main(): Promise<void> {
       FULL ? 40_000 : 15_000,
     );
     if (pg) {
-      process.stderr.write('PostgreSQL log at 16 and 64 connections (issue 37)\n');
-      const logScenario = AGENTSPLIT.find((s) => s.name === 'log')!;
+      process.stderr.write('PostgreSQL log and logs at 16 and 64 connections (issue 37)\n');
       extra.pgLog = await pgLog(
-        [pg, ...(pgBefore ? [pgBefore] : [])],
+        [
+          { server: pg, database: pgDatabase!.name },
+          ...(pgBefore ? [{ server: pgBefore, database: pgBeforeDatabase!.name }] : []),
+        ],
         API_KEY,
+        PG_ADMIN_URL,
+        ['log', 'logs (100 per request)'],
         [16, 64],
         CONFIG.reps + 1,
-        async (server, c) => (await drive(server, logScenario, c)).rps,
+        async (server, scenario, c) =>
+          (await drive(server, AGENTSPLIT.find((s) => s.name === scenario)!, c)).rps,
       );
     }
     extra.analysis = { [sqlite.name]: await timeAnalysis(sqlite, 'analysis-1m') };
@@ -839,7 +849,11 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   if (pgRows && BEFORE !== undefined) {
     for (const c of [16, 64]) {
       const rps = (target: string) =>
-        median(pgRows.find((r) => r.target === target && r.connections === c)?.rps ?? [Number.NaN]);
+        median(
+          pgRows.find((r) => r.target === target && r.scenario === 'log' && r.connections === c)?.rps ?? [
+            Number.NaN,
+          ],
+        );
       const ratio = rps(POSTGRES) / rps(POSTGRES_BEFORE);
       targets.push({
         figure: `PostgreSQL log at ${c} connections vs ${BEFORE} in the same run (issue 37)`,
