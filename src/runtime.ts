@@ -202,7 +202,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     {
       maxBufferedExposures: options.exposureBuffer,
-      concurrency: store.writeConcurrency,
       onExposureError: (err, lost) => {
         metrics.databaseError('exposure_write');
         app?.log.error({ err, lost }, 'exposures could not be written');
