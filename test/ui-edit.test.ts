@@ -275,6 +275,33 @@ describe('creating and running an experiment from the dashboard', () => {
     }
   });
 
+  test('after a refused save, typing in another field keeps the focus there', async () => {
+    const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, hash: '#/new' });
+    try {
+      await page.getByTestId('experiment-form').waitFor();
+      await page.getByLabel('Slug', { exact: true }).fill('focus-kept');
+      const weights = page.getByTestId('variant-weight');
+      await weights.nth(0).fill('30');
+      await page.getByTestId('save').click();
+      // The form refuses (30 + 50) and focuses the first field that says why.
+      await page.locator('[data-testid="weight-sum"][data-total="80"]').waitFor();
+      await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'variant-weight');
+      // Typing in the second weight, key by key, with the form still invalid after every key:
+      // each key re-renders the errors, and none may move the focus back to the first field.
+      await weights.nth(1).click();
+      await weights.nth(1).press('Control+a');
+      for (const key of ['7', '0']) {
+        await page.keyboard.press(key);
+        await page.waitForTimeout(50);
+      }
+      assert.equal(await weights.nth(0).inputValue(), '30');
+      assert.equal(await weights.nth(1).inputValue(), '70');
+      await page.locator('[data-testid="weight-sum"][data-total="100"]').waitFor();
+    } finally {
+      await page.context().close();
+    }
+  });
+
   test('the form works at 390 px: a sticky experiment with three variants split evenly', async () => {
     const page = await openDashboard(ui.browser, ui.base, { key: API_KEY, width: 390, hash: '#/new' });
     try {

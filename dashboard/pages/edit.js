@@ -116,20 +116,25 @@ function ExperimentForm({ experiment, onSaved }) {
   const { built, defs, guardrail, who, errors: own } = check(form, creating, experiment);
   const errors = { ...(tries > 0 ? own : {}), ...refused };
 
-  // After a refusal, focus the first field that says why.
+  // After a save that was refused (by the form or by the API), focus the first field that says why;
+  // only then: typing afterwards must never move the focus (it would send the next keys elsewhere).
+  const [refusals, setRefusals] = useState(0);
   useEffect(() => {
-    if (Object.keys(errors).length === 0 || !ref.current) return;
+    if (refusals === 0 || Object.keys(errors).length === 0 || !ref.current) return;
     const message = ref.current.querySelector('.field-error');
     const control = message?.closest('.field, fieldset')?.querySelector('input, select, textarea');
     (ref.current.querySelector('[aria-invalid="true"]') ?? control)?.focus();
-  }, [tries, refused]);
+  }, [refusals]);
 
   const submit = async (e) => {
     e.preventDefault();
     setFormError(null);
     setNote(null);
     setTries(tries + 1);
-    if (Object.keys(own).length) return;
+    if (Object.keys(own).length) {
+      setRefusals(refusals + 1);
+      return;
+    }
 
     let body;
     if (creating) {
@@ -167,8 +172,10 @@ function ExperimentForm({ experiment, onSaved }) {
       onSaved(saved);
     } catch (error) {
       const field = whoFieldOf(error.message ?? '') ?? fieldOf(error.message ?? '');
-      if (field && error.status !== 401) setRefused({ [field]: error.message });
-      else setFormError(error);
+      if (field && error.status !== 401) {
+        setRefused({ [field]: error.message });
+        setRefusals((n) => n + 1);
+      } else setFormError(error);
     } finally {
       setBusy(false);
     }
