@@ -2,6 +2,7 @@
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { SqlDatabase } from './database.js';
+import { preparedOf } from './postgres-batch.js';
 import { holdInstanceLock, type InstanceLock } from './instance-lock.js';
 import { type LeaderLock, leaderLock } from './leader-lock.js';
 import type { Database } from './schema.js';
@@ -46,6 +47,9 @@ class StallSafeClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; all are passed through.
   override query(...args: any[]): any {
     sent.statements++;
+    // A batch's statement (postgres-batch.ts) runs named: parsed and planned once per connection.
+    const prepared = typeof args[0] === 'string' ? preparedOf(args[0]) : undefined;
+    if (prepared !== undefined) args = [{ ...prepared, values: args[1] }, ...args.slice(2)];
     // biome-ignore lint/suspicious/noExplicitAny: see above.
     const result = (super.query as (...a: any[]) => any)(...args);
     if (result && typeof result.catch === 'function') {
@@ -156,10 +160,13 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       }
     },
     lockExperimentsForAppend: async (trx: Transaction<Database>, ids: number[]) => {
-      // Sorted, so two batches that share experiments always lock them in the same order (no deadlock).
-      for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
-        await sql`select pg_advisory_xact_lock(${LOCK_NAMESPACE + 1}::int, ${id}::int)`.execute(trx);
-      }
+      // Sorted, so two batches that share experiments always lock them in the same order (no deadlock);
+      // one round trip for them all (unnest keeps the array's order).
+      const sorted = [...new Set(ids)].sort((a, b) => a - b);
+      if (sorted.length === 0) return;
+      await sql`select pg_advisory_xact_lock(${LOCK_NAMESPACE + 1}::int, id) from unnest(${sorted}::int[]) as id`.execute(
+        trx,
+      );
     },
     announceExperimentChange: async (trx) => {
       await sql`select pg_notify(${CHANNEL}, '')`.execute(trx);

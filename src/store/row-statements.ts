@@ -117,7 +117,7 @@ export const PAIR_SUM_COLUMNS = [
  * excluded.c`: a rollup moved by the batch's signed change), `replace` them (`c = excluded.c`), or, with
  * neither, nothing (DO NOTHING).
  */
-interface Upsert {
+export interface Upsert {
   keys: string[];
   add?: string[];
   replace?: string[];
@@ -193,6 +193,11 @@ const UPSERTS = {
 } satisfies Partial<Record<keyof Database, Upsert>>;
 
 export type UpsertTable = keyof typeof UPSERTS;
+
+/** How rows of the statement named `name` meet stored ones, if it is an upsert (postgres-batch.ts). */
+export function upsertOf(name: string): Upsert | undefined {
+  return (UPSERTS as Record<string, Upsert | undefined>)[name];
+}
 
 /** `build` of the multi-row upsert into `table`, as UPSERTS describes it. */
 function upsert(table: UpsertTable): RowStatement['build'] {

@@ -9,6 +9,7 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
 import { plannedStatements } from './batch-statements.js';
+import { executeAsFew } from './postgres-batch.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { type CompiledRows, compileRows, executeInChunks } from './compile-rows.js';
 import { contextStatements, contextStep, runCompiled } from './context-index.js';
@@ -201,9 +202,13 @@ export class SqlStore extends SqlRecords implements Store {
         // these reads sees this batch's own rows.
         const planned = await plannedStatements(trx, batch, rolled, feedbackOverCap);
         const segments = await segmentWrites(trx, batch, rolled, planned.segments);
-        for (const st of rowStatements(batch, overCap, segments.records)) await executeInChunks(trx, st);
-        for (const st of planned.statements) await executeInChunks(trx, st);
-        for (const st of segments.statements) await executeInChunks(trx, st);
+        const statements = [
+          ...rowStatements(batch, overCap, segments.records),
+          ...planned.statements,
+          ...segments.statements,
+        ];
+        if (this.db.dialect === 'postgres') await executeAsFew(trx, statements);
+        else for (const st of statements) await executeInChunks(trx, st);
         await insertUsers(trx, this.db.dialect, batch.exposures);
         return { decision: decided, overCap };
       });
