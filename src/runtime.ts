@@ -202,6 +202,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     {
       maxBufferedExposures: options.exposureBuffer,
+      concurrency: store.writeConcurrency,
       onExposureError: (err, lost) => {
         metrics.databaseError('exposure_write');
         app?.log.error({ err, lost }, 'exposures could not be written');

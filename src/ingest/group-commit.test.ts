@@ -215,3 +215,44 @@ test('after an outage, results do not wait for the exposure retry timer', async 
   await gc.appendResults([result('b')]); // would hang for a minute if it waited for the timer
   assert.equal(gc.pendingExposures, 0, 'the buffered exposure went along');
 });
+
+test('with concurrency 2, a second batch starts while the first commits; exposures ride in one at a time', async () => {
+  const w = controlledWrite();
+  const gc = new GroupCommit(w.write, { concurrency: 2, exposureFlushSize: 1 });
+  gc.appendExposure(exposure('e1'));
+  const first = gc.appendResults([result('a')]);
+  await tick();
+  assert.equal(w.batches.length, 1);
+  assert.equal(exposureCount(w.batches[0]!), 1);
+  gc.appendExposure(exposure('e2'));
+  const second = gc.appendResults([result('b')]);
+  await tick();
+  // In flight together; e2 waits for the batch carrying e1, so exposures are stored in their order.
+  assert.equal(w.batches.length, 2);
+  assert.deepEqual(
+    w.batches[1]!.results.map((r) => r.logId),
+    ['b'],
+  );
+  assert.equal(exposureCount(w.batches[1]!), 0);
+  const third = gc.appendResults([result('c')]);
+  await tick();
+  assert.equal(w.batches.length, 2, 'no third batch while two are in flight');
+  w.gates[1]!.resolve();
+  await second;
+  await tick();
+  assert.deepEqual(
+    w.batches[2]!.results.map((r) => r.logId),
+    ['c'],
+  );
+  assert.equal(exposureCount(w.batches[2]!), 0);
+  w.gates[0]!.resolve();
+  await first;
+  w.gates[2]!.resolve();
+  await third;
+  const drained = gc.drain();
+  await tick();
+  assert.equal(exposureCount(w.batches[3]!), 1);
+  w.gates[3]!.resolve();
+  await drained;
+  assert.equal(gc.pendingExposures, 0);
+});

@@ -46,6 +46,12 @@ export interface GroupCommitOptions {
    * results were handed in (performance.now()). Must not throw.
    */
   onCommit?: (info: { results: number; exposures: number; enqueuedAt: number[] }) => void;
+  /**
+   * Batches in flight at once (default 1). PostgreSQL takes 2: one commits while the next is planned and
+   * sent. SQLite's single writer gains nothing. Exposures ride in one batch at a time, so they are stored
+   * (and put back after an outage) in the order they were assigned.
+   */
+  concurrency?: number;
 }
 
 /**
@@ -59,7 +65,10 @@ export interface GroupCommitOptions {
 export class GroupCommit {
   private waiting: Waiting[] = [];
   private readonly exposures: ExposureQueue;
-  private running = false;
+  /** Batches being written (at most options.concurrency). */
+  private running = 0;
+  /** A running batch carries queued exposures: the next one leaves them for it (their order). */
+  private exposuresRunning = false;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
@@ -152,7 +161,7 @@ export class GroupCommit {
    * could not be written then are still counted in `pendingExposures`).
    */
   drain(): Promise<void> {
-    if (!this.running && !this.scheduled && this.waiting.length === 0 && this.exposures.size === 0) {
+    if (this.running === 0 && !this.scheduled && this.waiting.length === 0 && this.exposures.size === 0) {
       return Promise.resolve();
     }
     clearTimeout(this.retryTimer);
@@ -166,7 +175,15 @@ export class GroupCommit {
   private schedule(): void {
     // After an outage only exposures wait for the retry timer; results are tried at once (and fail at
     // once while the database is still away).
-    if (this.running || this.scheduled || (this.retryTimer && this.waiting.length === 0)) return;
+    if (
+      this.running >= (this.options.concurrency ?? 1) ||
+      this.scheduled ||
+      (this.retryTimer && this.waiting.length === 0)
+    ) {
+      return;
+    }
+    // A second batch only starts for requests waiting (exposures alone go with the running one's loop).
+    if (this.running > 0 && this.waiting.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -175,13 +192,21 @@ export class GroupCommit {
   }
 
   private async run(): Promise<void> {
-    this.running = true;
-    while (this.waiting.length > 0 || (this.exposuresDue && this.exposures.size > 0)) {
+    this.running++;
+    const exposuresFree = () => !this.exposuresRunning && this.exposuresDue && this.exposures.size > 0;
+    while (this.waiting.length > 0 || exposuresFree()) {
       const groups = this.takeGroups();
-      const exposures = this.exposures.take(this.maxExposures);
-      if (this.exposures.size === 0) this.exposuresDue = false;
-      const available = await this.commit(groups, exposures);
+      let exposures: ExposureBatch[] = [];
+      if (!this.exposuresRunning) {
+        exposures = this.exposures.take(this.maxExposures);
+        if (this.exposures.size === 0) this.exposuresDue = false;
+      }
+      this.exposuresRunning ||= exposures.length > 0;
+      const available = await this.commit(groups, exposures).finally(() => {
+        if (exposures.length > 0) this.exposuresRunning = false;
+      });
       if (!available && this.waiting.length === 0) {
+        if (this.retryTimer) break;
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           this.exposuresDue = true;
@@ -191,7 +216,8 @@ export class GroupCommit {
         break;
       }
     }
-    this.running = false;
+    this.running--;
+    if (this.running > 0) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();

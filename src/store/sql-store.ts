@@ -65,8 +65,15 @@ export class SqlStore extends SqlRecords implements Store {
 
   readonly watchExperiments?: (onChange: () => void) => Promise<() => Promise<void>>;
 
+  /**
+   * Batches worth writing at once (GroupCommit's concurrency): PostgreSQL commits one while planning the
+   * next; SQLite's one writer takes them in turn anyway.
+   */
+  readonly writeConcurrency: number;
+
   constructor(db: SqlDatabase) {
     super(db);
+    this.writeConcurrency = db.dialect === 'postgres' ? 2 : 1;
     if (db.watchExperimentChanges) this.watchExperiments = db.watchExperimentChanges.bind(db);
   }
 
