@@ -5,7 +5,13 @@ import { after, before, describe, test } from 'node:test';
 import type { Exposure } from '../src/core/exposure.js';
 import type { NewResult } from '../src/core/writes.js';
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
-import { makeTempDir, removeTempDir, SKIP_BACKEND, startTestRuntime, type TestRuntime } from './helpers/app.js';
+import {
+  makeTempDir,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+} from './helpers/app.js';
 
 describe('concurrent batches on the same rollup rows', { skip: SKIP_BACKEND }, () => {
   let dir: string;
@@ -49,7 +55,7 @@ describe('concurrent batches on the same rollup rows', { skip: SKIP_BACKEND }, (
       experimentId: id,
       version: 1,
       variantKey: i % 2 ? 'B' : 'A',
-      userId: null,
+      userId: `cb-u-${b}-${i}`,
       context: null,
       createdAt: '2026-03-02T09:15:00.000Z',
     });

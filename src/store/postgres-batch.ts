@@ -61,7 +61,8 @@ function cteOf(s: RowStatement, columns: string[], types: Map<string, string>, f
   if (upsert === undefined) return insert;
   const { keys, add = [], replace = [], least = [], greatest = [] } = upsert;
   const conflict = ` on conflict (${keys.map(quote).join(', ')})`;
-  if (add.length + replace.length + least.length + greatest.length === 0) return `${insert}${conflict} do nothing`;
+  if (add.length + replace.length + least.length + greatest.length === 0)
+    return `${insert}${conflict} do nothing`;
   const t = quote(s.name);
   // As row-statements.ts upsert: NULL on either side compares to NULL, so the ELSE keeps the stored value.
   const past = (c: string, op: string) =>

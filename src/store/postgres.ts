@@ -2,9 +2,9 @@
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { SqlDatabase } from './database.js';
-import { preparedOf } from './postgres-batch.js';
 import { holdInstanceLock, type InstanceLock } from './instance-lock.js';
 import { type LeaderLock, leaderLock } from './leader-lock.js';
+import { preparedOf } from './postgres-batch.js';
 import type { Database } from './schema.js';
 
 // bigint columns (counts, sequences) come back as numbers; every value we store fits in 2^53.

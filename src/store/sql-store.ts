@@ -9,7 +9,6 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
 import { plannedStatements } from './batch-statements.js';
-import { executeAsFew } from './postgres-batch.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { type CompiledRows, compileRows, executeInChunks } from './compile-rows.js';
 import { contextStatements, contextStep, runCompiled } from './context-index.js';
@@ -27,6 +26,7 @@ import {
 } from './experiment-rows.js';
 import { insertUsers, sqliteUserStatements } from './exposure-user-statements.js';
 import { MetricNames } from './metric-names.js';
+import { executeAsFew } from './postgres-batch.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { readCompared, readResults } from './result-reads.js';
 import { indexResults } from './result-search.js';
