@@ -54,7 +54,11 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
   };
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=on -c max_connections=50`;
+  // authentication_timeout: PostgreSQL before 17 waits, when it shuts down, for every "dead-end"
+  // backend (a connection that arrived during shutdown) until it has read a startup packet or the
+  // timeout passed: one half-open connection from a client retrying under load held `pg_ctl stop`
+  // for exactly 60 s (the default) on a busy machine. 5 s bounds a stop; PostgreSQL 17 ends them itself.
+  const options = `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=on -c max_connections=50 -c authentication_timeout=5s`;
   const server: PrivatePostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start: () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']),
@@ -65,7 +69,8 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
       } catch {
         // already stopped
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (process.env.AGENTSPLIT_KEEP_PG) console.error(`private PostgreSQL kept in ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
     },
   };
   server.start();
