@@ -285,9 +285,7 @@ describe('creating and running an experiment from the dashboard', () => {
       await page.getByTestId('save').click();
       // The form refuses (30 + 50) and focuses the first field that says why.
       await page.locator('[data-testid="weight-sum"][data-total="80"]').waitFor();
-      await page.waitForFunction(
-        () => document.activeElement?.getAttribute('data-testid') === 'variant-weight',
-      );
+      await page.waitForFunction("document.activeElement?.getAttribute('data-testid') === 'variant-weight'");
       // Typing in the second weight, key by key, with the form still invalid after every key:
       // each key re-renders the errors, and none may move the focus back to the first field.
       await weights.nth(1).click();
