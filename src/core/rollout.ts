@@ -1,0 +1,251 @@
+// Rollouts (issue 38): one variant of an experiment ramped to everyone in steps, watched by the monitor,
+// rolled back (or paused) on a proven regression. This file is the rollout's rules: its shape and
+// defaults, who is in it (membership only grows), and which move the monitor or a person may make next.
+// Pure: no I/O, the clock and the facts (units, regressions) passed in.
+import { hashV2 } from './assignment.js';
+import { ConflictError, ValidationError } from './errors.js';
+
+export const ROLLOUT_STATES = ['pending', 'running', 'paused', 'completed', 'rolled_back'] as const;
+export type RolloutState = (typeof ROLLOUT_STATES)[number];
+
+/** What the monitor does when a guardrail regresses: send everyone back to control, or hold the ramp. */
+export const REGRESSION_ACTIONS = ['rollback', 'pause'] as const;
+export type RegressionAction = (typeof REGRESSION_ACTIONS)[number];
+
+export const ROLLOUT_ACTIONS = ['approve', 'pause', 'resume', 'rollback'] as const;
+export type RolloutAction = (typeof ROLLOUT_ACTIONS)[number];
+
+/** A step of the ramp: the share of units served the variant, held at least this long and this wide. */
+export interface RolloutStep {
+  /** 0 < percent ≤ 100; increasing from step to step; the last is 100. */
+  percent: number;
+  /** Minutes the step is held before the next may start. */
+  minMinutes: number;
+  /** Units in the rolled-out variant (during the rollout) before the next step may start; null: no minimum. */
+  minUnits: number | null;
+  /** Entering this step waits for a person's `approve`. */
+  approval: boolean;
+}
+
+/** A guardrail of the rollout: a metric judged against the control, a regression beyond `threshold`. */
+export interface RolloutGuardrail {
+  metric: string;
+  /** The relative change (a fraction: 0.05 is 5%) beyond which a worse metric counts as a regression. */
+  threshold: number;
+}
+
+/** The ramp when a request names no steps: 5 → 25 → 50 → 100%, an hour at each step before the next. */
+export const DEFAULT_STEPS: readonly RolloutStep[] = Object.freeze(
+  [5, 25, 50, 100].map((percent) =>
+    Object.freeze({ percent, minMinutes: percent === 100 ? 0 : 60, minUnits: null, approval: false }),
+  ),
+);
+
+export interface Rollout {
+  variant: string;
+  /** The variant everyone else is served (the experiment's defaultVariant, else its first variant). */
+  control: string;
+  state: RolloutState;
+  /** The index of the current step (0 while pending). */
+  step: number;
+  steps: RolloutStep[];
+  guardrails: RolloutGuardrail[];
+  onRegression: RegressionAction;
+  /** The hash seed of membership: the experiment's seed and the variant, so a new rollout keeps its units. */
+  seed: string;
+  /** The highest step index a person approved; -1: none. */
+  approved: number;
+  /** When the current step started (ISO 8601); null while pending. */
+  stepStartedAt: string | null;
+  /** Why it is paused or rolled back (the monitor's finding or the person's action); else null. */
+  reason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The request's ramp after defaults, checked: increasing percents ending at 100, whole minutes. */
+export function checkSteps(steps: readonly Partial<RolloutStep>[] | undefined): RolloutStep[] {
+  if (steps === undefined) return DEFAULT_STEPS.map((s) => ({ ...s }));
+  if (steps.length === 0) throw new ValidationError('steps must name at least one step (the last at 100%)');
+  let last = 0;
+  return steps.map((s, i) => {
+    const percent = s.percent;
+    if (typeof percent !== 'number' || !(percent > 0 && percent <= 100)) {
+      throw new ValidationError(`steps.${i}.percent must be above 0 and at most 100`);
+    }
+    if (percent <= last) {
+      throw new ValidationError(
+        `steps.${i}.percent must be above the step before it (${last}): a ramp only grows`,
+      );
+    }
+    last = percent;
+    if (i === steps.length - 1 && percent !== 100) {
+      throw new ValidationError(
+        `the last step must be 100 (got ${percent}): a rollout ends with everyone in it`,
+      );
+    }
+    const minMinutes = s.minMinutes ?? (percent === 100 ? 0 : 60);
+    if (!Number.isFinite(minMinutes) || minMinutes < 0) {
+      throw new ValidationError(`steps.${i}.minMinutes must be 0 or more`);
+    }
+    const minUnits = s.minUnits ?? null;
+    if (minUnits !== null && !(Number.isInteger(minUnits) && minUnits >= 0)) {
+      throw new ValidationError(`steps.${i}.minUnits must be a whole number, 0 or more`);
+    }
+    return { percent, minMinutes, minUnits, approval: s.approval === true };
+  });
+}
+
+/** The membership seed of a rollout of `variant`: a second rollout of it serves the same units first. */
+export function rolloutSeed(experimentSeed: string, variant: string): string {
+  return `${experimentSeed}:rollout:${variant}`;
+}
+
+/**
+ * Whether `unitId` is served the rolled-out variant at `percent`: its hash under the rollout's seed lies
+ * below the share. The hash does not change with the step, so a unit in at 5% is in at every larger
+ * share: membership only grows (through pauses, resumes and a second rollout of the same variant).
+ */
+export function inRollout(seed: string, unitId: string, percent: number): boolean {
+  return hashV2(seed, unitId) < percent / 100;
+}
+
+/** The share served the variant now: the step's while it runs or is paused; 0 rolled back or pending. */
+export function servedPercent(r: Pick<Rollout, 'state' | 'step' | 'steps'>): number {
+  if (r.state === 'running' || r.state === 'paused') return r.steps[r.step]!.percent;
+  if (r.state === 'completed') return 100;
+  return 0;
+}
+
+/** A move of a rollout: the state (and step) it goes to and the event type it raises. */
+export interface RolloutMove {
+  state: RolloutState;
+  step: number;
+  /** rollout.started, rollout.step_advanced, rollout.paused, rollout.resumed, rollout.rolled_back, rollout.completed, rollout.approved */
+  event: string;
+  reason: string | null;
+  /** The approval this move records (the step index), when it is an approval. */
+  approved?: number;
+}
+
+/** The move into step `step` (or completion, at 100%). */
+function enter(step: number, steps: readonly RolloutStep[], first: boolean): RolloutMove {
+  if (steps[step]!.percent >= 100)
+    return { state: 'completed', step, event: 'rollout.completed', reason: null };
+  return { state: 'running', step, event: first ? 'rollout.started' : 'rollout.step_advanced', reason: null };
+}
+
+/** The move a new rollout makes at once: it starts unless its first step waits for an approval. */
+export function startMove(steps: readonly RolloutStep[]): RolloutMove | null {
+  return steps[0]!.approval ? null : enter(0, steps, true);
+}
+
+const WHERE_FROM: Record<RolloutAction, readonly RolloutState[]> = {
+  approve: ['pending', 'running', 'paused'],
+  pause: ['running'],
+  resume: ['paused'],
+  rollback: ['pending', 'running', 'paused'],
+};
+
+/**
+ * A person's action. `approve` approves the step waiting next (the first, while pending: it starts then;
+ * a later one, which the monitor enters once its time and units are met too). Resuming restarts the
+ * step's clock: the time paused does not count toward its minMinutes.
+ */
+export function actionMove(r: Rollout, action: RolloutAction, reason: string | null): RolloutMove {
+  if (!WHERE_FROM[action].includes(r.state)) {
+    const allowed = ROLLOUT_ACTIONS.filter((a) => WHERE_FROM[a].includes(r.state));
+    throw new ConflictError(
+      `cannot ${action} a rollout that is ${r.state}` +
+        (allowed.length > 0 ? `; allowed: ${allowed.join(', ')}` : ': it has ended'),
+    );
+  }
+  switch (action) {
+    case 'approve': {
+      const next = r.state === 'pending' ? 0 : r.step + 1;
+      if (next >= r.steps.length || !r.steps[next]!.approval) {
+        throw new ConflictError(
+          `no step waits for an approval (the next step, ${next}, does not ask for one)`,
+        );
+      }
+      if (r.approved >= next) throw new ConflictError(`step ${next} is approved already`);
+      if (r.state === 'pending') return { ...enter(0, r.steps, true), approved: 0 };
+      return { state: r.state, step: r.step, event: 'rollout.approved', reason: null, approved: next };
+    }
+    case 'pause':
+      return {
+        state: 'paused',
+        step: r.step,
+        event: 'rollout.paused',
+        reason: reason ?? 'paused by a person',
+      };
+    case 'resume':
+      return { state: 'running', step: r.step, event: 'rollout.resumed', reason: null };
+    case 'rollback':
+      return {
+        state: 'rolled_back',
+        step: r.step,
+        event: 'rollout.rolled_back',
+        reason: reason ?? 'rolled back by a person',
+      };
+  }
+}
+
+/** What the monitor knows of a running rollout in one round. */
+export interface RolloutFacts {
+  now: string;
+  /** Units served the rolled-out variant since the rollout started. */
+  units: number;
+  /** A proven regression (why), or null. */
+  regression: string | null;
+}
+
+/** Minutes from `from` to `to` (ISO 8601). */
+function minutesBetween(from: string, to: string): number {
+  return (Date.parse(to) - Date.parse(from)) / 60_000;
+}
+
+/**
+ * The monitor's move for a running rollout this round, or null: a regression rolls back (or pauses)
+ * first; else the next step starts once the current one was held its minutes, has its units, and the
+ * next step's approval is given. One step a round at most: an overdue ramp advances once per round, and
+ * the new step's clock starts now, so it is held its own minutes too (never a burst).
+ */
+export function monitorMove(r: Rollout, facts: RolloutFacts): RolloutMove | null {
+  if (r.state !== 'running') return null;
+  if (facts.regression !== null) {
+    return r.onRegression === 'rollback'
+      ? { state: 'rolled_back', step: r.step, event: 'rollout.rolled_back', reason: facts.regression }
+      : { state: 'paused', step: r.step, event: 'rollout.paused', reason: facts.regression };
+  }
+  const current = r.steps[r.step]!;
+  const next = r.step + 1;
+  if (next >= r.steps.length) return null;
+  if (r.stepStartedAt === null || minutesBetween(r.stepStartedAt, facts.now) < current.minMinutes)
+    return null;
+  if (current.minUnits !== null && facts.units < current.minUnits) return null;
+  if (r.steps[next]!.approval && r.approved < next) return null;
+  return enter(next, r.steps, false);
+}
+
+/** `r` after `move`, at `now`. */
+export function applyMove(r: Rollout, move: RolloutMove, now: string): Rollout {
+  const stepChanged = move.step !== r.step || (r.state === 'pending' && move.state !== 'pending');
+  return {
+    ...r,
+    state: move.state,
+    step: move.step,
+    approved: Math.max(r.approved, move.approved ?? -1),
+    stepStartedAt: stepChanged || move.event === 'rollout.resumed' ? now : r.stepStartedAt,
+    reason: move.state === 'paused' || move.state === 'rolled_back' ? move.reason : null,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Whether the rollout decides assignments: from its creation (pending: everyone control) until it ends.
+ * A completed one has made the experiment released; a rolled-back one leaves everyone on control.
+ */
+export function isLive(r: Pick<Rollout, 'state'>): boolean {
+  return r.state === 'pending' || r.state === 'running' || r.state === 'paused';
+}
