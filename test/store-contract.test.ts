@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { ConflictError, NotFoundError, UnavailableError } from '../src/core/errors.js';
 import {
   type Actor,
+  type ChangeEvent,
   type EventSource,
   experimentChanged,
   experimentCreated,
@@ -22,6 +23,7 @@ import { createExperiment, type Experiment } from '../src/core/experiment.js';
 import type { Exposure } from '../src/core/exposure.js';
 import { newId } from '../src/core/ids.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
+import { checkSteps } from '../src/core/rollout.js';
 import { type MetricRollup, rollUpResults } from '../src/core/rollups.js';
 import type { TargetSegments } from '../src/core/segments.js';
 import type { SketchRow } from '../src/core/sketch-rollups.js';
@@ -32,6 +34,7 @@ import type { FeedbackValue, NewFeedback, NewResult } from '../src/core/writes.j
 import { toExposureBatches } from '../src/ingest/exposure-queue.js';
 import { sketchBin, sketchOf } from '../src/stats/sketch.js';
 import { rolledOf as rolledResult } from '../src/store/batch-plan.js';
+import { selectExperiment } from '../src/store/experiment-rows.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
@@ -296,6 +299,80 @@ for (const backend of backends) {
       assert.equal(stored.experiment.name, 'renamed');
       const again = (await store.listExperiments()).find((s) => s.experiment.slug === 'round-trip');
       assert.equal(again?.experiment.version, 2);
+    });
+
+    const T0 = '2026-11-28T00:00:00.000Z';
+    test('rollouts: one live at a time, moves written over their version only, attached to the experiment', async () => {
+      const e = await store.insertExperiment(experiment('rolled'));
+      const base = {
+        experimentVersion: 1,
+        variant: 'B',
+        control: 'A',
+        state: 'running' as const,
+        step: 0,
+        steps: checkSteps(undefined),
+        guardrails: [],
+        onRegression: 'rollback' as const,
+        seed: 'rolled:rollout:B',
+        approved: -1,
+        stepStartedAt: T0,
+        reason: null,
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      const event = (type: string): ChangeEvent => ({
+        id: newId(),
+        type,
+        at: T0,
+        actor: MONITOR_ACTOR,
+        experiment: 'rolled',
+        data: {},
+      });
+      const started = await store.insertRollout('rolled', (cur) => {
+        assert.equal(cur.rollout, undefined);
+        return {
+          rollout: { id: 'r1', experimentId: cur.id, version: 1, rollout: base },
+          events: [event('rollout.started')],
+        };
+      });
+      assert.equal(started.rollout?.id, 'r1');
+      await assert.rejects(
+        store.insertRollout('rolled', (cur) => ({
+          rollout: { id: 'r2', experimentId: cur.id, version: 1, rollout: base },
+          events: [event('rollout.started')],
+        })),
+        ConflictError,
+      );
+      const later = '2026-11-28T01:00:00.000Z';
+      const advanced = { ...base, step: 1, stepStartedAt: later, updatedAt: later };
+      const moved = await store.moveRollout('rolled', 'r1', 1, advanced, [event('rollout.step_advanced')]);
+      assert.equal(moved?.rollout?.version, 2);
+      // A second mover planning from version 1 lost: nothing written, its event neither.
+      const lost = await store.moveRollout('rolled', 'r1', 1, { ...base, step: 2 }, [
+        event('rollout.step_advanced'),
+      ]);
+      assert.equal(lost, undefined);
+      const found = await store.findExperiment('rolled');
+      assert.deepEqual(found?.rollout, { id: 'r1', experimentId: e.id, version: 2, rollout: advanced });
+      const listed = (await store.listExperiments()).find((s) => s.experiment.slug === 'rolled');
+      assert.deepEqual(listed?.rollout, found?.rollout);
+      const updated = await store.updateExperiment('rolled', (cur) => ({ ...cur, name: 'still rolled' }));
+      assert.deepEqual(updated.rollout, found?.rollout);
+      const types = (await (store as Store & EventStore).listEvents({ experiment: 'rolled', limit: 10 })).map(
+        (x) => x.type,
+      );
+      assert.deepEqual(types, ['rollout.started', 'rollout.step_advanced']);
+      // An ended rollout makes room for the next.
+      await store.moveRollout('rolled', 'r1', 2, { ...advanced, state: 'rolled_back' }, [
+        event('rollout.rolled_back'),
+      ]);
+      const second = await store.insertRollout('rolled', (cur) => ({
+        rollout: { id: 'r3', experimentId: cur.id, version: 1, rollout: base },
+        events: [],
+      }));
+      assert.equal(second.rollout?.id, 'r3');
+      await store.deleteExperiment('rolled', () => {});
+      assert.equal(await store.findExperiment('rolled'), undefined);
     });
 
     test('a change that throws writes nothing', async () => {
@@ -1710,7 +1787,8 @@ for (const backend of sqlBackends) {
           context: parsed(r.context),
         })),
       };
-      const experimentBefore = await store.findExperiment('before-004');
+      // The experiment's row as such: the store's find also reads a later table (rollouts, migration 027).
+      const experimentBefore = await selectExperiment(db.readOnly, 'before-004');
       assert.deepEqual(
         (await migrate(db)).filter((v) => v <= 4),
         [4],

@@ -20,6 +20,7 @@ const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toIS
 function rollout(over: Partial<Rollout> = {}): Rollout {
   const steps = over.steps ?? checkSteps(undefined);
   const base: Rollout = {
+    experimentVersion: 1,
     variant: 'B',
     control: 'A',
     state: 'pending',

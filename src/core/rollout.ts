@@ -42,6 +42,8 @@ export const DEFAULT_STEPS: readonly RolloutStep[] = Object.freeze(
 );
 
 export interface Rollout {
+  /** The experiment's version it was started on: a new version (a PATCH of variants) leaves it behind. */
+  experimentVersion: number;
   variant: string;
   /** The variant everyone else is served (the experiment's defaultVariant, else its first variant). */
   control: string;
@@ -248,4 +250,21 @@ export function applyMove(r: Rollout, move: RolloutMove, now: string): Rollout {
  */
 export function isLive(r: Pick<Rollout, 'state'>): boolean {
   return r.state === 'pending' || r.state === 'running' || r.state === 'paused';
+}
+
+/**
+ * What assign serves under a rollout, or null when the rollout does not apply: the variant to units whose
+ * hash lies below `percent`, the control to the rest (pending and rolled back: 0, completed: 100).
+ */
+export interface RolloutServing {
+  variant: string;
+  control: string;
+  seed: string;
+  percent: number;
+}
+
+/** The serving rule of the experiment's newest rollout, when it was started on the current version. */
+export function servingOf(r: Rollout | undefined, experimentVersion: number): RolloutServing | null {
+  if (r === undefined || r.experimentVersion !== experimentVersion) return null;
+  return { variant: r.variant, control: r.control, seed: r.seed, percent: servedPercent(r) };
 }

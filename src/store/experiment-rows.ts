@@ -2,6 +2,7 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { NotFoundError } from '../core/errors.js';
 import type { AssignmentMode, Experiment, GuardrailAction, Status, Variant } from '../core/experiment.js';
+import { deleteRolloutRows, withRollouts } from './rollout-rows.js';
 import { type Database, type ExperimentsTable, isoTime } from './schema.js';
 import { json } from './sql-reads.js';
 import type { StoredExperiment, StoredVersion } from './store.js';
@@ -103,7 +104,7 @@ export async function lockExperimentRow(
   if (forUpdate) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) throw new NotFoundError(`no experiment with slug '${slug}'`);
-  return toExperiment(row);
+  return (await withRollouts(trx, [toExperiment(row)]))[0]!;
 }
 
 /** Inserts the experiment and its first version; returns its id. */
@@ -170,6 +171,7 @@ export async function deleteExperimentRows(trx: Transaction<Database>, id: numbe
   ] as const) {
     await trx.deleteFrom(table).where('experiment_id', '=', id).execute();
   }
+  await deleteRolloutRows(trx, id);
   await trx.deleteFrom('experiment_versions').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('experiments').where('id', '=', id).execute();
 }

@@ -12,6 +12,7 @@ import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/expo
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { applyMetricCap } from '../core/metric-cap.js';
+import type { Rollout } from '../core/rollout.js';
 import {
   hourlyRollupKey,
   mergeRollups,
@@ -41,6 +42,7 @@ import {
   readable,
   saidFrom,
 } from './memory-results.js';
+import { MemoryRollouts } from './memory-rollouts.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments, type RatedSegments } from './memory-segments.js';
 import type { SegmentRecord } from './segment-plan.js';
@@ -59,6 +61,7 @@ import {
   type StoredEvent,
   type StoredExperiment,
   type StoredGroup,
+  type StoredRollout,
   type StoredVersion,
 } from './store.js';
 
@@ -89,6 +92,7 @@ export class MemoryStore implements Store, EventStore {
   private readonly rollups = new MemoryRollups();
   private readonly segments = new MemorySegments();
   private readonly events = new MemoryEvents();
+  private readonly rollouts = new MemoryRollouts();
   private readonly groups = new MemoryGroups();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
@@ -133,7 +137,35 @@ export class MemoryStore implements Store, EventStore {
     this.events.add(events?.(current.experiment, next));
     this.save(current.id, next);
     if (next.version !== current.experiment.version) this.recordVersion(current.id, next);
-    return { id: current.id, experiment: next };
+    return { ...current, experiment: next };
+  }
+
+  async insertRollout(
+    slug: string,
+    build: (current: StoredExperiment) => { rollout: StoredRollout; events: readonly ChangeEvent[] },
+  ): Promise<StoredExperiment> {
+    const current = this.current(slug);
+    const { rollout, events } = build(current);
+    this.rollouts.check(rollout);
+    this.events.add(events);
+    this.rollouts.insert(rollout);
+    this.revision++;
+    return { ...current, rollout: structuredClone(rollout) };
+  }
+
+  async moveRollout(
+    slug: string,
+    id: string,
+    from: number,
+    next: Rollout,
+    events: readonly ChangeEvent[],
+  ): Promise<StoredExperiment | undefined> {
+    const current = this.current(slug);
+    if (!this.rollouts.at(id, from)) return undefined;
+    this.events.add(events);
+    const rollout = this.rollouts.move(id, from, next);
+    this.revision++;
+    return { ...current, rollout };
   }
 
   async deleteExperiment(
@@ -153,6 +185,7 @@ export class MemoryStore implements Store, EventStore {
     forget(this.rollups.exposureUserRollups, current.id);
     for (const key of this.exposureIds) if (key.startsWith(`${current.id}\n`)) this.exposureIds.delete(key);
     for (const key of this.contexts.keys()) if (key.startsWith(`${current.id}\n`)) this.contexts.delete(key);
+    this.rollouts.forget(current.id);
     this.versions.delete(current.id);
     this.experiments.delete(current.id);
     this.idsBySlug.delete(slug);
@@ -416,7 +449,9 @@ export class MemoryStore implements Store, EventStore {
   async close(): Promise<void> {}
 
   private stored(id: number): StoredExperiment {
-    return { id, experiment: structuredClone(this.experiments.get(id)!) };
+    const rollout = this.rollouts.newest(id);
+    const experiment = structuredClone(this.experiments.get(id)!);
+    return rollout === undefined ? { id, experiment } : { id, experiment, rollout };
   }
 
   private current(slug: string): StoredExperiment {

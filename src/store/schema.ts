@@ -202,6 +202,18 @@ export interface MonitorStatesTable {
   updated_at: Time;
 }
 
+/** Rollouts (migration 027): the rollout as JSON, its state, step and version (compare and set) in columns. */
+export interface RolloutsTable {
+  id: string;
+  experiment_id: number;
+  state: string;
+  step: number;
+  version: number;
+  rollout: unknown;
+  created_at: Time;
+  updated_at: Time;
+}
+
 /** Idempotency-Key answers (migration 005), per key owner. */
 export interface IdempotencyKeysTable {
   owner: string;
@@ -465,6 +477,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   events: EventsTable;
   monitor_states: MonitorStatesTable;
+  rollouts: RolloutsTable;
   idempotency_keys: IdempotencyKeysTable;
   webhooks: WebhooksTable;
   saved_groups: SavedGroupsTable;

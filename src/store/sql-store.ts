@@ -6,6 +6,7 @@ import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
+import type { Rollout } from '../core/rollout.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
 import { plannedStatements } from './batch-statements.js';
@@ -30,6 +31,7 @@ import { executeAsFew } from './postgres-batch.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { readCompared, readResults } from './result-reads.js';
 import { indexResults } from './result-search.js';
+import { insertRolloutRow, updateRolloutRow, withRollouts } from './rollout-rows.js';
 import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
 import type { Database } from './schema.js';
 import { readSegments, segmentWrites } from './segment-rows.js';
@@ -50,14 +52,16 @@ import type {
   ResultPage,
   ResultQuery,
   ResultTarget,
+  RolloutStore,
   Rollups,
   SegmentRows,
   Store,
   StoredExperiment,
+  StoredRollout,
   StoredVersion,
 } from './store.js';
 
-export class SqlStore extends SqlRecords implements Store {
+export class SqlStore extends SqlRecords implements Store, RolloutStore {
   private readonly metricNames = new MetricNames();
   /** Sticky experiments' users this process saw committed: repeat users cost no read (core/exposure-users.ts). */
   /** The end of the last SQLite batch or rebuild in turn (inTurn). */
@@ -78,11 +82,14 @@ export class SqlStore extends SqlRecords implements Store {
   }
 
   listExperiments(): Promise<StoredExperiment[]> {
-    return this.run(() => selectExperiments(this.readOnly));
+    return this.run(async () => withRollouts(this.readOnly, await selectExperiments(this.readOnly)));
   }
 
   findExperiment(slug: string): Promise<StoredExperiment | undefined> {
-    return this.run(() => selectExperiment(this.readOnly, slug));
+    return this.run(async () => {
+      const found = await selectExperiment(this.readOnly, slug);
+      return found && (await withRollouts(this.readOnly, [found]))[0];
+    });
   }
 
   experimentsRevision(): Promise<number> {
@@ -122,7 +129,48 @@ export class SqlStore extends SqlRecords implements Store {
         await updateExperimentRows(trx, current, next);
         await insertEventRows(trx, events?.(current.experiment, next));
         await this.changed(trx);
-        return { id: current.id, experiment: next };
+        return { ...current, experiment: next };
+      }),
+    );
+  }
+
+  insertRollout(
+    slug: string,
+    build: (current: StoredExperiment) => { rollout: StoredRollout; events: readonly ChangeEvent[] },
+  ): Promise<StoredExperiment> {
+    return this.run(async () => {
+      try {
+        return await this.readWrite.transaction().execute(async (trx) => {
+          const current = await this.lockExperiment(trx, slug);
+          const { rollout, events } = build(current);
+          await insertRolloutRow(trx, rollout);
+          await insertEventRows(trx, events);
+          await this.changed(trx);
+          return { ...current, rollout };
+        });
+      } catch (err) {
+        if (!this.db.isUniqueViolation(err)) throw err;
+        throw new ConflictError(
+          'the experiment has a live rollout already: roll it back or let it complete first',
+        );
+      }
+    });
+  }
+
+  moveRollout(
+    slug: string,
+    id: string,
+    from: number,
+    next: Rollout,
+    events: readonly ChangeEvent[],
+  ): Promise<StoredExperiment | undefined> {
+    return this.run(() =>
+      this.readWrite.transaction().execute(async (trx) => {
+        const current = await this.lockExperiment(trx, slug);
+        if (!(await updateRolloutRow(trx, id, from, next))) return undefined;
+        await insertEventRows(trx, events);
+        await this.changed(trx);
+        return { ...current, rollout: { id, experimentId: current.id, version: from + 1, rollout: next } };
       }),
     );
   }

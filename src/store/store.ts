@@ -8,6 +8,7 @@ import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
 import type { PairRollup } from '../core/pairs.js';
+import type { Rollout } from '../core/rollout.js';
 import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
 import type { ResultComment } from '../core/search.js';
 import type { SegmentPairRollup } from '../core/segment-pairs.js';
@@ -23,6 +24,40 @@ import type { BatchDecisions, NewResult, WriteBatch } from '../core/writes.js';
 export interface StoredExperiment {
   id: number;
   experiment: Experiment;
+  /** Its newest rollout (issue 38), live or ended; absent when it has none. */
+  rollout?: StoredRollout;
+}
+
+/** A rollout as stored: the rules' view (core/rollout.ts) with its id, experiment and version of moves. */
+export interface StoredRollout {
+  id: string;
+  experimentId: number;
+  /** Moves written so far (1 when inserted): a move is written only over the version it was planned from. */
+  version: number;
+  rollout: Rollout;
+}
+
+/** Rollouts (issue 38): started and moved with their events, each in one transaction with the experiment locked. */
+export interface RolloutStore {
+  /**
+   * Inserts the rollout `build` makes of the (locked) experiment, with its events; ConflictError when the
+   * experiment has a live rollout already (one at a time). Answers the experiment with it.
+   */
+  insertRollout(
+    slug: string,
+    build: (current: StoredExperiment) => { rollout: StoredRollout; events: readonly ChangeEvent[] },
+  ): Promise<StoredExperiment>;
+  /**
+   * Writes `next` over version `from` of rollout `id`, with its events; undefined (nothing written) when
+   * another move was written first.
+   */
+  moveRollout(
+    slug: string,
+    id: string,
+    from: number,
+    next: Rollout,
+    events: readonly ChangeEvent[],
+  ): Promise<StoredExperiment | undefined>;
 }
 
 /** A result as read back (the API's shape). */
@@ -192,7 +227,7 @@ export interface StoredGroup {
   updatedAt: string;
 }
 
-export interface Store {
+export interface Store extends RolloutStore {
   listExperiments(): Promise<StoredExperiment[]>;
   findExperiment(slug: string): Promise<StoredExperiment | undefined>;
   /**
