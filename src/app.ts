@@ -31,6 +31,7 @@ import { ofrepRoutes } from './http/ofrep.js';
 import { createPipeline } from './http/pipeline.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
+import { rolloutRoutes } from './http/rollouts.js';
 import { type PublicSettings, settingsRoutes } from './http/settings.js';
 import { timeseriesRoutes } from './http/timeseries.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -51,6 +52,7 @@ import type { Ofrep } from './services/ofrep.js';
 import type { Preview } from './services/preview.js';
 import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
+import type { RolloutService } from './services/rollouts.js';
 import type { TimeseriesService } from './services/timeseries.js';
 import type { WebhookService } from './services/webhooks.js';
 import type { Store } from './store/store.js';
@@ -79,6 +81,8 @@ export interface AppDeps {
   webhooks: WebhookService;
   /** Saved groups (ADR 0038). */
   groups: GroupService;
+  /** Rollouts (issue 38); absent: no rollout routes (unit tests of other routes). */
+  rollouts?: RolloutService;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -138,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...keyRoutes(deps.keys),
     ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
     ...groupRoutes(deps.groups, (p) => deps.keys.actorOf(p)),
+    ...(deps.rollouts ? rolloutRoutes(deps.rollouts, (p) => deps.keys.actorOf(p)) : []),
     ...metricsRoutes(deps.metrics),
     ...mcpRoutes(() => inject, deps.mcp ?? { allowedHosts: LOCAL_HOSTS, allowedOrigins: [] }),
   ].map((r) => compileRoute(r, validatorCompiler));

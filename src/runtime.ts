@@ -30,6 +30,7 @@ import { createOfrep } from './services/ofrep.js';
 import { createPreview } from './services/preview.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
+import { RolloutService } from './services/rollouts.js';
 import { TimeseriesService } from './services/timeseries.js';
 import { WebhookDelivery } from './services/webhook-delivery.js';
 import { WebhookService } from './services/webhooks.js';
@@ -66,6 +67,8 @@ export interface RuntimeOptions {
   trustProxy?: TrustProxy;
   /** How often the guardrail monitor runs its round (seconds); 0 or absent: off (main.ts: default 60). */
   monitorIntervalSeconds?: number;
+  /** The clock of changes (ISO 8601): tests move a rollout's hours with it; absent: the wall clock. */
+  now?: () => string;
   /** Webhook deliveries (issue 27 item 3); unset fields: the defaults. */
   webhooks?: Partial<WebhookOptions>;
   /** Who /mcp answers: MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS (absent: local host names). */
@@ -97,6 +100,8 @@ export interface Runtime {
   metrics: Metrics;
   /** The events of changes this process committed, published after each commit (webhooks, the monitor). */
   bus: EventBus;
+  /** The guardrail monitor: its rounds run every MONITOR_INTERVAL_SECONDS; tests may run one with `round()`. */
+  monitor: Monitor;
   /** Stops taking requests, answers or flushes everything pending, closes the database. */
   close(): Promise<void>;
 }
@@ -119,7 +124,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const store = await openStore(options.database);
   // PostgreSQL: this instance is alive to the others while it holds its lock (Idempotency-Key claims).
   await store.startInstance();
-  const now = () => isoNow();
+  const now = options.now ?? (() => isoNow());
   const metrics = createMetrics();
   const experimentCache = new ExperimentCache(store);
   let app: App | undefined;
@@ -139,6 +144,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     onError: (err) => app?.log.warn({ err }, 'recording when keys were last used failed'),
     bus,
   });
+  const rollouts = new RolloutService({ store, cache: experimentCache, bus, now, newId });
   const groups = new GroupService({
     store,
     cache: experimentCache,
@@ -290,6 +296,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     events,
     webhooks,
     groups,
+    rollouts,
     store,
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,
@@ -312,6 +319,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     experiments: experimentCache,
     analysis,
     pause: (slug, reason, findings) => experiments.pause(slug, MONITOR_ACTOR, reason, findings),
+    rollouts,
     now,
     newId,
     onRound: (outcome, seconds) => metrics.monitorRound(outcome, seconds),
@@ -337,5 +345,5 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     })();
     return closing;
   };
-  return { app, store, ingest, metrics, bus, close };
+  return { app, store, ingest, metrics, bus, monitor, close };
 }

@@ -13,6 +13,7 @@ const MAX_EVENTS = 1000;
 /** Who acted, in words: the key's name, or the guardrail monitor. */
 export function actorWords(actor) {
   if (actor?.kind === 'monitor') return 'the guardrail monitor';
+  if (actor?.kind === 'schedule') return "the rollout's schedule";
   return actor?.name ?? 'an unknown key';
 }
 

@@ -13,6 +13,7 @@ import {
 } from './assignment.js';
 import { type CompiledCondition, compileCondition, type SavedGroups } from './condition.js';
 import type { JsonObject } from './json.js';
+import { inRollout, type RolloutServing } from './rollout.js';
 
 /** Why a unit did not enter: the step of the order that stopped it. */
 export const ENTRY_REASONS = ['override', 'layer', 'targeting', 'coverage'] as const;
@@ -68,6 +69,16 @@ export interface CompiledEntry {
   readsAttributes: boolean;
   /** The index served to units that do not enter. */
   defaultIndex: number;
+  /** A rollout's split in place of the experiment's (issue 38): by its own hash of the unit; else null. */
+  rollout: CompiledRollout | null;
+}
+
+/** A rollout's serving rule with its variants as indexes. */
+export interface CompiledRollout {
+  seed: string;
+  percent: number;
+  variant: number;
+  control: number;
 }
 
 export interface Decision {
@@ -95,9 +106,12 @@ export function compileEntry(
   rules: EntryRules,
   variantKeys: readonly string[],
   weights: number[],
+  serving: RolloutServing | null = null,
 ): CompiledEntry | null {
   const { targeting, coverage, layer, overrides } = rules;
-  if (targeting === null && coverage >= 100 && layer === null && overrides.length === 0) return null;
+  if (targeting === null && coverage >= 100 && layer === null && overrides.length === 0 && serving === null) {
+    return null;
+  }
   const compiledOverrides = overrides.map((o) => ({
     index: indexOf(variantKeys, o.variant),
     ids: o.userIds ? new Set(o.userIds) : null,
@@ -110,6 +124,15 @@ export function compileEntry(
     covered: coverage >= 100 ? null : bucketRanges(weights.length, coverage / 100, weights),
     readsAttributes: targeting !== null || compiledOverrides.some((o) => o.condition !== null),
     defaultIndex: indexOf(variantKeys, rules.defaultVariant),
+    rollout:
+      serving === null
+        ? null
+        : {
+            seed: serving.seed,
+            percent: serving.percent,
+            variant: indexOf(variantKeys, serving.variant),
+            control: indexOf(variantKeys, serving.control),
+          },
   };
 }
 
@@ -165,9 +188,13 @@ export function decide(
   if (entry.layer !== null && !inNamespace(userId, entry.layer)) return out(entry, 'layer');
   if (entry.targeting !== null && !entry.targeting.matches(attributes!, groups))
     return out(entry, 'targeting');
-  if (entry.covered === null) {
-    return entered(assignVariant(compiled, userId, random, sticky));
+  if (entry.covered !== null) {
+    const index = chooseVariant(sticky ? hashV2(compiled.experiment.seed, userId) : random(), entry.covered);
+    if (index < 0) return out(entry, 'coverage');
+    if (entry.rollout === null) return entered(index);
   }
-  const index = chooseVariant(sticky ? hashV2(compiled.experiment.seed, userId) : random(), entry.covered);
-  return index < 0 ? out(entry, 'coverage') : entered(index);
+  // A rollout splits by its own hash of the unit, whatever the experiment's mode: membership only grows.
+  const r = entry.rollout;
+  if (r !== null) return entered(inRollout(r.seed, userId, r.percent) ? r.variant : r.control);
+  return entered(assignVariant(compiled, userId, random, sticky));
 }

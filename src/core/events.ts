@@ -4,11 +4,15 @@ import type { Experiment } from './experiment.js';
 import type { JsonObject } from './json.js';
 import type { ApiKey, Principal } from './keys.js';
 
-/** Who made a change: a key (the root key is `{kind: 'key', id: 'root', name: 'root'}`) or the monitor. */
-export type Actor = { kind: 'key'; id: string; name: string } | { kind: 'monitor' };
+/**
+ * Who made a change: a key (the root key is `{kind: 'key', id: 'root', name: 'root'}`), the monitor (a
+ * finding: a guardrail, a regression), or the schedule (a rollout's step whose time came, issue 38).
+ */
+export type Actor = { kind: 'key'; id: string; name: string } | { kind: 'monitor' } | { kind: 'schedule' };
 
 export const ROOT_ACTOR: Actor & { kind: 'key' } = { kind: 'key', id: 'root', name: 'root' };
 export const MONITOR_ACTOR: Actor = { kind: 'monitor' };
+export const SCHEDULE_ACTOR: Actor = { kind: 'schedule' };
 
 /** The event types written today. */
 export const EVENT_TYPES = [
@@ -29,6 +33,14 @@ export const EVENT_TYPES = [
   'guardrail.failed',
   'srm.detected',
   'verdict.changed',
+  'rollout.created',
+  'rollout.started',
+  'rollout.approved',
+  'rollout.step_advanced',
+  'rollout.paused',
+  'rollout.resumed',
+  'rollout.rolled_back',
+  'rollout.completed',
 ] as const;
 
 /** One entry of the history, as the API shows it. */
@@ -142,6 +154,11 @@ export function experimentDeleted(src: EventSource, e: Experiment): ChangeEvent[
  * `verdict.changed`): recorded, never a change of the experiment itself.
  */
 export function finding(src: EventSource, type: string, slug: string, data: JsonObject): ChangeEvent {
+  return event(src, type, slug, data);
+}
+
+/** A rollout's move (issue 38): `rollout.*` with the rollout's id, variant, step, percent and reason. */
+export function rolloutEvent(src: EventSource, type: string, slug: string, data: JsonObject): ChangeEvent {
   return event(src, type, slug, data);
 }
 

@@ -92,7 +92,12 @@ export function signatureHeader(
 
 /** A sentence for people (Slack): what happened, and who did it. */
 export function describeEvent(e: ChangeEvent): string {
-  const who = e.actor.kind === 'monitor' ? 'the guardrail monitor' : `key '${e.actor.name}'`;
+  const who =
+    e.actor.kind === 'monitor'
+      ? 'the guardrail monitor'
+      : e.actor.kind === 'schedule'
+        ? "the rollout's schedule"
+        : `key '${e.actor.name}'`;
   const exp = e.experiment === null ? '' : ` '${e.experiment}'`;
   const d = e.data;
   switch (e.type) {
@@ -115,6 +120,11 @@ export function describeEvent(e: ChangeEvent): string {
     case TEST_EVENT_TYPE:
       return `A test event from agentsplit, sent by ${who}.`;
     default:
+      if (e.type.startsWith('rollout.')) {
+        const what = e.type.slice('rollout.'.length).replace('_', ' ');
+        const why = typeof d.reason === 'string' ? `: ${d.reason}` : '';
+        return `The rollout of ${String(d.variant)} on${exp} ${what} at ${String(d.percent)}% (by ${who})${why}.`;
+      }
       return `${e.type}${exp ? ` on${exp}` : ''} (by ${who}).`;
   }
 }

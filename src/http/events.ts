@@ -23,8 +23,12 @@ const ActorSchema = Type.Union(
       name: Type.String({ description: "The key's name when it acted ('root' for API_KEY)" }),
     }),
     Type.Object({ kind: Type.Literal('monitor') }),
+    Type.Object({ kind: Type.Literal('schedule') }),
   ],
-  { title: 'Actor', description: 'Who made the change: a key, or the guardrail monitor' },
+  {
+    title: 'Actor',
+    description: "Who made the change: a key, the guardrail monitor, or a rollout's schedule",
+  },
 );
 
 const EventSchema = Type.Object(

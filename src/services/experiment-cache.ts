@@ -6,7 +6,8 @@ import type { SavedGroups } from '../core/condition.js';
 import { type DeclaredSums, declaredSums } from '../core/declared.js';
 import { type CompiledEntry, compileEntry } from '../core/entry.js';
 import { type Experiment, SLUG_PATTERN, type Status } from '../core/experiment.js';
-import type { Store, StoredExperiment, StoredGroup } from '../store/store.js';
+import { servingOf } from '../core/rollout.js';
+import type { Store, StoredExperiment, StoredGroup, StoredRollout } from '../store/store.js';
 
 /** listGroups may be absent (stores of unit tests that keep no groups): then there are none. */
 export type ExperimentCacheStore = Pick<Store, 'listExperiments' | 'findExperiment'> &
@@ -40,6 +41,8 @@ export interface LiveExperiment {
   entry: CompiledEntry | null;
   /** The pair sums and capped users' bins its metric definitions ask the writes to keep (null: none). */
   declared?: DeclaredSums | null;
+  /** Its newest rollout (issue 38), live or ended; undefined when it has none. */
+  rollout?: StoredRollout;
 }
 
 function live(stored: StoredExperiment): LiveExperiment {
@@ -51,7 +54,9 @@ function live(stored: StoredExperiment): LiveExperiment {
       stored.experiment,
       stored.experiment.variants.map((v) => v.key),
       stored.experiment.variants.map((v) => v.trafficPercent / 100),
+      servingOf(stored.rollout?.rollout, stored.experiment.version),
     ),
+    rollout: stored.rollout,
     declared: declaredSums(stored.experiment.metrics),
   };
 }

@@ -26,6 +26,7 @@ import {
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import { isoNow, newId } from '../core/ids.js';
 import { assertLayerFree, type LayerAnswer, layerAnswer } from '../core/layers.js';
+import { isLive } from '../core/rollout.js';
 import type { Store } from '../store/store.js';
 import { EventBus } from './events.js';
 import type { ExperimentCache } from './experiment-cache.js';
@@ -189,6 +190,13 @@ export class ExperimentService {
   async update(slug: string, changes: ExperimentChanges, actor: Actor): Promise<Experiment> {
     assertChangeable(changes);
     assertPossibleSlug(slug);
+    const ramping = this.cache.lookup(slug)?.rollout?.rollout;
+    if (changes.variants !== undefined && ramping !== undefined && isLive(ramping)) {
+      throw new ConflictError(
+        `experiment '${slug}' has a ${ramping.state} rollout of ${ramping.variant}: its variants cannot change ` +
+          'until it completes or is rolled back (PATCH /experiment/:slug/rollout {"action": "rollback"})',
+      );
+    }
     const at = this.now();
     let events: ChangeEvent[] = [];
     let declaredChanged = false;

@@ -8,6 +8,8 @@ import type { MonitorStore } from '../store/store.js';
 import type { AnalysisService } from './analysis.js';
 import type { ExperimentCache } from './experiment-cache.js';
 import { findings, guardrailsOf, judgeable, readState } from './monitor-findings.js';
+import { factsOf } from './rollout-judge.js';
+import type { RolloutService } from './rollouts.js';
 
 /** How a round ended: it ran (led), another instance leads (follower), or it failed. */
 export type RoundOutcome = 'led' | 'follower' | 'failed';
@@ -21,6 +23,8 @@ export interface MonitorDeps {
    * with it (ExperimentService.pause); false when it no longer ran (nothing written).
    */
   pause: (slug: string, reason: string, findings: readonly ChangeEvent[]) => Promise<boolean>;
+  /** Rollouts (issue 38): each running one is moved on by the round (a step, a rollback); absent: none. */
+  rollouts?: Pick<RolloutService, 'running' | 'round'>;
   now: () => string;
   newId: () => string;
   /** Told of every round: its outcome and how long it took (seconds). */
@@ -71,6 +75,15 @@ export class Monitor {
             this.deps.onError?.(err, live.experiment.slug);
           }
         }
+        for (const live of this.deps.rollouts?.running() ?? []) {
+          if (this.stopped) break;
+          try {
+            await this.rollout(live.experiment.slug);
+          } catch (err) {
+            outcome = 'failed';
+            this.deps.onError?.(err, live.experiment.slug);
+          }
+        }
       }
     } catch (err) {
       outcome = 'failed';
@@ -78,6 +91,20 @@ export class Monitor {
     }
     this.deps.onRound?.(outcome, (performance.now() - started) / 1000);
     return outcome;
+  }
+
+  /** A running rollout's round: its variant's units and guardrails, by the sequential analysis of its version. */
+  private async rollout(slug: string): Promise<void> {
+    await this.deps.rollouts!.round(slug, async (r) => {
+      const analysis = await this.deps.analysis.analyze(slug, {
+        method: 'sequential',
+        control: r.control,
+        version: r.experimentVersion,
+      });
+      const experiment = this.deps.experiments.list().find((l) => l.experiment.slug === slug)?.experiment;
+      if (experiment === undefined) return { units: 0, regression: null };
+      return factsOf(experiment, r, analysis);
+    });
   }
 
   private async judge(id: number, slug: string): Promise<void> {

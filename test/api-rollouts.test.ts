@@ -1,0 +1,267 @@
+// Rollouts (issue 38) through the API on the test backend, with a test clock and the monitor's rounds run
+// by hand: a clean ramp through every step to 100% (membership only grows, one step a round however
+// overdue), a 30% worse guardrail rolled back once by the monitor, approval steps that wait, and the
+// refusals (one live rollout, unknown variants, the control, moves not allowed from a state).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type Api,
+  assertError,
+  makeTempDir,
+  removeTempDir,
+  SKIP_BACKEND,
+  startTestRuntime,
+  type TestRuntime,
+  uniqueSlug,
+} from './helpers/app.js';
+
+const COST_GUARDRAIL = { name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.05 };
+const USERS = Array.from({ length: 2000 }, (_, i) => `user-${i}`);
+
+interface Rollout {
+  state: string;
+  step: number;
+  percent: number;
+  reason: string | null;
+  history: Array<{ type: string; actor: { kind: string }; data: Record<string, unknown> }>;
+}
+
+describe('rollouts', { skip: SKIP_BACKEND }, () => {
+  let dir: string;
+  let runtime: TestRuntime;
+  let api: Api;
+  let clock = Date.parse('2026-11-28T00:00:00.000Z');
+  const minutes = (n: number) => {
+    clock += n * 60_000;
+  };
+
+  before(async () => {
+    dir = makeTempDir();
+    runtime = await startTestRuntime(dir, 'rollouts', { now: () => new Date(clock).toISOString() });
+    api = runtime.api;
+  });
+
+  after(async () => {
+    await runtime?.close();
+    removeTempDir(dir);
+  });
+
+  async function sticky(fields: Record<string, unknown> = {}): Promise<string> {
+    const slug = uniqueSlug('rollout');
+    await api.createExperiment({ slug, assignment: 'sticky', ...fields });
+    return slug;
+  }
+
+  async function rollout(slug: string): Promise<Rollout> {
+    const res = await api.get(`/experiment/${slug}/rollout`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as Rollout;
+  }
+
+  /** The users assign puts in B now. */
+  async function inB(slug: string, users = USERS): Promise<Set<string>> {
+    const b = new Set<string>();
+    for (const userId of users) {
+      const { variant } = await api.assign(slug, { userId });
+      if (variant === 'B') b.add(userId);
+    }
+    return b;
+  }
+
+  test('a clean ramp reaches 100% through every step, one a round; membership only grows', async () => {
+    const slug = await sticky();
+    const started = await api.post(`/experiment/${slug}/rollout`, { variant: 'B' });
+    assert.equal(started.statusCode, 200, started.body);
+    assert.equal(started.json().state, 'running');
+    assert.equal(started.json().percent, 5);
+    let before = await inB(slug);
+    const percents = [5];
+    for (const expected of [25, 50, 100]) {
+      // Not yet: the step is held its hour.
+      minutes(59);
+      await runtime.monitor.round();
+      assert.equal((await rollout(slug)).percent, percents.at(-1));
+      // Overdue by hours: one step this round, not a burst.
+      minutes(180);
+      await runtime.monitor.round();
+      const r = await rollout(slug);
+      assert.equal(r.percent, expected);
+      percents.push(expected);
+      const now = await inB(slug);
+      for (const id of before) assert.ok(now.has(id), `${id} left B at ${expected}%`);
+      assert.ok(
+        Math.abs(now.size / USERS.length - expected / 100) < 0.05,
+        `${now.size} of ${USERS.length} at ${expected}%`,
+      );
+      before = now;
+    }
+    const done = await rollout(slug);
+    assert.equal(done.state, 'completed');
+    assert.deepEqual(
+      done.history.map((e) => [e.type, e.actor.kind, e.data.percent]),
+      [
+        ['rollout.started', 'key', 5],
+        ['rollout.step_advanced', 'schedule', 25],
+        ['rollout.step_advanced', 'schedule', 50],
+        ['rollout.completed', 'schedule', 100],
+      ],
+    );
+    assert.equal(before.size, USERS.length);
+    // A completed rollout takes no more rounds or actions.
+    minutes(600);
+    await runtime.monitor.round();
+    assert.equal((await rollout(slug)).history.length, 4);
+    assertError(
+      await api.patch(`/experiment/${slug}/rollout`, { action: 'pause' }),
+      409,
+      /completed: it has ended/,
+    );
+  });
+
+  test('a variant 30% worse on a guardrail is rolled back by the monitor, exactly once; everyone gets control', async () => {
+    const slug = await sticky({ metrics: [COST_GUARDRAIL], minimumUnits: 50 });
+    const started = await api.post(`/experiment/${slug}/rollout`, {
+      variant: 'B',
+      steps: [{ percent: 50, minMinutes: 60 }, { percent: 100 }],
+    });
+    assert.equal(started.statusCode, 200, started.body);
+    const results: unknown[] = [];
+    const seen = { A: 0, B: 0 };
+    for (const userId of USERS.slice(0, 800)) {
+      const { variant, assignmentId } = await api.assign(slug, { userId });
+      const key = variant as 'A' | 'B';
+      const i = seen[key]++;
+      results.push({
+        variantKey: key,
+        assignmentId,
+        metrics: { cost_usd: (1 + (i % 10) / 10) * (key === 'B' ? 1.3 : 1) },
+      });
+    }
+    assert.ok(seen.B > 300 && seen.A > 300, JSON.stringify(seen));
+    await api.logMany(slug, results);
+    await runtime.ingest.drain();
+    minutes(1);
+    await runtime.monitor.round();
+    const back = await rollout(slug);
+    assert.equal(back.state, 'rolled_back');
+    assert.match(back.reason ?? '', /^cost_usd regressed: B is at least \d+(\.\d+)?% higher than A/);
+    assert.equal((await inB(slug, USERS.slice(0, 300))).size, 0, 'rolled back: everyone on control');
+    await runtime.monitor.round();
+    const after = await rollout(slug);
+    assert.deepEqual(
+      after.history.map((e) => [e.type, e.actor.kind]),
+      [
+        ['rollout.started', 'key'],
+        ['rollout.rolled_back', 'monitor'],
+      ],
+    );
+    // The experiment's history has the same events (webhooks are sent from it).
+    const events = (await api.get(`/experiment/${slug}/events?type=rollout.*`)).json().events as unknown[];
+    assert.equal(events.length, 2);
+    // A new rollout of the same variant may start; the first units come back first.
+    const again = await api.post(`/experiment/${slug}/rollout`, {
+      variant: 'B',
+      steps: [{ percent: 50 }, { percent: 100 }],
+    });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.notEqual(again.json().id, started.json().id);
+  });
+
+  test('approval steps wait for a person; pending serves control', async () => {
+    const slug = await sticky();
+    const res = await api.post(`/experiment/${slug}/rollout`, {
+      variant: 'B',
+      steps: [
+        { percent: 10, minMinutes: 0, approval: true },
+        { percent: 100, approval: true },
+      ],
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().state, 'pending');
+    assert.equal((await inB(slug, USERS.slice(0, 200))).size, 0);
+    await runtime.monitor.round();
+    assert.equal((await rollout(slug)).state, 'pending');
+    const approved = await api.patch(`/experiment/${slug}/rollout`, { action: 'approve' });
+    assert.equal(approved.statusCode, 200, approved.body);
+    assert.equal(approved.json().percent, 10);
+    minutes(5);
+    await runtime.monitor.round();
+    assert.equal((await rollout(slug)).percent, 10, 'the last step waits for its approval');
+    assert.equal((await api.patch(`/experiment/${slug}/rollout`, { action: 'approve' })).statusCode, 200);
+    assertError(
+      await api.patch(`/experiment/${slug}/rollout`, { action: 'approve' }),
+      409,
+      /approved already/,
+    );
+    await runtime.monitor.round();
+    const done = await rollout(slug);
+    assert.equal(done.state, 'completed');
+    assert.deepEqual(
+      done.history.map((e) => e.type),
+      ['rollout.created', 'rollout.started', 'rollout.approved', 'rollout.completed'],
+    );
+  });
+
+  test('pause holds the ramp, resume restarts the step; refusals say why', async () => {
+    const slug = await sticky();
+    assertError(await api.get(`/experiment/${slug}/rollout`), 404, /has no rollout/);
+    assertError(await api.post(`/experiment/${slug}/rollout`, { variant: 'C' }), 400, /not a variant/);
+    assertError(await api.post(`/experiment/${slug}/rollout`, { variant: 'A' }), 400, /is the control/);
+    assertError(
+      await api.post(`/experiment/${slug}/rollout`, {
+        variant: 'B',
+        steps: [{ percent: 50 }, { percent: 20 }],
+      }),
+      400,
+      /above the step before it/,
+    );
+    assertError(
+      await api.post(`/experiment/${slug}/rollout`, {
+        variant: 'B',
+        guardrails: [{ metric: 'x', threshold: 0 }],
+      }),
+      400,
+      /not a guardrail/,
+    );
+    assertError(await api.post('/experiment/no-such-experiment/rollout', { variant: 'B' }), 404);
+    assert.equal((await api.post(`/experiment/${slug}/rollout`, { variant: 'B' })).statusCode, 200);
+    assertError(await api.post(`/experiment/${slug}/rollout`, { variant: 'B' }), 409, /live rollout already/);
+    assertError(
+      await api.patch(`/experiment/${slug}/rollout`, { action: 'resume' }),
+      409,
+      /cannot resume a rollout that is running/,
+    );
+    assertError(
+      await api.patch(`/experiment/${slug}`, {
+        variants: [
+          { key: 'A', payload: {}, trafficPercent: 10 },
+          { key: 'B', payload: {}, trafficPercent: 90 },
+        ],
+      }),
+      409,
+      /has a running rollout of B: its variants cannot change/,
+    );
+    const paused = await api.patch(`/experiment/${slug}/rollout`, {
+      action: 'pause',
+      reason: 'support tickets up',
+    });
+    assert.equal(paused.json().reason, 'support tickets up');
+    minutes(120);
+    await runtime.monitor.round();
+    assert.equal((await rollout(slug)).percent, 5);
+    assert.equal((await api.patch(`/experiment/${slug}/rollout`, { action: 'resume' })).statusCode, 200);
+    minutes(59);
+    await runtime.monitor.round();
+    assert.equal((await rollout(slug)).percent, 5, 'the resumed step is held its hour again');
+    minutes(1);
+    await runtime.monitor.round();
+    assert.equal((await rollout(slug)).percent, 25);
+    const rolled = await api.patch(`/experiment/${slug}/rollout`, { action: 'rollback' });
+    assert.equal(rolled.json().state, 'rolled_back');
+    assert.equal(rolled.json().reason, 'rolled back by a person');
+    assertError(await api.patch(`/experiment/${slug}/rollout`, { action: 'bogus' }), 400);
+    const paused2 = await sticky();
+    await api.setStatus(paused2, 'paused');
+    assertError(await api.post(`/experiment/${paused2}/rollout`, { variant: 'B' }), 409, /is paused/);
+  });
+});
