@@ -4,6 +4,7 @@
 // refusals (one live rollout, unknown variants, the control, moves not allowed from a state).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import {
   type Api,
   assertError,
@@ -14,6 +15,7 @@ import {
   type TestRuntime,
   uniqueSlug,
 } from './helpers/app.js';
+import { type Receiver, startReceiver } from './helpers/receiver.js';
 
 const COST_GUARDRAIL = { name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.05 };
 const USERS = Array.from({ length: 2000 }, (_, i) => `user-${i}`);
@@ -30,6 +32,8 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
   let dir: string;
   let runtime: TestRuntime;
   let api: Api;
+  let receiver: Receiver;
+  let secret: string;
   let clock = Date.parse('2026-11-28T00:00:00.000Z');
   const minutes = (n: number) => {
     clock += n * 60_000;
@@ -37,11 +41,19 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
 
   before(async () => {
     dir = makeTempDir();
-    runtime = await startTestRuntime(dir, 'rollouts', { now: () => new Date(clock).toISOString() });
+    runtime = await startTestRuntime(dir, 'rollouts', {
+      now: () => new Date(clock).toISOString(),
+      webhooks: { pollMs: 100, retrySchedule: [0.2], timeoutMs: 2000 },
+    });
     api = runtime.api;
+    receiver = await startReceiver([200]);
+    const hook = await api.post('/webhooks', { url: receiver.url, events: ['rollout.*'] });
+    assert.equal(hook.statusCode, 201, hook.body);
+    secret = hook.json().secret;
   });
 
   after(async () => {
+    await receiver?.close();
     await runtime?.close();
     removeTempDir(dir);
   });
@@ -107,6 +119,22 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
       ],
     );
     assert.equal(before.size, USERS.length);
+    // One signed delivery per move, in order (standardwebhooks verifies each).
+    const sent = await receiver.waitFor(4, 10_000);
+    const wh = new Webhook(secret);
+    const mine = sent
+      .map(
+        (got) =>
+          wh.verify(got.body, got.headers as Record<string, string>) as {
+            type: string;
+            data: { experiment: string };
+          },
+      )
+      .filter((p) => p.data.experiment === slug);
+    assert.deepEqual(
+      mine.map((p) => p.type),
+      ['rollout.started', 'rollout.step_advanced', 'rollout.step_advanced', 'rollout.completed'],
+    );
     // A completed rollout takes no more rounds or actions.
     minutes(600);
     await runtime.monitor.round();
@@ -154,6 +182,25 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
         ['rollout.started', 'key'],
         ['rollout.rolled_back', 'monitor'],
       ],
+    );
+    // One delivery per move: the rollback is sent once, though the round ran twice.
+    const deadline = Date.now() + 10_000;
+    let types: string[] = [];
+    while (Date.now() < deadline) {
+      types = receiver.received
+        .map((got) => JSON.parse(got.body) as { type: string; data: { experiment: string } })
+        .filter((p) => p.data.experiment === slug)
+        .map((p) => p.type);
+      if (types.length >= 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(
+      receiver.received
+        .map((got) => JSON.parse(got.body) as { type: string; data: { experiment: string } })
+        .filter((p) => p.data.experiment === slug)
+        .map((p) => p.type),
+      ['rollout.started', 'rollout.rolled_back'],
     );
     // The experiment's history has the same events (webhooks are sent from it).
     const events = (await api.get(`/experiment/${slug}/events?type=rollout.*`)).json().events as unknown[];
