@@ -28,6 +28,22 @@ const DefinitionsResponse = Type.Object(
         ),
         ...entryProperties,
         defaultVariant: Type.String({ description: 'Served to units that do not enter (resolved: a key)' }),
+        rollout: Type.Union(
+          [
+            Type.Object({
+              variant: Type.String(),
+              control: Type.String(),
+              seed: Type.String(),
+              percent: Type.Number(),
+            }),
+            Type.Null(),
+          ],
+          {
+            description:
+              "A rollout's split in place of the weights: a unit that enters gets `variant` when " +
+              'hashV2(seed, unit id) < percent / 100, else `control`; null: no rollout decides',
+          },
+        ),
       }),
     ),
     groups: Type.Record(Type.String(), Type.Array(Type.Union([Type.String(), Type.Number()])), {
@@ -55,6 +71,7 @@ const DefinitionsResponse = Type.Object(
             layer: null,
             overrides: [{ variant: 'B', userIds: ['qa-1'] }],
             defaultVariant: 'A',
+            rollout: null,
           },
         ],
         groups: {},

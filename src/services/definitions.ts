@@ -13,6 +13,7 @@ import type { Layer, Override } from '../core/entry.js';
 import { groupsUsed } from '../core/entry-rules.js';
 import type { AssignmentMode } from '../core/experiment.js';
 import type { JsonObject } from '../core/json.js';
+import { type RolloutServing, servingOf } from '../core/rollout.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 
 export interface Definition {
@@ -29,6 +30,11 @@ export interface Definition {
   layer: Layer | null;
   overrides: Override[];
   defaultVariant: string;
+  /**
+   * A rollout's split in place of the variants' weights (issue 38): units whose hashV2(seed, id) is below
+   * percent / 100 get `variant`, the others `control`; null when no rollout decides.
+   */
+  rollout: RolloutServing | null;
 }
 
 /** Bytes made ahead, sent as they are: `chunks` in order, `length` bytes in all. */
@@ -76,6 +82,8 @@ interface Piece {
   version: number;
   /** The experiment's updatedAt: any change (overrides and the default variant make no new version). */
   updatedAt: string;
+  /** Its rollout's id and version of moves ('' without one): each move serializes it again. */
+  rollout: string;
   /** The saved groups its conditions name. */
   groups: string[];
   json: Buffer;
@@ -85,7 +93,12 @@ interface Piece {
   deflated?: Promise<Buffer>;
 }
 
-function pieceOf({ id, experiment: e }: LiveExperiment): Piece {
+/** What tells one state of an experiment's rollout from another. */
+const rolloutKey = (live: LiveExperiment) =>
+  live.rollout ? `${live.rollout.id}/${live.rollout.version}` : '';
+
+function pieceOf(live: LiveExperiment): Piece {
+  const { id, experiment: e } = live;
   const definition: Definition = {
     slug: e.slug,
     assignmentIdKey: id,
@@ -98,6 +111,7 @@ function pieceOf({ id, experiment: e }: LiveExperiment): Piece {
     layer: e.layer,
     overrides: e.overrides,
     defaultVariant: e.defaultVariant ?? e.variants[0]!.key,
+    rollout: servingOf(live.rollout?.rollout, e.version),
   };
   const json = Buffer.from(JSON.stringify(definition));
   return {
@@ -105,6 +119,7 @@ function pieceOf({ id, experiment: e }: LiveExperiment): Piece {
     slug: e.slug,
     version: e.version,
     updatedAt: e.updatedAt,
+    rollout: rolloutKey(live),
     groups: groupsUsed(e),
     json,
     hash: createHash('sha256').update(json).digest(),
@@ -231,7 +246,11 @@ export class DefinitionsService {
     for (const live of this.experiments.list('running')) {
       const known = this.pieces.get(live.id);
       const e = live.experiment;
-      const same = known?.version === e.version && known.updatedAt === e.updatedAt && known.slug === e.slug;
+      const same =
+        known?.version === e.version &&
+        known.updatedAt === e.updatedAt &&
+        known.slug === e.slug &&
+        known.rollout === rolloutKey(live);
       pieces.set(live.id, same ? known : pieceOf(live));
     }
     this.pieces = pieces;

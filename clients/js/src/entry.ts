@@ -2,7 +2,7 @@
 // the server's core/entry.ts ported; the client imports nothing from the server): overrides, then the
 // layer, then targeting, then coverage and the split.
 import { type CompiledCondition, compileCondition, type SavedGroups } from './conditions.js';
-import { type BucketRange, bucketRanges, chooseVariant, hashV2From, inNamespace } from './hash.js';
+import { type BucketRange, bucketRanges, chooseVariant, hashV2From, inNamespace, seedState } from './hash.js';
 import type { JsonObject } from './types.js';
 
 /** Why a unit did not enter: the step that stopped it. */
@@ -34,6 +34,16 @@ export interface CompiledEntry {
   defaultIndex: number;
   /** No rule at all: everyone enters, by today's draw (the hot path skips the rest). */
   everyone: boolean;
+  /** A rollout's split in place of the weights (variant and control as indexes); null: none. */
+  rollout: { seedState: number; share: number; variant: number; control: number } | null;
+}
+
+/** A rollout as the definitions answer it (issue 38): hashV2(seed, id) < percent / 100 gets `variant`. */
+export interface RolloutFields {
+  variant: string;
+  control: string;
+  seed: string;
+  percent: number;
 }
 
 /** What the definitions answer may carry for entry; every field is optional (an older server sends none). */
@@ -43,6 +53,7 @@ export interface EntryFields {
   layer?: Layer | null;
   overrides?: Override[];
   defaultVariant?: string | null;
+  rollout?: RolloutFields | null;
 }
 
 export function compileEntry(
@@ -64,8 +75,9 @@ export function compileEntry(
   const layer: [string, number, number] | null = d.layer
     ? [d.layer.key, d.layer.range[0], d.layer.range[1]]
     : null;
+  const r = d.rollout;
   return {
-    everyone: overrides.length === 0 && layer === null && d.targeting == null && coverage >= 1,
+    everyone: overrides.length === 0 && layer === null && d.targeting == null && coverage >= 1 && r == null,
     overrides,
     layer,
     targeting: d.targeting == null ? null : compileCondition(d.targeting),
@@ -76,6 +88,15 @@ export function compileEntry(
       d.variants.map((v) => v.trafficPercent / 100),
     ),
     defaultIndex,
+    rollout:
+      r == null
+        ? null
+        : {
+            seedState: seedState(r.seed),
+            share: r.percent / 100,
+            variant: Math.max(0, keys.indexOf(r.variant)),
+            control: Math.max(0, keys.indexOf(r.control)),
+          },
   };
 }
 
@@ -125,9 +146,20 @@ export function evaluateEntry(
   if (e.targeting !== null && !e.targeting.matches(attrs(), groups)) {
     return { index: e.defaultIndex, inExperiment: false, reason: 'targeting' };
   }
-  if (e.coverage >= 1) return { index: split(), inExperiment: true, reason: null };
-  const n = sticky ? hashV2From(seedState, userId) : random();
-  const index = chooseVariant(n, e.coveredRanges);
-  if (index < 0) return { index: e.defaultIndex, inExperiment: false, reason: 'coverage' };
-  return { index, inExperiment: true, reason: null };
+  if (e.coverage < 1) {
+    const n = sticky ? hashV2From(seedState, userId) : random();
+    const index = chooseVariant(n, e.coveredRanges);
+    if (index < 0) return { index: e.defaultIndex, inExperiment: false, reason: 'coverage' };
+    if (e.rollout === null) return { index, inExperiment: true, reason: null };
+  }
+  // A rollout splits by its own hash of the unit, whatever the mode (the server's core/entry.ts).
+  const r = e.rollout;
+  if (r !== null) {
+    return {
+      index: hashV2From(r.seedState, userId) < r.share ? r.variant : r.control,
+      inExperiment: true,
+      reason: null,
+    };
+  }
+  return { index: split(), inExperiment: true, reason: null };
 }

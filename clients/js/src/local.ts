@@ -132,7 +132,13 @@ function entryFieldsOk(d: EntryFields): boolean {
           if (!isObject(o)) return false;
           return typeof o.variant === 'string' && (Array.isArray(o.userIds) || isObject(o.condition));
         }))) &&
-    (d.defaultVariant == null || typeof d.defaultVariant === 'string')
+    (d.defaultVariant == null || typeof d.defaultVariant === 'string') &&
+    (d.rollout == null ||
+      (isObject(d.rollout) &&
+        typeof d.rollout.variant === 'string' &&
+        typeof d.rollout.control === 'string' &&
+        typeof d.rollout.seed === 'string' &&
+        typeof d.rollout.percent === 'number'))
   );
 }
 

@@ -68,6 +68,7 @@ class Definition:
         "overrides",
         "default_index",
         "groups",
+        "rollout",
         "simple",
     )
 
@@ -118,7 +119,23 @@ class Definition:
             )
         default = e.get("defaultVariant")
         self.default_index = self.keys.index(default) if default in self.keys else 0
-        self.simple = self.targeting is None and self.layer is None and not self.overrides and self.coverage_ranges is None
+        # A rollout (issue 38): units whose hash_v2(seed, id) < percent / 100 get its variant, the rest its control.
+        rollout = e.get("rollout")
+        self.rollout: Optional[Tuple[int, float, int, int]] = None
+        if isinstance(rollout, dict):
+            self.rollout = (
+                fnv1a32(str(rollout["seed"])),
+                float(rollout["percent"]) / 100.0,
+                self.keys.index(rollout["variant"]) if rollout.get("variant") in self.keys else 0,
+                self.keys.index(rollout["control"]) if rollout.get("control") in self.keys else 0,
+            )
+        self.simple = (
+            self.targeting is None
+            and self.layer is None
+            and not self.overrides
+            and self.coverage_ranges is None
+            and self.rollout is None
+        )
 
     def choose(self, user_id: str) -> int:
         """The split alone (every unit enters), as before ADR 0038."""
@@ -145,14 +162,21 @@ class Definition:
                 attrs = attributes(user_id, context)
             if not self.targeting.matches(attrs, self.groups):
                 return self.default_index, "targeting"
-        if self.coverage_ranges is None:  # coverage 100: exactly the draw of before
-            if self.sticky:
-                i = choose_variant(hash_v2_from_state(self.seed_state, user_id), self.ranges)
-                return (i if i >= 0 else pick_last_weighted(self.cumulative)), None
-            return pick_weighted(self.cumulative, rand), None
-        n = hash_v2_from_state(self.seed_state, user_id) if self.sticky else rand()
-        i = choose_variant(n, self.coverage_ranges)
-        return (i, None) if i >= 0 else (self.default_index, "coverage")
+        if self.coverage_ranges is not None:
+            n = hash_v2_from_state(self.seed_state, user_id) if self.sticky else rand()
+            i = choose_variant(n, self.coverage_ranges)
+            if i < 0:
+                return self.default_index, "coverage"
+            if self.rollout is None:
+                return i, None
+        if self.rollout is not None:  # the rollout's own hash of the unit, whatever the mode
+            state, share, variant, control = self.rollout
+            return (variant if hash_v2_from_state(state, user_id) < share else control), None
+        # coverage 100: exactly the draw of before
+        if self.sticky:
+            i = choose_variant(hash_v2_from_state(self.seed_state, user_id), self.ranges)
+            return (i if i >= 0 else pick_last_weighted(self.cumulative)), None
+        return pick_weighted(self.cumulative, rand), None
 
 
 def compile_definitions(data: Any) -> Dict[str, Definition]:
