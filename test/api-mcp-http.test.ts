@@ -121,17 +121,20 @@ describe('MCP over Streamable HTTP', () => {
     assert.deepEqual(await admin.ping(), {});
   });
 
-  test('tools/list: the eight tools with descriptions, JSON input schemas and annotations', async () => {
+  test('tools/list: the eleven tools with descriptions, JSON input schemas and annotations', async () => {
     const { tools } = await admin.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.deepEqual([...byName.keys()].sort(), [
+      'change_rollout',
       'create_experiment',
       'get_analysis',
       'get_experiment',
       'get_results',
+      'get_rollout',
       'list_experiments',
       'log_result',
       'preview_assignment',
+      'start_rollout',
       'update_experiment',
     ]);
     for (const t of tools) {
@@ -434,6 +437,37 @@ describe('MCP over Streamable HTTP', () => {
     const note = await post('{"jsonrpc":"2.0","method":"notifications/initialized"}');
     assert.equal(note.statusCode, 202);
     assert.equal(note.body, '');
+  });
+
+  test('start_rollout, get_rollout and change_rollout: confirm required for changes; a read key only reads', async () => {
+    const slug = uniqueSlug('mcp-rollout');
+    await rt.api.createExperiment({ slug, assignment: 'sticky' });
+    const unconfirmed = await tool(admin, 'start_rollout', { slug, variant: 'B' });
+    assert.equal(unconfirmed.isError, true);
+    assert.match(text(unconfirmed), new RegExp(`call again with confirm: '${slug}'`));
+    assert.equal((await rt.api.get(`/experiment/${slug}/rollout`)).statusCode, 404, 'nothing started');
+    const started = await ok(admin, 'start_rollout', { slug, variant: 'B', confirm: slug });
+    assert.match(text(started), /^Rollout of B: running, 5% served B, the rest A\./);
+    const reader = await connect(url, { 'x-api-key': await newKey(rt, ['read']) });
+    try {
+      const read = await ok(reader, 'get_rollout', { slug });
+      assert.equal((read.structuredContent as { state: string }).state, 'running');
+      const refused = await tool(reader, 'change_rollout', { slug, action: 'pause', confirm: slug });
+      assert.equal(refused.isError, true);
+      assert.match(text(refused), /403/);
+    } finally {
+      await reader.close();
+    }
+    const paused = await ok(admin, 'change_rollout', {
+      slug,
+      action: 'pause',
+      reason: 'tickets up',
+      confirm: slug,
+    });
+    assert.match(text(paused), /^Rollout of B: paused, 5% served B, the rest A \(tickets up\)\./);
+    const wrong = await tool(admin, 'change_rollout', { slug, action: 'pause', confirm: slug });
+    assert.equal(wrong.isError, true);
+    assert.match(text(wrong), /409: cannot pause a rollout that is paused/);
   });
 
   test('GET and DELETE /mcp: 405 with a JSON-RPC error (a stateless server has no stream or session)', async () => {

@@ -75,7 +75,7 @@ describe('agentsplit mcp (stdio)', () => {
     assert.equal(admin.client.getServerVersion()?.name, 'agentsplit');
     assert.deepEqual(await admin.client.ping(), {});
     const { tools } = await admin.client.listTools();
-    assert.equal(tools.length, 8);
+    assert.equal(tools.length, 11);
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.equal(byName.get('get_analysis')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('preview_assignment')?.annotations?.readOnlyHint, true);

@@ -2,6 +2,7 @@
 // the API as them. Over HTTP a fresh one answers each request (stateless); over stdio one lives per process.
 import { createRequire } from 'node:module';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { registerRolloutTools } from './rollout-tools.js';
 import { type Call, registerTools } from './tools.js';
 
 // src/mcp/ and dist/mcp/ are both two levels below package.json.
@@ -11,10 +12,12 @@ const INSTRUCTIONS =
   'agentsplit runs A/B experiments on AI agents. Read with list_experiments, get_experiment, ' +
   'get_analysis (the verdict first), get_results and preview_assignment; create_experiment makes a draft; ' +
   'update_experiment changes status, variants or metrics and needs confirm: <slug> for status or traffic ' +
-  'changes. Each tool needs its API scope (read, log or admin); a refusal names what the key lacks.';
+  'changes. A winner ships with start_rollout (a guarded ramp), read with get_rollout, moved with ' +
+  'change_rollout (both need confirm: <slug>). Each tool needs its API scope (read, log or admin); a refusal names what the key lacks.';
 
 export function createMcpServer(call: Call): McpServer {
   const server = new McpServer({ name: 'agentsplit', version }, { instructions: INSTRUCTIONS });
   registerTools(server, call);
+  registerRolloutTools(server, call);
   return server;
 }

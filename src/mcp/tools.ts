@@ -7,55 +7,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { analysisText } from './analysis-text.js';
 import { type Previewed, previewOf } from './preview.js';
+import { apiError, type Call, ok, run, Slug, send, slugPart, ToolError } from './tool-kit.js';
 
-/** What the API answered: its status and its body (parsed JSON; text when not JSON; null when empty). */
-export interface ApiAnswer {
-  status: number;
-  body: unknown;
-}
-
-/** One request to the agentsplit API as the MCP caller (their key, their scopes). */
-export type Call = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) => Promise<ApiAnswer>;
-
-/** A refusal by the API, shown to the agent as the API said it. */
-class ToolError extends Error {}
-
-function ok(value: unknown, text?: string): CallToolResult {
-  const result: CallToolResult = {
-    content: [{ type: 'text', text: text ?? JSON.stringify(value, null, 2) }],
-  };
-  if (typeof value === 'object' && value !== null && !Array.isArray(value))
-    result.structuredContent = value as Record<string, unknown>;
-  return result;
-}
-
-function failed(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
-}
-
-/** The answer's body when 2xx; else a ToolError with the API's `error` and its status. */
-async function send(call: Call, method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) {
-  const answer = await call(method, path, body);
-  if (answer.status >= 200 && answer.status < 300) return answer.body;
-  throw new ToolError(apiError(answer));
-}
-
-function apiError(answer: ApiAnswer): string {
-  const error = (answer.body as { error?: unknown } | null)?.error;
-  const text = typeof error === 'string' ? error : JSON.stringify(answer.body);
-  return `agentsplit API answered ${answer.status}: ${text}`;
-}
-
-/** Runs a tool body: API refusals and anything else thrown become tool errors with their message. */
-async function run(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  try {
-    return await body();
-  } catch (err) {
-    return failed(err instanceof Error ? err.message : String(err));
-  }
-}
-
-const slugPart = (slug: string) => encodeURIComponent(slug);
+export type { ApiAnswer, Call } from './tool-kit.js';
 
 function query(params: Record<string, string | number | undefined>): string {
   const q = new URLSearchParams();
@@ -64,7 +18,6 @@ function query(params: Record<string, string | number | undefined>): string {
   return s === '' ? '' : `?${s}`;
 }
 
-const Slug = z.string().min(1).describe("The experiment's slug, e.g. 'checkout-prompt'");
 const Status = z.enum(['draft', 'running', 'paused', 'completed', 'archived']);
 const JsonObject = z.record(z.string(), z.unknown());
 const Variant = z.object({
