@@ -3,58 +3,14 @@
 // process) against the real server process on a temporary SQLite file. What the CLI prints is checked
 // against what the API holds and answers, read directly.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { assertFailsWith, assertOk, cli } from './helpers/cli.js';
 import { startServer } from './helpers/server.js';
 
-const BIN = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'bin', 'agentsplit.mjs');
 const ROOT_KEY = 'cli-entry-root-key-0123456789';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI with no AGENTSPLIT_* variables inherited; `input` is its stdin. */
-function cli(args: string[], input = ''): Promise<Run> {
-  const env = { ...process.env };
-  delete env.AGENTSPLIT_URL;
-  delete env.AGENTSPLIT_API_KEY;
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: tmpdir(), env });
-    child.stdin.end(input);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', rej);
-    child.on('close', (code) => res({ code, stdout, stderr }));
-  });
-}
-
-/** Exit code 1, nothing on stdout, and exactly one line on stderr matching `line`. */
-function assertFailsWith(run: Run, line: RegExp | string): void {
-  assert.equal(run.code, 1, `exit code (stdout: ${run.stdout})`);
-  assert.equal(run.stdout, '');
-  assert.equal(run.stderr.split('\n').length, 2, `one line on stderr, got: ${JSON.stringify(run.stderr)}`);
-  if (typeof line === 'string') assert.equal(run.stderr, `${line}\n`);
-  else assert.match(run.stderr, line);
-}
-
-function assertOk(run: Run): string {
-  assert.equal(run.code, 0, `exit code (stderr: ${run.stderr})`);
-  assert.equal(run.stderr, '');
-  return run.stdout;
-}
 
 const variants = [
   { key: 'A', payload: { prompt: 'helpful' }, trafficPercent: 50 },

@@ -9,6 +9,7 @@ import { registerExperiments } from './experiments.js';
 import { registerKeys } from './keys.js';
 import { registerMcp } from './mcp.js';
 import { registerResults } from './results.js';
+import { registerRollout } from './rollout.js';
 
 export function buildProgram(): Command {
   // src/cli/agentsplit/ and dist/cli/agentsplit/ are both three levels below package.json.
@@ -60,6 +61,8 @@ export function buildProgram(): Command {
         '  agentsplit groups list|show <key>|put <key> --values a,b|delete <key>   agentsplit layers show prompts',
         '  agentsplit analyze checkout-prompt [--metric success,cost_usd] [--version 2] [--method bayesian]',
         '  agentsplit results export checkout-prompt [--format csv] [--output results.csv]',
+        '  agentsplit rollout start checkout-prompt --variant B [--steps 10,50,100 --minutes 30 --approve 100]',
+        '  agentsplit rollout show|approve|pause|resume|rollback checkout-prompt',
         '  agentsplit keys create --name support-agent --scopes assign,log [--experiments a,b] [--rate-limit <n>]',
         '  agentsplit keys list',
         '  agentsplit keys revoke <id>',
@@ -74,6 +77,7 @@ export function buildProgram(): Command {
   registerEntry(program);
   registerAnalyze(program);
   registerResults(program);
+  registerRollout(program);
   registerKeys(program);
   registerMcp(program);
   acceptGlobalOptions(program);
