@@ -66,7 +66,7 @@ export interface AppDeps {
   /** OpenFeature's remote evaluation (OFREP): one flag as assign, every flag without exposures. */
   ofrep: Ofrep;
   /** What clients that assign in-process read (the running experiments) and write (their exposures). */
-  live: Pick<ExperimentCache, 'list' | 'revision' | 'groups'>;
+  live: Pick<ExperimentCache, 'list' | 'serving' | 'revision' | 'groups'>;
   /** What assign would answer, and why (ADR 0038). */
   preview: Preview;
   exposures: ExposureService;

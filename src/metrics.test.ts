@@ -172,7 +172,10 @@ test('experiments loaded are counted by status when scraped, every status shown'
   const m = await scrape(metrics);
   assert.equal(m.types.get('agentsplit_experiments_loaded'), 'gauge');
   const loaded = (status: string) => m.value('agentsplit_experiments_loaded', { status });
-  assert.deepEqual(['draft', 'running', 'paused', 'completed', 'archived'].map(loaded), [1, 2, 0, 0, 1]);
+  assert.deepEqual(
+    ['draft', 'running', 'paused', 'completed', 'released', 'archived'].map(loaded),
+    [1, 2, 0, 0, 0, 1],
+  );
 });
 
 test('rate-limited requests are counted by reason; both reasons are shown at 0 from the start', async () => {

@@ -165,7 +165,9 @@ describe('POST /experiment/:slug/assign: the error table', { skip: SKIP_BACKEND 
       const message = assertError(
         await api.post(`/experiment/${created.slug}/assign`, { userId: 'u' }),
         404,
-        new RegExp(`experiment '${created.slug}' is ${status}: only a running experiment serves assignments`),
+        new RegExp(
+          `experiment '${created.slug}' is ${status}: only a running or released experiment serves assignments`,
+        ),
       );
       if (status === 'draft' || status === 'paused') assert.match(message, /start it with PATCH .*"running"/);
       else assert.match(message, /cannot run again; create a new experiment/);

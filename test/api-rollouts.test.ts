@@ -135,6 +135,25 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
       mine.map((p) => p.type),
       ['rollout.started', 'rollout.step_advanced', 'rollout.step_advanced', 'rollout.completed'],
     );
+    // The experiment is released: active, serving B to everyone; its analysis stays readable; running
+    // it again takes new variants (a new version), and the rollout of the old version no longer applies.
+    const released = (await api.get(`/experiment/${slug}`)).json();
+    assert.deepEqual([released.status, released.active, released.releasedVariant], ['released', true, 'B']);
+    assert.equal((await api.get(`/experiment/${slug}/analysis`)).statusCode, 200);
+    const events = (await api.get(`/experiment/${slug}/events?type=experiment.status_changed`)).json().events;
+    assert.deepEqual(
+      events.map((e: { actor: { kind: string }; data: { from: string; to: string } }) => [
+        e.actor.kind,
+        e.data.from,
+        e.data.to,
+      ]),
+      [['schedule', 'running', 'released']],
+    );
+    assertError(
+      await api.patch(`/experiment/${slug}`, { status: 'running' }),
+      409,
+      /is released \(everyone gets B\)/,
+    );
     // A completed rollout takes no more rounds or actions.
     minutes(600);
     await runtime.monitor.round();
@@ -144,6 +163,21 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
       409,
       /completed: it has ended/,
     );
+    const again = await api.patch(`/experiment/${slug}`, {
+      status: 'running',
+      variants: [
+        { key: 'A', payload: { prompt: 'a' }, trafficPercent: 50 },
+        { key: 'C', payload: { prompt: 'c' }, trafficPercent: 50 },
+      ],
+    });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.deepEqual(
+      [again.json().status, again.json().version, again.json().releasedVariant],
+      ['running', 2, null],
+    );
+    const split = new Set<string>();
+    for (const userId of USERS.slice(0, 100)) split.add((await api.assign(slug, { userId })).variant);
+    assert.deepEqual([...split].sort(), ['A', 'C']);
   });
 
   test('a variant 30% worse on a guardrail is rolled back by the monitor, exactly once; everyone gets control', async () => {
@@ -252,6 +286,11 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
   test('pause holds the ramp, resume restarts the step; refusals say why', async () => {
     const slug = await sticky();
     assertError(await api.get(`/experiment/${slug}/rollout`), 404, /has no rollout/);
+    assertError(
+      await api.patch(`/experiment/${slug}`, { status: 'released' }),
+      409,
+      /when a rollout of its variant completes/,
+    );
     assertError(await api.post(`/experiment/${slug}/rollout`, { variant: 'C' }), 400, /not a variant/);
     assertError(await api.post(`/experiment/${slug}/rollout`, { variant: 'A' }), 400, /is the control/);
     assertError(

@@ -621,7 +621,7 @@ test('experiments, status changes, analyze and results export against a real ser
         assert.deepEqual(none, { code: 0, stdout: 'no archived experiments\n', stderr: '' });
         assertFailsWith(
           await cli([...root, 'experiments', 'list', '--status', 'done']),
-          /^agentsplit: option '--status <status>' argument 'done' is invalid\. Allowed choices are draft, running, paused, completed, archived\.\n$/,
+          /^agentsplit: option '--status <status>' argument 'done' is invalid\. Allowed choices are draft, running, paused, completed, released, archived\.\n$/,
         );
         assertFailsWith(
           await cli([...root, 'experiments', 'list', '--limit', '0']),

@@ -2,7 +2,7 @@
 import { readableJson } from '../format.js';
 import { html } from '../html.js';
 
-export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'];
+export const STATUSES = ['draft', 'running', 'paused', 'completed', 'released', 'archived'];
 
 /** Which statuses each status may move to: the server's rule (src/core/experiment.ts TRANSITIONS). */
 export const TRANSITIONS = {
@@ -10,6 +10,8 @@ export const TRANSITIONS = {
   running: ['paused', 'completed', 'archived'],
   paused: ['running', 'completed', 'archived'],
   completed: ['archived'],
+  // Running again takes new variants (the edit form); the buttons offer archiving.
+  released: ['archived'],
   archived: [],
 };
 

@@ -87,6 +87,8 @@ describe('status transitions', () => {
     'paused>running',
     'running>completed',
     'paused>completed',
+    // released → running passes the transition table; applyChanges asks for new variants with it.
+    'released>running',
     ...STATUSES.filter((s) => s !== 'archived').map((s) => `${s}>archived`),
   ]);
   for (const from of STATUSES) {

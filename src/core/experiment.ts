@@ -18,8 +18,16 @@ import {
 } from './metric-definitions.js';
 import { validateSegments } from './segments.js';
 
-export const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'] as const;
+export const STATUSES = ['draft', 'running', 'paused', 'completed', 'released', 'archived'] as const;
 export type Status = (typeof STATUSES)[number];
+
+/**
+ * Whether an experiment in `status` serves assignments: running, or released (its rollout completed: every
+ * unit that enters gets the released variant, issue 38).
+ */
+export function isActive(status: Status): boolean {
+  return status === 'running' || status === 'released';
+}
 export const ASSIGNMENT_MODES = ['random', 'sticky'] as const;
 export type AssignmentMode = (typeof ASSIGNMENT_MODES)[number];
 /** What the guardrail monitor does when a guardrail fails: raise `guardrail.failed`, or also pause. */
@@ -75,6 +83,8 @@ export interface Experiment extends EntryRules {
   minimumUnits: number;
   /** Set when completing (null before, or when completed without one). */
   decision: Decision | null;
+  /** While `released`: the variant every unit that enters is served (its rollout completed); else null. */
+  releasedVariant: string | null;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -130,6 +140,8 @@ export const TRANSITIONS: Record<Status, readonly Status[]> = {
   running: ['paused', 'completed', 'archived'],
   paused: ['running', 'completed', 'archived'],
   completed: ['archived'],
+  // Reached only by a completed rollout; running again takes new variants (a new version).
+  released: ['running', 'archived'],
   archived: [],
 };
 
@@ -219,6 +231,11 @@ export function describeDecision(d: Decision): string {
 
 export function assertTransition(from: Status, to: Status): void {
   if (from === to) return;
+  if (to === 'released') {
+    throw new ConflictError(
+      "an experiment becomes 'released' when a rollout of its variant completes: POST /experiment/:slug/rollout",
+    );
+  }
   const allowed = TRANSITIONS[from];
   if (!allowed.includes(to)) {
     const options = allowed.length > 0 ? allowed.join(', ') : 'none';
@@ -231,6 +248,11 @@ export function assertTransition(from: Status, to: Status): void {
 /** Does a saved group of this key exist? (Conditions naming an unknown group are refused.) */
 export type KnownGroup = (key: string) => boolean;
 const NO_GROUPS: KnownGroup = () => false;
+
+/** The experiment once a rollout of `variant` completed: released, serving it to everyone who enters. */
+export function release(current: Experiment, variant: string, now: string): Experiment {
+  return { ...current, status: 'released', active: true, releasedVariant: variant, updatedAt: now };
+}
 
 /** Builds a new experiment from a validated create request. */
 export function createExperiment(
@@ -249,7 +271,7 @@ export function createExperiment(
     name: input.name ?? slug,
     description: input.description ?? '',
     status,
-    active: status === 'running',
+    active: isActive(status),
     assignment: input.assignment ?? 'random',
     seed: input.seed ?? slug,
     variants,
@@ -258,6 +280,7 @@ export function createExperiment(
     guardrailAction: validateGuardrailAction(input.guardrailAction ?? DEFAULT_GUARDRAIL_ACTION),
     minimumUnits: validateMinimumUnits(input.minimumUnits ?? DEFAULT_MINIMUM_UNITS),
     decision: null,
+    releasedVariant: null,
     targeting: validateTargeting(input.targeting ?? null, knownGroup),
     coverage: validateCoverage(input.coverage ?? DEFAULT_ENTRY.coverage),
     layer: validateLayer(input.layer ?? null),
@@ -291,8 +314,15 @@ export function applyChanges(
   if (changes.description !== undefined) next.description = changes.description;
   if (changes.status !== undefined) {
     assertTransition(current.status, changes.status);
+    if (changes.status === 'running' && current.status === 'released' && changes.variants === undefined) {
+      throw new ConflictError(
+        `experiment '${current.slug}' is released (everyone gets ${current.releasedVariant}): to test again, ` +
+          'send new variants with {"status": "running"}; they start a new version',
+      );
+    }
     next.status = changes.status;
-    next.active = changes.status === 'running';
+    next.active = isActive(changes.status);
+    if (changes.status !== 'released') next.releasedVariant = null;
   }
   // Definitions change how rollups are read, not what was assigned: no new version.
   if (changes.metrics !== undefined) next.metrics = validateMetricDefinitions(changes.metrics);
@@ -364,7 +394,8 @@ function applyEntryChanges(
  */
 const READ_ONLY: Record<string, string> = {
   slug: 'it names the experiment',
-  active: "it follows status (true exactly when 'running')",
+  active: "it follows status (true exactly when 'running' or 'released')",
+  releasedVariant: 'a rollout that completes sets it',
   version: 'it goes up by itself when variants change',
   assignment: 'switching modes would reassign users mid-experiment',
   seed: 'a new seed would reassign sticky users mid-experiment',
@@ -382,7 +413,7 @@ export function assertChangeable(changes: object): void {
 
 /** Why an experiment that is not running serves no assignments, and how to change that. */
 export function whyNotServing(e: Experiment): string {
-  const why = `experiment '${e.slug}' is ${e.status}: only a running experiment serves assignments`;
+  const why = `experiment '${e.slug}' is ${e.status}: only a running or released experiment serves assignments`;
   return TRANSITIONS[e.status].includes('running')
     ? `${why}; start it with PATCH /experiment/${e.slug} {"status": "running"}`
     : `${why}, and a ${e.status} experiment cannot run again; create a new experiment`;

@@ -135,7 +135,7 @@ const ExposuresResponse = Type.Object(
 );
 
 export function localEvaluationRoutes(
-  experiments: Pick<ExperimentCache, 'list' | 'revision' | 'groups'>,
+  experiments: Pick<ExperimentCache, 'serving' | 'revision' | 'groups'>,
   exposures: ExposureService,
 ): Route[] {
   const definitions = new DefinitionsService(experiments, () => experiments.groups);

@@ -18,7 +18,7 @@ function query(params: Record<string, string | number | undefined>): string {
   return s === '' ? '' : `?${s}`;
 }
 
-const Status = z.enum(['draft', 'running', 'paused', 'completed', 'archived']);
+const Status = z.enum(['draft', 'running', 'paused', 'completed', 'released', 'archived']);
 const JsonObject = z.record(z.string(), z.unknown());
 const Variant = z.object({
   key: z.string().describe('A-Z a-z 0-9 . _ -, 1-64 characters, unique in the experiment'),

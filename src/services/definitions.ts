@@ -221,7 +221,7 @@ export class DefinitionsService {
   private readonly answers = new Map<string, Answer>();
 
   constructor(
-    private readonly experiments: Pick<ExperimentCache, 'list' | 'revision'>,
+    private readonly experiments: Pick<ExperimentCache, 'serving' | 'revision'>,
     private readonly groups: () => SavedGroups = () => new Map(),
   ) {}
 
@@ -243,7 +243,7 @@ export class DefinitionsService {
     const revision = this.experiments.revision;
     if (revision === this.revision) return;
     const pieces = new Map<number, Piece>();
-    for (const live of this.experiments.list('running')) {
+    for (const live of this.experiments.serving()) {
       const known = this.pieces.get(live.id);
       const e = live.experiment;
       const same =

@@ -126,6 +126,11 @@ export class ExperimentCache {
     return (status ? all.filter((l) => l.experiment.status === status) : all).sort((a, b) => a.id - b.id);
   }
 
+  /** The experiments that serve assignments (running or released), in the order they were created. */
+  serving(): LiveExperiment[] {
+    return this.list().filter((l) => l.experiment.active);
+  }
+
   /** Takes an experiment the store just committed (compiled once, here); the next assign sees it. */
   put(stored: StoredExperiment): LiveExperiment {
     this.generation++;

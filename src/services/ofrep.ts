@@ -8,7 +8,7 @@ import { type AssignmentDeps, createAssigner } from './assignments.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 
 export interface OfrepDeps extends AssignmentDeps {
-  experiments: Pick<ExperimentCache, 'lookup' | 'list'>;
+  experiments: Pick<ExperimentCache, 'lookup' | 'serving'>;
 }
 
 export interface Ofrep {
@@ -44,7 +44,7 @@ export function createOfrep(deps: OfrepDeps): Ofrep {
       const groups = deps.groups?.() ?? new Map();
       const flags: string[] = [];
       const running = deps.experiments
-        .list('running')
+        .serving()
         .filter((live) => allowed === null || allowed.has(live.experiment.slug))
         .sort((a, b) => (a.experiment.slug < b.experiment.slug ? -1 : 1));
       for (const live of running) {

@@ -16,7 +16,7 @@ export interface PreviewAnswer {
   reason: EntryReason | null;
   /** The deciding clause, in words. */
   explanation: string;
-  /** The experiment's status: only a running experiment serves assign (404 otherwise). */
+  /** The experiment's status: only a running or released experiment serves assign (404 otherwise). */
   status: string;
 }
 

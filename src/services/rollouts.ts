@@ -3,8 +3,14 @@
 // pause) on a proven regression. Every move is written over the version it was planned from, with its
 // event (a webhook per subscription), and the next assign follows it (the cache holds the rollout).
 import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
-import { type Actor, type ChangeEvent, type EventSource, rolloutEvent } from '../core/events.js';
-import type { Experiment } from '../core/experiment.js';
+import {
+  type Actor,
+  type ChangeEvent,
+  type EventSource,
+  experimentChanged,
+  rolloutEvent,
+} from '../core/events.js';
+import { type Experiment, release } from '../core/experiment.js';
 import { isoNow, newId } from '../core/ids.js';
 import type { JsonObject } from '../core/json.js';
 import {
@@ -216,12 +222,22 @@ export class RolloutService {
   ): Promise<StoredRollout | undefined> {
     const at = this.now();
     const src: EventSource = { actor, at, newId: this.newId };
-    const events = [this.event(src, slug, current.id, current.rollout, move)];
+    const events: ChangeEvent[] = [this.event(src, slug, current.id, current.rollout, move)];
     const next = applyMove(current.rollout, move, at);
-    const stored = await this.deps.store.moveRollout(slug, current.id, current.version, next, events);
+    // At 100% the experiment is released with the variant, in the same transaction as the move.
+    let released: ChangeEvent[] = [];
+    const change =
+      move.state === 'completed'
+        ? (experiment: Experiment) => {
+            const next = release(experiment, current.rollout.variant, at);
+            released = experimentChanged(src, experiment, next);
+            return { next, events: released };
+          }
+        : undefined;
+    const stored = await this.deps.store.moveRollout(slug, current.id, current.version, next, events, change);
     if (stored === undefined) return undefined;
     this.deps.cache.put(stored);
-    this.deps.bus.publish(events);
+    this.deps.bus.publish([...events, ...released]);
     return stored.rollout;
   }
 

@@ -1,7 +1,14 @@
 // The experiments' rows (store/sql-store.ts): read, locked, versioned, and the revision every change bumps.
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { NotFoundError } from '../core/errors.js';
-import type { AssignmentMode, Experiment, GuardrailAction, Status, Variant } from '../core/experiment.js';
+import {
+  type AssignmentMode,
+  type Experiment,
+  type GuardrailAction,
+  isActive,
+  type Status,
+  type Variant,
+} from '../core/experiment.js';
 import { deleteRolloutRows, withRollouts } from './rollout-rows.js';
 import { type Database, type ExperimentsTable, isoTime } from './schema.js';
 import { json } from './sql-reads.js';
@@ -16,7 +23,7 @@ export function toExperiment(row: Selectable<ExperimentsTable>): StoredExperimen
       name: row.name,
       description: row.description,
       status,
-      active: status === 'running',
+      active: isActive(status),
       assignment: row.assignment as AssignmentMode,
       seed: row.seed,
       variants: json(row.variants),
@@ -30,6 +37,7 @@ export function toExperiment(row: Selectable<ExperimentsTable>): StoredExperimen
       overrides: json(row.overrides),
       defaultVariant: row.default_variant,
       decision: row.decision === null ? null : json(row.decision),
+      releasedVariant: row.released_variant ?? null,
       version: Number(row.version),
       createdAt: isoTime(row.created_at),
       updatedAt: isoTime(row.updated_at),
@@ -56,6 +64,7 @@ export function experimentColumns(e: Experiment) {
     overrides: JSON.stringify(e.overrides),
     default_variant: e.defaultVariant,
     decision: e.decision === null ? null : JSON.stringify(e.decision),
+    released_variant: e.releasedVariant,
     version: e.version,
     created_at: e.createdAt,
     updated_at: e.updatedAt,

@@ -50,6 +50,7 @@ import {
   type ComparedQuery,
   type EventQuery,
   type EventStore,
+  type ExperimentChange,
   type HourlyData,
   type ResultPage,
   type ResultQuery,
@@ -159,13 +160,16 @@ export class MemoryStore implements Store, EventStore {
     from: number,
     next: Rollout,
     events: readonly ChangeEvent[],
+    change?: ExperimentChange,
   ): Promise<StoredExperiment | undefined> {
     const current = this.current(slug);
     if (!this.rollouts.at(id, from)) return undefined;
-    this.events.add(events);
+    const changed = change?.(current.experiment);
+    this.events.add([...events, ...(changed?.events ?? [])]);
+    if (changed !== undefined) this.save(current.id, changed.next);
     const rollout = this.rollouts.move(id, from, next);
     this.revision++;
-    return { ...current, rollout };
+    return { id: current.id, experiment: changed?.next ?? current.experiment, rollout };
   }
 
   async deleteExperiment(

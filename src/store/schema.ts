@@ -35,6 +35,8 @@ export interface ExperimentsTable {
   default_variant: string | null;
   /** JSON {variant, note, decidedAt} or NULL (migration 023). */
   decision: string | null;
+  /** While released: the variant everyone is served (migration 028, issue 38). */
+  released_variant: string | null;
   version: number;
   created_at: Time;
   updated_at: Time;

@@ -48,6 +48,7 @@ import {
 import { SqlRecords } from './sql-records.js';
 import type {
   ComparedQuery,
+  ExperimentChange,
   HourlyData,
   ResultPage,
   ResultQuery,
@@ -163,14 +164,25 @@ export class SqlStore extends SqlRecords implements Store, RolloutStore {
     from: number,
     next: Rollout,
     events: readonly ChangeEvent[],
+    change?: ExperimentChange,
   ): Promise<StoredExperiment | undefined> {
     return this.run(() =>
       this.readWrite.transaction().execute(async (trx) => {
         const current = await this.lockExperiment(trx, slug);
         if (!(await updateRolloutRow(trx, id, from, next))) return undefined;
-        await insertEventRows(trx, events);
+        let experiment = current.experiment;
+        let changeEvents: readonly ChangeEvent[] = [];
+        if (change !== undefined) {
+          ({ next: experiment, events: changeEvents } = change(current.experiment));
+          await updateExperimentRows(trx, current, experiment);
+        }
+        await insertEventRows(trx, [...events, ...changeEvents]);
         await this.changed(trx);
-        return { ...current, rollout: { id, experimentId: current.id, version: from + 1, rollout: next } };
+        return {
+          id: current.id,
+          experiment,
+          rollout: { id, experimentId: current.id, version: from + 1, rollout: next },
+        };
       }),
     );
   }

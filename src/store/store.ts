@@ -37,6 +37,9 @@ export interface StoredRollout {
   rollout: Rollout;
 }
 
+/** The experiment as a move leaves it, and the events of that change. */
+export type ExperimentChange = (current: Experiment) => { next: Experiment; events: readonly ChangeEvent[] };
+
 /** Rollouts (issue 38): started and moved with their events, each in one transaction with the experiment locked. */
 export interface RolloutStore {
   /**
@@ -57,6 +60,8 @@ export interface RolloutStore {
     from: number,
     next: Rollout,
     events: readonly ChangeEvent[],
+    /** A change of the experiment that goes with the move (the release at completion), with its events. */
+    change?: ExperimentChange,
   ): Promise<StoredExperiment | undefined>;
 }
 

@@ -54,7 +54,7 @@ export interface MetricDefinition {
   covariate?: string;
 }
 
-export type ExperimentStatus = 'draft' | 'running' | 'paused' | 'completed' | 'archived';
+export type ExperimentStatus = 'draft' | 'running' | 'paused' | 'completed' | 'released' | 'archived';
 
 export interface Experiment extends EntryRules {
   slug: string;
@@ -74,6 +74,8 @@ export interface Experiment extends EntryRules {
   minimumUnits: number;
   /** What was decided when it completed: the variant's key that shipped or 'none', why, when; null if none. */
   decision: ExperimentDecision | null;
+  /** While 'released' (a rollout completed): the variant everyone who enters gets; else null. Absent from older servers. */
+  releasedVariant?: string | null;
   /** Bumped whenever the variants change. */
   version: number;
   createdAt: string;
@@ -301,7 +303,7 @@ export interface Preview {
   inExperiment: boolean;
   /** Why the unit would not enter; null when it would. */
   reason: EntryReason | null;
-  /** The experiment's status: only a running experiment serves assign. */
+  /** The experiment's status: only a running or released experiment serves assign. */
   status: ExperimentStatus;
   /** The deciding clause, e.g. `targeting: \`plan\` is "free", rule wants {"$in":["pro","team"]}`. */
   explanation: string;

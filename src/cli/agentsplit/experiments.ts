@@ -28,7 +28,7 @@ interface ExperimentPage {
   nextCursor: string | null;
 }
 
-const STATUSES = ['draft', 'running', 'paused', 'completed', 'archived'];
+const STATUSES = ['draft', 'running', 'paused', 'completed', 'released', 'archived'];
 /** The API's largest page. */
 const PAGE = 100;
 

@@ -24,6 +24,7 @@ export const EXPERIMENT_EXAMPLE = {
   guardrailAction: 'notify',
   minimumUnits: 100,
   decision: null,
+  releasedVariant: null,
   targeting: null,
   coverage: 100,
   layer: null,

@@ -8,7 +8,9 @@ import { EXPERIMENT_EXAMPLE, VARIANT_A, VARIANT_B } from './examples.js';
 
 const StatusSchema = Type.Enum([...STATUSES], {
   type: 'string',
-  description: 'draft → running; running ↔ paused; running/paused → completed; any → archived',
+  description:
+    'draft → running; running ↔ paused; running/paused → completed; running → released by a completed ' +
+    'rollout (released → running with new variants); any → archived',
 });
 const AssignmentModeSchema = Type.Enum([...ASSIGNMENT_MODES], {
   type: 'string',
@@ -198,7 +200,9 @@ export const ExperimentSchema = Type.Object(
     name: Type.String({ description: 'Default: the slug' }),
     description: Type.String(),
     status: StatusSchema,
-    active: Type.Boolean({ description: "true exactly when status is 'running'" }),
+    active: Type.Boolean({
+      description: "true exactly when status is 'running' or 'released' (assign serves)",
+    }),
     assignment: AssignmentModeSchema,
     seed: Type.String({ description: 'What sticky assignment hashes with the userId (default: the slug)' }),
     variants: Type.Array(VariantSchema),
@@ -207,6 +211,9 @@ export const ExperimentSchema = Type.Object(
     guardrailAction: GuardrailActionSchema,
     minimumUnits: MinimumUnitsSchema,
     decision: DecisionSchema,
+    releasedVariant: Type.Union([Type.String(), Type.Null()], {
+      description: "While 'released': the variant every unit that enters is served (its rollout completed)",
+    }),
     ...entryProperties,
     version: Type.Integer({
       description:

@@ -127,7 +127,8 @@ export const OfrepBulkFailure = Type.Object(failureFields, {
   ],
 });
 
-const NOT_FOUND = "experiment 'checkout-prompt' is paused: only a running experiment serves assignments";
+const NOT_FOUND =
+  "experiment 'checkout-prompt' is paused: only a running or released experiment serves assignments";
 
 export const OfrepFlagNotFound = Type.Object(
   {

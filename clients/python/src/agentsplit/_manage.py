@@ -60,8 +60,8 @@ class Experiment(TypedDict):
     slug: str
     name: str
     description: str
-    status: str  # draft, running, paused, completed, archived
-    active: bool  # True exactly when status is 'running'
+    status: str  # draft, running, paused, completed, released, archived
+    active: bool  # True exactly when status is 'running' or 'released' (assign serves)
     assignment: str  # random or sticky
     seed: str
     variants: List[Variant]
@@ -77,6 +77,7 @@ class Experiment(TypedDict):
     defaultVariant: NotRequired[Optional[str]]  # served to units that do not enter; None: the first
     # what was decided when it completed: {"variant": key or "none", "note", "decidedAt"}, or None
     decision: NotRequired[Optional[Dict[str, Any]]]
+    releasedVariant: NotRequired[Optional[str]]  # while 'released' (a rollout completed): what everyone gets
     version: int  # bumped whenever the variants, targeting, coverage or layer change
     createdAt: str
     updatedAt: str
