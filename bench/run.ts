@@ -46,7 +46,7 @@ import {
   startBaseline,
 } from './servers.js';
 import { measureStartup, type StartupResult } from './startup.js';
-import { type TargetingCost, targetingCost } from './targeting-cost.js';
+import { rolloutCost, type TargetingCost, targetingCost } from './targeting-cost.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -559,6 +559,8 @@ async function main(): Promise<void> {
     extra.assignAtHalfMax = fixed;
     process.stderr.write('targeting: server CPU per assign, with a 5-clause condition and without\n');
     extra.targetingCost = await targetingCost(sqlite, API_KEY, 'bench-sticky', BENCH_VARIANTS, ASSIGN_BODY);
+    process.stderr.write('rollout: server CPU per assign, under a running rollout and without\n');
+    extra.rolloutCost = await rolloutCost(sqlite, API_KEY, 'bench-sticky', BENCH_VARIANTS, ASSIGN_BODY);
     process.stderr.write('server CPU per request of each hot path (issue 37)\n');
     extra.pathCosts = await pathCosts(
       [
@@ -754,6 +756,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   const rss = Math.max(...Object.values(extra.peakRssMb as Record<string, number>));
   const exportLoad = extra.exportLoad as ExportLoadSample;
   const cost = extra.targetingCost as TargetingCost;
+  const rollout = extra.rolloutCost as TargetingCost;
   const targets: Target[] = [
     {
       figure: `assign throughput (random, exposures on) vs bare baseline, same run, at ${conns} connections`,
@@ -824,6 +827,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
       measured: `${cost.ratio.toFixed(3)}× (${cost.targetedUs.toFixed(1)} µs vs ${cost.plainUs.toFixed(1)} µs; rounds ${cost.ratios.map((r) => r.toFixed(3)).join(', ')})`,
       target: '≤ 1.05×',
       met: cost.ratio <= 1.05,
+    },
+    {
+      figure: `assign (sticky) under a running rollout at 50% vs without: server CPU per request, median of ${rollout.rounds} alternating rounds of ${rollout.requests} (issue 38)`,
+      measured: `${rollout.ratio.toFixed(3)}× (${rollout.targetedUs.toFixed(1)} µs vs ${rollout.plainUs.toFixed(1)} µs; rounds ${rollout.ratios.map((r) => r.toFixed(3)).join(', ')})`,
+      target: '≤ 1.05×',
+      met: rollout.ratio <= 1.05,
     },
     {
       figure: 'peak RSS under load (any agentsplit server)',

@@ -1,7 +1,8 @@
-// What a 5-clause targeting condition adds to assign (issue 35): server CPU per request (all threads, from
-// /proc), rounds alternating the plain sticky experiment and a targeted one whose condition every bench
-// user passes (so both record the same exposure), on the same server. CPU per request is what a busy
-// machine cannot blur the way it blurs throughput.
+// What a 5-clause targeting condition (issue 35) and a running rollout (issue 38) add to assign: server CPU
+// per request (all threads, from /proc), rounds alternating the plain sticky experiment and a twin (a
+// targeted one whose condition every bench user passes, or one under a rollout at 50%), on the same
+// server, so both record one exposure per assign. CPU per request is what a busy machine cannot blur the
+// way it blurs throughput.
 import autocannon from 'autocannon';
 import type { Server } from './servers.js';
 
@@ -16,7 +17,7 @@ export const TARGETED = {
 export interface TargetingCost {
   rounds: number;
   requests: number;
-  /** Median server CPU per assign, µs. */
+  /** Median server CPU per assign, µs: the plain experiment, and its twin (targeted, or under a rollout). */
   plainUs: number;
   targetedUs: number;
   /** targeted / plain, the median of each round's pair. */
@@ -44,6 +45,15 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+async function create(server: Server, key: string, path: string, body: unknown): Promise<void> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+}
+
 /** `plainSlug` is a running sticky experiment; a targeted twin of it is created here. */
 export async function targetingCost(
   server: Server,
@@ -54,34 +64,61 @@ export async function targetingCost(
   rounds = 6,
   amount = 20_000,
 ): Promise<TargetingCost> {
-  const res = await fetch(`${server.url}/experiments`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify({
-      slug: 'bench-targeted',
-      status: 'running',
-      assignment: 'sticky',
-      variants,
-      targeting: TARGETED,
-    }),
+  const slug = 'bench-targeted';
+  await create(server, key, '/experiments', {
+    slug,
+    status: 'running',
+    assignment: 'sticky',
+    variants,
+    targeting: TARGETED,
   });
-  if (!res.ok) throw new Error(`creating bench-targeted: ${res.status} ${await res.text()}`);
+  return twinCost(server, key, plainSlug, slug, body, rounds, amount);
+}
+
+/** The same for a twin under a running rollout of its second variant at 50% (issue 38). */
+export async function rolloutCost(
+  server: Server,
+  key: string,
+  plainSlug: string,
+  variants: Array<{ key: string }>,
+  body: string,
+  rounds = 6,
+  amount = 20_000,
+): Promise<TargetingCost> {
+  const slug = 'bench-rollout';
+  await create(server, key, '/experiments', { slug, status: 'running', assignment: 'sticky', variants });
+  await create(server, key, `/experiment/${slug}/rollout`, {
+    variant: variants[1]!.key,
+    steps: [{ percent: 50, minMinutes: 100_000 }, { percent: 100 }],
+  });
+  return twinCost(server, key, plainSlug, slug, body, rounds, amount);
+}
+
+async function twinCost(
+  server: Server,
+  key: string,
+  plainSlug: string,
+  twinSlug: string,
+  body: string,
+  rounds: number,
+  amount: number,
+): Promise<TargetingCost> {
   const plain: number[] = [];
   const targeted: number[] = [];
   const ratios: number[] = [];
   await cpuPerRequest(server, `/experiment/${plainSlug}/assign`, body, key, amount / 4); // warm
-  await cpuPerRequest(server, '/experiment/bench-targeted/assign', body, key, amount / 4);
+  await cpuPerRequest(server, `/experiment/${twinSlug}/assign`, body, key, amount / 4);
   for (let i = 0; i < rounds; i++) {
     // Alternate which goes first, so a drift in the machine's load falls on both alike.
-    const order = i % 2 === 0 ? ['plain', 'targeted'] : ['targeted', 'plain'];
+    const order = i % 2 === 0 ? ['plain', 'twin'] : ['twin', 'plain'];
     const got: Record<string, number> = {};
     for (const which of order) {
-      const slug = which === 'plain' ? plainSlug : 'bench-targeted';
+      const slug = which === 'plain' ? plainSlug : twinSlug;
       got[which] = await cpuPerRequest(server, `/experiment/${slug}/assign`, body, key, amount);
     }
     plain.push(got.plain!);
-    targeted.push(got.targeted!);
-    ratios.push(got.targeted! / got.plain!);
+    targeted.push(got.twin!);
+    ratios.push(got.twin! / got.plain!);
   }
   return {
     rounds,
