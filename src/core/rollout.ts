@@ -2,8 +2,9 @@
 // rolled back (or paused) on a proven regression. This file is the rollout's rules: its shape and
 // defaults, who is in it (membership only grows), and which move the monitor or a person may make next.
 // Pure: no I/O, the clock and the facts (units, regressions) passed in.
-import { hashV2 } from './assignment.js';
+
 import { ConflictError, ValidationError } from './errors.js';
+import { hashV2 } from './hash.js';
 
 export const ROLLOUT_STATES = ['pending', 'running', 'paused', 'completed', 'rolled_back'] as const;
 export type RolloutState = (typeof ROLLOUT_STATES)[number];
