@@ -85,6 +85,8 @@ for (const [name, input] of Object.entries(EXPERIMENTS)) {
     layer: e.layer,
     overrides: e.overrides,
     defaultVariant: e.defaultVariant ?? e.variants[0]!.key,
+    // No rollout decides these (issue 38: a rollout's split is tested against the server apart).
+    rollout: null,
   };
   const compiled = compileExperiment(e);
   const entry = compileEntry(
