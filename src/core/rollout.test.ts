@@ -171,26 +171,6 @@ describe('moves', () => {
     assert.equal(monitorMove(holding, { now: at(1), units: 0, regression: 'x' })?.state, 'paused');
   });
 
-  test('a stall (no traffic) pauses the ramp with its reason; a regression wins over it', () => {
-    const r = rollout();
-    const held = monitorMove(r, {
-      now: at(600),
-      units: 0,
-      regression: null,
-      stalled: 'no traffic reached B',
-    });
-    assert.deepEqual(held, {
-      state: 'paused',
-      step: 0,
-      event: 'rollout.paused',
-      reason: 'no traffic reached B',
-    });
-    assert.equal(
-      monitorMove(r, { now: at(600), units: 0, regression: 'worse', stalled: 'none' })?.state,
-      'rolled_back',
-    );
-  });
-
   test('pause holds the step; resume restarts its clock', () => {
     let r = rollout();
     r = applyMove(r, actionMove(r, 'pause', null), at(30));

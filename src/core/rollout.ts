@@ -201,8 +201,6 @@ export interface RolloutFacts {
   units: number;
   /** A proven regression (why), or null. */
   regression: string | null;
-  /** A check that holds the ramp without judging the variant (no traffic reached it): why, or null. */
-  stalled?: string | null;
 }
 
 /** Minutes from `from` to `to` (ISO 8601). */
@@ -212,7 +210,7 @@ function minutesBetween(from: string, to: string): number {
 
 /**
  * The monitor's move for a running rollout this round, or null: a regression rolls back (or pauses)
- * first; a stall (no traffic) pauses; else the next step starts once the current one was held its minutes, has its units, and the
+ * first; else the next step starts once the current one was held its minutes, has its units, and the
  * next step's approval is given. One step a round at most: an overdue ramp advances once per round, and
  * the new step's clock starts now, so it is held its own minutes too (never a burst).
  */
@@ -223,7 +221,6 @@ export function monitorMove(r: Rollout, facts: RolloutFacts): RolloutMove | null
       ? { state: 'rolled_back', step: r.step, event: 'rollout.rolled_back', reason: facts.regression }
       : { state: 'paused', step: r.step, event: 'rollout.paused', reason: facts.regression };
   }
-  if (facts.stalled) return { state: 'paused', step: r.step, event: 'rollout.paused', reason: facts.stalled };
   const current = r.steps[r.step]!;
   const next = r.step + 1;
   if (next >= r.steps.length) return null;

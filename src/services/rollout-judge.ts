@@ -2,7 +2,7 @@
 // regression proven on one of its guardrails by the sequential analysis against the control. Pure: the
 // experiment, the rollout and the analysis in, the facts out.
 import type { Experiment } from '../core/experiment.js';
-import { type Rollout, type RolloutFacts, servedPercent } from '../core/rollout.js';
+import type { Rollout, RolloutFacts } from '../core/rollout.js';
 import type { Analysis } from '../stats/index.js';
 import { percent } from '../stats/wording.js';
 
@@ -35,25 +35,7 @@ export function regressionOf(e: Experiment, r: Rollout, analysis: Analysis): str
   return null;
 }
 
-/**
- * No traffic: the control has the experiment's minimumUnits while not one unit reached the variant, though
- * the step serves it to some (clients evaluating old definitions, or assign not called): the ramp is held.
- */
-export function stallOf(e: Experiment, r: Rollout, analysis: Analysis): string | null {
-  const variant = analysis.srm.counts[r.variant] ?? 0;
-  const control = analysis.srm.counts[r.control] ?? 0;
-  if (variant > 0 || control < e.minimumUnits || servedPercent(r) <= 0) return null;
-  return (
-    `no traffic reached ${r.variant} (${control} ${analysis.srm.unit === 'user' ? 'users' : 'calls'} on ` +
-    `${r.control}) though it is served to ${servedPercent(r)}%: do the clients evaluate the current definitions?`
-  );
-}
-
-/** The round's facts: the variant's units (users, or assign calls), a proven regression, a stall. */
+/** The round's facts: the variant's units (users, or assign calls) and any proven regression. */
 export function factsOf(e: Experiment, r: Rollout, analysis: Analysis): Omit<RolloutFacts, 'now'> {
-  return {
-    units: analysis.srm.counts[r.variant] ?? 0,
-    regression: regressionOf(e, r, analysis),
-    stalled: stallOf(e, r, analysis),
-  };
+  return { units: analysis.srm.counts[r.variant] ?? 0, regression: regressionOf(e, r, analysis) };
 }
