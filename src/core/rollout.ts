@@ -245,12 +245,22 @@ export function applyMove(r: Rollout, move: RolloutMove, now: string): Rollout {
   };
 }
 
+/** The states of a live rollout: one at a time per experiment (the store's partial unique index too). */
+export const LIVE_STATES: readonly RolloutState[] = ['pending', 'running', 'paused'];
+
 /**
  * Whether the rollout decides assignments: from its creation (pending: everyone control) until it ends.
  * A completed one has made the experiment released; a rolled-back one leaves everyone on control.
  */
 export function isLive(r: Pick<Rollout, 'state'>): boolean {
-  return r.state === 'pending' || r.state === 'running' || r.state === 'paused';
+  return LIVE_STATES.includes(r.state);
+}
+
+/** The refusal of a second live rollout. */
+export function liveRolloutConflict(): ConflictError {
+  return new ConflictError(
+    'the experiment has a live rollout already: roll it back or let it complete first',
+  );
 }
 
 /**

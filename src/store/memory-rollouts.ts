@@ -1,10 +1,7 @@
 // The memory store's rollouts (store contract: the same answers as rollout-rows.ts): one live at a time per
 // experiment, a move written only over the version it was planned from.
-import { ConflictError } from '../core/errors.js';
-import type { Rollout } from '../core/rollout.js';
+import { isLive, liveRolloutConflict, type Rollout } from '../core/rollout.js';
 import type { StoredRollout } from './store.js';
-
-const LIVE = new Set(['pending', 'running', 'paused']);
 
 export class MemoryRollouts {
   private readonly byId = new Map<string, StoredRollout>();
@@ -19,10 +16,8 @@ export class MemoryRollouts {
   /** Checks that `r` may be inserted (ConflictError when its experiment has a live rollout). */
   check(r: StoredRollout): void {
     for (const other of this.byId.values()) {
-      if (other.experimentId === r.experimentId && LIVE.has(other.rollout.state)) {
-        throw new ConflictError(
-          'the experiment has a live rollout already: roll it back or let it complete first',
-        );
+      if (other.experimentId === r.experimentId && isLive(other.rollout)) {
+        throw liveRolloutConflict();
       }
     }
   }

@@ -2,13 +2,10 @@
 // move is written only over the version it was planned from (compare and set): of two instances, or the
 // monitor and a person, planning from the same version, one writes and the other is told it lost.
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { ConflictError } from '../core/errors.js';
-import type { Rollout } from '../core/rollout.js';
+import { LIVE_STATES, liveRolloutConflict, type Rollout } from '../core/rollout.js';
 import { type Database, isoTime, type RolloutsTable } from './schema.js';
 import { json } from './sql-reads.js';
 import type { StoredExperiment, StoredRollout } from './store.js';
-
-const LIVE = ['pending', 'running', 'paused'];
 
 function toStored(row: Selectable<RolloutsTable>): StoredRollout {
   const rollout = json<Rollout>(row.rollout);
@@ -57,12 +54,10 @@ export async function insertRolloutRow(trx: Transaction<Database>, r: StoredRoll
     .selectFrom('rollouts')
     .select('id')
     .where('experiment_id', '=', r.experimentId)
-    .where('state', 'in', LIVE)
+    .where('state', 'in', [...LIVE_STATES])
     .executeTakeFirst();
   if (live !== undefined) {
-    throw new ConflictError(
-      'the experiment has a live rollout already: roll it back or let it complete first',
-    );
+    throw liveRolloutConflict();
   }
   await trx
     .insertInto('rollouts')

@@ -6,7 +6,7 @@ import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
-import type { Rollout } from '../core/rollout.js';
+import { liveRolloutConflict, type Rollout } from '../core/rollout.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
 import { plannedStatements } from './batch-statements.js';
@@ -151,9 +151,7 @@ export class SqlStore extends SqlRecords implements Store, RolloutStore {
         });
       } catch (err) {
         if (!this.db.isUniqueViolation(err)) throw err;
-        throw new ConflictError(
-          'the experiment has a live rollout already: roll it back or let it complete first',
-        );
+        throw liveRolloutConflict();
       }
     });
   }
