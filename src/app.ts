@@ -31,6 +31,7 @@ import { ofrepRoutes } from './http/ofrep.js';
 import { createPipeline } from './http/pipeline.js';
 import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
+import { rolloutSimulateRoutes } from './http/rollout-simulate.js';
 import { rolloutRoutes } from './http/rollouts.js';
 import { type PublicSettings, settingsRoutes } from './http/settings.js';
 import { timeseriesRoutes } from './http/timeseries.js';
@@ -52,6 +53,7 @@ import type { Ofrep } from './services/ofrep.js';
 import type { Preview } from './services/preview.js';
 import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
+import type { RolloutSimulator } from './services/rollout-simulate.js';
 import type { RolloutService } from './services/rollouts.js';
 import type { TimeseriesService } from './services/timeseries.js';
 import type { WebhookService } from './services/webhooks.js';
@@ -83,6 +85,8 @@ export interface AppDeps {
   groups: GroupService;
   /** Rollouts (issue 38); absent: no rollout routes (unit tests of other routes). */
   rollouts?: RolloutService;
+  /** Rollouts' dry run (issue 38). */
+  simulator?: RolloutSimulator;
   store: Pick<Store, 'ping'>;
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
@@ -143,6 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
     ...groupRoutes(deps.groups, (p) => deps.keys.actorOf(p)),
     ...(deps.rollouts ? rolloutRoutes(deps.rollouts, (p) => deps.keys.actorOf(p)) : []),
+    ...(deps.simulator ? rolloutSimulateRoutes(deps.simulator) : []),
     ...metricsRoutes(deps.metrics),
     ...mcpRoutes(() => inject, deps.mcp ?? { allowedHosts: LOCAL_HOSTS, allowedOrigins: [] }),
   ].map((r) => compileRoute(r, validatorCompiler));

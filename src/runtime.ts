@@ -30,6 +30,7 @@ import { createOfrep } from './services/ofrep.js';
 import { createPreview } from './services/preview.js';
 import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
+import { RolloutSimulator } from './services/rollout-simulate.js';
 import { RolloutService } from './services/rollouts.js';
 import { TimeseriesService } from './services/timeseries.js';
 import { WebhookDelivery } from './services/webhook-delivery.js';
@@ -297,6 +298,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     webhooks,
     groups,
     rollouts,
+    simulator: new RolloutSimulator({
+      cache: experimentCache,
+      analysis,
+      store,
+      monitorIntervalSeconds: options.monitorIntervalSeconds ?? 0,
+      now,
+    }),
     store,
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,

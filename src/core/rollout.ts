@@ -194,6 +194,22 @@ export function actionMove(r: Rollout, action: RolloutAction, reason: string | n
   }
 }
 
+/**
+ * The worse end of a guardrail's interval when the whole interval lies beyond the rollout's threshold on the
+ * worse side (a proven regression), else null: a metric that should decrease whose lift's lower end is above
+ * +threshold, or one that should increase whose upper end is below −threshold.
+ */
+export function regressionBound(
+  direction: 'increase' | 'decrease',
+  ci: readonly (number | null)[],
+  threshold: number,
+): number | null {
+  const bound = direction === 'increase' ? ci[1] : ci[0];
+  if (bound === null || bound === undefined) return null;
+  const worse = direction === 'increase' ? bound < -threshold : bound > threshold;
+  return worse ? bound : null;
+}
+
 /** What the monitor knows of a running rollout in one round. */
 export interface RolloutFacts {
   now: string;

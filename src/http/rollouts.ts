@@ -11,7 +11,7 @@ import { conflictResponse, errorResponses, JsonObjectSchema, SlugParams } from '
 const literals = <const T extends readonly string[]>(values: T, description: string) =>
   Type.Enum([...values] as T[number][], { type: 'string', description });
 
-const StepSchema = Type.Object(
+export const StepSchema = Type.Object(
   {
     percent: Type.Number({
       exclusiveMinimum: 0,
@@ -34,7 +34,7 @@ const StepSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const GuardrailSchema = Type.Object(
+export const GuardrailSchema = Type.Object(
   {
     metric: Type.String({ description: 'A metric the experiment declares with role "guardrail"' }),
     threshold: Type.Number({
@@ -115,7 +115,7 @@ const RolloutSchema = Type.Object(
   { title: 'Rollout', examples: [EXAMPLE] },
 );
 
-const StartBody = Type.Object(
+export const StartBody = Type.Object(
   {
     variant: Type.String({ description: 'The variant to ramp to everyone' }),
     steps: Type.Optional(

@@ -4,6 +4,7 @@
 import { LRUCache } from 'lru-cache';
 import { Piscina } from 'piscina';
 import { AppError, NotFoundError, UnavailableError } from '../core/errors.js';
+import type { SimulationOutcome, SimulationPlan } from '../core/rollout-simulation.js';
 import type { WriteBatch } from '../core/writes.js';
 import type { Analysis } from '../stats/index.js';
 import type { DatabaseTarget } from '../store/index.js';
@@ -69,6 +70,15 @@ function runnerFor(deps: AnalysisPoolDeps, options: AnalysisPoolOptions): Runner
   };
 }
 
+/** The tasks answered as JSON text and cached: an analysis or a time series of one experiment. */
+type ReadTask = Exclude<AnalysisTask, { kind: 'simulate' }>;
+
+const TASK_WORDS: Record<AnalysisTask['kind'], string> = {
+  analysis: 'analysis',
+  timeseries: 'time series',
+  simulate: 'dry run',
+};
+
 interface Cached {
   stamp: string;
   json: string;
@@ -117,6 +127,12 @@ export class AnalysisPool {
     return (outcome as { value: Analysis }).value;
   }
 
+  /** A rollout's dry run (core/rollout-simulation.ts), in a worker: it can take seconds. */
+  async simulate(plan: SimulationPlan): Promise<SimulationOutcome> {
+    const outcome = await this.execute({ kind: 'simulate', plan });
+    return (outcome as { simulation: SimulationOutcome }).simulation;
+  }
+
   /** After a batch committed: the experiments it touched have new rollups. */
   committed(batch: WriteBatch): void {
     let last = -1;
@@ -141,7 +157,7 @@ export class AnalysisPool {
     return { id: live.id, experiment: live.experiment };
   }
 
-  private async answer(task: AnalysisTask): Promise<string> {
+  private async answer(task: ReadTask): Promise<string> {
     const { id, experiment } = task.experiment;
     const key = `${task.kind}\u0000${id}\u0000${stableJson(task.query)}`;
     // The definition (PATCH rebuilds rollups and moves updatedAt) and this instance's commits since.
@@ -182,7 +198,7 @@ export class AnalysisPool {
       this.deps.onOutcome?.(isAbort(err) ? 'budget' : 'failed');
       if (isAbort(err)) {
         throw new UnavailableError(
-          `the ${task.kind === 'timeseries' ? 'time series' : 'analysis'} did not finish within its budget of ${budgetMs / 1000} s (ANALYSIS_BUDGET_SECONDS), waiting for a worker included, and was stopped: narrow it (metrics=, segmentValues=, interval=day) or try again when the server is less busy`,
+          `the ${TASK_WORDS[task.kind]} did not finish within its budget of ${budgetMs / 1000} s (ANALYSIS_BUDGET_SECONDS), waiting for a worker included, and was stopped: ${task.kind === 'simulate' ? 'ask for fewer runs' : 'narrow it (metrics=, segmentValues=, interval=day)'} or try again when the server is less busy`,
           5,
           { cause: err },
         );

@@ -3,6 +3,7 @@
 // sends it. Errors the client should see cross the thread as data (status, message), not as exceptions.
 import fastJson from 'fast-json-stringify';
 import { AppError, UnavailableError } from '../core/errors.js';
+import { type SimulationOutcome, type SimulationPlan, simulateRollout } from '../core/rollout-simulation.js';
 import { AnalysisSchema } from '../stats/analysis-schema.js';
 import type { Analysis } from '../stats/index.js';
 import { TimeseriesSchema } from '../stats/timeseries-schema.js';
@@ -12,11 +13,13 @@ import { type TimeseriesQuery, TimeseriesService } from './timeseries.js';
 
 export type AnalysisTask =
   | { kind: 'analysis'; experiment: AnalysedExperiment; query: AnalysisQuery; as: 'json' | 'value' }
-  | { kind: 'timeseries'; experiment: AnalysedExperiment; query: TimeseriesQuery; as: 'json' };
+  | { kind: 'timeseries'; experiment: AnalysedExperiment; query: TimeseriesQuery; as: 'json' }
+  | { kind: 'simulate'; plan: SimulationPlan };
 
 export type TaskOutcome =
   | { ok: true; json: string }
   | { ok: true; value: Analysis }
+  | { ok: true; simulation: SimulationOutcome }
   | { ok: false; status: number; message: string; retryAfterSeconds?: number };
 
 export type ReadStore = Pick<
@@ -35,7 +38,7 @@ export function taskRunner(store: ReadStore): TaskRunner {
   const analysis = new AnalysisService({ experiments: none, store });
   const timeseries = new TimeseriesService({ experiments: none, store });
   let serializers: { analysis: (v: unknown) => string; timeseries: (v: unknown) => string } | undefined;
-  const serialize = (kind: AnalysisTask['kind'], value: unknown) => {
+  const serialize = (kind: 'analysis' | 'timeseries', value: unknown) => {
     serializers ??= {
       analysis: fastJson(AnalysisSchema as never),
       timeseries: fastJson(TimeseriesSchema as never),
@@ -45,6 +48,7 @@ export function taskRunner(store: ReadStore): TaskRunner {
   return {
     async run(task) {
       try {
+        if (task.kind === 'simulate') return { ok: true, simulation: simulateRollout(task.plan) };
         if (task.kind === 'timeseries') {
           const series = await timeseries.timeseriesOf(task.experiment, task.query);
           return { ok: true, json: serialize('timeseries', series) };

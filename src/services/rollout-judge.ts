@@ -2,7 +2,7 @@
 // regression proven on one of its guardrails by the sequential analysis against the control. Pure: the
 // experiment, the rollout and the analysis in, the facts out.
 import type { Experiment } from '../core/experiment.js';
-import type { Rollout, RolloutFacts } from '../core/rollout.js';
+import { type Rollout, type RolloutFacts, regressionBound } from '../core/rollout.js';
 import type { Analysis } from '../stats/index.js';
 import { percent } from '../stats/wording.js';
 
@@ -21,11 +21,8 @@ export function regressionOf(e: Experiment, r: Rollout, analysis: Analysis): str
     const control = m.variants.find((v) => v.key === r.control);
     if (arm?.guardrail === undefined || control === undefined) continue;
     if (arm.n < e.minimumUnits || control.n < e.minimumUnits) continue;
-    const [lower, upper] = arm.guardrail.relative.ci;
-    const bound = direction === 'increase' ? upper : lower;
-    if (bound === null || bound === undefined) continue;
-    const worse = direction === 'increase' ? bound < -g.threshold : bound > g.threshold;
-    if (!worse) continue;
+    const bound = regressionBound(direction, arm.guardrail.relative.ci, g.threshold);
+    if (bound === null) continue;
     const side = direction === 'increase' ? 'lower' : 'higher';
     return (
       `${g.metric} regressed: ${r.variant} is at least ${percent(Math.abs(bound))} ${side} than ${r.control} ` +

@@ -91,6 +91,32 @@ export function controlOf(e: Experiment): string {
   return e.defaultVariant ?? e.variants[0]!.key;
 }
 
+/** What a rollout of `input.variant` would ramp, checked (start and the dry run): variant, control, steps, guardrails. */
+export function draftRollout(
+  experiment: Experiment,
+  input: RolloutInput,
+): Pick<Rollout, 'variant' | 'control' | 'steps' | 'guardrails' | 'onRegression'> {
+  const control = controlOf(experiment);
+  const keys = experiment.variants.map((v) => v.key);
+  if (!keys.includes(input.variant)) {
+    throw new ValidationError(
+      `variant '${input.variant}' is not a variant of '${experiment.slug}' (its variants: ${keys.join(', ')})`,
+    );
+  }
+  if (input.variant === control) {
+    throw new ValidationError(
+      `variant '${input.variant}' is the control (what everyone outside the rollout is served): roll out another`,
+    );
+  }
+  return {
+    variant: input.variant,
+    control,
+    steps: checkSteps(input.steps),
+    guardrails: checkGuardrails(experiment, input.guardrails),
+    onRegression: input.onRegression ?? 'rollback',
+  };
+}
+
 export class RolloutService {
   private readonly now: () => string;
   private readonly newId: () => string;
@@ -129,20 +155,7 @@ export class RolloutService {
           '(start it, or resume it, first)',
       );
     }
-    const control = controlOf(experiment);
-    const keys = experiment.variants.map((v) => v.key);
-    if (!keys.includes(input.variant)) {
-      throw new ValidationError(
-        `variant '${input.variant}' is not a variant of '${slug}' (its variants: ${keys.join(', ')})`,
-      );
-    }
-    if (input.variant === control) {
-      throw new ValidationError(
-        `variant '${input.variant}' is the control (what everyone outside the rollout is served): roll out another`,
-      );
-    }
-    const steps = checkSteps(input.steps);
-    const guardrails = checkGuardrails(experiment, input.guardrails);
+    const draft = draftRollout(experiment, input);
     const at = this.now();
     const id = this.newId();
     const src: EventSource = { actor, at, newId: this.newId };
@@ -150,13 +163,9 @@ export class RolloutService {
     const stored = await this.deps.store.insertRollout(slug, (current) => {
       let rollout: Rollout = {
         experimentVersion: current.experiment.version,
-        variant: input.variant,
-        control,
+        ...draft,
         state: 'pending',
         step: 0,
-        steps,
-        guardrails,
-        onRegression: input.onRegression ?? 'rollback',
         seed: rolloutSeed(current.experiment.seed, input.variant),
         approved: -1,
         stepStartedAt: null,
@@ -164,7 +173,12 @@ export class RolloutService {
         createdAt: at,
         updatedAt: at,
       };
-      const move = startMove(steps) ?? { state: 'pending', step: 0, event: 'rollout.created', reason: null };
+      const move = startMove(draft.steps) ?? {
+        state: 'pending',
+        step: 0,
+        event: 'rollout.created',
+        reason: null,
+      };
       events = [this.event(src, slug, id, rollout, move)];
       rollout = applyMove(rollout, move, at);
       return { rollout: { id, experimentId: current.id, version: 1, rollout }, events };
