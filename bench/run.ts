@@ -35,6 +35,7 @@ import { loadResults } from './load.js';
 import { type PathCost, pathCostLines, pathCosts } from './path-cost.js';
 import { type PgLogRow, pgLog, pgLogLines } from './pg-log.js';
 import { benchSearch, type SearchFigures, searchLines } from './results-search.js';
+import { benchRolloutTrials, type RolloutTrialFigures, rolloutTrialLines } from './rollout-aa.js';
 import {
   buildRevision,
   HAS_TASKSET,
@@ -617,6 +618,7 @@ async function main(): Promise<void> {
   // After the servers stopped: its own databases, straight through the store (issue 36).
   process.stderr.write('search over 100,000 results (SQLite, PostgreSQL)\n');
   extra.resultsSearch = await benchSearch();
+  extra.rolloutTrials = await benchRolloutTrials();
   report(rows, extra, (performance.now() - started) / 1000);
 }
 
@@ -842,6 +844,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
     },
   ];
   lines.push(...searchLines(extra.resultsSearch as SearchFigures[]));
+  lines.push(...rolloutTrialLines(extra.rolloutTrials as RolloutTrialFigures[]));
   const costs = extra.pathCosts as PathCost[];
   lines.push(...pathCostLines(costs, 'baseline', SQLITE, BEFORE === undefined ? undefined : SQLITE_BEFORE));
   const pgRows = extra.pgLog as PgLogRow[] | undefined;
@@ -939,6 +942,12 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
 if (process.argv.includes('--search')) {
   // Only the search section (issue 36): `npm run bench -- --search`.
   process.stdout.write(`${searchLines(await benchSearch()).join('\n')}\n`);
+  process.exit(0);
+}
+
+if (process.argv.includes('--rollout-aa')) {
+  // Only the rollouts' error rates (issue 38): `npm run bench -- --rollout-aa`.
+  process.stdout.write(`${rolloutTrialLines(await benchRolloutTrials()).join('\n')}\n`);
   process.exit(0);
 }
 
