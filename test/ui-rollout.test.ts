@@ -11,13 +11,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { assertNoConsoleErrors, assertNoOverflow, openDashboard, screenshot } from './helpers/browser.js';
 import { dashboardRun } from './helpers/dashboard-run.js';
+import { PAGE_WAIT_MS, rampIn, traffic, until } from './helpers/rollout-page.js';
 
 const API_KEY = 'ui-rollout-root-key-0123456789abcdef';
 const ui = dashboardRun(API_KEY, { env: { MONITOR_INTERVAL_SECONDS: '1' } });
 const call = ui.call;
 const WIDTHS = [1400, 390];
-/** The page reads the rollout every 5 s (REFRESH_MS), the monitor moves it every second. */
-const PAGE_WAIT_MS = 20_000;
 
 const variants = [
   { key: 'A', payload: { prompt: 'formal' }, trafficPercent: 50 },
@@ -33,45 +32,7 @@ interface RolloutView {
   history: Array<{ type: string; actor: { kind: string; name?: string } }>;
 }
 
-async function until(check: () => Promise<boolean>, what: string, ms = PAGE_WAIT_MS): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    assert.ok(Date.now() < deadline, `waited ${ms / 1000} s for ${what}`);
-    await sleep(100);
-  }
-}
-
 const rolloutOf = (slug: string) => call<RolloutView>('GET', `/experiment/${slug}/rollout`);
-
-/** Assigns `users` users and logs one result each, `metrics(variant, i)` the i-th of its variant. */
-async function traffic(
-  slug: string,
-  users: number,
-  metrics: (variant: string, i: number) => Record<string, unknown>,
-): Promise<Record<string, number>> {
-  const seen: Record<string, number> = {};
-  const results: unknown[] = [];
-  for (let start = 0; start < users; start += 25) {
-    const ids = Array.from({ length: Math.min(25, users - start) }, (_, i) => `user-${start + i}`);
-    const assigned = await Promise.all(
-      ids.map((userId) =>
-        call<{ variant: string; assignmentId: string }>('POST', `/experiment/${slug}/assign`, { userId }),
-      ),
-    );
-    for (const a of assigned) {
-      const i = seen[a.variant] ?? 0;
-      seen[a.variant] = i + 1;
-      results.push({ variantKey: a.variant, assignmentId: a.assignmentId, metrics: metrics(a.variant, i) });
-    }
-  }
-  await call('POST', `/experiment/${slug}/logs`, { results });
-  return seen;
-}
-
-/** The ramp view in this state (the page reads the rollout again every 5 s). */
-async function rampIn(page: Page, state: string): Promise<void> {
-  await page.locator(`[data-testid="rollout"][data-state="${state}"]`).waitFor({ timeout: PAGE_WAIT_MS });
-}
 
 async function open(width: number, slug: string, key = API_KEY): Promise<Page> {
   const page = await openDashboard(ui.browser, ui.base, { key, width, hash: `#/experiment/${slug}` });
@@ -89,7 +50,7 @@ for (const width of WIDTHS) {
       variants,
       metrics: [{ name: 'success', direction: 'increase', role: 'primary' }],
     });
-    await traffic(slug, 400, (v, i) => ({ success: i % 10 < (v === 'B' ? 7 : 4) }));
+    await traffic(call, slug, 400, (v, i) => ({ success: i % 10 < (v === 'B' ? 7 : 4) }));
     await until(
       async () => (await call('GET', `/experiment/${slug}/analysis`)).verdict.status === 'winner',
       'B to win',
@@ -171,6 +132,21 @@ for (const width of WIDTHS) {
         .waitFor();
       await assertNoOverflow(page, `released at ${width}`);
       await screenshot(page, `rollout-released-${width}`);
+
+      // Run again with new variants (version 2): the completed rollout ramped version 1 only.
+      await call('PATCH', `/experiment/${slug}`, {
+        status: 'running',
+        variants: [variants[0], { key: 'C', payload: { prompt: 'curt' }, trafficPercent: 50 }],
+      });
+      await page.reload();
+      const older = page.getByTestId('rollout-older');
+      await older.waitFor();
+      assert.equal(
+        (await older.innerText()).trim(),
+        'The last rollout (of B, completed) ramped version 1; version 2 has none.',
+      );
+      assert.equal(await page.getByTestId('rollout').count(), 0);
+      assert.equal((await page.getByTestId('rollout-open').innerText()).trim(), 'Start rollout');
       assertNoConsoleErrors(page);
     } finally {
       await page.context().close();
@@ -215,7 +191,7 @@ for (const width of WIDTHS) {
       assert.equal(await row.getAttribute('data-status'), 'waiting');
       assert.match(await row.innerText(), /not yet judged/);
 
-      const seen = await traffic(slug, 800, (v, i) => ({
+      const seen = await traffic(call, slug, 800, (v, i) => ({
         cost_usd: (1 + (i % 10) / 10) * (v === 'B' ? 1.3 : 1),
       }));
       assert.ok((seen.A ?? 0) > 300 && (seen.B ?? 0) > 300, JSON.stringify(seen));
@@ -372,3 +348,33 @@ for (const width of WIDTHS) {
     }
   });
 }
+
+test('a rollout whose first step waits: pending until Approve starts it (390 px)', async () => {
+  const slug = 'pending-390';
+  await call('POST', '/experiments', { slug, status: 'running', assignment: 'sticky', variants });
+  await call('POST', `/experiment/${slug}/rollout`, {
+    variant: 'B',
+    steps: [{ percent: 10, approval: true }, { percent: 100 }],
+  });
+  const page = await open(390, slug);
+  try {
+    await rampIn(page, 'pending');
+    assert.equal(await page.getByTestId('rollout-state').innerText(), 'waits for approval');
+    assert.equal(await page.getByTestId('rollout-percent').innerText(), '0%');
+    assert.equal(
+      await page.getByTestId('rollout-next').innerText(),
+      'Waits for approval to start at 10%; everyone gets A until then.',
+    );
+    assert.equal((await page.getByTestId('rollout-approve').innerText()).trim(), 'Approve 10%');
+    await assertNoOverflow(page, 'pending at 390');
+    await page.getByTestId('rollout-approve').click();
+    await rampIn(page, 'running');
+    const r = await rolloutOf(slug);
+    assert.deepEqual([r.state, r.percent, r.approved], ['running', 10, 0]);
+    assert.equal(await page.getByTestId('rollout-percent').innerText(), '10%');
+    assert.equal(await page.getByTestId('rollout-step-approval').innerText(), 'approved');
+    assertNoConsoleErrors(page);
+  } finally {
+    await page.context().close();
+  }
+});

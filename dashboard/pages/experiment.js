@@ -112,8 +112,9 @@ export function useAnalysis(experiment, query) {
 /** The variant "Ship" offers: the verdict's winner, unless it is the control or a rollout is live. */
 function winnerToShip(experiment, analysis, rollout) {
   const { verdict } = analysis;
-  if (verdict.status !== 'winner' || !verdict.variant || verdict.variant === controlOf(experiment))
-    return null;
+  if (verdict.status !== 'winner' || verdict.variant === controlOf(experiment)) return null;
+  // A pooled analysis may name a variant only an earlier version had.
+  if (!experiment.variants.some((v) => v.key === verdict.variant)) return null;
   return experiment.status === 'running' && !isLive(rollout) ? verdict.variant : null;
 }
 

@@ -167,14 +167,16 @@ function RampView({ experiment, rollout, analysis, admin, onDone }) {
  */
 export function RampSection({ experiment, ramp, draft, setDraft, onExperiment, refreshMs }) {
   const { api, admin } = useSession();
-  const { rollout } = ramp;
+  // A rollout of an older version (released, then run again with new variants) no longer applies.
+  const older = ramp.rollout && ramp.rollout.experimentVersion !== experiment.version ? ramp.rollout : null;
+  const rollout = older ? null : ramp.rollout;
   const analysis = useRampAnalysis(experiment, rollout, refreshMs);
   const completedHere = rollout?.state === 'completed' && experiment.status === 'running';
   useEffect(() => {
     if (completedHere) api.get(experimentPath(experiment.slug)).then(onExperiment, () => {});
   }, [completedHere]);
   const canStart = admin && experiment.status === 'running' && !isLive(rollout);
-  if (!ramp.loaded || (!rollout && !canStart)) return null;
+  if (!ramp.loaded || (!ramp.rollout && !canStart)) return null;
   const started = (view) => {
     ramp.set(view);
     setDraft(null);
@@ -186,6 +188,13 @@ export function RampSection({ experiment, ramp, draft, setDraft, onExperiment, r
       rollout &&
       html`<${RampView} experiment=${experiment} rollout=${rollout} analysis=${analysis.data} admin=${admin}
         onDone=${ramp.set} />`
+    }
+    ${
+      older &&
+      html`<p class="muted small" data-testid="rollout-older">
+        The last rollout (of ${older.variant}, ${older.state.replace('_', ' ')}) ramped version
+        ${` ${older.experimentVersion}`}; version ${experiment.version} has none.
+      </p>`
     }
     <${ErrorNote} error=${analysis.error} testid="rollout-analysis-error" />
     ${
