@@ -84,14 +84,16 @@ function Steps({ rollout }) {
 /** What comes next, in one line: the time left in the step, units and approvals it waits for. */
 function NextLine({ rollout, analysis }) {
   let text;
-  if (rollout.state === 'running') {
-    const next = rollout.steps[rollout.step + 1];
+  const next = rollout.steps[rollout.step + 1];
+  if (rollout.state === 'running' && next) {
     const parts = nextStepParts(rollout, unitsOf(analysis, rollout.variant));
     text = `Next: ${next.percent}% — ${parts.join(' · ') || 'due'}`;
   } else if (rollout.state === 'pending') {
     text = `Waits for approval to start at ${rollout.steps[0].percent}%; everyone gets ${rollout.control} until then.`;
   } else if (rollout.state === 'paused') {
     text = `Paused at ${rollout.percent}%: resuming holds the step its ${rollout.steps[rollout.step].minMinutes} min again.`;
+  } else if (rollout.state === 'running') {
+    text = `At its last step, ${rollout.percent}%.`;
   } else if (rollout.state === 'completed') {
     text = `Completed ${formatTime(rollout.updatedAt)}: everyone gets ${rollout.variant}.`;
   } else {
