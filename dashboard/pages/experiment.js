@@ -1,6 +1,7 @@
-// Experiment overview: the verdict first, a banner when the sample ratio is off, the scorecard with its
-// method, alpha and control, then the variants and how they changed, and who changed what (the history).
-// Refreshes itself while running.
+// Experiment overview: the verdict first ("Ship B" when B wins), a banner when the sample ratio is off, the
+// rollout (its ramp view, or the form that starts one), the scorecard with its method, alpha and control,
+// then the variants and how they changed, and who changed what (the history). Refreshes itself while running.
+import { useState } from 'preact/hooks';
 import { experimentPath, withQuery } from '../api.js';
 import { formatCount, formatP, formatTime } from '../format.js';
 import { navigate, useLoad, usePoll, useSession } from '../hooks.js';
@@ -9,6 +10,8 @@ import { ErrorNote, VerdictBadge } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
 import { ExposedCount, exposedOf, sum } from '../parts/exposed.js';
 import { History } from '../parts/history.js';
+import { RampSection } from '../parts/rollout.js';
+import { controlOf, isLive, useRollout } from '../parts/rollout-data.js';
 import { Scorecard } from '../parts/scorecard.js';
 import { Segments } from '../parts/segments.js';
 import { VariantCards, Versions } from '../parts/variants.js';
@@ -106,7 +109,16 @@ export function useAnalysis(experiment, query) {
   return state;
 }
 
-function Verdict({ analysis }) {
+/** The variant "Ship" offers: the verdict's winner, unless it is the control or a rollout is live. */
+function winnerToShip(experiment, analysis, rollout) {
+  const { verdict } = analysis;
+  if (verdict.status !== 'winner' || verdict.variant === controlOf(experiment)) return null;
+  // A pooled analysis may name a variant only an earlier version had.
+  if (!experiment.variants.some((v) => v.key === verdict.variant)) return null;
+  return experiment.status === 'running' && !isLive(rollout) ? verdict.variant : null;
+}
+
+function Verdict({ analysis, ship, onShip }) {
   const { verdict } = analysis;
   const exposed = exposedOf(analysis);
   return html`<section
@@ -118,6 +130,13 @@ function Verdict({ analysis }) {
     <h2 id="verdict-title" class="visually-hidden">Verdict</h2>
     <${VerdictBadge} verdict=${verdict} />
     <p class="sentence" data-testid="verdict-summary">${verdict.summary}</p>
+    ${
+      ship &&
+      html`<p class="ship-line">
+        <button type="button" class="primary" onClick=${() => onShip(ship)} data-testid="ship-winner">Ship ${ship}</button>
+        <span class="muted small"> to everyone in guarded steps (a rollout)</span>
+      </p>`
+    }
     <p class="muted small">
       ${`${analysis.method}, alpha ${analysis.alpha}, control ${analysis.control}, ${analysis.unit === 'user' ? 'users' : 'calls'} as units · exposed: `}<${ExposedCount}
         unit=${exposed.unit} units=${sum(exposed.counts)} calls=${sum(analysis.exposures)}
@@ -186,13 +205,20 @@ function Freshness({ state, running }) {
   </p>`;
 }
 
-function Overview({ experiment, query }) {
+function Overview({ experiment, query, changed }) {
+  const { admin } = useSession();
   const state = useAnalysis(experiment, query);
+  const ramp = useRollout(experiment, REFRESH_MS);
+  // An open start form: { variant (preset, or null for the default), n (a new form each time) }.
+  const [draft, setDraft] = useState(null);
   const analysis = state.data;
   const path = `/experiment/${experiment.slug}`;
+  const ship = admin && analysis && ramp.loaded ? winnerToShip(experiment, analysis, ramp.rollout) : null;
   return html`<div class="overview">
-    ${analysis && html`<${Verdict} analysis=${analysis} />`}
+    ${analysis && html`<${Verdict} analysis=${analysis} ship=${ship} onShip=${(variant) => setDraft({ variant, n: Date.now() })} />`}
     ${analysis && html`<${SrmBanner} analysis=${analysis} experiment=${experiment} />`}
+    <${RampSection} experiment=${experiment} ramp=${ramp} draft=${draft} setDraft=${setDraft}
+      onExperiment=${changed} refreshMs=${REFRESH_MS} />
     <${ErrorNote} error=${state.error} testid="analysis-error" />
     <section aria-labelledby="scorecard-title">
       <div class="section-head">
@@ -211,12 +237,12 @@ function Overview({ experiment, query }) {
       <h3>Changes between versions</h3>
       <${Versions} experiment=${experiment} />
     </section>
-    <${History} experiment=${experiment} />
+    <${History} experiment=${experiment} stamp=${ramp.rollout?.updatedAt} />
   </div>`;
 }
 
 export function ExperimentPage({ slug, query }) {
   return html`<${ExperimentFrame} slug=${slug} tab="overview"
-    >${(experiment) => html`<${Overview} experiment=${experiment} query=${query} />`}</${ExperimentFrame}
+    >${(experiment, changed) => html`<${Overview} experiment=${experiment} query=${query} changed=${changed} />`}</${ExperimentFrame}
   >`;
 }

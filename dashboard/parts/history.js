@@ -52,6 +52,32 @@ function updatedWords(data) {
   return parts.join('; ');
 }
 
+const ROLLOUT_VERBS = {
+  'rollout.created': 'created (its first step waits for an approval)',
+  'rollout.started': 'started',
+  'rollout.approved': 'approved',
+  'rollout.step_advanced': 'moved on',
+  'rollout.paused': 'paused',
+  'rollout.resumed': 'resumed',
+  'rollout.rolled_back': 'rolled back',
+  'rollout.completed': 'completed',
+};
+
+/** "Rollout of B moved on by the rollout's schedule at <time>: 25% served B" (and why, when it stopped). */
+function rolloutSentence(event, who, when) {
+  const d = event.data;
+  const verb = ROLLOUT_VERBS[event.type] ?? event.type.slice('rollout.'.length);
+  const step = d.approvedStep === undefined ? '' : ` step ${d.approvedStep + 1}`;
+  const why = d.reason ? `; ${d.reason}` : '';
+  const served =
+    d.state === 'rolled_back' || (d.state === 'pending' && d.percent === 0)
+      ? `everyone gets ${d.control}`
+      : d.percent === 100
+        ? `everyone gets ${d.variant}`
+        : `${d.percent}% served ${d.variant}`;
+  return `Rollout of ${d.variant} ${verb}${step} by ${who} at ${when}: ${served}${why}`;
+}
+
 /** One event as a sentence: "Updated by <actor> at <time>: <what>". */
 export function eventSentence(event) {
   const who = actorWords(event.actor);
@@ -75,6 +101,7 @@ export function eventSentence(event) {
     case 'experiment.deleted':
       return `Deleted by ${who} at ${when}`;
     default:
+      if (event.type.startsWith('rollout.')) return rolloutSentence(event, who, when);
       return `${event.type} by ${who} at ${when}`;
   }
 }
@@ -90,12 +117,12 @@ async function readHistory(api, slug) {
   return { events, more: cursor !== undefined };
 }
 
-/** The history, newest first; read again whenever the experiment changes. */
-export function History({ experiment }) {
+/** The history, newest first; read again whenever the experiment (or `stamp`: its rollout) changes. */
+export function History({ experiment, stamp }) {
   const { api } = useSession();
   const { data, error } = useLoad(
     () => readHistory(api, experiment.slug),
-    [experiment.slug, experiment.updatedAt],
+    [experiment.slug, experiment.updatedAt, stamp],
   );
   return html`<section aria-labelledby="history-title" data-testid="history">
     <h2 id="history-title">History</h2>

@@ -1,6 +1,7 @@
-// What acted, first (issue 36 item 3): a paused, completed or archived experiment opens with who set that
-// status (a key's name, or the guardrail monitor), when (ago and the time), and why (the monitor: the
-// guardrail's metric, interval and threshold; a key: its decision and note). Read from the history:
+// What acted, first (issue 36 item 3): a paused, completed, released or archived experiment opens with who
+// set that status (a key's name, the guardrail monitor, or the rollout's schedule: "Released B to everyone
+// by the rollout's schedule"), when (ago and the time), and why (the monitor: the guardrail's metric,
+// interval and threshold; a key: its decision and note). Read from the history:
 // GET /experiment/:slug/events?type=experiment.status_changed (its newest), and for a monitor pause the
 // guardrail.failed finding behind it.
 import { experimentPath, withQuery } from '../api.js';
@@ -12,7 +13,13 @@ import { actorWords } from './history.js';
 
 /** Statuses a person (or the monitor) set: a draft was created so, a running one shows its results. */
 const QUIET = new Set(['draft', 'running']);
-const VERBS = { paused: 'Paused', completed: 'Completed', archived: 'Archived', running: 'Started' };
+const VERBS = {
+  paused: 'Paused',
+  completed: 'Completed',
+  released: 'Released',
+  archived: 'Archived',
+  running: 'Started',
+};
 
 /** Every event of one type, oldest first (status changes and failures are few: a page or two). */
 async function eventsOfType(api, slug, type) {
@@ -74,14 +81,18 @@ export function StatusBanner({ experiment }) {
   const { change, failure } = data;
   const monitor = change.actor?.kind === 'monitor';
   const reason = why(change, failure);
+  const verb =
+    change.data.to === 'released' && experiment.releasedVariant
+      ? `Released ${experiment.releasedVariant} to everyone`
+      : (VERBS[change.data.to] ?? change.data.to);
   return html`<div
     class=${`banner status-banner ${monitor ? 'danger' : 'info'}`}
     role="status"
     data-testid="status-banner"
-    data-actor=${monitor ? 'monitor' : 'key'}
+    data-actor=${change.actor?.kind === 'schedule' ? 'schedule' : monitor ? 'monitor' : 'key'}
   >
     <p>
-      <strong>${VERBS[change.data.to] ?? change.data.to} by ${actorWords(change.actor)}</strong>
+      <strong data-testid="status-who">${verb} by ${actorWords(change.actor)}</strong>
       <span> ${formatAgo(Date.now() - Date.parse(change.at))} </span>
       <span class="muted small">(${formatTime(change.at)})</span>
     </p>
