@@ -40,23 +40,24 @@ async function led(base: string): Promise<number> {
   return Number(m?.[1] ?? 0);
 }
 
+let lastSeen: unknown;
 async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(lastSeen)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** The share of 400 users each instance serves B. */
-async function shareOfB(base: string, slug: string): Promise<number> {
+async function shareOfB(base: string, slug: string, users = 400): Promise<number> {
   let b = 0;
-  for (let u = 0; u < 400; u++) {
+  for (let u = 0; u < users; u++) {
     const res = await call(base, 'POST', `/experiment/${slug}/assign`, { userId: `user-${u}` });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     if (res.body.variant === 'B') b++;
   }
-  return b / 400;
+  return b / users;
 }
 
 test('two instances: the leader moves the ramp, a killed leader is replaced, every step once', {
@@ -91,10 +92,12 @@ test('two instances: the leader moves the ramp, a killed leader is replaced, eve
   // The other instance serves the step too (it heard of the rollout through the database).
   await until('instance A serves the rollout', async () => (await shareOfB(a!.baseUrl, slug)) < 0.25);
 
-  await until(
-    'the first step',
-    async () => (await call(a!.baseUrl, 'GET', `/experiment/${slug}/rollout`)).body.step === 1,
-  );
+  // Traffic while the ramp runs: a step with no calls since the monitor counted it is held.
+  await until('the first step', async () => {
+    await shareOfB(a!.baseUrl, slug, 100);
+    lastSeen = (await call(a!.baseUrl, 'GET', `/experiment/${slug}/rollout`)).body;
+    return (lastSeen as { step: number }).step === 1;
+  });
   const [la, lb] = [await led(a!.baseUrl), await led(b!.baseUrl)];
   assert.ok(la > 0 !== lb > 0, JSON.stringify({ la, lb }));
   const [leader, other] = la > 0 ? [a!, b!] : [b!, a!];
@@ -103,6 +106,7 @@ test('two instances: the leader moves the ramp, a killed leader is replaced, eve
   servers.splice(servers.indexOf(leader), 1);
 
   await until('the ramp completes on the other instance', async () => {
+    await shareOfB(other.baseUrl, slug, 100);
     return (await call(other.baseUrl, 'GET', `/experiment/${slug}/rollout`)).body.state === 'completed';
   });
   assert.equal(await shareOfB(other.baseUrl, slug), 1);

@@ -3,6 +3,8 @@
 // defaults, who is in it (membership only grows), and which move the monitor or a person may make next.
 // Pure: no I/O, the clock and the facts (units, regressions) passed in.
 
+import { binomialCdf } from '../stats/distributions.js';
+import { DEFAULT_SRM_THRESHOLD } from '../stats/srm.js';
 import { ConflictError, ValidationError } from './errors.js';
 import { hashV2 } from './hash.js';
 
@@ -62,6 +64,11 @@ export interface Rollout {
   stepStartedAt: string | null;
   /** Why it is paused or rolled back (the monitor's finding or the person's action); else null. */
   reason: string | null;
+  /**
+   * The traffic counts at the monitor's first round in the current step: the traffic checks count from
+   * here. Null (or absent, in rollouts stored before it) until that round.
+   */
+  stepCounts?: TrafficCounts | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -210,6 +217,14 @@ export function regressionBound(
   return worse ? bound : null;
 }
 
+/** What the monitor counts of a rollout's traffic, to compare from round to round. */
+export interface TrafficCounts {
+  /** Assign calls of the rolled-out variant and the control. */
+  calls: number;
+  /** Distinct users seen in each arm (sticky experiments); null where users are not counted (random). */
+  users: { variant: number; control: number } | null;
+}
+
 /** What the monitor knows of a running rollout in one round. */
 export interface RolloutFacts {
   now: string;
@@ -217,6 +232,38 @@ export interface RolloutFacts {
   units: number;
   /** A proven regression (why), or null. */
   regression: string | null;
+  /** The traffic counts now, for the traffic checks; absent: not checked (the dry run). */
+  traffic?: TrafficCounts;
+}
+
+/**
+ * The sample-ratio check at the rollout's own split, over the users each arm gained since the step was
+ * counted (sticky experiments). A user new to the experiment lands in the variant with the step's share p;
+ * the variant also gains the control's users the ramp moves over, the control gains new users only. So the
+ * variant's gain is at least its share of new users, and P(Binomial(gained, p) ≤ variant's gain) is a valid
+ * (conservative) p-value for "the variant gets too few": a variant that loses its exposures, or none at all.
+ * Below the analysis' SRM threshold (0.001), judged once the variant expects at least 5 users, it stops the
+ * ramp. Calls are not used: a returning user's calls all go to one arm, so they are not independent draws.
+ * The other direction cannot be told from the moves and is not judged.
+ */
+export function trafficFinding(r: Rollout, traffic: TrafficCounts | undefined): string | null {
+  const from = r.stepCounts?.users;
+  const now = traffic?.users;
+  const p = servedPercent(r) / 100;
+  if (from === undefined || from === null || now === undefined || now === null || p <= 0 || p >= 1)
+    return null;
+  const variant = now.variant - from.variant;
+  const control = now.control - from.control;
+  const gained = variant + control;
+  if (gained * p < 5) return null;
+  const pValue = binomialCdf(variant, gained, p);
+  if (!(pValue < DEFAULT_SRM_THRESHOLD)) return null;
+  const words =
+    `${r.variant} gained ${variant} users and ${r.control} ${control} since the step was counted; at ` +
+    `${servedPercent(r)}% ${r.variant} should gain about ${Math.round(gained * p)}`;
+  return variant === 0
+    ? `no traffic to ${r.variant}: ${words}`
+    : `sample ratio mismatch: ${words} (p = ${pValue.toPrecision(2)})`;
 }
 
 /** Minutes from `from` to `to` (ISO 8601). */
@@ -232,26 +279,38 @@ function minutesBetween(from: string, to: string): number {
  */
 export function monitorMove(r: Rollout, facts: RolloutFacts): RolloutMove | null {
   if (r.state !== 'running') return null;
-  if (facts.regression !== null) {
+  const finding = facts.regression ?? trafficFinding(r, facts.traffic);
+  if (finding !== null) {
     return r.onRegression === 'rollback'
-      ? { state: 'rolled_back', step: r.step, event: 'rollout.rolled_back', reason: facts.regression }
-      : { state: 'paused', step: r.step, event: 'rollout.paused', reason: facts.regression };
+      ? { state: 'rolled_back', step: r.step, event: 'rollout.rolled_back', reason: finding }
+      : { state: 'paused', step: r.step, event: 'rollout.paused', reason: finding };
   }
   const current = r.steps[r.step]!;
   const next = r.step + 1;
   if (next >= r.steps.length) return null;
   if (r.stepStartedAt === null || minutesBetween(r.stepStartedAt, facts.now) < current.minMinutes)
     return null;
+  // A step held for a time must have seen traffic in it: no calls since it began (or its count not taken
+  // yet) holds the ramp where it is instead of shipping further on no evidence.
+  if (facts.traffic !== undefined && current.minMinutes > 0) {
+    const from = r.stepCounts;
+    if (from === undefined || from === null || facts.traffic.calls === from.calls) return null;
+  }
   if (current.minUnits !== null && facts.units < current.minUnits) return null;
   if (r.steps[next]!.approval && r.approved < next) return null;
   return enter(next, r.steps, false);
 }
 
-/** `r` after `move`, at `now`. */
+/**
+ * `r` after `move`, at `now`. A new step's traffic count is taken at the monitor's next round, not now: calls
+ * served at the old share meanwhile (in flight, or by instances that have not heard of the move yet) stay
+ * out of it.
+ */
 export function applyMove(r: Rollout, move: RolloutMove, now: string): Rollout {
   const stepChanged = move.step !== r.step || (r.state === 'pending' && move.state !== 'pending');
   return {
     ...r,
+    stepCounts: stepChanged ? null : (r.stepCounts ?? null),
     state: move.state,
     step: move.step,
     approved: Math.max(r.approved, move.approved ?? -1),

@@ -66,6 +66,7 @@ const EXAMPLE = {
   approved: -1,
   stepStartedAt: '2025-06-02T10:00:00.000Z',
   reason: null,
+  stepCounts: { calls: 9120, users: { variant: 212, control: 4031 } },
   createdAt: '2025-06-02T09:00:00.000Z',
   updatedAt: '2025-06-02T10:00:00.000Z',
   history: [],
@@ -98,6 +99,26 @@ const RolloutSchema = Type.Object(
     approved: Type.Integer({ description: 'The highest step approved (-1: none)' }),
     stepStartedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it is paused or rolled back' }),
+    stepCounts: Type.Optional(
+      Type.Union(
+        [
+          Type.Object({
+            calls: Type.Integer({ description: 'Assign calls of the variant and the control' }),
+            users: Type.Union(
+              [Type.Object({ variant: Type.Integer(), control: Type.Integer() }), Type.Null()],
+              {
+                description: 'Distinct users seen in each arm (sticky experiments); null for random ones',
+              },
+            ),
+          }),
+          Type.Null(),
+        ],
+        {
+          description:
+            "The traffic counted at the monitor's first round in the current step: the traffic checks (no calls: the step is held; too few users gained by the variant at the step's share: a sample ratio mismatch) count from here; null until then",
+        },
+      ),
+    ),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
     history: Type.Array(

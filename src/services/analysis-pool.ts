@@ -71,12 +71,13 @@ function runnerFor(deps: AnalysisPoolDeps, options: AnalysisPoolOptions): Runner
 }
 
 /** The tasks answered as JSON text and cached: an analysis or a time series of one experiment. */
-type ReadTask = Exclude<AnalysisTask, { kind: 'simulate' }>;
+type ReadTask = Exclude<AnalysisTask, { kind: 'simulate' } | { kind: 'exposures' }>;
 
 const TASK_WORDS: Record<AnalysisTask['kind'], string> = {
   analysis: 'analysis',
   timeseries: 'time series',
   simulate: 'dry run',
+  exposures: 'count of exposures',
 };
 
 interface Cached {
@@ -131,6 +132,13 @@ export class AnalysisPool {
   async simulate(plan: SimulationPlan): Promise<SimulationOutcome> {
     const outcome = await this.execute({ kind: 'simulate', plan });
     return (outcome as { simulation: SimulationOutcome }).simulation;
+  }
+
+  /** Exposures (assign calls) per variant of one version: a rollout's traffic checks. */
+  async exposures(slug: string, version: number): Promise<Record<string, number>> {
+    const experiment = await this.find(slug);
+    const outcome = await this.execute({ kind: 'exposures', experiment, version });
+    return (outcome as { exposures: Record<string, number> }).exposures;
   }
 
   /** After a batch committed: the experiments it touched have new rollups. */

@@ -14,12 +14,14 @@ import { type TimeseriesQuery, TimeseriesService } from './timeseries.js';
 export type AnalysisTask =
   | { kind: 'analysis'; experiment: AnalysedExperiment; query: AnalysisQuery; as: 'json' | 'value' }
   | { kind: 'timeseries'; experiment: AnalysedExperiment; query: TimeseriesQuery; as: 'json' }
-  | { kind: 'simulate'; plan: SimulationPlan };
+  | { kind: 'simulate'; plan: SimulationPlan }
+  | { kind: 'exposures'; experiment: AnalysedExperiment; version: number };
 
 export type TaskOutcome =
   | { ok: true; json: string }
   | { ok: true; value: Analysis }
   | { ok: true; simulation: SimulationOutcome }
+  | { ok: true; exposures: Record<string, number> }
   | { ok: false; status: number; message: string; retryAfterSeconds?: number };
 
 export type ReadStore = Pick<
@@ -49,6 +51,13 @@ export function taskRunner(store: ReadStore): TaskRunner {
     async run(task) {
       try {
         if (task.kind === 'simulate') return { ok: true, simulation: simulateRollout(task.plan) };
+        if (task.kind === 'exposures') {
+          const counts: Record<string, number> = {};
+          for (const e of (await store.readRollups(task.experiment.id)).exposures) {
+            if (e.version === task.version) counts[e.variantKey] = (counts[e.variantKey] ?? 0) + e.n;
+          }
+          return { ok: true, exposures: counts };
+        }
         if (task.kind === 'timeseries') {
           const series = await timeseries.timeseriesOf(task.experiment, task.query);
           return { ok: true, json: serialize('timeseries', series) };

@@ -5,7 +5,7 @@
 // as a user's PATCH (ExperimentService.pause). Findings are kept in the store: raised once per change.
 import { type ChangeEvent, type EventSource, MONITOR_ACTOR } from '../core/events.js';
 import type { MonitorStore } from '../store/store.js';
-import type { AnalysisService } from './analysis.js';
+import type { AnalysisPool } from './analysis-pool.js';
 import type { ExperimentCache } from './experiment-cache.js';
 import { findings, guardrailsOf, judgeable, readState } from './monitor-findings.js';
 import { factsOf } from './rollout-judge.js';
@@ -17,7 +17,7 @@ export type RoundOutcome = 'led' | 'follower' | 'failed';
 export interface MonitorDeps {
   store: MonitorStore;
   experiments: Pick<ExperimentCache, 'list'>;
-  analysis: Pick<AnalysisService, 'analyze'>;
+  analysis: Pick<AnalysisPool, 'analyze' | 'exposures'>;
   /**
    * Pauses a running experiment with the monitor as actor, `reason` in its event and `findings` committed
    * with it (ExperimentService.pause); false when it no longer ran (nothing written).
@@ -93,7 +93,10 @@ export class Monitor {
     return outcome;
   }
 
-  /** A running rollout's round: its variant's units and guardrails, by the sequential analysis of its version. */
+  /**
+   * A running rollout's round: its variant's units and guardrails, by the sequential analysis of its version,
+   * and its traffic (assign calls; users per arm in a sticky experiment) for the traffic checks.
+   */
   private async rollout(slug: string): Promise<void> {
     await this.deps.rollouts!.round(slug, async (r) => {
       const analysis = await this.deps.analysis.analyze(slug, {
@@ -103,7 +106,13 @@ export class Monitor {
       });
       const experiment = this.deps.experiments.list().find((l) => l.experiment.slug === slug)?.experiment;
       if (experiment === undefined) return { units: 0, regression: null };
-      return factsOf(experiment, r, analysis);
+      const calls = await this.deps.analysis.exposures(slug, r.experimentVersion);
+      const { counts, unit } = analysis.srm;
+      const traffic = {
+        calls: (calls[r.variant] ?? 0) + (calls[r.control] ?? 0),
+        users: unit === 'user' ? { variant: counts[r.variant] ?? 0, control: counts[r.control] ?? 0 } : null,
+      };
+      return { ...factsOf(experiment, r, analysis), traffic };
     });
   }
 

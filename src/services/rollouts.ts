@@ -269,8 +269,19 @@ export class RolloutService {
     if (current === undefined || current.rollout.state !== 'running') return null;
     const seen = await facts(current.rollout);
     const move = monitorMove(current.rollout, { ...seen, now: this.now() });
-    if (move === null) return null;
-    const actor: Actor = seen.regression !== null ? { kind: 'monitor' } : { kind: 'schedule' };
+    if (move === null) {
+      // The step's traffic count is taken at the first round that sees it (no event: nothing moved).
+      const r = current.rollout;
+      if (seen.traffic !== undefined && (r.stepCounts ?? null) === null) {
+        const next = { ...r, stepCounts: seen.traffic };
+        const stored = await this.deps.store.moveRollout(slug, current.id, current.version, next, []);
+        if (stored !== undefined) this.deps.cache.put(stored);
+      }
+      return null;
+    }
+    // A finding stops the ramp (the monitor's move); a step whose time came is the schedule's.
+    const stops = move.state === 'rolled_back' || move.state === 'paused';
+    const actor: Actor = stops ? { kind: 'monitor' } : { kind: 'schedule' };
     return (await this.write(slug, current, move, actor)) === undefined ? null : move;
   }
 
