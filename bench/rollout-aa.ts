@@ -1,7 +1,8 @@
 // Rollouts judged by their error rates, at bench size (issue 38): the A/A run of test/api-rollout-aa.test.ts
 // with more users and a monitor round every 5 minutes of a test clock (more looks, more units: the regime where
-// false rollbacks happen at all), and a known 10% regression, each beside the dry run's estimate for the
-// same plan. In-process on a SQLite file, through the API (`npm run bench -- --rollout-aa`).
+// false rollbacks happen at all), again with half the users returning (those the ramp moves from control to
+// the variant have results in both arms), and a known 10% regression, each beside the dry run's estimate
+// for the same plan (which models new users only). In-process on a SQLite file, through the API (`npm run bench -- --rollout-aa`).
 import { makeTempDir, removeTempDir, startTestRuntime } from '../test/helpers/app.js';
 import { runRolloutTrial, type TrialOutcome, type TrialPlan } from '../test/helpers/rollout-trial.js';
 
@@ -18,6 +19,7 @@ const PLAN: Omit<TrialPlan, 'effect' | 'seed'> = {
 
 export interface RolloutTrialFigures {
   effect: number;
+  returning: number;
   outcome: TrialOutcome;
 }
 
@@ -32,12 +34,16 @@ export async function benchRolloutTrials(): Promise<RolloutTrialFigures[]> {
   };
   try {
     const figures: RolloutTrialFigures[] = [];
-    for (const [effect, seed] of [
-      [0, 380],
-      [0.1, 381],
+    for (const [effect, returning, seed] of [
+      [0, 0, 380],
+      [0, 0.5, 382],
+      [0.1, 0, 381],
     ] as const) {
-      process.stderr.write(`rollouts through the API: ${PLAN.rollouts} with effect ${effect}\n`);
-      figures.push({ effect, outcome: await runRolloutTrial(runtime, advance, { ...PLAN, effect, seed }) });
+      process.stderr.write(
+        `rollouts through the API: ${PLAN.rollouts}, effect ${effect}, returning ${returning}\n`,
+      );
+      const outcome = await runRolloutTrial(runtime, advance, { ...PLAN, effect, returning, seed });
+      figures.push({ effect, returning, outcome });
     }
     return figures;
   } finally {
@@ -55,9 +61,10 @@ export function rolloutTrialLines(figures: RolloutTrialFigures[]): string[] {
       `${PLAN.usersPerRound} users every ${PLAN.intervalMinutes} min, threshold 0, alpha 0.05, minimumUnits ${PLAN.minimumUnits}`,
     '| variant | rolled back (API) | dry run estimate (95%) | median minutes to 100% (API / dry run) | seconds |',
     '|---|---:|---:|---:|---:|',
-    ...figures.map(({ effect, outcome: o }) => {
+    ...figures.map(({ effect, returning, outcome: o }) => {
       const sim = `${pct(o.simulated.chance)} (${pct(o.simulated.ci[0])}–${pct(o.simulated.ci[1])})`;
-      return `| ${effect === 0 ? 'identical (A/A)' : `${pct(effect)} worse`} | ${o.rolledBack} of ${o.rollouts} (${pct(o.rate)}) | ${sim} | ${o.minutesToFull.api ?? '–'} / ${o.minutesToFull.simulated ?? '–'} | ${o.seconds.toFixed(0)} |`;
+      const what = `${effect === 0 ? 'identical (A/A)' : `${pct(effect)} worse`}${returning > 0 ? `, ${pct(returning)} of users returning` : ''}`;
+      return `| ${what} | ${o.rolledBack} of ${o.rollouts} (${pct(o.rate)}) | ${sim} | ${o.minutesToFull.api ?? '–'} / ${o.minutesToFull.simulated ?? '–'} | ${o.seconds.toFixed(0)} |`;
     }),
   ];
 }

@@ -9,8 +9,13 @@ import { seededRandom } from './random.js';
 
 export interface TrialPlan {
   rollouts: number;
-  /** New users per experiment per round. */
+  /** Users per experiment per round. */
   usersPerRound: number;
+  /**
+   * The share of each round's users who came before (drawn from the earlier rounds' users; 0: all new). A
+   * returning user the ramp moved from control to the variant has results in both arms.
+   */
+  returning?: number;
   /** Test-clock minutes between monitor rounds. */
   intervalMinutes: number;
   steps: Array<{ percent: number; minMinutes?: number }>;
@@ -93,7 +98,11 @@ export async function runRolloutTrial(
     rounds++;
     const open = slugs.filter((s) => !ended.has(s));
     for (const slug of open) {
-      const users = Array.from({ length: plan.usersPerRound }, (_, j) => `u${rounds}-${j}`);
+      const users = Array.from({ length: plan.usersPerRound }, (_, j) =>
+        rounds > 1 && uniform() < (plan.returning ?? 0)
+          ? `u${1 + Math.floor(uniform() * (rounds - 1))}-${Math.floor(uniform() * plan.usersPerRound)}`
+          : `u${rounds}-${j}`,
+      );
       const assigned = await Promise.all(users.map((userId) => api.assign(slug, { userId })));
       const results = assigned.map((a) => ({
         variantKey: a.variant,
