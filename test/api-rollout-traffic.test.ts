@@ -83,7 +83,7 @@ describe('rollout traffic checks', { skip: SKIP_BACKEND }, () => {
     assert.equal(r.state, 'rolled_back');
     assert.match(
       r.reason,
-      /^sample ratio mismatch: B gained 10 users and A 300 since the step was counted; at 25% B should gain about 78 \(p = /,
+      /^sample ratio mismatch: B gained 10 users and A 300 since the step was counted; at 25% B should gain about 78 \(anytime-valid p = /,
     );
     assert.deepEqual(r.history.at(-1)?.actor, { kind: 'monitor' });
   });

@@ -3,8 +3,8 @@
 // defaults, who is in it (membership only grows), and which move the monitor or a person may make next.
 // Pure: no I/O, the clock and the facts (units, regressions) passed in.
 
-import { binomialCdf } from '../stats/distributions.js';
 import { DEFAULT_SRM_THRESHOLD } from '../stats/srm.js';
+import { shortfallPValue } from '../stats/srm-sequential.js';
 import { ConflictError, ValidationError } from './errors.js';
 import { hashV2 } from './hash.js';
 
@@ -239,12 +239,11 @@ export interface RolloutFacts {
 /**
  * The sample-ratio check at the rollout's own split, over the users each arm gained since the step was
  * counted (sticky experiments). A user new to the experiment lands in the variant with the step's share p;
- * the variant also gains the control's users the ramp moves over, the control gains new users only. So the
- * variant's gain is at least its share of new users, and P(Binomial(gained, p) ≤ variant's gain) is a valid
- * (conservative) p-value for "the variant gets too few": a variant that loses its exposures, or none at all.
- * Below the analysis' SRM threshold (0.001), judged once the variant expects at least 5 users, it stops the
- * ramp. Calls are not used: a returning user's calls all go to one arm, so they are not independent draws.
- * The other direction cannot be told from the moves and is not judged.
+ * the variant also gains the control's users the ramp moves over, the control only new users: so the
+ * variant's gain can only look fuller than its share, and only a shortfall is tested ("the variant gets too
+ * few": it loses its exposures, or gets none). The test is anytime-valid (stats/srm-sequential.ts: a mixture
+ * SPRT, read every round, below the analysis' SRM threshold 0.001 at most 0.1% of the time when serving is
+ * right). Calls are not used: a returning user's calls all go to one arm, so they are not independent draws.
  */
 export function trafficFinding(r: Rollout, traffic: TrafficCounts | undefined): string | null {
   const from = r.stepCounts?.users;
@@ -255,15 +254,14 @@ export function trafficFinding(r: Rollout, traffic: TrafficCounts | undefined): 
   const variant = now.variant - from.variant;
   const control = now.control - from.control;
   const gained = variant + control;
-  if (gained * p < 5) return null;
-  const pValue = binomialCdf(variant, gained, p);
+  const pValue = shortfallPValue(variant, gained, p);
   if (!(pValue < DEFAULT_SRM_THRESHOLD)) return null;
   const words =
     `${r.variant} gained ${variant} users and ${r.control} ${control} since the step was counted; at ` +
     `${servedPercent(r)}% ${r.variant} should gain about ${Math.round(gained * p)}`;
   return variant === 0
     ? `no traffic to ${r.variant}: ${words}`
-    : `sample ratio mismatch: ${words} (p = ${pValue.toPrecision(2)})`;
+    : `sample ratio mismatch: ${words} (anytime-valid p = ${pValue.toPrecision(2)})`;
 }
 
 /** Minutes from `from` to `to` (ISO 8601). */

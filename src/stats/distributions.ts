@@ -137,12 +137,3 @@ export function chiSquareQuantile(p: number, dof: number): number {
   }
   return Math.exp(u);
 }
-
-/** P(X ≤ k) for X ~ Binomial(n, p): I_{1−p}(n − k, k + 1), both tails accurate. */
-export function binomialCdf(k: number, n: number, p: number): number {
-  if (k < 0) return 0;
-  if (k >= n) return 1;
-  if (p <= 0) return 1;
-  if (p >= 1) return 0;
-  return betaIncomplete(1 - p, p, n - k, k + 1);
-}

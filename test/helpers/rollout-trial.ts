@@ -40,6 +40,8 @@ export interface TrialOutcome {
   simulated: { chance: number; ci: [number, number] };
   /** Median minutes to 100% of the API's completed rollouts and of the dry run's. */
   minutesToFull: { api: number | null; simulated: number | null };
+  /** Why the rolled-back ones were: the reason's words before the first colon, and how many. */
+  reasons: Record<string, number>;
   rounds: number;
   seconds: number;
 }
@@ -90,7 +92,7 @@ export async function runRolloutTrial(
     assert.equal(res.statusCode, 200, res.body);
     slugs.push(slug);
   }
-  const ended = new Map<string, { state: string; minutes: number }>();
+  const ended = new Map<string, { state: string; minutes: number; reason: string | null }>();
   let rounds = 0;
   let minutes = 0;
   const limit = 4 * plan.steps.reduce((s, x) => s + (x.minMinutes ?? 60), 0);
@@ -118,12 +120,18 @@ export async function runRolloutTrial(
     minutes += plan.intervalMinutes;
     await runtime.monitor.round();
     for (const slug of open) {
-      const state = (await api.get(`/experiment/${slug}/rollout`)).json().state as string;
-      if (state !== 'running') ended.set(slug, { state, minutes });
+      const { state, reason } = (await api.get(`/experiment/${slug}/rollout`)).json();
+      if (state !== 'running') ended.set(slug, { state, minutes, reason });
     }
   }
   const states = [...ended.values()];
   const rolledBack = states.filter((s) => s.state === 'rolled_back').length;
+  const reasons: Record<string, number> = {};
+  for (const s of states) {
+    if (s.state !== 'rolled_back') continue;
+    const why = String(s.reason).split(':')[0]!;
+    reasons[why] = (reasons[why] ?? 0) + 1;
+  }
   const full = states
     .filter((s) => s.state === 'completed')
     .map((s) => s.minutes)
@@ -138,6 +146,7 @@ export async function runRolloutTrial(
       api: full.length > 0 ? full[Math.floor(full.length / 2)]! : null,
       simulated: scenario.minutesToFull?.p50 ?? null,
     },
+    reasons,
     rounds,
     seconds: (performance.now() - started) / 1000,
   };
