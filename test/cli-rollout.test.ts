@@ -1,4 +1,4 @@
-// Rollouts from the command line (issue 38): `agentsplit rollout start|show|approve|pause|resume|rollback`,
+// Rollouts from the command line (issue 38): `agentsplit rollout start|show|simulate|approve|pause|resume|rollback`,
 // run as users run them (`node bin/agentsplit.mjs`, a child process) against the real server process on a
 // temporary SQLite file; what the CLI prints is checked against what the API answers, read directly.
 // biome-ignore-all lint/suspicious/noExplicitAny: JSON read back from the server
@@ -100,6 +100,65 @@ test('a rollout from the command line against a real server', async () => {
       /--steps: 'x' is not a number/,
     );
     assertFailsWith(await run('rollout', 'show', 'no-such'), /no experiment with slug 'no-such'/);
+
+    // The dry run, on an experiment with a guardrail and results of its own (B 20% dearer).
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': ROOT_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    await post('/experiments', {
+      slug: 'dry-run',
+      status: 'running',
+      assignment: 'sticky',
+      metrics: [{ name: 'cost_usd', direction: 'decrease', role: 'guardrail' }],
+      variants: [
+        { key: 'A', payload: {}, trafficPercent: 50 },
+        { key: 'B', payload: {}, trafficPercent: 50 },
+      ],
+    });
+    const results: unknown[] = [];
+    for (let i = 0; i < 300; i++) {
+      const a = (await (await post('/experiment/dry-run/assign', { userId: `u-${i}` })).json()) as any;
+      const cost = (1 + (i % 10) / 10) * (a.variant === 'B' ? 1.2 : 1);
+      results.push({ variantKey: a.variant, assignmentId: a.assignmentId, metrics: { cost_usd: cost } });
+    }
+    assert.equal((await post('/experiment/dry-run/logs', { results })).status, 200);
+    const args = [
+      'rollout',
+      'simulate',
+      'dry-run',
+      '--variant',
+      'B',
+      '--units-per-hour',
+      '600',
+      '--runs',
+      '200',
+    ];
+    const said = assertOk(await run(...args));
+    assert.match(said, /^false rollback +\d+(\.\d)?% \(95%: /m);
+    assert.match(said, /^with effects +cost_usd \+\d+(\.\d)?% \(observed\)$/m);
+    assert.match(said, /^time to 100% +180 min \(p10 180, p90 180\)$/m);
+    const answered = JSON.parse(assertOk(await run('--json', ...args, '--effect', 'cost_usd=0')));
+    const direct = (await (
+      await post('/experiment/dry-run/rollout/simulate', {
+        variant: 'B',
+        unitsPerHour: 600,
+        runs: 200,
+        effects: { cost_usd: 0 },
+      })
+    ).json()) as any;
+    assert.deepEqual(answered.withEffects, direct.withEffects, 'the same plan, the same numbers');
+    assert.equal(answered.guardrails[0].effectFrom, 'stated');
+    assertFailsWith(
+      await run(...args, '--effect', 'cost_usd'),
+      /--effect: 'cost_usd' is not metric=relative-change/,
+    );
+    assertFailsWith(
+      await run('rollout', 'simulate', 'ship-it', '--variant', 'B'),
+      /has no guardrail metrics/,
+    );
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;
