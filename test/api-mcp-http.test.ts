@@ -121,7 +121,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.deepEqual(await admin.ping(), {});
   });
 
-  test('tools/list: the eleven tools with descriptions, JSON input schemas and annotations', async () => {
+  test('tools/list: the twelve tools with descriptions, JSON input schemas and annotations', async () => {
     const { tools } = await admin.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.deepEqual([...byName.keys()].sort(), [
@@ -134,6 +134,7 @@ describe('MCP over Streamable HTTP', () => {
       'list_experiments',
       'log_result',
       'preview_assignment',
+      'simulate_rollout',
       'start_rollout',
       'update_experiment',
     ]);
@@ -442,6 +443,38 @@ describe('MCP over Streamable HTTP', () => {
   test('start_rollout, get_rollout and change_rollout: confirm required for changes; a read key only reads', async () => {
     const slug = uniqueSlug('mcp-rollout');
     await rt.api.createExperiment({ slug, assignment: 'sticky' });
+    // The dry run needs a guardrail: this experiment has none, so it says so; it starts nothing.
+    const dry = await tool(admin, 'simulate_rollout', { slug, variant: 'B', unitsPerHour: 100 });
+    assert.equal(dry.isError, true);
+    assert.match(text(dry), /has no guardrail metrics/);
+    const guarded = uniqueSlug('mcp-dry');
+    await rt.api.createExperiment({
+      slug: guarded,
+      assignment: 'sticky',
+      metrics: [{ name: 'cost_usd', direction: 'decrease', role: 'guardrail' }],
+    });
+    const results = [];
+    for (let i = 0; i < 200; i++) {
+      const a = await rt.api.assign(guarded, { userId: `u-${i}` });
+      results.push({
+        variantKey: a.variant,
+        assignmentId: a.assignmentId,
+        metrics: { cost_usd: 1 + (i % 7) / 10 },
+      });
+    }
+    await rt.api.logMany(guarded, results);
+    await rt.ingest.drain();
+    const tried = await ok(admin, 'simulate_rollout', {
+      slug: guarded,
+      variant: 'B',
+      unitsPerHour: 600,
+      runs: 100,
+    });
+    assert.match(
+      text(tried),
+      /^Dry run of B over 100 ramps: a false rollback in \d+(\.\d)?%, 100% after 180 min; with the effects, rolled back in /,
+    );
+    assert.equal((await rt.api.get(`/experiment/${guarded}/rollout`)).statusCode, 404, 'nothing started');
     const unconfirmed = await tool(admin, 'start_rollout', { slug, variant: 'B' });
     assert.equal(unconfirmed.isError, true);
     assert.match(text(unconfirmed), new RegExp(`call again with confirm: '${slug}'`));

@@ -75,10 +75,11 @@ describe('agentsplit mcp (stdio)', () => {
     assert.equal(admin.client.getServerVersion()?.name, 'agentsplit');
     assert.deepEqual(await admin.client.ping(), {});
     const { tools } = await admin.client.listTools();
-    assert.equal(tools.length, 11);
+    assert.equal(tools.length, 12);
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.equal(byName.get('get_analysis')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('preview_assignment')?.annotations?.readOnlyHint, true);
+    assert.equal(byName.get('simulate_rollout')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('update_experiment')?.annotations?.destructiveHint, true);
     assert.equal(byName.get('create_experiment')?.annotations?.idempotentHint, true);
     assert.match(admin.stderr(), /agentsplit mcp: serving on stdio, calling http:\/\/127\.0\.0\.1:\d+/);

@@ -1,5 +1,6 @@
-// The rollout tools (issue 38): read a rollout, start one, move one. Starting and moving change what live
-// users are served: refused unless `confirm` repeats the slug exactly, as update_experiment's traffic changes.
+// The rollout tools (issue 38): read a rollout, try one (a dry run), start one, move one. Starting and moving
+// change what live users are served: refused unless `confirm` repeats the slug exactly, as
+// update_experiment's traffic changes. The dry run changes nothing.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod/v4';
 import { type Call, ok, run, Slug, send, slugPart, ToolError } from './tool-kit.js';
@@ -85,6 +86,48 @@ export function registerRolloutTools(server: McpServer, call: Call): void {
       run(async () => {
         confirmed(slug, confirm, `starting a rollout of ${body.variant}`);
         return answer(await send(call, 'POST', path(slug), body));
+      }),
+  );
+
+  server.registerTool(
+    'simulate_rollout',
+    {
+      title: 'Dry-run a rollout',
+      description:
+        "Plays the ramp start_rollout would make many times through the monitor's own rules and answers the " +
+        'chance of a false rollback (identical arms), the minutes to 100%, and with the effects (stated per ' +
+        "guardrail as a relative change, else the experiment's observed lift) the chance it is rolled back. " +
+        "Uses the experiment's results for the baseline and rate unless unitsPerHour is given. Starts nothing. " +
+        'Needs a read key.',
+      inputSchema: {
+        slug: Slug,
+        variant: z.string().describe('The variant to ship'),
+        effects: z
+          .record(z.string(), z.number())
+          .optional()
+          .describe("Per guardrail metric, the variant's relative change (0.1: 10% higher)"),
+        unitsPerHour: z
+          .number()
+          .positive()
+          .optional()
+          .describe('Units entering per hour (default: observed)'),
+        runs: z.number().int().min(1).max(10000).optional().describe('Ramps per scenario (default 1000)'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ slug, ...body }) =>
+      run(async () => {
+        const s = (await send(call, 'POST', `${path(slug)}/simulate`, body)) as {
+          runs: number;
+          identicalArms: { rollback: { chance: number }; minutesToFull: { p50: number } | null };
+          withEffects: { rollback: { chance: number } };
+        };
+        const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
+        const full = s.identicalArms.minutesToFull;
+        const line =
+          `Dry run of ${body.variant} over ${s.runs} ramps: a false rollback in ${pct(s.identicalArms.rollback.chance)}` +
+          `${full ? `, 100% after ${full.p50} min` : ''}; with the effects, rolled back in ${pct(s.withEffects.rollback.chance)}.`;
+        return ok(s, `${line}\n${JSON.stringify(s, null, 2)}`);
       }),
   );
 

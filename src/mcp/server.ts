@@ -12,7 +12,7 @@ const INSTRUCTIONS =
   'agentsplit runs A/B experiments on AI agents. Read with list_experiments, get_experiment, ' +
   'get_analysis (the verdict first), get_results and preview_assignment; create_experiment makes a draft; ' +
   'update_experiment changes status, variants or metrics and needs confirm: <slug> for status or traffic ' +
-  'changes. A winner ships with start_rollout (a guarded ramp), read with get_rollout, moved with ' +
+  'changes. A winner ships with start_rollout (a guarded ramp; simulate_rollout tries it first), read with get_rollout, moved with ' +
   'change_rollout (both need confirm: <slug>). Each tool needs its API scope (read, log or admin); a refusal names what the key lacks.';
 
 export function createMcpServer(call: Call): McpServer {
