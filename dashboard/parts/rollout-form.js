@@ -9,6 +9,7 @@ import { useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote } from './common.js';
 import { controlOf } from './rollout-data.js';
+import { DryRun } from './rollout-dry-run.js';
 
 export const DEFAULT_PERCENTS = '5, 25, 50, 100';
 export const DEFAULT_MINUTES = '60';
@@ -150,6 +151,7 @@ export function RolloutForm({ experiment, preset, onStarted, onCancel }) {
     <p class="small" data-testid="rollout-guarded-by">
       <strong>Guarded by:</strong> ${guarded ?? "no guardrails (declare a metric with role 'guardrail' to have one watched)"}
     </p>
+    <${DryRun} experiment=${experiment} body=${guarded ? (rolloutBody(form).body ?? null) : null} />
     <${ErrorNote} error=${error} testid="rollout-start-error" />
     <div class="form-buttons">
       <button type="submit" class="primary" disabled=${busy} data-testid="rollout-start">
