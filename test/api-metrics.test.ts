@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MAX_METRICS_PER_EXPERIMENT } from '../src/core/metric-cap.js';
-import type { Rollups } from '../src/store/store.js';
+import type { Rollups } from '../src/store/rollup-types.js';
 import {
   type Api,
   assertError,

@@ -38,8 +38,9 @@ import { selectExperiment } from '../src/store/experiment-rows.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
+import type { ResultQuery } from '../src/store/result-types.js';
 import { SqlStore } from '../src/store/sql-store.js';
-import type { EventStore, ResultQuery, Store, StoredKey } from '../src/store/store.js';
+import type { EventStore, Store, StoredKey } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
 

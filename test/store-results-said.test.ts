@@ -16,8 +16,9 @@ import { toExposureBatches } from '../src/ingest/exposure-queue.js';
 import { type DatabaseTarget, openDatabase, openStore } from '../src/store/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
+import type { Result, ResultQuery } from '../src/store/result-types.js';
 import { SqlStore } from '../src/store/sql-store.js';
-import type { Result, ResultQuery, Store } from '../src/store/store.js';
+import type { Store } from '../src/store/store.js';
 import { createTestDatabase, postgresReachable, type TestDatabase } from './helpers/postgres.js';
 import { seededRandom } from './helpers/random.js';
 

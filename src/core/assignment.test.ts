@@ -12,7 +12,8 @@ import {
   hashV2,
   pickWeighted,
 } from './assignment.js';
-import { createExperiment, type Variant } from './experiment.js';
+import { createExperiment } from './experiment.js';
+import type { Variant } from './variants.js';
 
 interface HashVectors {
   hashV2: Array<[string, string, number]>;

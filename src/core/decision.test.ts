@@ -2,16 +2,10 @@
 // completed, never a new version, told by the history.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { describeDecision, MAX_DECISION_NOTE, validateDecision } from './decision.js';
 import { ValidationError } from './errors.js';
 import { experimentChanged, ROOT_ACTOR } from './events.js';
-import {
-  applyChanges,
-  createExperiment,
-  describeDecision,
-  type Experiment,
-  MAX_DECISION_NOTE,
-  validateDecision,
-} from './experiment.js';
+import { applyChanges, createExperiment, type Experiment } from './experiment.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const LATER = '2026-01-02T00:00:00.000Z';

@@ -4,8 +4,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { checkCondition, groupsOf } from './condition-check.js';
 import type { EntryRules, Layer, Override } from './entry.js';
 import { ValidationError } from './errors.js';
-import type { Variant } from './experiment.js';
 import { isJsonObject, type JsonObject } from './json.js';
+import type { Variant } from './variants.js';
 
 /** A layer's key: spelled like an experiment's slug. */
 const LAYER_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

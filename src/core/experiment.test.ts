@@ -9,8 +9,8 @@ import {
   type Status,
   TRANSITIONS,
   validateSlug,
-  validateVariants,
 } from './experiment.js';
+import { validateVariants } from './variants.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const ab = [

@@ -1,5 +1,7 @@
-// Experiments: their shape, validation rules and lifecycle (status transitions). Pure: no I/O.
+// Experiments: their shape, validation rules and lifecycle (status transitions). Pure: no I/O. Their
+// variants are in variants.ts, the decision made when one completes in decision.ts.
 import { isDeepStrictEqual } from 'node:util';
+import { type Decision, type DecisionInput, validateDecision } from './decision.js';
 import { DEFAULT_ENTRY, type EntryRules, type Override } from './entry.js';
 import {
   populationChanged,
@@ -10,13 +12,14 @@ import {
   validateTargeting,
 } from './entry-rules.js';
 import { ConflictError, ValidationError } from './errors.js';
-import { isJsonObject, type JsonObject } from './json.js';
+import type { JsonObject } from './json.js';
 import {
   type MetricDefinition,
   type MetricDefinitionInput,
   validateMetricDefinitions,
 } from './metric-definitions.js';
 import { validateSegments } from './segments.js';
+import { type Variant, validateVariants } from './variants.js';
 
 export const STATUSES = ['draft', 'running', 'paused', 'completed', 'released', 'archived'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -37,32 +40,6 @@ export const DEFAULT_GUARDRAIL_ACTION: GuardrailAction = 'notify';
 /** Units each variant needs on a guardrail metric before the monitor judges the experiment. */
 export const DEFAULT_MINIMUM_UNITS = 100;
 export const MAX_MINIMUM_UNITS = 1_000_000_000;
-
-export interface Variant {
-  key: string;
-  payload: JsonObject;
-  trafficPercent: number;
-}
-
-/** `variant` when no variant shipped (the control stays, or nothing changed). */
-export const NO_VARIANT = 'none';
-export const MAX_DECISION_NOTE = 2000;
-
-/**
- * What was decided when the experiment completed ("shipped B: cheaper at equal success"). It belongs to
- * completing: set with `status: "completed"`, or corrected while completed. `variant` is a variant's key or
- * 'none' ('none' always means no variant shipped, even if a variant is keyed 'none').
- */
-export interface Decision {
-  variant: string;
-  note: string;
-  decidedAt: string;
-}
-
-export interface DecisionInput {
-  variant: string;
-  note?: string;
-}
 
 export interface Experiment extends EntryRules {
   slug: string;
@@ -130,9 +107,6 @@ export interface ExperimentChanges {
 }
 
 export const SLUG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-export const VARIANT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-export const MAX_VARIANTS = 100;
-export const TRAFFIC_SUM_TOLERANCE = 1e-9;
 
 /** Which statuses each status may move to. `archived` is reachable from anywhere and leads nowhere. */
 export const TRANSITIONS: Record<Status, readonly Status[]> = {
@@ -154,40 +128,6 @@ export function validateSlug(slug: unknown): string {
   return slug;
 }
 
-export function validateVariants(variants: unknown): Variant[] {
-  if (!Array.isArray(variants) || variants.length < 1 || variants.length > MAX_VARIANTS) {
-    throw new ValidationError(`variants must be an array of 1-${MAX_VARIANTS} variants`);
-  }
-  const seen = new Set<string>();
-  let sum = 0;
-  variants.forEach((v: unknown, i) => {
-    const at = `variants[${i}]`;
-    if (!isJsonObject(v)) throw new ValidationError(`${at} must be an object`);
-    const { key, payload, trafficPercent } = v as Record<string, unknown>;
-    if (typeof key !== 'string' || !VARIANT_KEY_PATTERN.test(key)) {
-      throw new ValidationError(`${at}.key must be 1-64 characters of A-Z a-z 0-9 . _ -`);
-    }
-    if (seen.has(key)) throw new ValidationError(`${at}.key '${key}' is used by another variant`);
-    seen.add(key);
-    if (!isJsonObject(payload)) throw new ValidationError(`${at}.payload must be a JSON object`);
-    if (typeof trafficPercent !== 'number' || !Number.isFinite(trafficPercent)) {
-      throw new ValidationError(`${at}.trafficPercent must be a finite number`);
-    }
-    if (trafficPercent < 0 || trafficPercent > 100) {
-      throw new ValidationError(`${at}.trafficPercent must be between 0 and 100 (got ${trafficPercent})`);
-    }
-    sum += trafficPercent;
-  });
-  if (Math.abs(sum - 100) > TRAFFIC_SUM_TOLERANCE) {
-    throw new ValidationError(`variants' trafficPercent must sum to 100 (got ${sum})`);
-  }
-  return (variants as Variant[]).map((v) => ({
-    key: v.key,
-    payload: v.payload,
-    trafficPercent: v.trafficPercent,
-  }));
-}
-
 export function validateGuardrailAction(action: unknown): GuardrailAction {
   if (typeof action === 'string' && (GUARDRAIL_ACTIONS as readonly string[]).includes(action)) {
     return action as GuardrailAction;
@@ -200,33 +140,6 @@ export function validateMinimumUnits(units: unknown): number {
     throw new ValidationError(`minimumUnits must be an integer from 1 to ${MAX_MINIMUM_UNITS}`);
   }
   return units;
-}
-
-/** A decision as kept: its variant names one of `variants` or is 'none'; the note is trimmed. */
-export function validateDecision(input: unknown, variants: readonly Variant[], now: string): Decision {
-  if (!isJsonObject(input)) throw new ValidationError('decision must be an object {variant, note}');
-  const { variant, note } = input as Record<string, unknown>;
-  const keys = variants.map((v) => v.key);
-  if (typeof variant !== 'string' || (variant !== NO_VARIANT && !keys.includes(variant))) {
-    throw new ValidationError(
-      `decision.variant must be one of the variants (${keys.join(', ')}) or '${NO_VARIANT}' (got ${JSON.stringify(variant ?? null)})`,
-    );
-  }
-  if (note !== undefined && typeof note !== 'string')
-    throw new ValidationError('decision.note must be a string');
-  const text = (note ?? '').trim();
-  if (text.length > MAX_DECISION_NOTE) {
-    throw new ValidationError(
-      `decision.note must be at most ${MAX_DECISION_NOTE} characters (got ${text.length})`,
-    );
-  }
-  return { variant, note: text, decidedAt: now };
-}
-
-/** "shipped B: cheaper at equal success", "no change shipped": how lists and the history say it. */
-export function describeDecision(d: Decision): string {
-  const what = d.variant === NO_VARIANT ? 'no change shipped' : `shipped ${d.variant}`;
-  return d.note === '' ? what : `${what}: ${d.note}`;
 }
 
 export function assertTransition(from: Status, to: Status): void {

@@ -3,10 +3,10 @@
 
 import { checkFigures } from '../core/answer-bounds.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
-import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
 import { SEGMENT_NOTE } from '../core/segments.js';
 import { topSegments } from '../core/top-segments.js';
+import type { Variant } from '../core/variants.js';
 import {
   type Analysis,
   type AnalysisMethod,

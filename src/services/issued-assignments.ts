@@ -2,7 +2,7 @@
 // and variant, and its user. Ids of the current version need no I/O; older versions' variants are read
 // once and kept (a version's variants never change).
 import { type IssuedAssignment, readAssignmentId } from '../core/assignment-id.js';
-import type { Variant } from '../core/experiment.js';
+import type { Variant } from '../core/variants.js';
 import type { Store } from '../store/store.js';
 import type { LiveExperiment } from './experiment-cache.js';
 

@@ -11,7 +11,8 @@ import { searchText } from '../core/search.js';
 import { resultSegments } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../core/writes.js';
-import type { Result, Store } from '../store/store.js';
+import type { Result } from '../store/result-types.js';
+import type { Store } from '../store/store.js';
 
 /** A stored result as services hand it out (the http layer names it from here, not from the store). */
 export type { Result };

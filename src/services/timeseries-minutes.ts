@@ -7,7 +7,8 @@ import { ValidationError } from '../core/errors.js';
 import { type HourlyRollup, rollUpHours } from '../core/rollups.js';
 import { minuteOf } from '../core/time.js';
 import { applyUnitDeltasByHour, type HourlyUnitRollup, unitDeltasByHour } from '../core/unit-hours.js';
-import type { HourlyExposure, Store } from '../store/store.js';
+import type { HourlyExposure } from '../store/rollup-types.js';
+import type { Store } from '../store/store.js';
 
 export const MINUTE_WINDOW_HOURS = 6;
 const PAGE = 1000;

@@ -5,11 +5,11 @@
 import { checkPoints } from '../core/answer-bounds.js';
 import { pairId } from '../core/declared.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
-import type { Variant } from '../core/experiment.js';
 import { NAMES_IN_A_MESSAGE, someOf } from '../core/messages.js';
 import { findDefinition, type MetricDefinition } from '../core/metric-definitions.js';
 import type { PairRollup } from '../core/pairs.js';
 import { dayOf, hourOf, minuteOf } from '../core/time.js';
+import type { Variant } from '../core/variants.js';
 import {
   type AnalysisMethod,
   cumulativeSeries,

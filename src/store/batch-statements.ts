@@ -12,9 +12,9 @@ import { type UnitDelta, type UnitSum, unitKey } from '../core/units.js';
 import { declaredOf, type NewFeedback, type WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
 import { planRollups } from './batch-plan.js';
+import { feedbackStatement } from './batch-rows.js';
 import { pairStatements } from './pair-statements.js';
 import {
-  feedbackStatement,
   hourlyExposureStatement,
   hourlyRollupStatement,
   metricRollupStatement,

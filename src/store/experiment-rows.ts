@@ -7,8 +7,8 @@ import {
   type GuardrailAction,
   isActive,
   type Status,
-  type Variant,
 } from '../core/experiment.js';
+import type { Variant } from '../core/variants.js';
 import { deleteRolloutRows, withRollouts } from './rollout-rows.js';
 import { type Database, type ExperimentsTable, isoTime } from './schema.js';
 import { json } from './sql-reads.js';

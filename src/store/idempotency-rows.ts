@@ -1,5 +1,5 @@
 // Idempotency-Keys in SQL (migrations 005 and 010; ADR 0016): claims and lookups. Answers are written
-// with the data they describe (row-statements.ts, idempotencyRecordStatement).
+// with the data they describe (batch-rows.ts, idempotencyRecordStatement).
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { InstanceLock } from './instance-lock.js';
 import { type Database, isoTime } from './schema.js';

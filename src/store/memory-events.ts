@@ -1,4 +1,4 @@
-// The memory store's history (memory-store.ts): events in insertion order, read as event-rows.ts reads them.
+// The memory store's history (memory-experiments.ts): events in insertion order, read as event-rows.ts reads them.
 import { type ChangeEvent, matchesType } from '../core/events.js';
 import type { EventQuery, StoredEvent } from './store.js';
 

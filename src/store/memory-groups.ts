@@ -1,4 +1,4 @@
-// The memory store's saved groups (memory-store.ts), kept as the SQL store keeps them (group-rows.ts):
+// The memory store's saved groups (memory-experiments.ts), kept as the SQL store keeps them (group-rows.ts):
 // copied in and out, createdAt kept on replace, listed by key.
 import type { StoredGroup } from './store.js';
 

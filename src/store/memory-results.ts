@@ -7,7 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import { metricValue } from '../core/result-values.js';
 import { containsText, newestComments } from '../core/search.js';
 import type { NewResult } from '../core/writes.js';
-import type { ComparedQuery, Result, ResultPage, ResultQuery } from './store.js';
+import type { ComparedQuery, Result, ResultPage, ResultQuery } from './result-types.js';
 
 export interface MemoryResult {
   seq: number;

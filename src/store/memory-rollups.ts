@@ -54,7 +54,7 @@ import {
   unitKey,
 } from '../core/units.js';
 import type { ExposureBatch } from '../core/writes.js';
-import type { HourlyData, HourlyExposure, Rollups } from './store.js';
+import type { HourlyData, HourlyExposure, Rollups } from './rollup-types.js';
 
 /** A bucket_exposures row. */
 export interface HourlyExposures extends HourlyExposure {

@@ -31,6 +31,7 @@ import { addUnitRollup } from '../core/unit-hours.js';
 import type { NewResult, WriteBatch } from '../core/writes.js';
 import { declaredOf } from '../core/writes.js';
 import { rolledOf } from './batch-plan.js';
+import type { SegmentRows } from './rollup-types.js';
 import {
   anyMoves,
   feedbackSegmentNeeds,
@@ -43,7 +44,6 @@ import {
   type SegmentRecord,
   segmentNeeds,
 } from './segment-plan.js';
-import type { SegmentRows } from './store.js';
 
 const SEP = '\u0000';
 

@@ -1,18 +1,17 @@
 // A Store in plain Maps and arrays, with the SQL store's semantics: for unit tests of the services.
+// Experiments, rollouts, groups and the history are in memory-experiments.ts, which MemoryStore extends.
 // Rollups are planned by the same pure core as the SQL store's (batch-plan.ts, rebuild.ts); only where
 // they are kept differs.
 
 import type { ComparedRow } from '../core/compare.js';
 import { declaredSums } from '../core/declared.js';
-import { ConflictError, NotFoundError } from '../core/errors.js';
+import { NotFoundError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import { decodeExposureBatch, type Exposure } from '../core/exposure.js';
 import { exposureUserKey, exposureUsersOf, newExposureUsers } from '../core/exposure-users.js';
 import { type FeedbackRow, feedbackKey } from '../core/feedback.js';
-import type { IdempotencyRecord } from '../core/idempotency.js';
 import { applyMetricCap } from '../core/metric-cap.js';
-import type { Rollout } from '../core/rollout.js';
 import {
   hourlyRollupKey,
   mergeRollups,
@@ -33,8 +32,7 @@ import {
 } from '../core/writes.js';
 import { overCapOf, planRollups, rolledFeedback, rolledOf } from './batch-plan.js';
 import { exposureIdKey, exposureIdRows, withClientExposures } from './client-exposures.js';
-import { MemoryEvents } from './memory-events.js';
-import { MemoryGroups } from './memory-groups.js';
+import { MemoryExperiments } from './memory-experiments.js';
 import {
   listMemoryCompared,
   listMemoryResults,
@@ -42,29 +40,18 @@ import {
   readable,
   saidFrom,
 } from './memory-results.js';
-import { MemoryRollouts } from './memory-rollouts.js';
 import { addCounts, forget, MemoryRollups } from './memory-rollups.js';
 import { MemorySegments, type RatedSegments } from './memory-segments.js';
-import type { SegmentRecord } from './segment-plan.js';
 import {
   type ComparedQuery,
-  type EventQuery,
-  type EventStore,
-  type ExperimentChange,
-  type HourlyData,
   type ResultPage,
   type ResultQuery,
   type ResultTarget,
-  type Rollups,
   resultTarget,
-  type SegmentRows,
-  type Store,
-  type StoredEvent,
-  type StoredExperiment,
-  type StoredGroup,
-  type StoredRollout,
-  type StoredVersion,
-} from './store.js';
+} from './result-types.js';
+import type { HourlyData, Rollups, SegmentRows } from './rollup-types.js';
+import type { SegmentRecord } from './segment-plan.js';
+import type { EventStore, Store } from './store.js';
 
 /** A committed result and its position (the SQL store's `seq`: commit order, across experiments). */
 interface Committed {
@@ -82,95 +69,18 @@ interface Committed {
  * updated by every append. Values are copied in and out, so a caller never shares an object with the
  * store. Every call completes in one step, so a change is atomic as a transaction is.
  */
-export class MemoryStore implements Store, EventStore {
-  private readonly experiments = new Map<number, Experiment>();
-  private readonly idsBySlug = new Map<string, number>();
-  private readonly versions = new Map<number, StoredVersion[]>();
+export class MemoryStore extends MemoryExperiments implements Store, EventStore {
   private readonly results: Committed[] = [];
   private readonly byLogId = new Map<string, Committed>();
   private readonly exposureBatches: ExposureBatch[] = [];
   private readonly feedback = new Map<string, FeedbackRow>();
   private readonly rollups = new MemoryRollups();
   private readonly segments = new MemorySegments();
-  private readonly events = new MemoryEvents();
-  private readonly rollouts = new MemoryRollouts();
-  private readonly groups = new MemoryGroups();
   /** exposure_ids: the assignment ids of client exposures stored (client-exposures.ts). */
   private readonly exposureIds = new Set<string>();
   /** assignment_contexts: the context of each assignment made with one, by experiment and UUID. */
   private readonly contexts = new Map<string, string>();
-  private lastExperimentId = 0;
   private lastSeq = 0;
-  private revision = 0;
-
-  async listExperiments(): Promise<StoredExperiment[]> {
-    return [...this.experiments.keys()].sort((a, b) => a - b).map((id) => this.stored(id));
-  }
-
-  async findExperiment(slug: string): Promise<StoredExperiment | undefined> {
-    const id = this.idsBySlug.get(slug);
-    return id === undefined ? undefined : this.stored(id);
-  }
-
-  async insertExperiment(
-    experiment: Experiment,
-    _record?: IdempotencyRecord,
-    events?: readonly ChangeEvent[],
-  ): Promise<StoredExperiment> {
-    if (this.idsBySlug.has(experiment.slug)) {
-      throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
-    }
-    this.events.add(events);
-    const id = ++this.lastExperimentId;
-    this.save(id, experiment);
-    this.versions.set(id, []);
-    this.recordVersion(id, experiment);
-    return { id, experiment };
-  }
-
-  async updateExperiment(
-    slug: string,
-    change: (current: Experiment) => Experiment,
-    events?: (before: Experiment, after: Experiment) => readonly ChangeEvent[],
-  ): Promise<StoredExperiment> {
-    const current = this.current(slug);
-    const next = change(current.experiment);
-    this.events.add(events?.(current.experiment, next));
-    this.save(current.id, next);
-    if (next.version !== current.experiment.version) this.recordVersion(current.id, next);
-    return { ...current, experiment: next };
-  }
-
-  async insertRollout(
-    slug: string,
-    build: (current: StoredExperiment) => { rollout: StoredRollout; events: readonly ChangeEvent[] },
-  ): Promise<StoredExperiment> {
-    const current = this.current(slug);
-    const { rollout, events } = build(current);
-    this.rollouts.check(rollout);
-    this.events.add(events);
-    this.rollouts.insert(rollout);
-    this.revision++;
-    return { ...current, rollout: structuredClone(rollout) };
-  }
-
-  async moveRollout(
-    slug: string,
-    id: string,
-    from: number,
-    next: Rollout,
-    events: readonly ChangeEvent[],
-    change?: ExperimentChange,
-  ): Promise<StoredExperiment | undefined> {
-    const current = this.current(slug);
-    if (!this.rollouts.at(id, from)) return undefined;
-    const changed = change?.(current.experiment);
-    this.events.add([...events, ...(changed?.events ?? [])]);
-    if (changed !== undefined) this.save(current.id, changed.next);
-    const rollout = this.rollouts.move(id, from, next);
-    this.revision++;
-    return { id: current.id, experiment: changed?.next ?? current.experiment, rollout };
-  }
 
   async deleteExperiment(
     slug: string,
@@ -189,43 +99,7 @@ export class MemoryStore implements Store, EventStore {
     forget(this.rollups.exposureUserRollups, current.id);
     for (const key of this.exposureIds) if (key.startsWith(`${current.id}\n`)) this.exposureIds.delete(key);
     for (const key of this.contexts.keys()) if (key.startsWith(`${current.id}\n`)) this.contexts.delete(key);
-    this.rollouts.forget(current.id);
-    this.versions.delete(current.id);
-    this.experiments.delete(current.id);
-    this.idsBySlug.delete(slug);
-    this.revision++;
-  }
-
-  async listGroups(): Promise<StoredGroup[]> {
-    return this.groups.list();
-  }
-
-  async putGroup(
-    group: StoredGroup,
-    events: (before: StoredGroup | undefined, after: StoredGroup) => readonly ChangeEvent[],
-  ): Promise<StoredGroup> {
-    const after = this.groups.next(group);
-    this.events.add(events(this.groups.get(group.key), structuredClone(after)));
-    this.groups.set(after);
-    this.revision++;
-    return after;
-  }
-
-  async deleteGroup(key: string, events: (deleted: StoredGroup) => readonly ChangeEvent[]): Promise<boolean> {
-    const before = this.groups.get(key);
-    if (before === undefined) return false;
-    this.events.add(events(before));
-    this.groups.delete(key);
-    this.revision++;
-    return true;
-  }
-
-  async listEvents(q: EventQuery): Promise<StoredEvent[]> {
-    return this.events.list(q);
-  }
-
-  async recordEvents(events: readonly ChangeEvent[]): Promise<void> {
-    this.events.add(events);
+    this.forgetExperiment(current.id, slug);
   }
 
   /** Planned whole before anything is kept (as batch-plan.ts plans it), so a batch commits whole or not at all. */
@@ -375,10 +249,6 @@ export class MemoryStore implements Store, EventStore {
     return this.rollups.hourly(experimentId);
   }
 
-  async listVersions(experimentId: number): Promise<StoredVersion[]> {
-    return structuredClone(this.versions.get(experimentId) ?? []);
-  }
-
   async findResult(experimentId: number, logId: string): Promise<ResultTarget | undefined> {
     return (await this.findResults(experimentId, [logId])).get(logId);
   }
@@ -444,48 +314,9 @@ export class MemoryStore implements Store, EventStore {
     return { results, exposures };
   }
 
-  async experimentsRevision(): Promise<number> {
-    return this.revision;
-  }
-
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}
-
-  private stored(id: number): StoredExperiment {
-    const rollout = this.rollouts.newest(id);
-    const experiment = structuredClone(this.experiments.get(id)!);
-    return rollout === undefined ? { id, experiment } : { id, experiment, rollout };
-  }
-
-  private current(slug: string): StoredExperiment {
-    const id = this.idsBySlug.get(slug);
-    if (id === undefined) throw new NotFoundError(`no experiment with slug '${slug}'`);
-    return this.stored(id);
-  }
-
-  /** Keeps a copy of `experiment` under `id`; every change bumps the revision. */
-  private save(id: number, experiment: Experiment): void {
-    const previous = this.experiments.get(id);
-    if (previous && previous.slug !== experiment.slug) {
-      if (this.idsBySlug.has(experiment.slug)) {
-        throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
-      }
-      this.idsBySlug.delete(previous.slug);
-    }
-    this.experiments.set(id, structuredClone(experiment));
-    this.idsBySlug.set(experiment.slug, id);
-    this.revision++;
-  }
-
-  /** As the SQL store: a version starts when the experiment was last updated. */
-  private recordVersion(id: number, e: Experiment): void {
-    this.versions.get(id)!.push({
-      version: e.version,
-      variants: structuredClone(e.variants),
-      createdAt: e.updatedAt,
-    });
-  }
 
   private metricNamesOf(experimentId: number): Set<string> {
     const names = new Set<string>();

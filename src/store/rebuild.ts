@@ -38,6 +38,7 @@ import { applyUnitDeltasByHour, type HourlyUnitDelta, unitDeltasByHour } from '.
 import { rollUpUnits, type UnitSum, unitDeltasOfResults, unitKey } from '../core/units.js';
 import type { ExposureBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
+import { rolledResultRow } from './batch-rows.js';
 import { executeInChunks } from './compile-rows.js';
 import { pairStatements } from './pair-statements.js';
 import {
@@ -46,7 +47,6 @@ import {
   hourlyExposureStatement,
   hourlyRollupStatement,
   metricRollupStatement,
-  rolledResultRow,
   unitRollupStatement,
   unitSumStatement,
 } from './row-statements.js';

@@ -7,8 +7,8 @@ import type { ComparedRow } from '../core/compare.js';
 import type { JsonObject } from '../core/json.js';
 import { newestComments } from '../core/search.js';
 import { commonText, searchCondition } from './result-search.js';
+import type { ComparedQuery, Result, ResultPage, ResultQuery } from './result-types.js';
 import { type Database, isoTime, type ResultsTable } from './schema.js';
-import type { ComparedQuery, Result, ResultPage, ResultQuery } from './store.js';
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;

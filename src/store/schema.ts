@@ -1,5 +1,33 @@
 // The tables as Kysely sees them (shared by both dialects): the only place that names columns, with the store.
+// The rollup and segment tables are in rollup-tables.ts and segment-tables.ts; Database gathers them all.
 import type { Generated } from 'kysely';
+import type {
+  BucketExposuresTable,
+  BucketPairRollupsTable,
+  BucketRollupsTable,
+  BucketSketchBinsTable,
+  BucketUnitRollupsTable,
+  ExposureRollupsTable,
+  ExposureUsersTable,
+  MetricRollupsTable,
+  PairRollupsTable,
+  ResultRollupsTable,
+  SketchBinsTable,
+  UnitBinsTable,
+  UnitRollupsTable,
+  UnitSumsTable,
+} from './rollup-tables.js';
+import type {
+  AssignmentSegmentsTable,
+  SegmentPairRollupsTable,
+  SegmentPendingTable,
+  SegmentResultsTable,
+  SegmentRollupsTable,
+  SegmentSketchBinsTable,
+  SegmentsRecordedTable,
+  SegmentUnitRollupsTable,
+  SegmentUnitSumsTable,
+} from './segment-tables.js';
 
 /** Timestamps are ISO strings in SQLite and Date objects from PostgreSQL; JSON is text or parsed. */
 type Time = string | Date;
@@ -100,27 +128,6 @@ export interface ExposureBatchesTable {
 export interface ExperimentRevisionTable {
   id: number;
   revision: number;
-}
-
-export interface MetricRollupsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  metric: string;
-  kind: string;
-  n: number;
-  sum: number;
-  sum_squares: number;
-  /** The least and greatest value counted (migration 017); NULL: unknown, rows from before it. */
-  min_value: number | null;
-  max_value: number | null;
-}
-
-export interface ExposureRollupsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  n: number;
 }
 
 /** Managed API keys (migration 005): a keyed hash of the secret, never the secret. */
@@ -233,33 +240,6 @@ export interface IdempotencyKeysTable {
   instance: number | null;
 }
 
-/** Per-user running sums of sticky experiments (migration 006): x = sum, y = n. */
-export interface UnitSumsTable {
-  experiment_id: number;
-  user_id: string;
-  experiment_version: number;
-  variant_key: string;
-  metric: string;
-  kind: string;
-  n: number;
-  sum: number;
-}
-
-/** Per variant and metric: the sums over users the delta method reads (migration 006). */
-export interface UnitRollupsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  metric: string;
-  kind: string;
-  units: number;
-  sum_x: number;
-  sum_x2: number;
-  sum_y: number;
-  sum_y2: number;
-  sum_xy: number;
-}
-
 /** Late feedback, one row per target and metric (migration 006). */
 export interface FeedbackTable {
   experiment_id: number;
@@ -280,45 +260,6 @@ export interface FeedbackTable {
   segments: string | null;
 }
 
-/** Hourly metric rollups for the time series (migration 006); bucket is the hour's ISO start. */
-export interface BucketRollupsTable {
-  experiment_id: number;
-  bucket: string;
-  experiment_version: number;
-  variant_key: string;
-  metric: string;
-  kind: string;
-  n: number;
-  sum: number;
-  sum_squares: number;
-  min_value: number | null;
-  max_value: number | null;
-}
-
-export interface BucketExposuresTable {
-  experiment_id: number;
-  bucket: string;
-  experiment_version: number;
-  variant_key: string;
-  n: number;
-}
-
-/** Results per experiment, version and variant key (migration 007). */
-export interface ResultRollupsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  n: number;
-}
-
-/** Sticky experiments: each user once per version, and how many per variant (migration 008). */
-export interface ExposureUsersTable {
-  experiment_id: number;
-  experiment_version: number;
-  user_id: string;
-  variant_key: string;
-}
-
 /** The assignment ids (UUIDs) of exposures clients sent, each stored once (migration 009). */
 export interface ExposureIdsTable {
   experiment_id: number;
@@ -331,123 +272,6 @@ export interface AssignmentContextsTable {
   assignment_uuid: string;
   /** JSON text of the context object. */
   context: string;
-}
-
-/** Hourly moves of unit_rollups (migration 008): its columns and the hour. */
-export interface BucketUnitRollupsTable extends UnitRollupsTable {
-  bucket: string;
-}
-
-/** DDSketch bin counts per variant and metric (migration 008); bucket_sketch_bins adds the hour. */
-export interface SketchBinsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  metric: string;
-  side: number;
-  key: number;
-  count: number;
-}
-
-export interface BucketSketchBinsTable extends SketchBinsTable {
-  bucket: string;
-}
-
-/** An assign context's value of a declared segment key, per assignment id (migration 011). */
-export interface AssignmentSegmentsTable {
-  experiment_id: number;
-  assignment_id: string;
-  segment_key: string;
-  value: string;
-}
-
-/** A result waiting for its client exposure's value of a segment key (migration 011). */
-export interface SegmentPendingTable {
-  experiment_id: number;
-  assignment_id: string;
-  log_id: string;
-  segment_key: string;
-}
-
-/** Metric sums per segment key and value (migration 011). */
-export interface SegmentRollupsTable extends Omit<MetricRollupsTable, 'min_value' | 'max_value'> {
-  segment_key: string;
-  value: string;
-}
-
-/** Results per segment key and value (migration 011). */
-export interface SegmentResultsTable extends ResultRollupsTable {
-  segment_key: string;
-  value: string;
-}
-
-/** Results up to `after_seq` were written before results.segments (migration 018): one row. */
-export interface SegmentsRecordedTable {
-  after_seq: number;
-}
-
-/** Per-user running sums per segment value (migration 018). */
-export interface SegmentUnitSumsTable extends UnitSumsTable {
-  segment_key: string;
-  value: string;
-}
-
-/** Per segment value: the sums over users the delta method reads (migration 018). */
-export interface SegmentUnitRollupsTable extends UnitRollupsTable {
-  segment_key: string;
-  value: string;
-}
-
-/** DDSketch bin counts per segment value (migration 018). */
-export interface SegmentSketchBinsTable extends SketchBinsTable {
-  segment_key: string;
-  value: string;
-}
-
-/** Per variant, pair and unit: the sums of core/pairs.ts (migration 019). */
-export interface PairRollupsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  pair: string;
-  unit: string;
-  n: number;
-  sum_x: number;
-  sum_x2: number;
-  sum_y: number;
-  sum_y2: number;
-  sum_xy: number;
-  sum_z: number;
-  sum_z2: number;
-  sum_xz: number;
-  sum_yz: number;
-}
-
-/** Hourly moves of pair_rollups (migration 019). */
-export interface BucketPairRollupsTable extends PairRollupsTable {
-  bucket: string;
-}
-
-/** Users of a capped metric by the bin of their mean (core/unit-bins.ts, migration 019). */
-export interface UnitBinsTable {
-  experiment_id: number;
-  experiment_version: number;
-  variant_key: string;
-  metric: string;
-  side: number;
-  key: number;
-  units: number;
-  sum_x: number;
-  sum_x2: number;
-  sum_y: number;
-  sum_y2: number;
-  sum_xy: number;
-}
-
-/** Pair sums per segment value (migration 019). */
-export interface SegmentPairRollupsTable extends PairRollupsTable {
-  segment_key: string;
-  value: string;
 }
 
 export interface Database {

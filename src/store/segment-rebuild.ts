@@ -28,9 +28,9 @@ import {
   type SegmentRollup,
 } from '../core/segments.js';
 import type { MetricKind } from '../stats/arms.js';
+import { rolledResultRow } from './batch-rows.js';
 import { executeInChunks } from './compile-rows.js';
 import { segmentPairStatements } from './pair-statements.js';
-import { rolledResultRow } from './row-statements.js';
 import type { Database } from './schema.js';
 import type { SegmentRecord } from './segment-plan.js';
 import { segmentLookups, segmentResultStatement, segmentRollupStatement } from './segment-rows.js';

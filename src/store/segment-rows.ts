@@ -15,8 +15,10 @@ import {
 import type { AssignmentSegment, SegmentCount, SegmentRollup } from '../core/segments.js';
 import { declaredOf, type WriteBatch } from '../core/writes.js';
 import type { MetricKind } from '../stats/arms.js';
+import { rolledResultRow } from './batch-rows.js';
 import { readSegmentPairs, segmentPairStatements } from './pair-statements.js';
-import { type RowStatement, rolledResultRow, upsertStatement } from './row-statements.js';
+import type { SegmentRows } from './rollup-types.js';
+import { type RowStatement, upsertStatement } from './row-statements.js';
 import type { Database } from './schema.js';
 import {
   anyMoves,
@@ -32,7 +34,6 @@ import {
   segmentNeeds,
 } from './segment-plan.js';
 import { readSegmentSums, segmentSumStatements } from './segment-sums.js';
-import type { SegmentRows } from './store.js';
 
 /** Keys per IN list (SQLite binds at most 32766 parameters; PostgreSQL 65535). */
 const KEYS_PER_READ = 500;

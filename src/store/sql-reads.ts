@@ -10,8 +10,10 @@ import type { UnitRollup } from '../core/units.js';
 import type { SketchSide } from '../stats/sketch.js';
 import { readHourlyPairRollups, readPairRollups, readUnitBins } from './pair-statements.js';
 import { exposureBatches } from './rebuild.js';
-import { type Database, isoTime, type SketchBinsTable, type UnitRollupsTable } from './schema.js';
-import type { HourlyData, ResultTarget, Rollups } from './store.js';
+import type { ResultTarget } from './result-types.js';
+import type { SketchBinsTable, UnitRollupsTable } from './rollup-tables.js';
+import type { HourlyData, Rollups } from './rollup-types.js';
+import { type Database, isoTime } from './schema.js';
 
 export function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;

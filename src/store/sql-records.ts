@@ -1,5 +1,6 @@
 // The SQL store's connections and its smaller tables: managed keys, saved groups, Idempotency-Keys and
-// the history (events). SqlStore (sql-store.ts) extends it with experiments, results and rollups.
+// the history (events). SqlExperiments (sql-experiments.ts) extends it with experiments and rollouts, and
+// SqlStore (sql-store.ts) extends that with results and rollups.
 import type { Kysely, Transaction } from 'kysely';
 import { UnavailableError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';

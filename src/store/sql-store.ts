@@ -1,40 +1,31 @@
-// The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike.
-import { sql, type Transaction } from 'kysely';
+// The one SQL implementation of Store, over Kysely, for SQLite and PostgreSQL alike: batches, results,
+// exposures and rollups here, on top of experiments and rollouts (sql-experiments.ts) and the smaller
+// tables (sql-records.ts).
+import { sql } from 'kysely';
 import type { ComparedRow } from '../core/compare.js';
-import { ConflictError } from '../core/errors.js';
 import type { ChangeEvent } from '../core/events.js';
 import type { Experiment } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
-import type { IdempotencyRecord } from '../core/idempotency.js';
-import { liveRolloutConflict, type Rollout } from '../core/rollout.js';
 import type { BatchDecisions, WriteBatch } from '../core/writes.js';
 import { exposureLocks, overCapOf, rolledFeedback, rolledOf } from './batch-plan.js';
+import { rowStatements } from './batch-rows.js';
 import { plannedStatements } from './batch-statements.js';
 import { claimClientExposures, newClientExposures } from './client-exposures.js';
 import { type CompiledRows, compileRows, executeInChunks } from './compile-rows.js';
 import { contextStatements, contextStep, runCompiled } from './context-index.js';
 import type { SqlDatabase } from './database.js';
 import { insertEventRows } from './event-rows.js';
-import {
-  deleteExperimentRows,
-  insertExperimentRows,
-  lockExperimentRow,
-  selectExperiment,
-  selectExperiments,
-  selectRevision,
-  selectVersions,
-  updateExperimentRows,
-} from './experiment-rows.js';
+import { deleteExperimentRows } from './experiment-rows.js';
 import { insertUsers, sqliteUserStatements } from './exposure-user-statements.js';
 import { MetricNames } from './metric-names.js';
 import { executeAsFew } from './postgres-batch.js';
 import { experimentIds, rebuildExperiments } from './rebuild.js';
 import { readCompared, readResults } from './result-reads.js';
 import { indexResults } from './result-search.js';
-import { insertRolloutRow, updateRolloutRow, withRollouts } from './rollout-rows.js';
-import { idempotencyRecordStatement, rowStatements } from './row-statements.js';
-import type { Database } from './schema.js';
+import type { ComparedQuery, ResultPage, ResultQuery, ResultTarget } from './result-types.js';
+import type { HourlyData, Rollups, SegmentRows } from './rollup-types.js';
 import { readSegments, segmentWrites } from './segment-rows.js';
+import { SqlExperiments } from './sql-experiments.js';
 import {
   countExposures,
   findResult,
@@ -45,24 +36,9 @@ import {
   readMetricNames,
   readRollups,
 } from './sql-reads.js';
-import { SqlRecords } from './sql-records.js';
-import type {
-  ComparedQuery,
-  ExperimentChange,
-  HourlyData,
-  ResultPage,
-  ResultQuery,
-  ResultTarget,
-  RolloutStore,
-  Rollups,
-  SegmentRows,
-  Store,
-  StoredExperiment,
-  StoredRollout,
-  StoredVersion,
-} from './store.js';
+import type { RolloutStore, Store } from './store.js';
 
-export class SqlStore extends SqlRecords implements Store, RolloutStore {
+export class SqlStore extends SqlExperiments implements Store, RolloutStore {
   private readonly metricNames = new MetricNames();
   /** Sticky experiments' users this process saw committed: repeat users cost no read (core/exposure-users.ts). */
   /** The end of the last SQLite batch or rebuild in turn (inTurn). */
@@ -80,109 +56,6 @@ export class SqlStore extends SqlRecords implements Store, RolloutStore {
     super(db);
     this.writeConcurrency = db.dialect === 'postgres' ? 2 : 1;
     if (db.watchExperimentChanges) this.watchExperiments = db.watchExperimentChanges.bind(db);
-  }
-
-  listExperiments(): Promise<StoredExperiment[]> {
-    return this.run(async () => withRollouts(this.readOnly, await selectExperiments(this.readOnly)));
-  }
-
-  findExperiment(slug: string): Promise<StoredExperiment | undefined> {
-    return this.run(async () => {
-      const found = await selectExperiment(this.readOnly, slug);
-      return found && (await withRollouts(this.readOnly, [found]))[0];
-    });
-  }
-
-  experimentsRevision(): Promise<number> {
-    return this.run(() => selectRevision(this.readOnly));
-  }
-
-  insertExperiment(
-    experiment: Experiment,
-    record?: IdempotencyRecord,
-    events?: readonly ChangeEvent[],
-  ): Promise<StoredExperiment> {
-    return this.run(async () => {
-      try {
-        return await this.readWrite.transaction().execute(async (trx) => {
-          const id = await insertExperimentRows(trx, experiment);
-          if (record !== undefined) await executeInChunks(trx, idempotencyRecordStatement([record]));
-          await insertEventRows(trx, events);
-          await this.changed(trx);
-          return { id, experiment };
-        });
-      } catch (err) {
-        if (!this.db.isUniqueViolation(err)) throw err;
-        throw new ConflictError(`an experiment with slug '${experiment.slug}' already exists`);
-      }
-    });
-  }
-
-  updateExperiment(
-    slug: string,
-    change: (current: Experiment) => Experiment,
-    events?: (before: Experiment, after: Experiment) => readonly ChangeEvent[],
-  ): Promise<StoredExperiment> {
-    return this.run(() =>
-      this.readWrite.transaction().execute(async (trx) => {
-        const current = await this.lockExperiment(trx, slug);
-        const next = change(current.experiment);
-        await updateExperimentRows(trx, current, next);
-        await insertEventRows(trx, events?.(current.experiment, next));
-        await this.changed(trx);
-        return { ...current, experiment: next };
-      }),
-    );
-  }
-
-  insertRollout(
-    slug: string,
-    build: (current: StoredExperiment) => { rollout: StoredRollout; events: readonly ChangeEvent[] },
-  ): Promise<StoredExperiment> {
-    return this.run(async () => {
-      try {
-        return await this.readWrite.transaction().execute(async (trx) => {
-          const current = await this.lockExperiment(trx, slug);
-          const { rollout, events } = build(current);
-          await insertRolloutRow(trx, rollout);
-          await insertEventRows(trx, events);
-          await this.changed(trx);
-          return { ...current, rollout };
-        });
-      } catch (err) {
-        if (!this.db.isUniqueViolation(err)) throw err;
-        throw liveRolloutConflict();
-      }
-    });
-  }
-
-  moveRollout(
-    slug: string,
-    id: string,
-    from: number,
-    next: Rollout,
-    events: readonly ChangeEvent[],
-    change?: ExperimentChange,
-  ): Promise<StoredExperiment | undefined> {
-    return this.run(() =>
-      this.readWrite.transaction().execute(async (trx) => {
-        const current = await this.lockExperiment(trx, slug);
-        if (!(await updateRolloutRow(trx, id, from, next))) return undefined;
-        let experiment = current.experiment;
-        let changeEvents: readonly ChangeEvent[] = [];
-        if (change !== undefined) {
-          ({ next: experiment, events: changeEvents } = change(current.experiment));
-          await updateExperimentRows(trx, current, experiment);
-        }
-        await insertEventRows(trx, [...events, ...changeEvents]);
-        await this.changed(trx);
-        return {
-          id: current.id,
-          experiment,
-          rollout: { id, experimentId: current.id, version: from + 1, rollout: next },
-        };
-      }),
-    );
   }
 
   deleteExperiment(
@@ -290,10 +163,6 @@ export class SqlStore extends SqlRecords implements Store, RolloutStore {
     return this.run(() => readSegments(this.readOnly, experimentId, key));
   }
 
-  listVersions(experimentId: number): Promise<StoredVersion[]> {
-    return this.run(() => selectVersions(this.readOnly, experimentId));
-  }
-
   readHourly(experimentId: number): Promise<HourlyData> {
     return this.run(() => readHourly(this.readOnly, experimentId));
   }
@@ -396,9 +265,5 @@ export class SqlStore extends SqlRecords implements Store, RolloutStore {
 
   close(): Promise<void> {
     return this.db.close();
-  }
-
-  private lockExperiment(trx: Transaction<Database>, slug: string): Promise<StoredExperiment> {
-    return lockExperimentRow(trx, slug, this.db.dialect === 'postgres');
   }
 }

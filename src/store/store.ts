@@ -1,24 +1,18 @@
-// The storage contract every backend fulfils; services depend on narrow slices of it.
+// The storage contract every backend fulfils; services depend on narrow slices of it. The shapes results
+// and rollups are read in are in result-types.ts and rollup-types.ts.
 
 import type { ComparedRow } from '../core/compare.js';
 import type { ChangeEvent, TypeFilter } from '../core/events.js';
-import type { Experiment, Variant } from '../core/experiment.js';
+import type { Experiment } from '../core/experiment.js';
 import type { Exposure } from '../core/exposure.js';
 import type { IdempotencyRecord } from '../core/idempotency.js';
 import type { JsonObject } from '../core/json.js';
 import type { ApiKey } from '../core/keys.js';
-import type { PairRollup } from '../core/pairs.js';
 import type { Rollout } from '../core/rollout.js';
-import type { ExposureRollup, HourlyRollup, MetricRollup } from '../core/rollups.js';
-import type { ResultComment } from '../core/search.js';
-import type { SegmentPairRollup } from '../core/segment-pairs.js';
-import type { SegmentSketchMove, SegmentUnitRollup } from '../core/segment-units.js';
-import type { SegmentCount, SegmentRollup } from '../core/segments.js';
-import type { SketchRow } from '../core/sketch-rollups.js';
-import type { UnitBin } from '../core/unit-bins.js';
-import type { HourlyUnitRollup } from '../core/unit-hours.js';
-import type { UnitRollup } from '../core/units.js';
-import type { BatchDecisions, NewResult, WriteBatch } from '../core/writes.js';
+import type { Variant } from '../core/variants.js';
+import type { BatchDecisions, WriteBatch } from '../core/writes.js';
+import type { ComparedQuery, ResultPage, ResultQuery, ResultTarget } from './result-types.js';
+import type { HourlyData, Rollups, SegmentRows } from './rollup-types.js';
 
 /** An experiment with the store's internal id, which results and exposures reference. */
 export interface StoredExperiment {
@@ -65,162 +59,11 @@ export interface RolloutStore {
   ): Promise<StoredExperiment | undefined>;
 }
 
-/** A result as read back (the API's shape). */
-export interface Result {
-  logId: string;
-  variantKey: string;
-  /** Whether variantKey named a variant of the experiment when the result was logged. */
-  knownVariant: boolean;
-  userId: string | null;
-  assignmentId: string | null;
-  /** Flag: the variant the assignmentId was issued for, when it is not variantKey (null otherwise). */
-  assignedVariant: string | null;
-  input: JsonObject | null;
-  output: JsonObject | null;
-  metrics: JsonObject | null;
-  context: JsonObject | null;
-  timestamp: string | null;
-  createdAt: string;
-  experimentVersion: number;
-  /**
-   * The latest feedback on this result, by metric: given on its logId, else on its assignmentId
-   * (numbers as numbers, proportions as true/false); {} when none.
-   */
-  feedback: Record<string, number | boolean>;
-  /** The context the assign of its assignmentId received (assign, or the exposure a client sent); null when none is known. */
-  assignmentContext: JsonObject | null;
-  /** The newest comments given with feedback on it (its logId or its assignmentId), newest first; [] when none. */
-  comments: ResultComment[];
-}
-
-/** Only results with a value for `name` (feedback first, then their own metric; core/result-values.ts), within min/max. */
-export interface MetricFilter {
-  name: string;
-  min?: number;
-  max?: number;
-  /** Ordered by that value (then by position), not by position alone. */
-  byValue?: boolean;
-}
-
-export interface ResultQuery {
-  experimentId: number;
-  /** Only results after this position (exclusive) in the query's order: for `desc`, before it. */
-  afterSeq?: number;
-  /** With `metric.byValue`: the value at afterSeq's result (the page starts after that pair). */
-  afterValue?: number;
-  /** Commit order, oldest first (`asc`, the default) or newest first. */
-  order?: 'asc' | 'desc';
-  metric?: MetricFilter;
-  /** Only results at or before this position (export snapshots). */
-  uptoSeq?: number;
-  variantKey?: string;
-  /** createdAt >= since */
-  since?: string;
-  /** createdAt < until */
-  until?: string;
-  /** Only results whose input, output or a comment on them holds this text, ignoring case (core/search.ts). */
-  search?: string;
-  limit: number;
-}
-
-/** One variant's results for a comparison (core/compare.ts), newest first. */
-export interface ComparedQuery {
-  experimentId: number;
-  variantKey: string;
-  /** The score of each result: this metric's value (feedback first, then its own; true/false as 1/0). */
-  metric?: string;
-  /** Only results before this position (exclusive). */
-  beforeSeq?: number;
-  /** Only results at or before this position (a comparison read page after page stays the same). */
-  uptoSeq?: number;
-  since?: string;
-  until?: string;
-  limit: number;
-}
-
-export interface ResultPage {
-  results: Result[];
-  /** Position of the last result returned, for the next page; null when nothing was returned. */
-  lastSeq: number | null;
-  /** With `metric.byValue`: the last result's value. */
-  lastValue?: number | null;
-  hasMore: boolean;
-}
-
-/** Store methods throw UnavailableError when the database cannot be reached; it is worth a retry. */
-export interface SegmentRows {
-  metrics: SegmentRollup[];
-  counts: SegmentCount[];
-  /** Per-user sums per value (sticky experiments, core/segment-units.ts); empty for random ones. */
-  units: SegmentUnitRollup[];
-  /** DDSketch bin counts per value of the numeric values `metrics` sums (zero counts left out). */
-  sketches: SegmentSketchMove[];
-  /** Ratios' and covariates' sums per value (core/segment-pairs.ts). */
-  pairs: SegmentPairRollup[];
-}
-
-export interface Rollups {
-  metrics: MetricRollup[];
-  exposures: ExposureRollup[];
-  /** Per-user sums of sticky experiments (core/units.ts); empty for random ones. */
-  units: UnitRollup[];
-  /** Results per version and variant key (keys that are not variants included). */
-  results: ExposureRollup[];
-  /** Distinct users exposed per version and variant (sticky experiments; empty for random ones). */
-  exposureUsers: ExposureRollup[];
-  /** DDSketch bin counts of the numeric values metrics sums (stats/sketch.ts sketchOf reads them). */
-  sketches: SketchRow[];
-  /** Ratios' and covariates' sums per variant and unit (core/pairs.ts; migration 019). */
-  pairs: PairRollup[];
-  /** Sticky experiments' users of capped metrics by bin (core/unit-bins.ts; empty bins left out). */
-  unitBins: UnitBin[];
-}
-
-/** Sketch bin counts of one hour. */
-export interface HourlySketch extends SketchRow {
-  hour: string;
-}
-
-/** The hourly rollups of one experiment (the time series), oldest hour first. */
-export interface HourlyData {
-  metrics: HourlyRollup[];
-  exposures: HourlyExposure[];
-  /** How much each hour's writes moved unit_rollups (sticky experiments; core/unit-hours.ts). */
-  units: HourlyUnitRollup[];
-  sketches: HourlySketch[];
-  /** How much each hour's writes moved pair_rollups (`hour` set). */
-  pairs: PairRollup[];
-}
-
-/** Exposures of one hour (the time series). */
-export interface HourlyExposure {
-  hour: string;
-  version: number;
-  variantKey: string;
-  n: number;
-}
-
 /** A variant definition an experiment has had, and when it started. */
 export interface StoredVersion {
   version: number;
   variants: Variant[];
   createdAt: string;
-}
-
-/** What feedback on a result needs to know of it. */
-export interface ResultTarget {
-  version: number;
-  variantKey: string;
-  userId: string | null;
-  /** The assignment id it was logged with, and its own context: where feedback on it finds its segments. */
-  assignmentId: string | null;
-  context: JsonObject | null;
-}
-
-/** A result as feedback on it sees it (the memory store's; the SQL store reads the same columns). */
-export function resultTarget(r: NewResult): ResultTarget {
-  const { version, variantKey, userId, assignmentId } = r;
-  return { version, variantKey, userId, assignmentId, context: r.context && JSON.parse(r.context) };
 }
 
 /** A saved group as stored (migration 021, ADR 0038): its values in the order sent, duplicates dropped. */
@@ -232,6 +75,7 @@ export interface StoredGroup {
   updatedAt: string;
 }
 
+/** Store methods throw UnavailableError when the database cannot be reached; it is worth a retry. */
 export interface Store extends RolloutStore {
   listExperiments(): Promise<StoredExperiment[]>;
   findExperiment(slug: string): Promise<StoredExperiment | undefined>;

@@ -3,8 +3,9 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { formatCount, formatPercent, truncate } from '../../answers/format.js';
+import { describeDecision } from '../../core/decision.js';
 import type { EntryRules } from '../../core/entry.js';
-import { type Experiment as CoreExperiment, describeDecision } from '../../core/experiment.js';
+import type { Experiment as CoreExperiment } from '../../core/experiment.js';
 import type { MetricDefinition } from '../../core/metric-definitions.js';
 import { CliError, oneLine } from './api.js';
 import { session } from './session.js';
