@@ -62,7 +62,7 @@ import {
 
 /** Rows read per page when rollups are rebuilt from raw data. */
 const REBUILD_PAGE = 5000;
-/** Exposure batches read per page (each about 4 MB of JSON at most; see row-statements.ts). */
+/** Exposure batches read per page (each about 4 MB of JSON at most; see ingest/exposure-queue.ts). */
 const EXPOSURE_BATCH_PAGE = 4;
 
 const ROLLUP_TABLES = [
