@@ -5,14 +5,9 @@
 // estimate it within 3 points. Known effect: 100 rollouts 20% worse; the share rolled back must match the dry
 // run's within 15 points (3 binomial standard deviations). Larger runs: `npm run bench -- --rollout-aa`.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  makeTempDir,
-  removeTempDir,
-  SKIP_BACKEND,
-  startTestRuntime,
-  type TestRuntime,
-} from './helpers/app.js';
+import { describe, test } from 'node:test';
+import { SKIP_BACKEND } from './helpers/app.js';
+import { clockedRuntime } from './helpers/clocked.js';
 import { runRolloutTrial, type TrialPlan } from './helpers/rollout-trial.js';
 
 const PLAN: Omit<TrialPlan, 'rollouts' | 'effect' | 'seed'> = {
@@ -26,25 +21,11 @@ const PLAN: Omit<TrialPlan, 'rollouts' | 'effect' | 'seed'> = {
 };
 
 describe('rollouts judged by their error rates', { skip: SKIP_BACKEND, timeout: 600_000 }, () => {
-  let dir: string;
-  let runtime: TestRuntime;
-  let clock = Date.parse('2026-11-28T00:00:00.000Z');
-  const advance = (minutes: number) => {
-    clock += minutes * 60_000;
-  };
-
-  before(async () => {
-    dir = makeTempDir();
-    runtime = await startTestRuntime(dir, 'rollout-aa', { now: () => new Date(clock).toISOString() });
-  });
-
-  after(async () => {
-    await runtime?.close();
-    removeTempDir(dir);
-  });
+  const t = clockedRuntime('rollout-aa');
+  const advance = (minutes: number) => t.advance(minutes);
 
   test('A/A: 200 rollouts of identical arms, false rollbacks at most alpha, the dry run within 3 points', async () => {
-    const out = await runRolloutTrial(runtime, advance, { ...PLAN, rollouts: 200, effect: 0, seed: 38 });
+    const out = await runRolloutTrial(t.runtime, advance, { ...PLAN, rollouts: 200, effect: 0, seed: 38 });
     console.log(JSON.stringify(out));
     assert.equal(
       out.rolledBack + out.completed,
@@ -60,7 +41,7 @@ describe('rollouts judged by their error rates', { skip: SKIP_BACKEND, timeout: 
   });
 
   test('known effect: 100 rollouts 20% worse, rolled back as often as the dry run says', async () => {
-    const out = await runRolloutTrial(runtime, advance, { ...PLAN, rollouts: 100, effect: 0.2, seed: 39 });
+    const out = await runRolloutTrial(t.runtime, advance, { ...PLAN, rollouts: 100, effect: 0.2, seed: 39 });
     console.log(JSON.stringify(out));
     assert.equal(out.rolledBack + out.completed, out.rollouts);
     assert.ok(out.simulated.chance > 0.3, `the dry run should see most of these: ${out.simulated.chance}`);

@@ -2,35 +2,17 @@
 // experiment's own results (the control's mean and spread, the observed lift, the units already there, the
 // rate they came at) and on stated numbers; the same plan answers the same numbers; refusals name the field.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  type Api,
-  assertError,
-  makeTempDir,
-  removeTempDir,
-  SKIP_BACKEND,
-  startTestRuntime,
-  type TestRuntime,
-  uniqueSlug,
-} from './helpers/app.js';
+import { before, describe, test } from 'node:test';
+import { type Api, assertError, SKIP_BACKEND, uniqueSlug } from './helpers/app.js';
+import { clockedRuntime } from './helpers/clocked.js';
 
 const COST = { name: 'cost_usd', direction: 'decrease', role: 'guardrail' };
 
 describe('rollout dry run', { skip: SKIP_BACKEND }, () => {
-  let dir: string;
-  let runtime: TestRuntime;
+  const t = clockedRuntime('rollout-simulate');
   let api: Api;
-  let clock = Date.parse('2026-11-28T00:00:00.000Z');
-
-  before(async () => {
-    dir = makeTempDir();
-    runtime = await startTestRuntime(dir, 'rollout-simulate', { now: () => new Date(clock).toISOString() });
-    api = runtime.api;
-  });
-
-  after(async () => {
-    await runtime?.close();
-    removeTempDir(dir);
+  before(() => {
+    api = t.runtime.api;
   });
 
   async function withResults(worse: number): Promise<string> {
@@ -47,8 +29,8 @@ describe('rollout dry run', { skip: SKIP_BACKEND }, () => {
       });
     }
     for (let i = 0; i < results.length; i += 200) await api.logMany(slug, results.slice(i, i + 200));
-    await runtime.ingest.drain();
-    clock += 2 * 3_600_000;
+    await t.runtime.ingest.drain();
+    t.clock += 2 * 3_600_000;
     return slug;
   }
 

@@ -4,16 +4,9 @@
 // roll it back with the reason, by the monitor. Returning users all calling again (B's, many times) are no
 // mismatch; a step with no calls is held; a healthy step goes on. SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  type Api,
-  makeTempDir,
-  removeTempDir,
-  SKIP_BACKEND,
-  startTestRuntime,
-  type TestRuntime,
-  uniqueSlug,
-} from './helpers/app.js';
+import { before, describe, test } from 'node:test';
+import { type Api, SKIP_BACKEND, uniqueSlug } from './helpers/app.js';
+import { clockedRuntime } from './helpers/clocked.js';
 
 interface RolloutAnswer {
   state: string;
@@ -24,26 +17,16 @@ interface RolloutAnswer {
 }
 
 describe('rollout traffic checks', { skip: SKIP_BACKEND }, () => {
-  let dir: string;
-  let runtime: TestRuntime;
+  const t = clockedRuntime('rollout-traffic');
   let api: Api;
-  let clock = Date.parse('2026-11-28T00:00:00.000Z');
-
-  before(async () => {
-    dir = makeTempDir();
-    runtime = await startTestRuntime(dir, 'rollout-traffic', { now: () => new Date(clock).toISOString() });
-    api = runtime.api;
-  });
-
-  after(async () => {
-    await runtime?.close();
-    removeTempDir(dir);
+  before(() => {
+    api = t.runtime.api;
   });
 
   async function round(minutes: number): Promise<RolloutAnswer> {
-    await runtime.ingest.drain();
-    clock += minutes * 60_000;
-    await runtime.monitor.round();
+    await t.runtime.ingest.drain();
+    t.clock += minutes * 60_000;
+    await t.runtime.monitor.round();
     return (await api.get(`/experiment/${slug}/rollout`)).json();
   }
 

@@ -5,16 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import {
-  type Api,
-  assertError,
-  makeTempDir,
-  removeTempDir,
-  SKIP_BACKEND,
-  startTestRuntime,
-  type TestRuntime,
-  uniqueSlug,
-} from './helpers/app.js';
+import { type Api, assertError, SKIP_BACKEND, uniqueSlug } from './helpers/app.js';
+import { clockedRuntime } from './helpers/clocked.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 
 const COST_GUARDRAIL = { name: 'cost_usd', direction: 'decrease', role: 'guardrail', threshold: 0.05 };
@@ -29,23 +21,14 @@ interface Rollout {
 }
 
 describe('rollouts', { skip: SKIP_BACKEND }, () => {
-  let dir: string;
-  let runtime: TestRuntime;
+  const t = clockedRuntime('rollouts', { webhooks: { pollMs: 100, retrySchedule: [0.2], timeoutMs: 2000 } });
   let api: Api;
   let receiver: Receiver;
   let secret: string;
-  let clock = Date.parse('2026-11-28T00:00:00.000Z');
-  const minutes = (n: number) => {
-    clock += n * 60_000;
-  };
+  const minutes = (n: number) => t.advance(n);
 
   before(async () => {
-    dir = makeTempDir();
-    runtime = await startTestRuntime(dir, 'rollouts', {
-      now: () => new Date(clock).toISOString(),
-      webhooks: { pollMs: 100, retrySchedule: [0.2], timeoutMs: 2000 },
-    });
-    api = runtime.api;
+    api = t.runtime.api;
     receiver = await startReceiver([200]);
     const hook = await api.post('/webhooks', { url: receiver.url, events: ['rollout.*'] });
     assert.equal(hook.statusCode, 201, hook.body);
@@ -54,8 +37,6 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
 
   after(async () => {
     await receiver?.close();
-    await runtime?.close();
-    removeTempDir(dir);
   });
 
   async function sticky(fields: Record<string, unknown> = {}): Promise<string> {
@@ -91,14 +72,14 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
     for (const expected of [25, 50, 100]) {
       // Not yet: the step is held its hour.
       minutes(59);
-      await runtime.monitor.round();
+      await t.runtime.monitor.round();
       assert.equal((await rollout(slug)).percent, percents.at(-1));
       // Traffic in the step after the round that counted it (a step with no calls is held).
       await inB(slug, USERS.slice(0, 300));
-      await runtime.ingest.drain();
+      await t.runtime.ingest.drain();
       // Overdue by hours: one step this round, not a burst.
       minutes(180);
-      await runtime.monitor.round();
+      await t.runtime.monitor.round();
       const r = await rollout(slug);
       assert.equal(r.percent, expected);
       percents.push(expected);
@@ -159,7 +140,7 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
     );
     // A completed rollout takes no more rounds or actions.
     minutes(600);
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     assert.equal((await rollout(slug)).history.length, 4);
     assertError(
       await api.patch(`/experiment/${slug}/rollout`, { action: 'pause' }),
@@ -204,14 +185,14 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
     }
     assert.ok(seen.B > 300 && seen.A > 300, JSON.stringify(seen));
     await api.logMany(slug, results);
-    await runtime.ingest.drain();
+    await t.runtime.ingest.drain();
     minutes(1);
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     const back = await rollout(slug);
     assert.equal(back.state, 'rolled_back');
     assert.match(back.reason ?? '', /^cost_usd regressed: B is at least \d+(\.\d+)?% higher than A/);
     assert.equal((await inB(slug, USERS.slice(0, 300))).size, 0, 'rolled back: everyone on control');
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     const after = await rollout(slug);
     assert.deepEqual(
       after.history.map((e) => [e.type, e.actor.kind]),
@@ -263,14 +244,14 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().state, 'pending');
     assert.equal((await inB(slug, USERS.slice(0, 200))).size, 0);
-    await runtime.ingest.drain();
-    await runtime.monitor.round();
+    await t.runtime.ingest.drain();
+    await t.runtime.monitor.round();
     assert.equal((await rollout(slug)).state, 'pending');
     const approved = await api.patch(`/experiment/${slug}/rollout`, { action: 'approve' });
     assert.equal(approved.statusCode, 200, approved.body);
     assert.equal(approved.json().percent, 10);
     minutes(5);
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     assert.equal((await rollout(slug)).percent, 10, 'the last step waits for its approval');
     assert.equal((await api.patch(`/experiment/${slug}/rollout`, { action: 'approve' })).statusCode, 200);
     assertError(
@@ -278,7 +259,7 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
       409,
       /approved already/,
     );
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     const done = await rollout(slug);
     assert.equal(done.state, 'completed');
     assert.deepEqual(
@@ -337,19 +318,19 @@ describe('rollouts', { skip: SKIP_BACKEND }, () => {
     });
     assert.equal(paused.json().reason, 'support tickets up');
     minutes(120);
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     assert.equal((await rollout(slug)).percent, 5);
     assert.equal((await api.patch(`/experiment/${slug}/rollout`, { action: 'resume' })).statusCode, 200);
     minutes(59);
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     assert.equal((await rollout(slug)).percent, 5, 'the resumed step is held its hour again');
     // Its hour is up, but no call came in since the monitor counted the step: held, not paused.
     minutes(1);
-    await runtime.monitor.round();
+    await t.runtime.monitor.round();
     assert.deepEqual([(await rollout(slug)).state, (await rollout(slug)).percent], ['running', 5]);
     await inB(slug, USERS.slice(0, 100));
-    await runtime.ingest.drain();
-    await runtime.monitor.round();
+    await t.runtime.ingest.drain();
+    await t.runtime.monitor.round();
     assert.equal((await rollout(slug)).percent, 25);
     const rolled = await api.patch(`/experiment/${slug}/rollout`, { action: 'rollback' });
     assert.equal(rolled.json().state, 'rolled_back');
