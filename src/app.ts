@@ -35,6 +35,7 @@ import { rolloutSimulateRoutes } from './http/rollout-simulate.js';
 import { rolloutRoutes } from './http/rollouts.js';
 import { type PublicSettings, settingsRoutes } from './http/settings.js';
 import { timeseriesRoutes } from './http/timeseries.js';
+import { traceRoutes } from './http/traces.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { webhookRoutes } from './http/webhooks.js';
 import type { Metrics } from './metrics.js';
@@ -56,6 +57,7 @@ import type { ResultService } from './services/results.js';
 import type { RolloutSimulator } from './services/rollout-simulate.js';
 import type { RolloutService } from './services/rollouts.js';
 import type { TimeseriesService } from './services/timeseries.js';
+import type { TraceService } from './services/traces.js';
 import type { WebhookService } from './services/webhooks.js';
 import type { Store } from './store/store.js';
 
@@ -88,6 +90,8 @@ export interface AppDeps {
   /** Rollouts' dry run (issue 38). */
   simulator?: RolloutSimulator;
   store: Pick<Store, 'ping'>;
+  /** OTLP trace ingest (issue 39) and its body limit; absent: no /v1/traces (unit tests of other routes). */
+  traces?: { service: Pick<TraceService, 'ingest'>; bodyLimit: number };
   /** Bytes; bodies above it get 413. */
   bodyLimit?: number;
   /** A request (headers and body) must arrive within this many ms, else 408. */
@@ -148,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...groupRoutes(deps.groups, (p) => deps.keys.actorOf(p)),
     ...(deps.rollouts ? rolloutRoutes(deps.rollouts, (p) => deps.keys.actorOf(p)) : []),
     ...(deps.simulator ? rolloutSimulateRoutes(deps.simulator) : []),
+    ...(deps.traces ? traceRoutes(deps.traces.service, deps.traces.bodyLimit) : []),
     ...metricsRoutes(deps.metrics),
     ...mcpRoutes(() => inject, deps.mcp ?? { allowedHosts: LOCAL_HOSTS, allowedOrigins: [] }),
   ].map((r) => compileRoute(r, validatorCompiler));
@@ -173,7 +178,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     closing: () => closing,
     fallback: (req, res) => docs!(req, res),
   });
-  const listener = createRequestListener(pipeline, bodyLimit);
+  // Routes taking bytes (OTLP) limit chunked bodies by their own limit, checked before routing.
+  const ownLimits = new Map(
+    routes.flatMap((r) => (r.route.bytes === undefined ? [] : [[r.route.url, r.route.bytes.limit] as const])),
+  );
+  const listener = createRequestListener(pipeline, bodyLimit, ownLimits);
   // MCP's tools call the API through it (http/mcp.ts).
   const inject = createInject(listener);
 

@@ -41,6 +41,8 @@ export interface Config {
   mcp: { allowedHosts: string[]; allowedOrigins: string[] };
   /** ANALYSIS_THREADS, ANALYSIS_QUEUE, ANALYSIS_BUDGET_SECONDS, ANALYSIS_CACHE_MB (ADR 0036). */
   analysis: { threads: number; queue: number; budgetMs: number; cacheBytes: number };
+  /** TRACES_BODY_LIMIT, TRACE_WINDOW_SECONDS, TRACE_MESSAGE_BYTES, TRACE_PRICES (a file; ADR 0045). */
+  traces: { bodyLimit: number; windowSeconds: number; messageBytes: number; pricesFile: string | undefined };
 }
 
 export class ConfigError extends Error {}
@@ -294,6 +296,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       queue: integer(env, 'ANALYSIS_QUEUE', 16, 0, 10_000),
       budgetMs: integer(env, 'ANALYSIS_BUDGET_SECONDS', 20, 1, 3600) * 1000,
       cacheBytes: integer(env, 'ANALYSIS_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
+    },
+    traces: {
+      bodyLimit: integer(env, 'TRACES_BODY_LIMIT', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      windowSeconds: integer(env, 'TRACE_WINDOW_SECONDS', 3600, 1, 7 * 86_400),
+      messageBytes: integer(env, 'TRACE_MESSAGE_BYTES', 16 * 1024, 0, 1024 * 1024),
+      pricesFile: env.TRACE_PRICES ? resolve(env.TRACE_PRICES) : undefined,
     },
     mcp: {
       allowedHosts: parseMcpHosts(env.MCP_ALLOWED_HOSTS, env.HOST || '127.0.0.1'),

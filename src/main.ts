@@ -1,6 +1,9 @@
 // The composition root: environment → config → runtime → listen; graceful shutdown on SIGTERM/SIGINT.
+import { readFileSync } from 'node:fs';
 import { resolveApiKey } from './api-key.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { readPriceTable } from './core/trace-result.js';
+import type { PriceTable } from './core/trace-run.js';
 import { createLogger } from './logger.js';
 import { startRuntime } from './runtime.js';
 
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
     monitorIntervalSeconds: config.monitorIntervalSeconds,
     analysis: config.analysis,
     mcp: config.mcp,
+    traces: { ...config.traces, prices: prices(config) },
     logger: createLogger(config.logLevel, [key.key]),
   });
   const { app } = runtime;
@@ -58,6 +62,23 @@ async function main(): Promise<void> {
     lines.push(`API key: read from ${key.file} (set API_KEY to use your own)`);
   }
   process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** TRACE_PRICES' table (ADR 0045): a JSON file read once at start; a file that cannot be used stops the start. */
+function prices(config: Config): PriceTable {
+  const file = config.traces.pricesFile;
+  if (file === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`TRACE_PRICES: cannot read ${file} (${(err as Error).message})`);
+  }
+  try {
+    return readPriceTable(JSON.parse(text), `TRACE_PRICES ${file}`);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 main().catch((err) => {

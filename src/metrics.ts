@@ -8,6 +8,7 @@
 // are counted in the plain collectors below and put in prom-client's shape only when scraped.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { STATUSES, type Status } from './core/experiment.js';
+import { SPAN_OUTCOMES, type SpanOutcome } from './core/trace-result.js';
 
 /**
  * Upper bounds of the request latency and commit wait histograms, in seconds: 0.5 ms to 10 s. (Prometheus
@@ -78,6 +79,8 @@ export interface Metrics {
   monitorRound(outcome: MonitorOutcome, seconds: number): void;
   /** An analysis or time series request of the worker pool, by outcome. */
   analysis(outcome: AnalysisOutcome): void;
+  /** Spans of OTLP trace exports, by what became of them (services/traces.ts). */
+  traceSpans(outcome: SpanOutcome, n: number): void;
   /** GroupCommit's onCommit: batch sizes and each request's wait for its commit. */
   committed(info: CommitInfo): void;
   /** Connects the gauges read at scrape time (once the runtime's parts exist). */
@@ -271,6 +274,13 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   for (const outcome of ANALYSIS_OUTCOMES) analyses.labels(outcome).inc(0);
+  const traceSpans = new Counter({
+    name: 'agentsplit_trace_spans_total',
+    help: 'Spans received on /v1/traces, by outcome: accepted (kept, new), repeated (kept before: a retry), joined (became part of a run that is a result), ignored (left the trace window without joining a run), rejected (malformed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of SPAN_OUTCOMES) traceSpans.labels(outcome).inc(0);
   const monitorDuration = new Histogram({
     name: 'agentsplit_monitor_round_duration_seconds',
     help: 'How long a guardrail monitor round took, by outcome',
@@ -360,6 +370,9 @@ export function createMetrics(): Metrics {
     },
     analysis(outcome) {
       analyses.labels(outcome).inc();
+    },
+    traceSpans(outcome, n) {
+      traceSpans.labels(outcome).inc(n);
     },
     monitorRound(outcome, seconds) {
       monitorRounds.labels(outcome).inc();

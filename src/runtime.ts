@@ -6,6 +6,7 @@ import type { RandomSource } from './core/assignment.js';
 import type { SavedGroups } from './core/condition.js';
 import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
+import type { PriceTable } from './core/trace-run.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
 import type { TrustProxy } from './http/client-address.js';
 import type { McpOptions } from './http/mcp.js';
@@ -33,6 +34,7 @@ import { ResultService } from './services/results.js';
 import { RolloutSimulator } from './services/rollout-simulate.js';
 import { RolloutService } from './services/rollouts.js';
 import { TimeseriesService } from './services/timeseries.js';
+import { TraceService } from './services/traces.js';
 import { WebhookDelivery } from './services/webhook-delivery.js';
 import { WebhookService } from './services/webhooks.js';
 import { type DatabaseTarget, openStore } from './store/index.js';
@@ -76,6 +78,15 @@ export interface RuntimeOptions {
   mcp?: McpOptions;
   /** The analysis workers (ANALYSIS_*; issue 34); unset fields: the defaults. */
   analysis?: Partial<Omit<AnalysisPoolOptions, 'maxAgeMs'>>;
+  /** OTLP trace ingest (TRACES_BODY_LIMIT, TRACE_*; issue 39); unset fields: the defaults. */
+  traces?: Partial<{
+    bodyLimit: number;
+    windowSeconds: number;
+    messageBytes: number;
+    prices: PriceTable;
+    /** How often traces past the window are swept (ms; default a tenth of the window, 1 s to 60 s). */
+    sweepMs: number;
+  }>;
 }
 
 /** Where other instances write too, the longest an analysis answer is reused without seeing their writes. */
@@ -103,6 +114,8 @@ export interface Runtime {
   bus: EventBus;
   /** The guardrail monitor: its rounds run every MONITOR_INTERVAL_SECONDS; tests may run one with `round()`. */
   monitor: Monitor;
+  /** OTLP trace ingest: tests sweep with `sweep()`. */
+  traces: TraceService;
   /** Stops taking requests, answers or flushes everything pending, closes the database. */
   close(): Promise<void>;
 }
@@ -246,7 +259,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const assign = createAssign(assignmentDeps);
   const ofrep = createOfrep(assignmentDeps);
   const assignments = new IssuedAssignments(store);
-  const results = new ResultService({ experiments: experimentCache, assignments, ingest, store, newId, now });
+  const results = new ResultService({
+    experiments: experimentCache,
+    assignments,
+    ingest,
+    store,
+    traces: store.traces,
+    newId,
+    now,
+  });
   const compare = new CompareService({ experiments: experimentCache, store });
   const feedback = new FeedbackService({
     experiments: experimentCache,
@@ -257,6 +278,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
   });
   const exposures = new ExposureService({ experiments: experimentCache, assignments, ingest, now });
+  const traceOptions = options.traces ?? {};
+  const windowSeconds = traceOptions.windowSeconds ?? 3600;
+  const traces = new TraceService(
+    {
+      store: store.traces,
+      findResult: (experimentId, logId) => store.findResult(experimentId, logId),
+      experiments: experimentCache,
+      assignments,
+      results,
+      feedback,
+      now,
+      counted: (outcome, n) => metrics.traceSpans(outcome, n),
+      warn: (err, message) => app?.log.warn({ err }, message),
+    },
+    { prices: traceOptions.prices ?? {}, messageCap: traceOptions.messageBytes ?? 16 * 1024, windowSeconds },
+  );
+  traces.start(traceOptions.sweepMs ?? Math.min(60_000, Math.max(1000, windowSeconds * 100)));
   const poolOptions = options.analysis ?? {};
   analysis = new AnalysisPool(
     {
@@ -306,6 +344,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       now,
     }),
     store,
+    traces: { service: traces, bodyLimit: traceOptions.bodyLimit ?? 8 * 1024 * 1024 },
     bodyLimit: options.bodyLimit,
     bodyTimeoutMs: options.bodyTimeoutMs,
     slowRequestMs: options.slowRequestMs,
@@ -338,6 +377,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const close = () => {
     closing ??= (async () => {
       await monitor.stop();
+      await traces.stop();
       await app.close();
       await delivery.stop();
       await sync?.stop();
@@ -353,5 +393,5 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     })();
     return closing;
   };
-  return { app, store, ingest, metrics, bus, monitor, close };
+  return { app, store, ingest, metrics, bus, monitor, traces, close };
 }

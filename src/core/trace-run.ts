@@ -52,6 +52,25 @@ export interface Evaluation {
   label: string | null;
 }
 
+/** One span of a run as the results view shows it. */
+export interface SpanSummary {
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  /** gen_ai.operation.name (chat, execute_tool, invoke_agent, …), when given. */
+  operation: string | null;
+  model: string | null;
+  /** Milliseconds from the run's first span start. */
+  startMs: number;
+  durationMs: number;
+  error: boolean;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/** The most spans a run's summary lists (the first by start time); spanCount says how many it has. */
+export const SUMMARY_SPANS = 50;
+
 export interface TraceRun {
   traceId: string;
   key: RunKey;
@@ -66,6 +85,8 @@ export interface TraceRun {
   /** The first model call's input messages and the last one's output (JSON text, within the cap), if any. */
   input: string | null;
   output: string | null;
+  /** Its first SUMMARY_SPANS spans by start time. */
+  spans: SpanSummary[];
 }
 
 export const ASSIGNMENT_ATTRIBUTE = 'agentsplit.assignment_id';
@@ -229,6 +250,23 @@ function pricedCost(calls: readonly TraceSpan[], table: PriceTable): number | nu
   return priced > 0 ? total : null;
 }
 
+function spanSummary(s: TraceSpan, start: bigint): SpanSummary {
+  const input = firstCount(s.attributes, USAGE.input_tokens!);
+  const output = firstCount(s.attributes, USAGE.output_tokens!);
+  return {
+    spanId: s.spanId,
+    parentSpanId: s.parentSpanId,
+    name: s.name,
+    operation: operation(s),
+    model: modelOf(s),
+    startMs: Number(nanos(s.startTimeUnixNano) - start) / 1e6,
+    durationMs: millis(s),
+    error: failed(s),
+    ...(input === null ? {} : { inputTokens: input }),
+    ...(output === null ? {} : { outputTokens: output }),
+  };
+}
+
 function clip(value: AttributeValue | undefined, cap: number): string | null {
   if (value === undefined || value === null) return null;
   const s = typeof value === 'string' ? value : JSON.stringify(value);
@@ -305,5 +343,6 @@ export function readRun(
     evaluations,
     input: cap > 0 && first ? clip(first.attributes['gen_ai.input.messages'], cap) : null,
     output: cap > 0 && last ? clip(last.attributes['gen_ai.output.messages'], cap) : null,
+    spans: all.slice(0, SUMMARY_SPANS).map((s) => spanSummary(s, nanos(all[0]!.startTimeUnixNano))),
   };
 }

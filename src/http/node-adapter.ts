@@ -32,11 +32,20 @@ export interface NodeAdapterOptions {
 }
 
 /** Every request into the pipeline (the server's listener, and what inject() calls). */
-export function createRequestListener(pipeline: Pipeline, bodyLimit: number): RequestListener {
+export function createRequestListener(
+  pipeline: Pipeline,
+  bodyLimit: number,
+  /** Paths whose routes take bytes with their own limit (OTLP): that limit, for chunked bodies too. */
+  ownLimits: ReadonlyMap<string, number> = new Map(),
+): RequestListener {
   return (req, res) => {
     // A chunked body's declared sizes are followed from here (the rest of this read is still in the
     // parser's buffer); the body stage answers 413 once they pass the limit.
-    if (req.headers['transfer-encoding'] !== undefined) watchChunkedBody(req, bodyLimit);
+    if (req.headers['transfer-encoding'] !== undefined) {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      watchChunkedBody(req, ownLimits.get(q === -1 ? url : url.slice(0, q)) ?? bodyLimit);
+    }
     pipeline(req, res);
   };
 }

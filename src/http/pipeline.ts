@@ -1,13 +1,14 @@
 // The one request pipeline (ADR 0022): every request for a declared route, from the socket or from
 // inject(), passes these stages in this order, each once:
 //
-//   1. early gates   closing (503), Host, Content-Encoding
-//   2. route         the one router; CORS (a preflight is answered here, before any key)
+//   1. early gates   closing (503), Host
+//   2. route         the one router; Content-Encoding (only routes taking bytes take gzip); CORS (a
+//                    preflight is answered here, before any key)
 //   3. authenticate  x-api-key (or Authorization: Bearer) → principal; a failure is 429 while its address or
 //                    key prefix is locked out, else exactly {"error":"Unauthorized"} (counted for the lockout)
 //   4. authorize     the key's scope and experiments (403); unknown routes 404 (with a key)
 //   5. rate limit    the key's limit (429, RateLimit headers)
-//   6. body          admission, then Content-Type and the body limit (413), read
+//   6. body          admission, then Content-Type and the body limit (413), read (bytes: inflated)
 //   7. parse, validate  JSON (UTF-8, depth), then params, body and query string by the route's schemas
 //   8. idempotency   Idempotency-Key: replay, 409 in flight, 422 reused (ADR 0016)
 //   9. handle, serialize or map the error (a route may shape its own error bodies), and the request log line
@@ -24,6 +25,7 @@ import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimits } from '../services/rate-limits.js';
 import { type Authenticate, isPublicPath, presentedKey, refusal, UNAUTHORIZED } from './auth.js';
 import { bodyKind, contentTypeProblem, parseJsonBody, readBody } from './body.js';
+import { encodingTaken, takeBytes } from './bytes-body.js';
 import type { ClientAddress } from './client-address.js';
 import type { CompiledRoute } from './compile.js';
 import type { Cors } from './cors.js';
@@ -33,7 +35,7 @@ import { isRelayed } from './inject.js';
 import { createOutbox } from './outbox.js';
 import { isPreflight, limitHeaders, tooManyHeaders, tooManyMessage } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
-import { JsonBody, PlainText, Relayed, type RouteFailure, Stream, Tagged } from './route.js';
+import { JsonBody, PlainText, type RawBody, Relayed, type RouteFailure, Stream, Tagged } from './route.js';
 import { createRouter, type Found, pathOf } from './router.js';
 import { taggedAnswer } from './tagged.js';
 import type { Validator } from './validation.js';
@@ -109,9 +111,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   /**
    * The body limit of a request to this route: its own when it has one, except for chunked bodies, whose
-   * declared sizes are checked against the server's limit before routing (node-adapter.ts).
+   * declared sizes are checked against the server's limit before routing (node-adapter.ts); a route taking
+   * bytes has its own for both (the adapter checks chunked ones against it too).
    */
   const limitOf = (found: Found | undefined, req: IncomingMessage): number => {
+    const bytes = found?.compiled.route.bytes;
+    if (bytes !== undefined) return bytes.limit;
     const own = found?.compiled.route.bodyLimit;
     if (own === undefined || req.headers['transfer-encoding'] !== undefined) return bodyLimit;
     return Math.max(own, bodyLimit);
@@ -144,14 +149,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const e = errorAnswer(err, limitOf(admitted, req));
       const headers = e.retryAfter === undefined ? undefined : { 'retry-after': String(e.retryAfter) };
       const shape = admitted?.compiled.route.errorBody;
-      const body =
+      const shaped =
         shape === undefined
           ? e.body
-          : shape({ status: e.status, message: e.message, stage, error: err, params: admitted!.params });
-      answer({ status: e.status, body, headers, close }, later, e.status >= 500 ? err : undefined);
+          : shape({
+              status: e.status,
+              message: e.message,
+              stage,
+              error: err,
+              params: admitted!.params,
+              headers: req.headers,
+            });
+      const [type, body] = typeof shaped === 'string' ? [undefined, shaped] : [shaped.type, shaped.body];
+      answer({ status: e.status, type, body, headers, close }, later, e.status >= 500 ? err : undefined);
     };
 
-    // 1. Early gates: nothing about the route or the key yet. Closing: refused before any other check
+    // 1. Early gates: nothing about the key yet. Closing: refused before any other check
     // (even without a key), with close, so a load balancer retries it on another instance. Not a failure,
     // so no request line: "shutting down" is logged once.
     if (deps.closing()) {
@@ -168,17 +181,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       answer({ status: 400, body: errorBody('the Host header is required in HTTP/1.1'), close: true }, false);
       return;
     }
+    // 2. The route, and CORS.
+    const found = router.find(method, url);
     // A compressed body would be read as JSON text and refused as malformed, or worse, accepted: say
-    // what is wrong instead (this API takes bodies uncompressed).
+    // what is wrong instead (this API takes bodies uncompressed; routes taking bytes may take gzip).
     const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    if (encoding !== undefined && !encodingTaken(encoding, found?.compiled.route.bytes)) {
       const message = `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the body uncompressed`;
       answer({ status: 415, body: errorBody(message), close: true }, false);
       return;
     }
-
-    // 2. The route, and CORS.
-    const found = router.find(method, url);
     if (found === null && deps.fallback !== undefined && isPublicPath(url)) {
       deps.fallback(req, res);
       return;
@@ -280,6 +292,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         handle(found, principal, undefined, later);
         return;
       }
+      const bytes = found.compiled.route.bytes;
+      if (bytes !== undefined) {
+        takeBytes(req, bytes, (err, raw) => {
+          if (err !== null) fail(err, false, true, 'body');
+          else handle(found, principal, undefined, false, raw);
+        });
+        return;
+      }
       const kind = bodyKind(req.headers);
       if (kind === 'none') handle(found, principal, undefined, later);
       else if (kind === 'malformed')
@@ -296,7 +316,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     }
 
     // 7–9. Parse, validate, idempotency, handle, serialize.
-    function handle(found: Found, principal: Principal, bytes: Buffer | undefined, later: boolean): void {
+    function handle(
+      found: Found,
+      principal: Principal,
+      bytes: Buffer | undefined,
+      later: boolean,
+      raw?: RawBody,
+    ): void {
       const { compiled } = found;
       let body: unknown;
       if (bytes !== undefined) {
@@ -332,6 +358,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             principal,
             headers: req.headers,
             idempotency: record,
+            raw,
           } as never);
         if (compiled.route.idempotent === true && req.headers[IDEMPOTENCY_HEADER] !== undefined) {
           value = runIdempotently(

@@ -47,6 +47,24 @@ export interface RouteInput<S extends RouteSchema> {
    * answer into the record the service commits with the request's data (ADR 0016).
    */
   idempotency?: (answer: unknown) => IdempotencyRecord;
+  /** On routes that take their body as bytes (`bytes`): its media type (lowercase) and bytes, inflated. */
+  raw?: RawBody;
+}
+
+/** A body taken as bytes (OTLP): its media type, lowercase without parameters, and its bytes. */
+export interface RawBody {
+  type: string;
+  bytes: Buffer;
+}
+
+/** A route that takes its body as bytes (not JSON): which media types, whether gzip, and its limit. */
+export interface BytesBody {
+  /** Media types taken (lowercase, without parameters); any other is a 415. */
+  types: readonly string[];
+  /** Content-Encoding: gzip is inflated (past `limit` inflated: 413). */
+  gzip: boolean;
+  /** Most bytes, as sent and once inflated; chunked bodies too. */
+  limit: number;
 }
 
 /** A JSON answer serialized already (e.g. assign's, built from a prefix compiled per experiment). */
@@ -82,10 +100,10 @@ export class Stream {
   ) {}
 }
 
-/** A text answer that is not JSON (the Prometheus metrics), sent as it is with its content type. */
+/** An answer that is not JSON (the Prometheus metrics' text, OTLP's protobuf), sent as it is with its content type. */
 export class PlainText {
   constructor(
-    readonly text: string,
+    readonly text: string | Buffer,
     readonly contentType: string,
   ) {}
 }

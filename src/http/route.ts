@@ -1,7 +1,9 @@
 // A route declared once: method, path, schemas and handler. The one pipeline serves every declared route
 // (ADR 0022); the OpenAPI document is made from the same declarations.
+
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AnswerCheck } from './answer-check.js';
-import type { Answer, Method, RouteInput, RouteSchema, Scope } from './route-types.js';
+import type { Answer, BytesBody, Method, RouteInput, RouteSchema, Scope } from './route-types.js';
 
 export * from './route-types.js';
 
@@ -16,6 +18,14 @@ export interface RouteFailure {
   error: unknown;
   /** The path parameters. */
   params: Record<string, string>;
+  /** The request's headers (an error answered in the request's own encoding). */
+  headers: IncomingHttpHeaders;
+}
+
+/** An error body with its own media type (OTLP's google.rpc.Status in protobuf). */
+export interface TypedBody {
+  type: string;
+  body: string | Buffer;
 }
 
 export interface Route<S extends RouteSchema = RouteSchema> {
@@ -47,7 +57,12 @@ export interface Route<S extends RouteSchema = RouteSchema> {
    * routes speaking another protocol (OFREP); absent: `{"error": message}`. Key, scope and rate-limit
    * refusals keep the pipeline's bodies.
    */
-  errorBody?: (failure: RouteFailure) => string;
+  errorBody?: (failure: RouteFailure) => string | TypedBody;
+  /**
+   * The body is taken as bytes of these media types (OTLP/HTTP), not as JSON: handed to the handler as
+   * `raw`, gzip inflated when allowed, within its own limit (chunked bodies too); no body schema.
+   */
+  bytes?: BytesBody;
   handle(input: RouteInput<S>): Answer | Promise<Answer>;
 }
 

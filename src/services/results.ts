@@ -12,6 +12,7 @@ import { resultSegments } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../core/writes.js';
 import type { Result } from '../store/result-types.js';
+import type { TraceStore } from '../store/sql-traces.js';
 import type { Store } from '../store/store.js';
 
 /** A stored result as services hand it out (the http layer names it from here, not from the store). */
@@ -73,6 +74,8 @@ export interface ResultDeps {
     appendResults(results: NewResult[], record?: IdempotencyRecord): Promise<Array<string[] | null>>;
   };
   store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
+  /** The summaries of results read from traces (absent: none shown). */
+  traces?: Pick<TraceStore, 'summariesOf'>;
   newId: () => string;
   /** The current time, ISO 8601. */
   now: () => string;
@@ -117,13 +120,22 @@ export class ResultService {
     }
   }
 
+  /**
+   * Logs a result under a log id the caller chose (a run read from a trace: core/trace-result.ts runLogId),
+   * as `log` would otherwise. Never reached from a request body: clients cannot choose log ids.
+   */
+  logWithId(slug: string, input: LogInput, logId: string): Promise<LogReceipt> {
+    return this.logResolving(slug, input, undefined, logId);
+  }
+
   private async logResolving(
     slug: string,
     input: LogInput,
     record?: RecordAnswer<LogReceipt>,
+    logId?: string,
   ): Promise<LogReceipt> {
     const live = await this.experiment(slug);
-    return this.logTo(live, input, await this.assigned(live, input), record);
+    return this.logTo(live, input, await this.assigned(live, input), record, logId);
   }
 
   private logTo(
@@ -131,8 +143,9 @@ export class ResultService {
     input: LogInput,
     assigned: AssignmentTarget | null | undefined,
     record?: RecordAnswer<LogReceipt>,
+    chosenId?: string,
   ): Promise<LogReceipt> {
-    const result = this.newResult(live, input, assigned);
+    const result = this.newResult(live, input, assigned, chosenId);
     // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
     const logId = result.logId;
     const warnings = unanalysedValueWarnings([input.metrics]);
@@ -221,7 +234,22 @@ export class ResultService {
         ...(sortedBy !== undefined && typeof value === 'number' ? { metric: { name: sortedBy, value } } : {}),
       });
     }
-    return { results: page.results, nextCursor };
+    return { results: await this.withTraces(live.id, page.results), nextCursor };
+  }
+
+  /** Results read from traces get their trace's summary (one read per page; none without a trace store). */
+  private async withTraces(experimentId: number, results: Result[]): Promise<Result[]> {
+    const traces = this.deps.traces;
+    if (traces === undefined || results.length === 0) return results;
+    const found = await traces.summariesOf(
+      experimentId,
+      results.map((r) => r.logId),
+    );
+    if (found.size === 0) return results;
+    return results.map((r) => {
+      const trace = found.get(r.logId);
+      return trace === undefined ? r : { ...r, trace };
+    });
   }
 
   /**
@@ -303,6 +331,7 @@ export class ResultService {
     live: LiveExperiment,
     input: LogInput,
     assigned: AssignmentTarget | null | undefined,
+    logId?: string,
   ): NewResult {
     // Its assignment id was given to a unit that did not enter (ADR 0038): stored, never counted.
     const counted = assigned?.entered !== false;
@@ -311,7 +340,7 @@ export class ResultService {
       // Sticky experiments randomized users: a result with a userId joins its user's unit (ADR 0018).
       unit: counted && live.experiment.assignment === 'sticky' && input.userId !== undefined,
       assignedVariant: assigned && assigned.variantKey !== input.variantKey ? assigned.variantKey : null,
-      logId: this.deps.newId(),
+      logId: logId ?? this.deps.newId(),
       experimentId: live.id,
       version: live.experiment.version,
       variantKey: input.variantKey,

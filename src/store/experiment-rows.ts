@@ -181,6 +181,7 @@ export async function deleteExperimentRows(trx: Transaction<Database>, id: numbe
     await trx.deleteFrom(table).where('experiment_id', '=', id).execute();
   }
   await deleteRolloutRows(trx, id);
+  await trx.deleteFrom('trace_runs').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('experiment_versions').where('experiment_id', '=', id).execute();
   await trx.deleteFrom('experiments').where('id', '=', id).execute();
 }

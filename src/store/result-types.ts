@@ -3,6 +3,7 @@
 
 import type { JsonObject } from '../core/json.js';
 import type { ResultComment } from '../core/search.js';
+import type { TraceSummary } from '../core/trace-result.js';
 import type { NewResult } from '../core/writes.js';
 
 /** A result as read back (the API's shape). */
@@ -31,6 +32,8 @@ export interface Result {
   assignmentContext: JsonObject | null;
   /** The newest comments given with feedback on it (its logId or its assignmentId), newest first; [] when none. */
   comments: ResultComment[];
+  /** Read from an OpenTelemetry trace (issue 39): the run as its latest spans read it. */
+  trace?: TraceSummary;
 }
 
 /** Only results with a value for `name` (feedback first, then their own metric; core/result-values.ts), within min/max. */

@@ -223,6 +223,36 @@ export interface RolloutsTable {
   updated_at: Time;
 }
 
+/** Spans received on /v1/traces (migration 029), kept for the trace window: the span as JSON text. */
+export interface TraceSpansTable {
+  trace_id: string;
+  span_id: string;
+  span: string;
+}
+
+/** One row per trace with spans kept (migration 029): how many, and when the last export touched it. */
+export interface TracesTable {
+  trace_id: string;
+  spans: number;
+  last_at: Time;
+}
+
+/** A run of a trace that became a result (migration 029). */
+export interface TraceRunsTable {
+  trace_id: string;
+  run_key: string;
+  experiment_id: number;
+  log_id: string;
+  span_count: number;
+  /** JSON text: the values last written as feedback. */
+  reading: string;
+  /** JSON text: the results view's summary (core/trace-result.ts TraceSummary). */
+  summary: string;
+  /** 1 once its trace's spans left the window: later spans no longer change it. */
+  sealed: number;
+  updated_at: Time;
+}
+
 /** Idempotency-Key answers (migration 005), per key owner. */
 export interface IdempotencyKeysTable {
   owner: string;
@@ -304,6 +334,9 @@ export interface Database {
   events: EventsTable;
   monitor_states: MonitorStatesTable;
   rollouts: RolloutsTable;
+  trace_spans: TraceSpansTable;
+  traces: TracesTable;
+  trace_runs: TraceRunsTable;
   idempotency_keys: IdempotencyKeysTable;
   webhooks: WebhooksTable;
   saved_groups: SavedGroupsTable;

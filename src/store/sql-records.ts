@@ -20,6 +20,7 @@ import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } f
 import type { LeaderLock } from './leader-lock.js';
 import type { Database } from './schema.js';
 import { translatingErrors } from './sql-errors.js';
+import { SqlTraces } from './sql-traces.js';
 import { SqlWebhooks } from './sql-webhooks.js';
 import type {
   EventQuery,
@@ -43,6 +44,8 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore, Monit
   private instance: InstanceLock | undefined;
   /** Webhook endpoints and their deliveries (sql-webhooks.ts). */
   readonly webhooks: SqlWebhooks;
+  /** Spans and the runs read from them (sql-traces.ts). */
+  readonly traces: SqlTraces;
   /** Who runs the monitor's round (PostgreSQL; taken on the first round). */
   private monitorLock: LeaderLock | undefined;
 
@@ -50,6 +53,7 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore, Monit
     this.readWrite = db.readWrite;
     this.readOnly = db.readOnly;
     this.webhooks = new SqlWebhooks(db);
+    this.traces = new SqlTraces(db);
   }
 
   /** Runs `work`, its database errors said as the domain's (sql-errors.ts). */

@@ -4,6 +4,7 @@ import type { JsonObject } from '../../core/json.js';
 import { MAX_ASSIGNMENT_ID, UserId } from './assign.js';
 import { JsonObjectSchema } from './common.js';
 import { ASSIGNMENT_ID, LOG_EXAMPLE, LOG_ID, RESULT_EXAMPLE } from './examples.js';
+import { TraceSummarySchema } from './traces.js';
 
 export const METRIC_NAME_RULE = '1-128 characters, no control characters';
 const METRIC_NAME = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$' };
@@ -169,6 +170,7 @@ export const ResultSchema = Type.Object(
           'The 5 newest comments sent with feedback on it (on its logId or its assignmentId), newest first; [] when none',
       },
     ),
+    trace: Type.Optional(TraceSummarySchema),
   },
   {
     title: 'Result',
