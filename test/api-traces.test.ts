@@ -67,8 +67,8 @@ describe('POST /v1/traces', { skip: SKIP_BACKEND }, () => {
     return (await clocked.runtime.api.createExperiment()).slug;
   }
 
-  async function resultOf(slug: string, assignmentId: string): Promise<Result & { trace?: Trace }> {
-    const all = (await clocked.runtime.api.allResults(slug)) as Array<Result & { trace?: Trace }>;
+  async function resultOf(slug: string, assignmentId: string): Promise<TracedResult> {
+    const all = (await clocked.runtime.api.allResults(slug)) as Array<TracedResult>;
     const mine = all.filter((r) => r.assignmentId === assignmentId);
     assert.equal(mine.length, 1, `one result for the run (got ${mine.length})`);
     return mine[0]!;
@@ -83,7 +83,7 @@ describe('POST /v1/traces', { skip: SKIP_BACKEND }, () => {
     return counts;
   }
 
-  function assertAgentRun(r: Result & { trace?: Trace }, traceId?: string): void {
+  function assertAgentRun(r: TracedResult, traceId?: string): void {
     const f = r.feedback;
     const [a, b] = AGENT_CALLS;
     assert.equal(f.input_tokens, a!.input + b!.input);
@@ -215,6 +215,8 @@ describe('POST /v1/traces', { skip: SKIP_BACKEND }, () => {
     assertAgentRun(b);
   });
 });
+
+type TracedResult = Result & { feedback: Record<string, number | boolean>; trace?: Trace };
 
 interface Trace {
   traceId: string;

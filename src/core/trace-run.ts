@@ -115,7 +115,10 @@ export function keyOf(a: Attributes): RunKey | null {
 
 /** A key as text (maps and storage). */
 export function keyText(k: RunKey): string {
-  return 'assignmentId' in k ? `a:${k.assignmentId}` : `e:${k.experiment}\u0000${k.variant}\u0000${k.userId}`;
+  // JSON, not a separator character: any text may be in the three (and PostgreSQL's text refuses NUL).
+  return 'assignmentId' in k
+    ? `a:${k.assignmentId}`
+    : `e:${JSON.stringify([k.experiment, k.variant, k.userId])}`;
 }
 
 /**

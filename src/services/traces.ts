@@ -9,14 +9,7 @@ import type { JsonObject } from '../core/json.js';
 import { shownId } from '../core/messages.js';
 import type { DecodedExport } from '../core/otlp-json.js';
 import { runLogId, runValues, type SpanOutcome, sameValues, traceSummary } from '../core/trace-result.js';
-import {
-  groupRuns,
-  keyText,
-  type PriceTable,
-  type RunKey,
-  readRun,
-  type TraceSpan,
-} from '../core/trace-run.js';
+import { groupRuns, type PriceTable, type RunKey, readRun, type TraceSpan } from '../core/trace-run.js';
 import type { StoredRun, TraceStore } from '../store/sql-traces.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
@@ -119,6 +112,12 @@ export class TraceService {
     let keylessTraces = 0;
     for (const [traceId, trace] of kept.traces) {
       const runs = groupRuns(trace.spans);
+      if (runs.size === 0 && [...trace.runs.values()].some((r) => r.sealed)) {
+        warnings.push(
+          `trace ${traceId}: spans arrived after its window closed; its result no longer changes`,
+        );
+        continue;
+      }
       if (runs.size === 0) {
         keyless += trace.spans.length;
         keylessTraces++;
