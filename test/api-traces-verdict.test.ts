@@ -117,7 +117,7 @@ function assertSame(a: unknown, b: unknown, path: string): void {
   }
   if (Array.isArray(a) && Array.isArray(b)) {
     assert.equal(a.length, b.length, `${path}: lengths`);
-    a.forEach((x, i) => assertSame(x, b[i], `${path}[${i}]`));
+    for (const [i, x] of a.entries()) assertSame(x, b[i], `${path}[${i}]`);
     return;
   }
   if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {

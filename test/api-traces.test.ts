@@ -185,6 +185,22 @@ describe('POST /v1/traces', { skip: SKIP_BACKEND }, () => {
     }
   });
 
+  test('one span per export (a simple span processor: children first, the key last) is one result', async () => {
+    const slug = await experiment();
+    const { assignmentId } = await clocked.runtime.api.assign(slug, { userId: 'u-simple' });
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporterFor(url(), 'proto'))],
+    });
+    const before = await spanCounts();
+    runAgent(provider, assignmentId, Date.now());
+    await provider.forceFlush();
+    await provider.shutdown();
+    const after = await spanCounts();
+    assert.equal(after.accepted! - before.accepted!, 4);
+    assert.equal(after.joined! - before.joined!, 4);
+    assertAgentRun(await resultOf(slug, assignmentId));
+  });
+
   test('a run split over three exports in reverse order reads as the run sent whole', async () => {
     const slug = await experiment();
     const at = Date.parse('2026-11-28T10:00:00Z');
