@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
@@ -15,6 +15,7 @@ import { clockedRuntime } from './helpers/clocked.js';
 interface Answer {
   status: number;
   type: string;
+  headers: IncomingHttpHeaders;
   body: Buffer;
   json(): Record<string, unknown>;
 }
@@ -93,6 +94,7 @@ describe('POST /v1/traces: what comes in', { skip: SKIP_BACKEND }, () => {
             ok({
               status: res.statusCode!,
               type: String(res.headers['content-type']),
+              headers: res.headers,
               body,
               json: () => JSON.parse(body.toString('utf8')),
             });
@@ -298,6 +300,18 @@ describe('POST /v1/traces: what comes in', { skip: SKIP_BACKEND }, () => {
     const bearer = await postJson(body(), null, { authorization: `Bearer ${API_KEY}` });
     assert.equal(bearer.status, 200);
     assert.equal((await resultsOf(slug)).length, 1);
+  });
+
+  test("over the key's rate limit: 429 with Retry-After, which the exporters honour", async () => {
+    const slow = await api().post('/keys', { name: 'slow', scopes: ['log'], rateLimitPerSecond: 1 });
+    assert.equal(slow.statusCode, 201, slow.body);
+    const answers = await Promise.all([1, 2, 3].map(() => postJson({}, slow.json().key)));
+    const limited = answers.filter((a) => a.status === 429);
+    assert.ok(limited.length >= 1, answers.map((a) => a.status).join(','));
+    for (const a of limited) {
+      assert.ok(Number(a.headers['retry-after']) >= 1, `Retry-After: ${a.headers['retry-after']}`);
+      assert.match(String(a.json().error), /rate limit/);
+    }
   });
 
   test('a trace without a key is counted, warned about, and dropped after the window', async () => {
