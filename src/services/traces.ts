@@ -48,6 +48,9 @@ const MAX_WARNINGS = 5;
 /** Traces swept per transaction. */
 const SWEEP_BATCH = 1000;
 
+/** What reading one run came to: a row to keep and the spans it newly joined, a warning, or nothing new. */
+type RunOutcome = { row: StoredRun; joined: number } | { warning: string } | null;
+
 interface Target {
   live: LiveExperiment;
   variantKey: string;
@@ -110,6 +113,7 @@ export class TraceService {
     if (spans.length > kept.added) this.deps.counted('repeated', spans.length - kept.added);
     let keyless = 0;
     let keylessTraces = 0;
+    const readings: Array<Promise<RunOutcome>> = [];
     for (const [traceId, trace] of kept.traces) {
       const runs = groupRuns(trace.spans);
       if (runs.size === 0 && [...trace.runs.values()].some((r) => r.sealed)) {
@@ -124,10 +128,22 @@ export class TraceService {
         continue;
       }
       for (const [text, { key, spans: runSpans }] of runs) {
-        const warning = await this.readRunOf(traceId, text, key, runSpans, trace.runs.get(text), may);
-        if (warning !== null) warnings.push(warning);
+        readings.push(this.readRunOf(traceId, text, key, runSpans, trace.runs.get(text), may));
       }
     }
+    // The runs are written together: their results share a commit, their feedback another.
+    const rows: StoredRun[] = [];
+    let joined = 0;
+    for (const outcome of await Promise.all(readings)) {
+      if (outcome === null) continue;
+      if ('warning' in outcome) warnings.push(outcome.warning);
+      else {
+        rows.push(outcome.row);
+        joined += outcome.joined;
+      }
+    }
+    if (rows.length > 0) await this.deps.store.putRuns(rows, this.deps.now());
+    if (joined > 0) this.deps.counted('joined', joined);
     if (keyless > 0) {
       warnings.push(
         `${keyless} spans of ${keylessTraces} traces carry no agentsplit.assignment_id (nor agentsplit.experiment, agentsplit.variant and user.id) yet: kept ${this.options.windowSeconds} s for the span that does, then dropped`,
@@ -135,7 +151,10 @@ export class TraceService {
     }
   }
 
-  /** Writes what one run reads now; a warning when it cannot be written. */
+  /**
+   * Writes what one run reads now (its result the first time, its values when they changed); answers its
+   * row to keep (null: nothing changed), or a warning when it cannot be written.
+   */
   private async readRunOf(
     traceId: string,
     text: string,
@@ -143,49 +162,44 @@ export class TraceService {
     spans: TraceSpan[],
     stored: StoredRun | undefined,
     may: (slug: string) => boolean,
-  ): Promise<string | null> {
-    if (stored?.sealed === true) {
-      return `trace ${traceId}: spans arrived after its window closed; its result no longer changes`;
-    }
+  ): Promise<RunOutcome> {
+    const warning = (w: string) => ({ warning: `trace ${traceId}: ${w}` });
+    if (stored?.sealed === true)
+      return warning('spans arrived after its window closed; its result no longer changes');
     const target = await this.targetOf(key, stored);
-    if (typeof target === 'string') return `trace ${traceId}: ${target}`;
+    if (typeof target === 'string') return warning(target);
     const slug = target.live.experiment.slug;
-    if (!may(slug)) return `trace ${traceId}: this key may not log to experiment '${slug}'`;
+    if (!may(slug)) return warning(`this key may not log to experiment '${slug}'`);
     const run = readRun(traceId, key, spans, {
       prices: this.options.prices,
       messageCap: this.options.messageCap,
     });
     const values = runValues(run);
+    const changed = stored === undefined || !sameValues(values, stored.reading);
+    if (!changed && stored.spanCount === run.spanCount) return null;
     const logId = stored?.logId ?? runLogId(traceId, text);
     try {
       if (stored === undefined && (await this.deps.findResult(target.live.id, logId)) === undefined) {
         await this.deps.results.logWithId(slug, this.logInput(target, run.input, run.output), logId);
       }
-      if (Object.keys(values).length > 0 && (stored === undefined || !sameValues(values, stored.reading))) {
+      if (changed && Object.keys(values).length > 0) {
         await this.deps.feedback.give(slug, { logId, metrics: values });
       }
     } catch (err) {
-      if (err instanceof ValidationError || err instanceof NotFoundError) {
-        return `trace ${traceId}: ${err.message}`;
-      }
+      if (err instanceof ValidationError || err instanceof NotFoundError) return warning(err.message);
       throw err;
     }
-    await this.deps.store.putRun(
-      {
-        traceId,
-        runKey: text,
-        experimentId: target.live.id,
-        logId,
-        spanCount: run.spanCount,
-        reading: values,
-        summary: traceSummary(run),
-        sealed: false,
-      },
-      this.deps.now(),
-    );
-    const joined = run.spanCount - (stored?.spanCount ?? 0);
-    if (joined > 0) this.deps.counted('joined', joined);
-    return null;
+    const row: StoredRun = {
+      traceId,
+      runKey: text,
+      experimentId: target.live.id,
+      logId,
+      spanCount: run.spanCount,
+      reading: values,
+      summary: traceSummary(run),
+      sealed: false,
+    };
+    return { row, joined: Math.max(0, run.spanCount - (stored?.spanCount ?? 0)) };
   }
 
   /** The experiment and variant a run's key names, or why it names none. */

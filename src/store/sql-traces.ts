@@ -34,8 +34,8 @@ export interface KeptTraces {
 export interface TraceStore {
   /** Keeps the spans not kept yet (by trace and span id) in one transaction, and reads their traces back. */
   keepSpans(spans: readonly TraceSpan[], at: string): Promise<KeptTraces>;
-  /** Inserts or replaces a run's row. */
-  putRun(run: StoredRun, at: string): Promise<void>;
+  /** Inserts or replaces runs' rows, in one transaction. */
+  putRuns(runs: readonly StoredRun[], at: string): Promise<void>;
   /** The trace summaries of an experiment's results among `logIds`, by log id. */
   summariesOf(experimentId: number, logIds: readonly string[]): Promise<Map<string, TraceSummary>>;
   /**
@@ -128,8 +128,8 @@ export class SqlTraces implements TraceStore {
     );
   }
 
-  putRun(r: StoredRun, at: string): Promise<void> {
-    const row = {
+  putRuns(runs: readonly StoredRun[], at: string): Promise<void> {
+    const rows = runs.map((r) => ({
       trace_id: r.traceId,
       run_key: r.runKey,
       experiment_id: r.experimentId,
@@ -139,21 +139,25 @@ export class SqlTraces implements TraceStore {
       summary: JSON.stringify(r.summary),
       sealed: r.sealed ? 1 : 0,
       updated_at: at,
-    };
-    return this.run(async () => {
-      await this.db.readWrite
-        .insertInto('trace_runs')
-        .values(row)
-        .onConflict((oc) =>
-          oc.columns(['trace_id', 'run_key']).doUpdateSet({
-            span_count: row.span_count,
-            reading: row.reading,
-            summary: row.summary,
-            updated_at: row.updated_at,
-          }),
-        )
-        .execute();
-    });
+    }));
+    return this.run(() =>
+      this.db.readWrite.transaction().execute(async (trx) => {
+        for (const part of chunks(rows)) {
+          await trx
+            .insertInto('trace_runs')
+            .values(part)
+            .onConflict((oc) =>
+              oc.columns(['trace_id', 'run_key']).doUpdateSet({
+                span_count: sql`excluded.span_count`,
+                reading: sql`excluded.reading`,
+                summary: sql`excluded.summary`,
+                updated_at: sql`excluded.updated_at`,
+              }),
+            )
+            .execute();
+        }
+      }),
+    );
   }
 
   summariesOf(experimentId: number, logIds: readonly string[]): Promise<Map<string, TraceSummary>> {
