@@ -7,7 +7,8 @@
 // that rate, analysis over 1M results, /healthz while four exports of them stream (bench/export-load.ts)
 // and peak RSS; the targets table of issue 13 last, and JSON in
 // bench/results/. `--full` for the long run (5 × 10 s), `--generator=autocannon` where wrk is missing;
-// `--clients` runs the client libraries' benches instead (bench/clients.ts).
+// `--clients` runs the client libraries' benches instead (bench/clients.ts). Parts run alone: `--search`
+// (issue 36), `--rollout-aa` (issue 38), `--traces` (issue 39: /v1/traces ingestion and its cost against log).
 
 import { execFile, execFileSync } from 'node:child_process';
 import {
@@ -48,6 +49,7 @@ import {
 } from './servers.js';
 import { measureStartup, type StartupResult } from './startup.js';
 import { rolloutCost, type TargetingCost, targetingCost } from './targeting-cost.js';
+import { benchTraces, type TraceFigures, traceLines, tracesOk } from './traces.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -619,6 +621,8 @@ async function main(): Promise<void> {
   process.stderr.write('search over 100,000 results (SQLite, PostgreSQL)\n');
   extra.resultsSearch = await benchSearch();
   extra.rolloutTrials = await benchRolloutTrials();
+  // Its own servers (agentsplit on a fresh SQLite file, the bare baseline), started and stopped there.
+  extra.traces = await benchTraces();
   report(rows, extra, (performance.now() - started) / 1000);
 }
 
@@ -845,6 +849,7 @@ function report(rows: Row[], extra: Record<string, unknown>, seconds: number): v
   ];
   lines.push(...searchLines(extra.resultsSearch as SearchFigures[]));
   lines.push(...rolloutTrialLines(extra.rolloutTrials as RolloutTrialFigures[]));
+  lines.push(...traceLines(extra.traces as TraceFigures));
   const costs = extra.pathCosts as PathCost[];
   lines.push(...pathCostLines(costs, 'baseline', SQLITE, BEFORE === undefined ? undefined : SQLITE_BEFORE));
   const pgRows = extra.pgLog as PgLogRow[] | undefined;
@@ -949,6 +954,14 @@ if (process.argv.includes('--rollout-aa')) {
   // Only the rollouts' error rates (issue 38): `npm run bench -- --rollout-aa`.
   process.stdout.write(`${rolloutTrialLines(await benchRolloutTrials()).join('\n')}\n`);
   process.exit(0);
+}
+
+if (process.argv.includes('--traces')) {
+  // Only traces in (issue 39): `npm run bench -- --traces`; exits 1 when the results read back do not match.
+  pinSelf(1);
+  const figures = await benchTraces();
+  process.stdout.write(`${traceLines(figures).join('\n')}\n`);
+  process.exit(tracesOk(figures) ? 0 : 1);
 }
 
 if (process.argv.includes('--clients')) {
