@@ -10,7 +10,7 @@ import { shownId } from '../core/messages.js';
 import type { DecodedExport } from '../core/otlp-json.js';
 import { runLogId, runValues, type SpanOutcome, sameValues, traceSummary } from '../core/trace-result.js';
 import { groupRuns, type PriceTable, type RunKey, readRun, type TraceSpan } from '../core/trace-run.js';
-import type { StoredRun, TraceStore } from '../store/sql-traces.js';
+import type { StoredTraceRun, TraceStore } from '../store/sql-traces.js';
 import type { Store } from '../store/store.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { FeedbackService } from './feedback.js';
@@ -49,7 +49,7 @@ const MAX_WARNINGS = 5;
 const SWEEP_BATCH = 1000;
 
 /** What reading one run came to: a row to keep and the spans it newly joined, a warning, or nothing new. */
-type RunOutcome = { row: StoredRun; joined: number } | { warning: string } | null;
+type RunOutcome = { row: StoredTraceRun; joined: number } | { warning: string } | null;
 
 interface Target {
   live: LiveExperiment;
@@ -132,7 +132,7 @@ export class TraceService {
       }
     }
     // The runs are written together: their results share a commit, their feedback another.
-    const rows: StoredRun[] = [];
+    const rows: StoredTraceRun[] = [];
     let joined = 0;
     for (const outcome of await Promise.all(readings)) {
       if (outcome === null) continue;
@@ -160,7 +160,7 @@ export class TraceService {
     text: string,
     key: RunKey,
     spans: TraceSpan[],
-    stored: StoredRun | undefined,
+    stored: StoredTraceRun | undefined,
     may: (slug: string) => boolean,
   ): Promise<RunOutcome> {
     const warning = (w: string) => ({ warning: `trace ${traceId}: ${w}` });
@@ -189,7 +189,7 @@ export class TraceService {
       if (err instanceof ValidationError || err instanceof NotFoundError) return warning(err.message);
       throw err;
     }
-    const row: StoredRun = {
+    const row: StoredTraceRun = {
       traceId,
       runKey: text,
       experimentId: target.live.id,
@@ -203,7 +203,7 @@ export class TraceService {
   }
 
   /** The experiment and variant a run's key names, or why it names none. */
-  private async targetOf(key: RunKey, stored: StoredRun | undefined): Promise<Target | string> {
+  private async targetOf(key: RunKey, stored: StoredTraceRun | undefined): Promise<Target | string> {
     if ('assignmentId' in key) {
       const id = key.assignmentId;
       const candidates = this.deps.experiments

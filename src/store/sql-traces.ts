@@ -8,7 +8,7 @@ import type { SqlDatabase } from './database.js';
 import { translatingErrors } from './sql-errors.js';
 
 /** A run that became a result, as stored. */
-export interface StoredRun {
+export interface StoredTraceRun {
   traceId: string;
   /** core/trace-run.ts keyText. */
   runKey: string;
@@ -28,14 +28,14 @@ export interface KeptTraces {
   /** Spans this export added (not kept before, not repeated in it). */
   added: number;
   /** Every kept span of each trace the export touched, and its runs that became results, by run key. */
-  traces: Map<string, { spans: TraceSpan[]; runs: Map<string, StoredRun> }>;
+  traces: Map<string, { spans: TraceSpan[]; runs: Map<string, StoredTraceRun> }>;
 }
 
 export interface TraceStore {
   /** Keeps the spans not kept yet (by trace and span id) in one transaction, and reads their traces back. */
   keepSpans(spans: readonly TraceSpan[], at: string): Promise<KeptTraces>;
   /** Inserts or replaces runs' rows, in one transaction. */
-  putRuns(runs: readonly StoredRun[], at: string): Promise<void>;
+  putRuns(runs: readonly StoredTraceRun[], at: string): Promise<void>;
   /** The trace summaries of an experiment's results among `logIds`, by log id. */
   summariesOf(experimentId: number, logIds: readonly string[]): Promise<Map<string, TraceSummary>>;
   /**
@@ -65,7 +65,7 @@ export class SqlTraces implements TraceStore {
     return this.run(() =>
       this.db.readWrite.transaction().execute(async (trx) => {
         const traceIds = [...new Set(spans.map((s) => s.traceId))];
-        const traces = new Map<string, { spans: TraceSpan[]; runs: Map<string, StoredRun> }>();
+        const traces = new Map<string, { spans: TraceSpan[]; runs: Map<string, StoredTraceRun> }>();
         const kept = new Set<string>();
         for (const id of traceIds) traces.set(id, { spans: [], runs: new Map() });
         for (const ids of chunks(traceIds)) {
@@ -128,7 +128,7 @@ export class SqlTraces implements TraceStore {
     );
   }
 
-  putRuns(runs: readonly StoredRun[], at: string): Promise<void> {
+  putRuns(runs: readonly StoredTraceRun[], at: string): Promise<void> {
     const rows = runs.map((r) => ({
       trace_id: r.traceId,
       run_key: r.runKey,
