@@ -9,6 +9,7 @@ import { assignRoutes } from './http/assign.js';
 import { clientAddress, type TrustProxy } from './http/client-address.js';
 import { compileRoute } from './http/compile.js';
 import { createCors } from './http/cors.js';
+import { datasetRoutes } from './http/datasets.js';
 import { registerDocs } from './http/docs.js';
 import { entryRoutes } from './http/entry.js';
 import { eventRoutes } from './http/events.js';
@@ -33,6 +34,7 @@ import { createRequestLog } from './http/request-log.js';
 import { resultRoutes } from './http/results.js';
 import { rolloutSimulateRoutes } from './http/rollout-simulate.js';
 import { rolloutRoutes } from './http/rollouts.js';
+import { runRoutes } from './http/runs.js';
 import { type PublicSettings, settingsRoutes } from './http/settings.js';
 import { timeseriesRoutes } from './http/timeseries.js';
 import { traceRoutes } from './http/traces.js';
@@ -42,6 +44,7 @@ import type { Metrics } from './metrics.js';
 import type { AnalysisPool } from './services/analysis-pool.js';
 import type { Assign } from './services/assignments.js';
 import type { CompareService } from './services/compare.js';
+import type { DatasetService } from './services/datasets.js';
 import type { EventService } from './services/events.js';
 import type { ExperimentCache } from './services/experiment-cache.js';
 import type { ExperimentService } from './services/experiments.js';
@@ -56,6 +59,7 @@ import type { RateLimits } from './services/rate-limits.js';
 import type { ResultService } from './services/results.js';
 import type { RolloutSimulator } from './services/rollout-simulate.js';
 import type { RolloutService } from './services/rollouts.js';
+import type { RunService } from './services/runs.js';
 import type { TimeseriesService } from './services/timeseries.js';
 import type { TraceService } from './services/traces.js';
 import type { WebhookService } from './services/webhooks.js';
@@ -85,6 +89,10 @@ export interface AppDeps {
   webhooks: WebhookService;
   /** Saved groups (ADR 0038). */
   groups: GroupService;
+  /** Datasets (issue 40); absent: no dataset routes (unit tests of other routes). */
+  datasets?: DatasetService;
+  /** Offline runs (issue 40); absent: no run routes. */
+  runs?: RunService;
   /** Rollouts (issue 38); absent: no rollout routes (unit tests of other routes). */
   rollouts?: RolloutService;
   /** Rollouts' dry run (issue 38). */
@@ -150,6 +158,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...keyRoutes(deps.keys),
     ...webhookRoutes(deps.webhooks, (p) => deps.keys.actorOf(p)),
     ...groupRoutes(deps.groups, (p) => deps.keys.actorOf(p)),
+    ...(deps.datasets ? datasetRoutes(deps.datasets, (p) => deps.keys.actorOf(p)) : []),
+    ...(deps.runs ? runRoutes(deps.runs, (p) => deps.keys.actorOf(p)) : []),
     ...(deps.rollouts ? rolloutRoutes(deps.rollouts, (p) => deps.keys.actorOf(p)) : []),
     ...(deps.simulator ? rolloutSimulateRoutes(deps.simulator) : []),
     ...(deps.traces ? traceRoutes(deps.traces.service, deps.traces.bodyLimit) : []),

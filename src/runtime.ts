@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { AnalysisPool, type AnalysisPoolOptions } from './services/analysis-pool.js';
 import { createAssign } from './services/assignments.js';
 import { CompareService } from './services/compare.js';
+import { DatasetService } from './services/datasets.js';
 import { EventBus, EventService } from './services/events.js';
 import { ExperimentCache } from './services/experiment-cache.js';
 import { startExperimentSync } from './services/experiment-sync.js';
@@ -33,6 +34,7 @@ import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/
 import { ResultService } from './services/results.js';
 import { RolloutSimulator } from './services/rollout-simulate.js';
 import { RolloutService } from './services/rollouts.js';
+import { RunService } from './services/runs.js';
 import { TimeseriesService } from './services/timeseries.js';
 import { TraceService } from './services/traces.js';
 import { WebhookDelivery } from './services/webhook-delivery.js';
@@ -259,12 +261,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const assign = createAssign(assignmentDeps);
   const ofrep = createOfrep(assignmentDeps);
   const assignments = new IssuedAssignments(store);
+  const runs = new RunService({
+    store: store.runs,
+    experiments: experimentCache,
+    datasets: {
+      find: (name) => store.datasets.findDataset(name),
+      itemIds: async (id, version) => new Set((await store.datasets.itemsAt(id, version)).keys()),
+    },
+    newId,
+    now,
+  });
   const results = new ResultService({
     experiments: experimentCache,
     assignments,
     ingest,
     store,
     traces: store.traces,
+    runs,
     newId,
     now,
   });
@@ -335,6 +348,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     events,
     webhooks,
     groups,
+    datasets: new DatasetService({ store: store.datasets, newId, now, bus }),
+    runs,
     rollouts,
     simulator: new RolloutSimulator({
       cache: experimentCache,

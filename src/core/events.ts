@@ -1,4 +1,4 @@
-// Events: the history of who changed what (issue 27). Each change to an experiment, a key, a webhook or a saved group is an event
+// Events: the history of who changed what (issue 27). Each change to an experiment, a key, a webhook, a saved group or a dataset is an event
 // written in the same transaction as the change; this file says what the events of a change are. Pure.
 import type { Experiment } from './experiment.js';
 import type { JsonObject } from './json.js';
@@ -30,6 +30,10 @@ export const EVENT_TYPES = [
   'webhook.test',
   'group.saved',
   'group.deleted',
+  'dataset.created',
+  'dataset.changed',
+  'dataset.deleted',
+  'run.created',
   'guardrail.failed',
   'srm.detected',
   'verdict.changed',

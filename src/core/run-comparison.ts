@@ -141,22 +141,29 @@ export function compareRun(rows: readonly RunRow[], o: ComparisonOptions): RunCo
       name,
       kind,
       direction: definition?.direction ?? null,
-      comparisons: treatments.map((variant) => {
+      // A variant with no item in common with the control on this metric has nothing to compare.
+      comparisons: treatments.flatMap((variant) => {
         const c = comparePaired(control, valuesOf(variant, name), {
           alpha,
           proportion: kind === 'proportion',
           ...(o.resamples === undefined ? {} : { resamples: o.resamples }),
         });
-        return { ...c, variant, adjustedPValue: null, significant: false, better: null };
+        return c.items === 0
+          ? []
+          : [{ ...c, variant, adjustedPValue: null, significant: false, better: null }];
       }),
     };
   });
   // Holm across the metrics of each variant.
-  for (const [i] of treatments.entries()) {
-    const ps = metrics.map((m) => m.comparisons[i]!.difference.pValue ?? Number.NaN);
-    const { adjusted } = adjustPValues(ps, 'holm');
-    metrics.forEach((m, k) => {
-      const c = m.comparisons[i]!;
+  for (const variant of treatments) {
+    const of = metrics.flatMap((m) =>
+      m.comparisons.filter((c) => c.variant === variant).map((c) => ({ m, c })),
+    );
+    const { adjusted } = adjustPValues(
+      of.map(({ c }) => c.difference.pValue ?? Number.NaN),
+      'holm',
+    );
+    of.forEach(({ m, c }, k) => {
       c.adjustedPValue = adjusted[k] ?? null;
       c.significant = c.adjustedPValue !== null && c.adjustedPValue < alpha;
       if (c.significant && m.direction !== null) {

@@ -4,6 +4,7 @@ import type { DeclaredSums } from './declared.js';
 import type { Exposure } from './exposure.js';
 import type { IdempotencyRecord } from './idempotency.js';
 import type { JsonObject } from './json.js';
+import type { OfflineAnswer } from './offline-runs.js';
 import type { AssignmentSegment, ResultSegments, TargetSegments } from './segments.js';
 
 /** A JSON object serialized at once, so the parsed request can be collected while the commit is awaited. */
@@ -39,6 +40,8 @@ export interface NewResult {
   segments?: ResultSegments;
   /** Its experiment declares ratios, covariates or caps: the sums to keep (core/pairs.ts). */
   declared?: DeclaredSums | null;
+  /** An offline run's result (issue 40): the run, item and trial it answers; such results are never counted. */
+  offline?: OfflineAnswer;
 }
 
 /** A metric value of late feedback (a number, or true/false as 1/0 of a proportion). */

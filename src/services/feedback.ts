@@ -172,8 +172,16 @@ export class FeedbackService {
       const result = LOG_ID.test(id) ? await findResult(live.id, id) : undefined;
       if (!result) throw new NotFoundError(`experiment '${slug}' has no result with logId '${id}'`);
       const { version, variantKey, userId } = result;
-      // The result's segments: its own context's values, else its assignment's (core/segments.ts).
-      target = { target: `l:${id}`, version, variantKey, userId, segments: targetSegments(keys, result) };
+      // The result's segments: its own context's values, else its assignment's (core/segments.ts). An
+      // offline run's result (issue 40): its feedback is stored, never counted online.
+      target = {
+        target: `l:${id}`,
+        version,
+        variantKey,
+        userId,
+        segments: targetSegments(keys, result),
+        ...(result.offline ? { entered: false as const } : {}),
+      };
     }
     return {
       feedbackId: this.deps.newId(),

@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
+import type { OfflineAnswer } from '../core/offline-runs.js';
 import { searchText } from '../core/search.js';
 import { resultSegments } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
@@ -31,6 +32,10 @@ export interface LogInput {
   userId?: string;
   assignmentId?: string;
   timestamp?: string;
+  /** An offline run's result (issue 40): the run, its dataset item, and the trial (1-based). */
+  runId?: string;
+  itemId?: string;
+  trial?: number;
 }
 
 export interface LogReceipt {
@@ -63,6 +68,8 @@ export interface ResultListQuery {
   sort?: 'time' | 'metric';
   /** Only results whose input, output or a comment on them holds this text, ignoring case. */
   q?: string;
+  /** One offline run's results (issue 40); absent: online results only. */
+  run?: string;
 }
 
 export interface ResultDeps {
@@ -74,6 +81,14 @@ export interface ResultDeps {
     appendResults(results: NewResult[], record?: IdempotencyRecord): Promise<Array<string[] | null>>;
   };
   store: Pick<Store, 'listResults' | 'lastResultSeq' | 'readRollups'>;
+  /** Checks a result that names an offline run (absent: results cannot name runs). */
+  runs?: {
+    answerOf(
+      live: LiveExperiment,
+      variantKey: string,
+      named: { runId: string; itemId?: string; trial?: number },
+    ): Promise<OfflineAnswer>;
+  };
   /** The summaries of results read from traces (absent: none shown). */
   traces?: Pick<TraceStore, 'summariesOf'>;
   newId: () => string;
@@ -112,7 +127,10 @@ export class ResultService {
    */
   log(slug: string, input: LogInput, record?: RecordAnswer<LogReceipt>): Promise<LogReceipt> {
     const live = this.deps.experiments.lookup(slug);
-    if (live === undefined || input.assignmentId !== undefined) return this.logResolving(slug, input, record);
+    const offline = input.runId !== undefined || input.itemId !== undefined || input.trial !== undefined;
+    if (live === undefined || input.assignmentId !== undefined || offline) {
+      return this.logResolving(slug, input, record);
+    }
     try {
       return this.logTo(live, input, undefined, record);
     } catch (err) {
@@ -135,7 +153,25 @@ export class ResultService {
     logId?: string,
   ): Promise<LogReceipt> {
     const live = await this.experiment(slug);
-    return this.logTo(live, input, await this.assigned(live, input), record, logId);
+    const offline = await this.offlineOf(live, input);
+    return this.logTo(live, input, await this.assigned(live, input), record, logId, offline);
+  }
+
+  /** The run, item and trial a result answers (undefined online); a 400 or 404 when it names them wrongly. */
+  private async offlineOf(live: LiveExperiment, input: LogInput): Promise<OfflineAnswer | undefined> {
+    if (input.runId === undefined) {
+      if (input.itemId !== undefined || input.trial !== undefined) {
+        throw new ValidationError('itemId and trial answer an offline run: send runId with them');
+      }
+      return undefined;
+    }
+    if (this.deps.runs === undefined) throw new ValidationError('this service keeps no offline runs');
+    const { runId, itemId, trial } = input;
+    return this.deps.runs.answerOf(live, input.variantKey, {
+      runId,
+      ...(itemId === undefined ? {} : { itemId }),
+      ...(trial === undefined ? {} : { trial }),
+    });
   }
 
   private logTo(
@@ -144,8 +180,9 @@ export class ResultService {
     assigned: AssignmentTarget | null | undefined,
     record?: RecordAnswer<LogReceipt>,
     chosenId?: string,
+    offline?: OfflineAnswer,
   ): Promise<LogReceipt> {
-    const result = this.newResult(live, input, assigned, chosenId);
+    const result = this.newResult(live, input, assigned, chosenId, offline);
     // Decided before the wait, so the parsed request is not kept alive while the commit is awaited.
     const logId = result.logId;
     const warnings = unanalysedValueWarnings([input.metrics]);
@@ -169,11 +206,15 @@ export class ResultService {
   logMany(slug: string, inputs: LogInput[], record?: RecordAnswer<LogsAnswer>): Promise<LogsAnswer> {
     return this.experiment(slug).then(async (live) => {
       const assigned: Array<AssignmentTarget | null | undefined> = [];
-      for (const input of inputs) assigned.push(await this.assigned(live, input));
+      const offline: Array<OfflineAnswer | undefined> = [];
+      for (const input of inputs) {
+        assigned.push(await this.assigned(live, input));
+        offline.push(await this.offlineOf(live, input));
+      }
       const warnings = inputs.flatMap((input, i) => assignmentWarning(live, input, assigned[i]) ?? []);
       return this.commitMany(
         live,
-        inputs.map((input, i) => this.newResult(live, input, assigned[i])),
+        inputs.map((input, i) => this.newResult(live, input, assigned[i], undefined, offline[i])),
         [...new Set(warnings)].concat(unanalysedValueWarnings(inputs.map((input) => input.metrics))),
         record,
       );
@@ -223,6 +264,7 @@ export class ResultService {
       since: q.since === undefined ? undefined : normalizeTime(q.since, 'since'),
       until: q.until === undefined ? undefined : normalizeTime(q.until, 'until'),
       ...(search === undefined ? {} : { search }),
+      ...(q.run === undefined ? {} : { runId: q.run }),
       limit: q.limit ?? 100,
     });
     let nextCursor: string | null = null;
@@ -332,11 +374,14 @@ export class ResultService {
     input: LogInput,
     assigned: AssignmentTarget | null | undefined,
     logId?: string,
+    offline?: OfflineAnswer,
   ): NewResult {
-    // Its assignment id was given to a unit that did not enter (ADR 0038): stored, never counted.
-    const counted = assigned?.entered !== false;
+    // Its assignment id was given to a unit that did not enter (ADR 0038), or it answers an offline run
+    // (issue 40): stored, never counted.
+    const counted = assigned?.entered !== false && offline === undefined;
     return {
       ...(counted ? {} : { counted: false as const }),
+      ...(offline === undefined ? {} : { offline }),
       // Sticky experiments randomized users: a result with a userId joins its user's unit (ADR 0018).
       unit: counted && live.experiment.assignment === 'sticky' && input.userId !== undefined,
       assignedVariant: assigned && assigned.variantKey !== input.variantKey ? assigned.variantKey : null,

@@ -62,6 +62,9 @@ function resultRow(
     metrics_over_cap: overCap ? JSON.stringify(overCap) : null,
     assigned_variant: r.assignedVariant ?? null,
     segments: segments === null ? null : JSON.stringify(segments),
+    run_id: r.offline?.runId ?? null,
+    item_id: r.offline?.itemId ?? null,
+    trial: r.offline?.trial ?? null,
   };
 }
 

@@ -187,6 +187,7 @@ export async function rebuildExperiment(
         'user_id',
         'created_at',
         'assignment_id',
+        'run_id',
       ])
       .where('experiment_id', '=', experimentId)
       .where('seq', '>', after)
@@ -196,8 +197,8 @@ export async function rebuildExperiment(
     if (page.length === 0) break;
     results += page.length;
     after = Number(page.at(-1)!.seq);
-    // Results of units that did not enter are stored, never counted (ADR 0038).
-    const rows = page.filter((r) => !keptOut(r.assignment_id, experimentId));
+    // Results of units that did not enter (ADR 0038) and of offline runs (issue 40) are stored, never counted.
+    const rows = page.filter((r) => !keptOut(r.assignment_id, experimentId) && r.run_id === null);
     counts = rollUpExposures([
       ...counts,
       ...rows.map((r) => ({

@@ -36,6 +36,9 @@ function toResult(row: Selectable<ResultsTable>): Result {
     feedback: {},
     assignmentContext: null,
     comments: [],
+    ...(row.run_id === null || row.run_id === undefined
+      ? {}
+      : { run: { id: row.run_id, itemId: row.item_id ?? '', trial: Number(row.trial ?? 1) } }),
   };
 }
 
@@ -69,6 +72,8 @@ type Filtered = ReturnType<typeof filtered>;
 /** The results of the query's experiment that its variant, time and text filters keep (no order, no cursor). */
 function filtered(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', q: ResultQuery, common = false) {
   let query = db.selectFrom('results as r').where('r.experiment_id', '=', q.experimentId);
+  // Online results, or one offline run's (issue 40): never both.
+  query = q.runId === undefined ? query.where('r.run_id', 'is', null) : query.where('r.run_id', '=', q.runId);
   if (q.uptoSeq !== undefined) query = query.where('r.seq', '<=', q.uptoSeq);
   if (q.variantKey !== undefined) query = query.where('r.variant_key', '=', q.variantKey);
   if (q.since !== undefined) query = query.where('r.created_at', '>=', q.since);

@@ -34,6 +34,8 @@ export interface Result {
   comments: ResultComment[];
   /** Read from an OpenTelemetry trace (issue 39): the run as its latest spans read it. */
   trace?: TraceSummary;
+  /** An offline run's result (issue 40): the run, the dataset item and the trial it answers. */
+  run?: { id: string; itemId: string; trial: number };
 }
 
 /** Only results with a value for `name` (feedback first, then their own metric; core/result-values.ts), within min/max. */
@@ -63,6 +65,8 @@ export interface ResultQuery {
   until?: string;
   /** Only results whose input, output or a comment on them holds this text, ignoring case (core/search.ts). */
   search?: string;
+  /** One offline run's results (issue 40); absent: only online results. */
+  runId?: string;
   limit: number;
 }
 
@@ -98,10 +102,19 @@ export interface ResultTarget {
   /** The assignment id it was logged with, and its own context: where feedback on it finds its segments. */
   assignmentId: string | null;
   context: JsonObject | null;
+  /** It answers an offline run (issue 40): feedback on it is stored, never counted online. */
+  offline?: true;
 }
 
 /** A result as feedback on it sees it (the memory store's; the SQL store reads the same columns). */
 export function resultTarget(r: NewResult): ResultTarget {
   const { version, variantKey, userId, assignmentId } = r;
-  return { version, variantKey, userId, assignmentId, context: r.context && JSON.parse(r.context) };
+  return {
+    version,
+    variantKey,
+    userId,
+    assignmentId,
+    context: r.context && JSON.parse(r.context),
+    ...(r.offline === undefined ? {} : { offline: true as const }),
+  };
 }

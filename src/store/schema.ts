@@ -101,6 +101,24 @@ export interface ResultsTable {
    * none (migration 018). Generated: rows inserted by hand in tests may leave it out.
    */
   segments: Generated<string | null>;
+  /** An offline run's result (migration 031): the run, the dataset item and the trial it answers; null online. */
+  run_id: Generated<string | null>;
+  item_id: Generated<string | null>;
+  trial: Generated<number | null>;
+}
+
+/** Offline runs (migration 031): an experiment's variants over one version of a dataset. */
+export interface RunsTable {
+  id: string;
+  experiment_id: number;
+  dataset_id: string;
+  dataset_name: string;
+  dataset_version: number;
+  /** JSON array of variant keys. */
+  variants: string;
+  trials: number;
+  items: number;
+  created_at: Time;
 }
 
 /** Exposures as releases before migration 003 wrote them, one row each; read, no longer written. */
@@ -253,6 +271,31 @@ export interface TraceRunsTable {
   updated_at: Time;
 }
 
+/** Datasets (migration 030, ADR 0046): one row each, its current version and item count. */
+export interface DatasetsTable {
+  id: string;
+  name: string;
+  description: string;
+  version: number;
+  items: number;
+  created_at: Time;
+  updated_at: Time;
+}
+
+/** One item's content from version `added_in` until `removed_in` (null: current; migration 030). */
+export interface DatasetItemsTable {
+  dataset_id: string;
+  item_id: string;
+  added_in: number;
+  removed_in: number | null;
+  /** The order the item was first added in (kept when it changes). */
+  position: number;
+  /** JSON text as sent; expected and metadata null when absent. */
+  input: string;
+  expected: string | null;
+  metadata: string | null;
+}
+
 /** Idempotency-Key answers (migration 005), per key owner. */
 export interface IdempotencyKeysTable {
   owner: string;
@@ -337,6 +380,9 @@ export interface Database {
   trace_spans: TraceSpansTable;
   traces: TracesTable;
   trace_runs: TraceRunsTable;
+  runs: RunsTable;
+  datasets: DatasetsTable;
+  dataset_items: DatasetItemsTable;
   idempotency_keys: IdempotencyKeysTable;
   webhooks: WebhooksTable;
   saved_groups: SavedGroupsTable;

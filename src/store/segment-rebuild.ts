@@ -105,6 +105,7 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
         'assignment_id',
         'context',
         'segments',
+        'run_id',
       ])
       .where('experiment_id', '=', experimentId)
       .where('seq', '>', seq)
@@ -115,7 +116,8 @@ export async function rebuildSegments(trx: Transaction<Database>, experimentId: 
     seq = Number(rows.at(-1)!.seq);
     const page: Pending[] = [];
     for (const r of rows) {
-      if (keptOut(r.assignment_id, experimentId)) continue; // stored, never counted (ADR 0038)
+      // Stored, never counted: a unit that did not enter (ADR 0038), an offline run's result (issue 40).
+      if (keptOut(r.assignment_id, experimentId) || r.run_id !== null) continue;
       const rolled = { ...rolledResultRow(r), unitUserId: perUser ? r.user_id : null, declared };
       let values: Record<string, string> = {};
       let lookup: string[] = [];

@@ -157,6 +157,7 @@ const TARGET_COLUMNS = [
   'user_id',
   'assignment_id',
   'context',
+  'run_id',
 ] as const;
 
 /** Log ids looked up in one statement (well below SQLite's and PostgreSQL's bound parameters). */
@@ -183,6 +184,7 @@ export async function findResults(
         userId: row.user_id,
         assignmentId: row.assignment_id,
         context: row.context === null ? null : json<JsonObject>(row.context),
+        ...(row.run_id === null ? {} : { offline: true }),
       });
     }
   }

@@ -19,7 +19,9 @@ import type { InstanceLock } from './instance-lock.js';
 import { insertKeyRow, revokeKeyRow, selectKeyPage, selectKeys, updateKeyUse } from './key-rows.js';
 import type { LeaderLock } from './leader-lock.js';
 import type { Database } from './schema.js';
+import { SqlDatasets } from './sql-datasets.js';
 import { translatingErrors } from './sql-errors.js';
+import { SqlRuns } from './sql-runs.js';
 import { SqlTraces } from './sql-traces.js';
 import { SqlWebhooks } from './sql-webhooks.js';
 import type {
@@ -46,6 +48,10 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore, Monit
   readonly webhooks: SqlWebhooks;
   /** Spans and the runs read from them (sql-traces.ts). */
   readonly traces: SqlTraces;
+  /** Offline runs (sql-runs.ts). */
+  readonly runs: SqlRuns;
+  /** Datasets and the versions of their items (sql-datasets.ts). */
+  readonly datasets: SqlDatasets;
   /** Who runs the monitor's round (PostgreSQL; taken on the first round). */
   private monitorLock: LeaderLock | undefined;
 
@@ -54,6 +60,8 @@ export class SqlRecords implements KeyStore, IdempotencyStore, EventStore, Monit
     this.readOnly = db.readOnly;
     this.webhooks = new SqlWebhooks(db);
     this.traces = new SqlTraces(db);
+    this.runs = new SqlRuns(db);
+    this.datasets = new SqlDatasets(db);
   }
 
   /** Runs `work`, its database errors said as the domain's (sql-errors.ts). */

@@ -37,6 +37,24 @@ export const LogBody = Type.Object(
       }),
     ),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Client time, ISO 8601' })),
+    runId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'An offline run this result answers (POST /experiment/{slug}/runs): never counted online',
+      }),
+    ),
+    itemId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, description: "With runId: the dataset item's id" }),
+    ),
+    trial: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 20,
+        description: "With runId: which of the run's trials (1-based)",
+      }),
+    ),
   },
   { examples: [LOG_EXAMPLE] },
 );
@@ -171,6 +189,15 @@ export const ResultSchema = Type.Object(
       },
     ),
     trace: Type.Optional(TraceSummarySchema),
+    run: Type.Optional(
+      Type.Object(
+        { id: Type.String(), itemId: Type.String(), trial: Type.Integer({ minimum: 1 }) },
+        {
+          description:
+            "Present on an offline run's results: the run, the dataset item and the trial it answers",
+        },
+      ),
+    ),
   },
   {
     title: 'Result',
@@ -222,6 +249,15 @@ export const ListResultsQuery = Type.Object({
       description:
         "Only results with a number or true/false (as 1/0) for this metric: feedback on the logId, else on the assignmentId, else the result's own metric",
       examples: ['rating'],
+    }),
+  ),
+  run: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        "One offline run's results (POST /experiment/{slug}/runs); without it, only online results",
+      examples: ['019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b'],
     }),
   ),
   q: Type.Optional(
