@@ -1,18 +1,15 @@
 // Wires store → services → app, and takes them down in order. Used by main.ts and by the API tests.
-import type { Logger } from 'pino';
+// Its options are in runtime-options.ts.
 import { type App, buildApp } from './app.js';
 import { defaultThreads } from './config.js';
-import type { RandomSource } from './core/assignment.js';
 import type { SavedGroups } from './core/condition.js';
 import { MONITOR_ACTOR } from './core/events.js';
 import { isoNow, newId } from './core/ids.js';
-import type { PriceTable } from './core/trace-run.js';
 import { DEFAULT_RETRY_SCHEDULE } from './core/webhooks.js';
-import type { TrustProxy } from './http/client-address.js';
-import type { McpOptions } from './http/mcp.js';
 import { GroupCommit } from './ingest/group-commit.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { AnalysisPool, type AnalysisPoolOptions } from './services/analysis-pool.js';
+import type { RuntimeOptions } from './runtime-options.js';
+import { AnalysisPool } from './services/analysis-pool.js';
 import { createAssign } from './services/assignments.js';
 import { CompareService } from './services/compare.js';
 import { DatasetService } from './services/datasets.js';
@@ -30,7 +27,7 @@ import { DEFAULT_KEY_HASH_SECRET, KeyService } from './services/keys.js';
 import { Monitor } from './services/monitor.js';
 import { createOfrep } from './services/ofrep.js';
 import { createPreview } from './services/preview.js';
-import { type RateLimitOptions, RateLimits, rateLimitOptions } from './services/rate-limits.js';
+import { RateLimits, rateLimitOptions } from './services/rate-limits.js';
 import { ResultService } from './services/results.js';
 import { RolloutSimulator } from './services/rollout-simulate.js';
 import { RolloutService } from './services/rollouts.js';
@@ -39,71 +36,14 @@ import { TimeseriesService } from './services/timeseries.js';
 import { TraceService } from './services/traces.js';
 import { WebhookDelivery } from './services/webhook-delivery.js';
 import { WebhookService } from './services/webhooks.js';
-import { type DatabaseTarget, openStore } from './store/index.js';
-import type { SqlStore } from './store/sql-store.js';
+import { openStore } from './store/index.js';
 
-export interface RuntimeOptions {
-  database: DatabaseTarget;
-  apiKey: string;
-  bodyLimit?: number;
-  /** A request (headers and body) must arrive within this many ms, else 408. */
-  bodyTimeoutMs?: number;
-  /** Requests slower than this are logged at warn whatever the level. */
-  slowRequestMs?: number;
-  /** Most exposures waiting in memory for the database (default 200,000); past it they are dropped and counted. */
-  exposureBuffer?: number;
-  /** Origins browsers may call from (`*`: any); absent or empty: CORS off. */
-  corsOrigins?: string[];
-  /** Default: silent. */
-  logger?: Logger;
-  random?: RandomSource;
-  /** How often other instances' experiment changes are checked for, besides notifications (ms). */
-  syncPollMs?: number;
-  /** The HMAC key managed API keys are hashed with (KEY_HASH_SECRET; ADR 0015). */
-  keyHashSecret?: string;
-  /**
-   * The last resort for an unfinished Idempotency-Key claim of a live instance: after this long other
-   * instances take it over (ms; PostgreSQL). A dead instance's claims are taken over at once.
-   */
-  idempotencyClaimTimeoutMs?: number;
-  /** Per-key rate limits, failed-authentication throttling, Redis (ADR 0017); unset fields: the defaults. */
-  rateLimits?: Partial<RateLimitOptions>;
-  /** TRUST_PROXY: whose X-Forwarded-For names the client (issue 34); absent or 0: the socket's peer. */
-  trustProxy?: TrustProxy;
-  /** How often the guardrail monitor runs its round (seconds); 0 or absent: off (main.ts: default 60). */
-  monitorIntervalSeconds?: number;
-  /** The clock of changes (ISO 8601): tests move a rollout's hours with it; absent: the wall clock. */
-  now?: () => string;
-  /** Webhook deliveries (issue 27 item 3); unset fields: the defaults. */
-  webhooks?: Partial<WebhookOptions>;
-  /** Who /mcp answers: MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS (absent: local host names). */
-  mcp?: McpOptions;
-  /** The analysis workers (ANALYSIS_*; issue 34); unset fields: the defaults. */
-  analysis?: Partial<Omit<AnalysisPoolOptions, 'maxAgeMs'>>;
-  /** OTLP trace ingest (TRACES_BODY_LIMIT, TRACE_*; issue 39); unset fields: the defaults. */
-  traces?: Partial<{
-    bodyLimit: number;
-    windowSeconds: number;
-    messageBytes: number;
-    prices: PriceTable;
-    /** How often traces past the window are swept (ms; default a tenth of the window, 1 s to 60 s). */
-    sweepMs: number;
-  }>;
-}
+export type { RuntimeOptions, WebhookOptions } from './runtime-options.js';
+
+import type { SqlStore } from './store/sql-store.js';
 
 /** Where other instances write too, the longest an analysis answer is reused without seeing their writes. */
 const SHARED_CACHE_MAX_AGE_MS = 5000;
-
-export interface WebhookOptions {
-  /** Seconds between attempts (WEBHOOK_RETRY_SCHEDULE). */
-  retrySchedule: number[];
-  /** WEBHOOK_TIMEOUT_SECONDS, in ms (default 15 s). */
-  timeoutMs: number;
-  /** WEBHOOK_DENY_PRIVATE: refuse every address that is not global unicast (core/egress.ts). */
-  denyPrivate: boolean;
-  /** How often due deliveries are looked for (ms; default 1000). */
-  pollMs: number;
-}
 
 export interface Runtime {
   app: App;

@@ -121,7 +121,7 @@ describe('MCP over Streamable HTTP', () => {
     assert.deepEqual(await admin.ping(), {});
   });
 
-  test('tools/list: the twelve tools with descriptions, JSON input schemas and annotations', async () => {
+  test('tools/list: the fifteen tools with descriptions, JSON input schemas and annotations', async () => {
     const { tools } = await admin.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.deepEqual([...byName.keys()].sort(), [
@@ -131,7 +131,10 @@ describe('MCP over Streamable HTTP', () => {
       'get_experiment',
       'get_results',
       'get_rollout',
+      'get_run_comparison',
+      'list_datasets',
       'list_experiments',
+      'list_runs',
       'log_result',
       'preview_assignment',
       'simulate_rollout',
@@ -148,6 +151,9 @@ describe('MCP over Streamable HTTP', () => {
       'get_analysis',
       'get_results',
       'preview_assignment',
+      'list_datasets',
+      'list_runs',
+      'get_run_comparison',
     ])
       assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
     for (const name of ['create_experiment', 'log_result']) {
@@ -241,6 +247,62 @@ describe('MCP over Streamable HTTP', () => {
     assert.ok(text(analysis).split('\n')[0]!.endsWith(verdict));
     assert.match(text(analysis), /success \(primary, proportion, increase is better\)/);
     assert.match(text(analysis), /\n {2}B: n 3, mean/);
+  });
+
+  test('offline runs (issue 40): list_datasets, list_runs, get_run_comparison with the verdict first', async () => {
+    const slug = uniqueSlug('mcp-runs');
+    await rt.api.createExperiment({
+      slug,
+      metrics: [{ name: 'correct', direction: 'increase', role: 'primary' }],
+    });
+    const items = Array.from({ length: 40 }, (_, i) => ({ id: `q${i}`, input: { q: i } }));
+    const dataset = `mcp-${slug}`;
+    assert.equal((await rt.api.post('/datasets', { name: dataset, items })).statusCode, 201);
+    const opened = await rt.api.post(`/experiment/${slug}/runs`, { dataset });
+    assert.equal(opened.statusCode, 201, opened.body);
+    const runId = opened.json().id as string;
+    const results = items.flatMap((item, i) =>
+      ['A', 'B'].map((variantKey) => ({
+        variantKey,
+        runId,
+        itemId: item.id,
+        trial: 1,
+        output: { answer: `${variantKey}${i}` },
+        metrics: { correct: variantKey === 'B' ? i < 36 : i < 20 },
+      })),
+    );
+    await rt.api.logMany(slug, results);
+
+    const reader = await connect(url, { 'x-api-key': await newKey(rt, ['read']) });
+    try {
+      const datasets = await ok(reader, 'list_datasets', { limit: 100 });
+      const listed = (datasets.structuredContent as { datasets: Array<{ name: string; items: number }> })
+        .datasets;
+      assert.deepEqual(
+        listed.filter((d) => d.name === dataset).map((d) => d.items),
+        [40],
+      );
+      const runs = await ok(reader, 'list_runs', { slug });
+      assert.deepEqual(
+        (runs.structuredContent as { runs: Array<{ id: string }> }).runs.map((r) => r.id),
+        [runId],
+      );
+      const compared = await ok(reader, 'get_run_comparison', { run: runId, control: 'A' });
+      const api = (await rt.api.get(`/runs/${runId}/comparison?control=A`)).json();
+      assert.deepEqual(compared.structuredContent, api);
+      const lines = text(compared).split('\n');
+      assert.equal(lines[0], api.verdict.summary);
+      assert.match(lines[0]!, /^B beats A on `correct`: \+40\.0 points/);
+      assert.match(
+        text(compared),
+        /^correct B: \+40 points \[.*\], p .* \(Holm\), 16 wins \/ 24 ties \/ 0 losses over 40 items: ✓ better$/m,
+      );
+      const unknown = await tool(reader, 'get_run_comparison', { run: 'no-such-run' });
+      assert.equal(unknown.isError, true);
+      assert.match(text(unknown), /agentsplit API answered 404/);
+    } finally {
+      await reader.close();
+    }
   });
 
   test('random experiments: the preview gives the weights, not a variant', async () => {

@@ -148,9 +148,10 @@ export function compareRun(rows: readonly RunRow[], o: ComparisonOptions): RunCo
           proportion: kind === 'proportion',
           ...(o.resamples === undefined ? {} : { resamples: o.resamples }),
         });
-        return c.items === 0
-          ? []
-          : [{ ...c, variant, adjustedPValue: null, significant: false, better: null }];
+        if (c.items === 0) return [];
+        // Wins are items where the treatment did better: lower, for a metric whose lower values are better.
+        const turned = definition?.direction === 'decrease' ? { wins: c.losses, losses: c.wins } : {};
+        return [{ ...c, ...turned, variant, adjustedPValue: null, significant: false, better: null }];
       }),
     };
   });

@@ -29,16 +29,15 @@ import { encodingTaken, takeBytes } from './bytes-body.js';
 import type { ClientAddress } from './client-address.js';
 import type { CompiledRoute } from './compile.js';
 import type { Cors } from './cors.js';
-import { describeValidation, errorAnswer, errorBody } from './errors.js';
+import { errorAnswer, errorBody } from './errors.js';
 import { IDEMPOTENCY_HEADER, runIdempotently } from './idempotency.js';
 import { isRelayed } from './inject.js';
 import { createOutbox } from './outbox.js';
 import { isPreflight, limitHeaders, tooManyHeaders, tooManyMessage } from './rate-limit.js';
 import type { RequestLog } from './request-log.js';
-import { JsonBody, PlainText, type RawBody, Relayed, type RouteFailure, Stream, Tagged } from './route.js';
+import type { RawBody, RouteFailure } from './route.js';
 import { createRouter, type Found, pathOf } from './router.js';
-import { taggedAnswer } from './tagged.js';
-import type { Validator } from './validation.js';
+import { bodyPending, invalid, serialize } from './serialize.js';
 import type { Answer } from './writer.js';
 
 export interface PipelineDeps {
@@ -73,36 +72,6 @@ const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
 
 /** Content-Type spellings that need no further look (most clients send one of these). */
 const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8']);
-
-/** A body still arriving when the answer leaves: the connection closes rather than wait for it. */
-function bodyPending(req: IncomingMessage): boolean {
-  // inject()'s requests have their whole body (and no `complete`).
-  if (req.complete !== false) return false;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-function invalid(context: string, validate: Validator): ValidationError {
-  return new ValidationError(describeValidation(context, validate.errors ?? []));
-}
-
-/** The success answer for what a handler returned. */
-function serialize(req: IncomingMessage, compiled: CompiledRoute, value: unknown): Answer | Promise<Answer> {
-  const status = compiled.status;
-  if (value instanceof JsonBody) return { status, body: value.text };
-  if (value instanceof Stream) {
-    const { 'content-type': type, ...headers } = value.headers;
-    return { status, type, headers, body: value.body };
-  }
-  if (value instanceof PlainText) return { status, type: value.contentType, body: value.text };
-  if (value instanceof Tagged) return taggedAnswer(req.headers, status, value);
-  if (value instanceof Relayed) {
-    const { 'content-type': type, ...headers } = value.headers;
-    return { status: value.status, type, headers, body: value.body === '' ? undefined : value.body };
-  }
-  if (status === 204) return { status };
-  return { status, body: compiled.serialize(value) };
-}
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const router = createRouter(deps.routes, deps.maxParamLength);

@@ -8,7 +8,6 @@ import { NAMES_IN_A_MESSAGE, shownId, someOf } from '../core/messages.js';
 import { MAX_METRICS_PER_EXPERIMENT } from '../core/metric-cap.js';
 import { overCapWarning, unanalysedValueWarnings } from '../core/metric-warnings.js';
 import type { OfflineAnswer } from '../core/offline-runs.js';
-import { searchText } from '../core/search.js';
 import { resultSegments } from '../core/segments.js';
 import { normalizeTime } from '../core/time.js';
 import type { NewResult } from '../core/writes.js';
@@ -19,9 +18,9 @@ import type { Store } from '../store/store.js';
 /** A stored result as services hand it out (the http layer names it from here, not from the store). */
 export type { Result };
 
-import { decodeCursor, encodeCursor } from '../core/result-cursor.js';
 import type { ExperimentCache, LiveExperiment } from './experiment-cache.js';
 import type { AssignmentTarget, IssuedAssignments } from './issued-assignments.js';
+import { exportResults, listPage, type ResultListQuery } from './result-reads.js';
 
 export interface LogInput {
   variantKey: string;
@@ -55,22 +54,7 @@ function receipt(logId: string, warnings: string[]): LogReceipt {
   return warnings.length > 0 ? { logId, warning: warnings.join('; ') } : { logId };
 }
 
-export interface ResultListQuery {
-  limit?: number;
-  cursor?: string;
-  variant?: string;
-  since?: string;
-  until?: string;
-  order?: 'asc' | 'desc';
-  metric?: string;
-  min?: number;
-  max?: number;
-  sort?: 'time' | 'metric';
-  /** Only results whose input, output or a comment on them holds this text, ignoring case. */
-  q?: string;
-  /** One offline run's results (issue 40); absent: online results only. */
-  run?: string;
-}
+export type { ResultListQuery };
 
 export interface ResultDeps {
   experiments: Pick<ExperimentCache, 'find' | 'lookup'>;
@@ -95,22 +79,6 @@ export interface ResultDeps {
   /** The current time, ISO 8601. */
   now: () => string;
 }
-
-/**
- * Results per export page. On SQLite a page is read on the main thread, synchronously: reading and
- * parsing take about 5 µs a row (250 rows 1.45 ms, measured), so a page holds the event loop under 1 ms.
- * On PostgreSQL pages of 1,000 exported 20% faster but parsed each answer in one 5 ms block.
- */
-const EXPORT_PAGE = 128;
-
-/**
- * An export gives the event loop back at least this often (ms): the caller serializes and writes each
- * result as it is yielded, which costs more than reading it.
- */
-const EXPORT_SLICE_MS = 0.5;
-
-/** Resolves on the next turn of the event loop, after pending I/O has been handled. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function toJson(value: JsonObject | undefined): string | null {
   return value === undefined ? null : JSON.stringify(value);
@@ -240,58 +208,7 @@ export class ResultService {
   }
 
   async list(slug: string, q: ResultListQuery): Promise<{ results: Result[]; nextCursor: string | null }> {
-    const order = q.order ?? 'asc';
-    const byValue = q.sort === 'metric';
-    if (q.metric === undefined && (q.min !== undefined || q.max !== undefined || byValue)) {
-      throw new ValidationError(
-        `${byValue ? 'sort=metric' : 'min and max'} need metric=<name>: the metric to compare`,
-      );
-    }
-    if (q.min !== undefined && q.max !== undefined && q.min > q.max) {
-      throw new ValidationError(`min (${q.min}) is greater than max (${q.max}): no value could match`);
-    }
-    const search = q.q === undefined ? undefined : searchText(q.q);
-    const sortedBy = byValue ? q.metric : undefined;
-    const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor, order, sortedBy);
-    const live = await this.experiment(slug);
-    const page = await this.deps.store.listResults({
-      experimentId: live.id,
-      afterSeq: position?.seq,
-      afterValue: position?.metric?.value,
-      order,
-      metric: q.metric === undefined ? undefined : { name: q.metric, min: q.min, max: q.max, byValue },
-      variantKey: q.variant,
-      since: q.since === undefined ? undefined : normalizeTime(q.since, 'since'),
-      until: q.until === undefined ? undefined : normalizeTime(q.until, 'until'),
-      ...(search === undefined ? {} : { search }),
-      ...(q.run === undefined ? {} : { runId: q.run }),
-      limit: q.limit ?? 100,
-    });
-    let nextCursor: string | null = null;
-    if (page.hasMore && page.lastSeq !== null) {
-      const value = page.lastValue;
-      nextCursor = encodeCursor({
-        order,
-        seq: page.lastSeq,
-        ...(sortedBy !== undefined && typeof value === 'number' ? { metric: { name: sortedBy, value } } : {}),
-      });
-    }
-    return { results: await this.withTraces(live.id, page.results), nextCursor };
-  }
-
-  /** Results read from traces get their trace's summary (one read per page; none without a trace store). */
-  private async withTraces(experimentId: number, results: Result[]): Promise<Result[]> {
-    const traces = this.deps.traces;
-    if (traces === undefined || results.length === 0) return results;
-    const found = await traces.summariesOf(
-      experimentId,
-      results.map((r) => r.logId),
-    );
-    if (found.size === 0) return results;
-    return results.map((r) => {
-      const trace = found.get(r.logId);
-      return trace === undefined ? r : { ...r, trace };
-    });
+    return listPage(this.deps, q, () => this.experiment(slug));
   }
 
   /**
@@ -300,38 +217,7 @@ export class ResultService {
    * each. Throws NotFoundError before yielding anything when the slug is unknown.
    */
   async exportAll(slug: string): Promise<{ metricNames: string[]; results: AsyncGenerator<Result> }> {
-    const live = await this.experiment(slug);
-    const upto = await this.deps.store.lastResultSeq(live.id);
-    const { metrics } = await this.deps.store.readRollups(live.id);
-    const metricNames = [...new Set(metrics.map((m) => m.metric))].sort();
-    const store = this.deps.store;
-    // Kysely's awaits are only microtasks, and a SQLite read is synchronous: without turns of the event
-    // loop, an export ran page after page while every other request waited (a /healthz 5 s behind 200k
-    // rows). So: a turn between pages, and one whenever a slice of work is used up.
-    const results = (async function* () {
-      let after = 0;
-      let sliceStart = performance.now();
-      for (;;) {
-        const page = await store.listResults({
-          experimentId: live.id,
-          afterSeq: after,
-          uptoSeq: upto,
-          limit: EXPORT_PAGE,
-        });
-        for (const result of page.results) {
-          if (performance.now() - sliceStart > EXPORT_SLICE_MS) {
-            await nextTurn();
-            sliceStart = performance.now();
-          }
-          yield result;
-        }
-        if (!page.hasMore || page.lastSeq === null) return;
-        after = page.lastSeq;
-        await nextTurn();
-        sliceStart = performance.now();
-      }
-    })();
-    return { metricNames, results };
+    return exportResults(this.deps.store, await this.experiment(slug));
   }
 
   /**

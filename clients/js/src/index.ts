@@ -29,6 +29,24 @@ export type {
   Verdict,
 } from './manage-types.js';
 export { AgentSplitProvider, type AgentSplitProviderOptions } from './openfeature.js';
+export type { RunFunction } from './run-dataset.js';
+export type {
+  Dataset,
+  DatasetChange,
+  DatasetItem,
+  DatasetItemFields,
+  DatasetRun,
+  OfflineRun,
+  OpenRunOptions,
+  RunComparison,
+  RunComparisonParams,
+  RunDatasetOptions,
+  RunFailure,
+  RunOutcome,
+  RunProgress,
+  RunResult,
+  RunVariantComparison,
+} from './run-types.js';
 export type {
   AgentSplitOptions,
   Assignment,

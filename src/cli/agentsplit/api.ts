@@ -5,8 +5,15 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 
-/** A failure the CLI reports as `agentsplit: <message>` on stderr with exit code 1. */
-export class CliError extends Error {}
+/** A failure the CLI reports as `agentsplit: <message>` on stderr, exiting with its code (1 unless said). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 /** How long one request may take before the CLI gives up. */

@@ -4,12 +4,14 @@ import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { registerAnalyze } from './analyze.js';
 import { CliError, DEFAULT_URL, oneLine } from './api.js';
+import { registerDatasets } from './datasets.js';
 import { registerEntry } from './entry.js';
 import { registerExperiments } from './experiments.js';
 import { registerKeys } from './keys.js';
 import { registerMcp } from './mcp.js';
 import { registerResults } from './results.js';
 import { registerRollout } from './rollout.js';
+import { registerRuns } from './runs.js';
 
 export function buildProgram(): Command {
   // src/cli/agentsplit/ and dist/cli/agentsplit/ are both three levels below package.json.
@@ -63,6 +65,9 @@ export function buildProgram(): Command {
         '  agentsplit results export checkout-prompt [--format csv] [--output results.csv]',
         '  agentsplit rollout start checkout-prompt --variant B [--steps 10,50,100 --minutes 30 --approve 100]',
         '  agentsplit rollout show|approve|pause|resume|rollback checkout-prompt',
+        '  agentsplit datasets list   agentsplit datasets push support-questions --file items.jsonl',
+        '  agentsplit runs list checkout-prompt',
+        "  agentsplit runs compare <run> --fail-if 'correct worse than -2%'   (exit 2 when a variant breaks it)",
         '  agentsplit keys create --name support-agent --scopes assign,log [--experiments a,b] [--rate-limit <n>]',
         '  agentsplit keys list',
         '  agentsplit keys revoke <id>',
@@ -78,6 +83,8 @@ export function buildProgram(): Command {
   registerAnalyze(program);
   registerResults(program);
   registerRollout(program);
+  registerDatasets(program);
+  registerRuns(program);
   registerKeys(program);
   registerMcp(program);
   acceptGlobalOptions(program);
@@ -107,6 +114,6 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     const message = err instanceof CliError ? err.message : `unexpected error: ${(err as Error)?.message}`;
     process.stderr.write(`agentsplit: ${oneLine(message)}\n`);
-    return 1;
+    return err instanceof CliError ? err.exitCode : 1;
   }
 }

@@ -100,9 +100,12 @@ const ComparisonOfVariant = Type.Object({
   ),
   bootstrap: Nullable(Type.Object({ ci: Interval, resamples: Type.Integer() })),
   mcnemar: Nullable(Type.Object({ b: Type.Integer(), c: Type.Integer(), pValue: Num })),
-  wins: Type.Integer(),
+  wins: Type.Integer({
+    description:
+      "Items where the variant did better than the control (lower for a metric whose direction is 'decrease'; higher when none is declared)",
+  }),
   ties: Type.Integer(),
-  losses: Type.Integer(),
+  losses: Type.Integer({ description: 'Items where it did worse' }),
   variance: Nullable(Type.Object({ generation: Num, items: Num })),
   itemsNeeded: Nullable(Type.Integer()),
 });

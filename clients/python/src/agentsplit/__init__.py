@@ -8,12 +8,16 @@
     client.feedback("checkout-prompt", assignment_id=a.assignment_id, metrics={"thumbs_up": True})
     client.close()
 
+Offline runs: ``client.run_dataset(experiment, dataset, fn, trials=3)`` runs ``fn(payload, item)`` for
+every variant x item x trial of a dataset and answers ``DatasetRun(run, comparison, failures, logged)``.
+
 The draw and the id helpers (for checking a port against the server) are in ``agentsplit.conformance``.
 The OpenFeature provider is ``agentsplit.openfeature.AgentSplitProvider`` (imported on its own: ``import
 agentsplit`` does not load it).
 """
 
 from ._core import Assignment, Run
+from ._datasets import Dataset, DatasetChange, DatasetItem, OfflineRun, RunComparison
 from ._manage import (
     AdjustmentAnalysis,
     AgentSplitError,
@@ -32,6 +36,7 @@ from ._manage import (
     VariantAnalysis,
     Verdict,
 )
+from ._runs import DatasetRun, RunFailure, RunProgress
 from .aio import AsyncClient
 from .client import Client
 
@@ -39,17 +44,25 @@ __all__ = [
     "AdjustmentAnalysis",
     "AgentSplitError",
     "Analysis",
-    "AsyncClient",
     "Assignment",
+    "AsyncClient",
     "CapAnalysis",
     "Client",
+    "Dataset",
+    "DatasetChange",
+    "DatasetItem",
+    "DatasetRun",
     "Experiment",
     "Layer",
     "LayerExperiment",
     "MetricAnalysis",
     "MetricDefinition",
+    "OfflineRun",
     "Preview",
     "Run",
+    "RunComparison",
+    "RunFailure",
+    "RunProgress",
     "SavedGroup",
     "SavedGroupSummary",
     "Unadjusted",

@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import atexit
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 import httpx
 
-from . import _manage
+from . import _datasets, _manage, _run_drivers
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
+from ._datasets import Dataset, DatasetChange, DatasetItem, OfflineRun, RunComparison
 from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview, SavedGroup
+from ._runs import DatasetRun, RunOptions, RunProgress
 
 
 class AsyncClient(_ClientBase):
@@ -170,6 +172,43 @@ class AsyncClient(_ClientBase):
         """POST /experiment/:slug/preview: what assign would answer ``user_id`` (any status), recording
         nothing: ``variant``, ``payload``, ``inExperiment``, ``reason`` and the deciding clause, ``explanation``."""
         return await self._manage(_manage.preview_request(slug, user_id, context))
+
+    # datasets and offline runs (issue 40; these raise AgentSplitError): see Client ---------------------
+    async def create_dataset(self, name: str, items: Iterable[Mapping[str, Any]], description: Optional[str] = None) -> Dataset:
+        return await self._manage(_datasets.create_dataset_request(name, items, description))
+
+    async def add_items(self, name: str, items: Iterable[Mapping[str, Any]]) -> DatasetChange:
+        return await self._manage(_datasets.add_items_request(name, items))
+
+    async def list_datasets(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        return await self._manage(_datasets.list_datasets_request(limit, cursor))
+
+    async def get_dataset(self, name: str) -> Dataset:
+        return await self._manage(_datasets.get_dataset_request(name))
+
+    async def open_run(self, experiment: str, dataset: str, version: Optional[int] = None, variants: Optional[Sequence[str]] = None,
+                       trials: Optional[int] = None) -> OfflineRun:
+        return await self._manage(_datasets.open_run_request(experiment, dataset, version, variants, trials))
+
+    async def get_run(self, run_id: str) -> OfflineRun:
+        return await self._manage(_datasets.get_run_request(run_id))
+
+    async def list_runs(self, experiment: str) -> Dict[str, Any]:
+        return await self._manage(_datasets.list_runs_request(experiment))
+
+    async def run_comparison(self, run_id: str, control: Optional[str] = None, alpha: Optional[float] = None,
+                             metrics: Union[None, str, Sequence[str]] = None) -> RunComparison:
+        return await self._manage(_datasets.comparison_request(run_id, control, alpha, metrics))
+
+    async def run_dataset(self, experiment: str, dataset: str, fn: Callable[[Any, DatasetItem], Any], trials: int = 1,
+                          concurrency: int = 8, *, version: Optional[int] = None, variants: Optional[Sequence[str]] = None,
+                          retries: int = 2, backoff: float = 0.2, log_retries: int = 5,
+                          progress: Union[bool, Callable[[RunProgress], Any]] = True, control: Optional[str] = None,
+                          alpha: Optional[float] = None, metrics: Union[None, str, Sequence[str]] = None) -> DatasetRun:
+        """``Client.run_dataset`` in this loop: at most ``concurrency`` pairs at once (an asyncio semaphore); a
+        coroutine function is awaited, a plain function runs in a pool of ``concurrency`` threads."""
+        o = RunOptions(trials, concurrency, version, variants, retries, backoff, log_retries, progress, control, alpha, metrics)
+        return await _run_drivers.run_async(self, experiment, dataset, fn, o)
 
     async def _manage(self, request: _manage.Request) -> Any:
         method, path, body, expected = request

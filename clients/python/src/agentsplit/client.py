@@ -7,13 +7,15 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 import httpx
 
-from . import _manage
+from . import _datasets, _manage, _run_drivers
 from ._core import Assignment, Batch, JsonObject, _ClientBase, assign_body, assign_path, logger, parse_json
+from ._datasets import Dataset, DatasetChange, DatasetItem, OfflineRun, RunComparison
 from ._manage import AgentSplitError, Analysis, Experiment, Layer, Preview, SavedGroup
+from ._runs import DatasetRun, RunOptions, RunProgress
 
 
 class Client(_ClientBase):
@@ -139,6 +141,65 @@ class Client(_ClientBase):
         """POST /experiment/:slug/preview: what assign would answer ``user_id`` (any status), recording
         nothing: ``variant``, ``payload``, ``inExperiment``, ``reason`` and the deciding clause, ``explanation``."""
         return self._manage(_manage.preview_request(slug, user_id, context))
+
+    # datasets and offline runs (issue 40; these raise AgentSplitError) --------------------------------
+    def create_dataset(self, name: str, items: Iterable[Mapping[str, Any]], description: Optional[str] = None) -> Dataset:
+        """POST /datasets (admin, for every experiment): version 1 with ``items`` ``{id?, input, expected?, metadata?}``."""
+        return self._manage(_datasets.create_dataset_request(name, items, description))
+
+    def add_items(self, name: str, items: Iterable[Mapping[str, Any]]) -> DatasetChange:
+        """POST /datasets/:name/items (admin): new ids add, known ids change; a new version when anything changed."""
+        return self._manage(_datasets.add_items_request(name, items))
+
+    def list_datasets(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """GET /datasets: a page, ``{"datasets": [Dataset, ...], "nextCursor": ...}``, oldest first."""
+        return self._manage(_datasets.list_datasets_request(limit, cursor))
+
+    def get_dataset(self, name: str) -> Dataset:
+        """GET /datasets/:name: its current version and item count."""
+        return self._manage(_datasets.get_dataset_request(name))
+
+    def open_run(self, experiment: str, dataset: str, version: Optional[int] = None, variants: Optional[Sequence[str]] = None,
+                 trials: Optional[int] = None) -> OfflineRun:
+        """POST /experiment/:slug/runs (a log key): ``variants`` (default all) over a dataset ``version`` (default the newest)."""
+        return self._manage(_datasets.open_run_request(experiment, dataset, version, variants, trials))
+
+    def get_run(self, run_id: str) -> OfflineRun:
+        """GET /runs/:id."""
+        return self._manage(_datasets.get_run_request(run_id))
+
+    def list_runs(self, experiment: str) -> Dict[str, Any]:
+        """GET /experiment/:slug/runs: ``{"runs": [OfflineRun, ...]}``, newest first."""
+        return self._manage(_datasets.list_runs_request(experiment))
+
+    def run_comparison(self, run_id: str, control: Optional[str] = None, alpha: Optional[float] = None,
+                       metrics: Union[None, str, Sequence[str]] = None) -> RunComparison:
+        """GET /runs/:id/comparison: every variant against ``control`` (default the run's first), item by item."""
+        return self._manage(_datasets.comparison_request(run_id, control, alpha, metrics))
+
+    def run_dataset(
+        self,
+        experiment: str,
+        dataset: str,
+        fn: Callable[[Any, DatasetItem], Any],
+        trials: int = 1,
+        concurrency: int = 8,
+        *,
+        version: Optional[int] = None,
+        variants: Optional[Sequence[str]] = None,
+        retries: int = 2,
+        backoff: float = 0.2,
+        log_retries: int = 5,
+        progress: Union[bool, Callable[[RunProgress], Any]] = True,
+        control: Optional[str] = None,
+        alpha: Optional[float] = None,
+        metrics: Union[None, str, Sequence[str]] = None,
+    ) -> DatasetRun:
+        """Opens a run and calls ``fn(payload, item)`` for every variant x item x trial in ``concurrency``
+        threads, logs each outcome, and answers ``DatasetRun(run, comparison, failures, logged)`` (README:
+        "Offline runs"). Only the setup calls raise (AgentSplitError): a failing pair is in ``failures``."""
+        o = RunOptions(trials, concurrency, version, variants, retries, backoff, log_retries, progress, control, alpha, metrics)
+        return _run_drivers.run_sync(self, experiment, dataset, fn, o)
 
     def _manage(self, request: _manage.Request) -> Any:
         method, path, body, expected = request
