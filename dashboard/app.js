@@ -5,11 +5,14 @@ import { createApi } from './api.js';
 import { useRoute } from './hooks.js';
 import { html, Session } from './html.js';
 import { ChartsPage } from './pages/charts.js';
+import { DatasetPage, DatasetsPage } from './pages/datasets.js';
 import { EditPage } from './pages/edit.js';
 import { ExperimentPage } from './pages/experiment.js';
 import { ExperimentsPage } from './pages/experiments.js';
 import { KeysPage } from './pages/keys.js';
 import { ResultsPage } from './pages/results.js';
+import { RunPage, RunRedirect } from './pages/run.js';
+import { RunsPage } from './pages/runs.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { Header } from './parts/header.js';
 import { Login } from './parts/login.js';
@@ -48,15 +51,24 @@ function loginMessage(error) {
 }
 
 function route(path, query) {
-  const m = /^\/experiment\/([^/]+)(?:\/(charts|results|edit))?$/.exec(path);
+  const m = /^\/experiment\/([^/]+)(?:\/(charts|results|edit|runs))?$/.exec(path);
   if (m) {
     const slug = m[1];
     const tab = m[2] ?? 'overview';
     if (tab === 'charts') return html`<${ChartsPage} slug=${slug} query=${query} />`;
     if (tab === 'results') return html`<${ResultsPage} slug=${slug} query=${query} />`;
     if (tab === 'edit') return html`<${EditPage} slug=${slug} />`;
+    if (tab === 'runs') return html`<${RunsPage} slug=${slug} />`;
     return html`<${ExperimentPage} slug=${slug} query=${query} />`;
   }
+  // An offline run's comparison (issue 40), under its experiment; /runs/<id> finds the experiment.
+  const run = /^\/experiment\/([^/]+)\/runs\/([^/]+)$/.exec(path);
+  if (run) return html`<${RunPage} slug=${run[1]} id=${run[2]} query=${query} />`;
+  const bare = /^\/runs\/([^/]+)$/.exec(path);
+  if (bare) return html`<${RunRedirect} id=${bare[1]} query=${query} />`;
+  const dataset = /^\/datasets\/([^/]+)$/.exec(path);
+  if (dataset) return html`<${DatasetPage} name=${dataset[1]} query=${query} />`;
+  if (path === '/datasets') return html`<${DatasetsPage} />`;
   if (path === '/new') return html`<${EditPage} />`;
   if (path === '/webhooks') return html`<${WebhooksPage} />`;
   if (path === '/keys') return html`<${KeysPage} />`;

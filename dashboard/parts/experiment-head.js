@@ -85,6 +85,7 @@ const TABS = [
   ['overview', 'Overview', ''],
   ['charts', 'Charts', '/charts'],
   ['results', 'Results', '/results'],
+  ['runs', 'Offline runs', '/runs'],
   ['edit', 'Edit', '/edit'],
 ];
 

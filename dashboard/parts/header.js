@@ -18,6 +18,9 @@ export function Header({ path }) {
     <div class="top-menu" id="top-menu">
       <nav aria-label="Main">
         <a href="#/" aria-current=${here('/')}>Experiments</a>
+        <a href="#/datasets" aria-current=${path.startsWith('/datasets') ? 'page' : undefined} data-testid="nav-datasets"
+          >Datasets</a
+        >
         ${admin && html`<a href="#/new" aria-current=${here('/new')} data-testid="nav-new">New experiment</a>`}
         ${admin && html`<a href="#/webhooks" aria-current=${here('/webhooks')} data-testid="nav-webhooks">Webhooks</a>`}
         ${admin && html`<a href="#/keys" aria-current=${here('/keys')} data-testid="nav-keys">Keys</a>`}
