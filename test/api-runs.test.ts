@@ -65,7 +65,7 @@ describe('offline runs', { skip: SKIP_BACKEND }, () => {
     );
     runId = run.id;
     assert.deepEqual((await api.get(`/runs/${runId}`)).json(), run);
-    assert.deepEqual((await api.get(`/experiment/${slug}/runs`)).json(), { runs: [run] });
+    assert.deepEqual((await api.get(`/experiment/${slug}/runs`)).json(), { runs: [run], nextCursor: null });
   });
 
   test("a run's results: logged with runId, itemId and trial; never online", async () => {
@@ -190,5 +190,30 @@ describe('offline runs', { skip: SKIP_BACKEND }, () => {
     assert.match(three.json().error, /'Z' are not variants/);
     const missing = await api.post(`/experiment/${slug}/runs`, { dataset: 'nope' });
     assert.equal(missing.statusCode, 404);
+  });
+
+  test("an experiment's runs a page at a time, newest first, every run once", async () => {
+    const { slug: paged } = await api.createExperiment();
+    const opened: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await api.post(`/experiment/${paged}/runs`, { dataset: 'support-questions' });
+      assert.equal(res.statusCode, 201, res.body);
+      opened.unshift(res.json().id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const path: string = `/experiment/${paged}/runs?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`;
+      const page = (await api.get(path)).json();
+      assert.ok(page.runs.length <= 2);
+      seen.push(...page.runs.map((r: { id: string }) => r.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null);
+    assert.deepEqual(seen, opened);
+    assert.equal(pages, 3);
+    assert.equal((await api.get(`/experiment/${paged}/runs?limit=0`)).statusCode, 400);
+    assert.equal((await api.get(`/experiment/${paged}/runs?limit=101`)).statusCode, 400);
   });
 });

@@ -22,7 +22,7 @@ export function datasetHref(name, version) {
 }
 
 /** Previous / Next over cursors: `trail` holds the cursors of the pages before this one. */
-function Pager({ trail, setTrail, next, label, testid = 'datasets' }) {
+export function Pager({ trail, setTrail, next, label, testid = 'datasets' }) {
   return html`<nav class="pager" aria-label=${label}>
     <button type="button" disabled=${trail.length === 0} onClick=${() => setTrail(trail.slice(0, -1))}
       data-testid=${`${testid}-prev`}>Previous</button>

@@ -1,12 +1,13 @@
 // An experiment's offline runs (issue 40), newest first (GET /experiment/:slug/runs): each a run of some of
 // its variants over one version of a dataset, linking to its comparison (pages/run.js).
-import { experimentPath } from '../api.js';
+import { useState } from 'preact/hooks';
+import { experimentPath, withQuery } from '../api.js';
 import { formatCount, formatTime } from '../format.js';
 import { href, useLoad, useSession } from '../hooks.js';
 import { html } from '../html.js';
 import { ErrorNote, Loading } from '../parts/common.js';
 import { ExperimentFrame } from '../parts/experiment-head.js';
-import { datasetHref } from './datasets.js';
+import { datasetHref, Pager } from './datasets.js';
 
 /** The dashboard link to a run's comparison. */
 export function runHref(slug, id, query = {}) {
@@ -15,10 +16,19 @@ export function runHref(slug, id, query = {}) {
 
 function Runs({ experiment }) {
   const { api } = useSession();
-  const state = useLoad(() => api.get(experimentPath(experiment.slug, '/runs')), [experiment.slug]);
+  const [trail, setTrail] = useState([]);
+  const cursor = trail.at(-1);
+  const state = useLoad(
+    () => api.get(withQuery(experimentPath(experiment.slug, '/runs'), { limit: 50, cursor })),
+    [experiment.slug, cursor],
+  );
   if (state.error) return html`<${ErrorNote} error=${state.error} />`;
   if (!state.data) return html`<${Loading} what="Loading the offline runs" />`;
   const runs = state.data.runs;
+  const pager =
+    (trail.length > 0 || state.data.nextCursor) &&
+    html`<${Pager} trail=${trail} setTrail=${setTrail} next=${state.data.nextCursor} label="Pages of runs"
+      testid="runs" />`;
   return html`<section aria-labelledby="runs-title" data-testid="runs-list">
     <h2 id="runs-title">Offline runs</h2>
     <p class="muted small">
@@ -64,6 +74,7 @@ function Runs({ experiment }) {
             </table>
           </div>`
     }
+    ${pager}
   </section>`;
 }
 

@@ -197,7 +197,7 @@ export function compareRun(rows: readonly RunRow[], o: ComparisonOptions): RunCo
       const mine = byVariant.get(key) ?? [];
       return { key, results: mine.length, items: new Set(mine.map((r) => r.itemId)).size };
     }),
-    metrics,
+    metrics: ordered,
     verdict: { summary, sentences },
     changed: changedItems(byVariant, o.control, treatments, ordered[0]?.name, o.changed ?? 10),
   };

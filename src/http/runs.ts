@@ -13,6 +13,7 @@ import {
   ComparisonQuery,
   ComparisonResponse,
   OpenRunBody,
+  RunListQuery,
   RunListResponse,
   RunParams,
   RunSchema,
@@ -68,11 +69,13 @@ export function runRoutes(runs: RunService, actorOf: (p: Principal) => Actor): R
         tags,
         summary: "The experiment's offline runs, newest first",
         params: SlugParams,
+        querystring: RunListQuery,
         response: { 200: RunListResponse, ...errorResponses },
       },
-      handle: async ({ params }) => ({
-        runs: (await runs.list(params.slug, 100)).map((r) => shown(r, params.slug)),
-      }),
+      handle: async ({ params, query }) => {
+        const page = await runs.list(params.slug, { limit: query.limit ?? 50, cursor: query.cursor });
+        return { runs: page.runs.map((r) => shown(r, params.slug)), nextCursor: page.nextCursor };
+      },
     }),
     route({
       method: 'GET',

@@ -24,6 +24,14 @@ export function comparisonText(c: RunComparison): string {
   return lines.join('\n');
 }
 
+/** '?limit=&cursor=' of a paged listing ('' without either). */
+function page(limit: number | undefined, cursor: string | undefined): string {
+  const q = new URLSearchParams();
+  if (limit !== undefined) q.set('limit', String(limit));
+  if (cursor !== undefined) q.set('cursor', cursor);
+  return q.size > 0 ? `?${q}` : '';
+}
+
 export function registerRunTools(server: McpServer, call: Call): void {
   const read = { readOnlyHint: true, openWorldHint: false } as const;
 
@@ -40,13 +48,7 @@ export function registerRunTools(server: McpServer, call: Call): void {
       },
       annotations: read,
     },
-    ({ limit, cursor }) =>
-      run(async () => {
-        const q = new URLSearchParams();
-        if (limit !== undefined) q.set('limit', String(limit));
-        if (cursor !== undefined) q.set('cursor', cursor);
-        return ok(await send(call, 'GET', `/datasets${q.size > 0 ? `?${q}` : ''}`));
-      }),
+    ({ limit, cursor }) => run(async () => ok(await send(call, 'GET', `/datasets${page(limit, cursor)}`))),
   );
 
   server.registerTool(
@@ -55,11 +57,18 @@ export function registerRunTools(server: McpServer, call: Call): void {
       title: "List an experiment's offline runs",
       description:
         'The offline runs of an experiment, newest first: id, dataset and version, variants, trials, items. ' +
-        'Pass a run id to get_run_comparison. Needs a read key.',
-      inputSchema: { slug: Slug },
+        "Paged: pass the answer's nextCursor as cursor. Pass a run id to get_run_comparison. Needs a read key.",
+      inputSchema: {
+        slug: Slug,
+        limit: z.number().int().min(1).max(100).optional().describe('At most this many (default 50)'),
+        cursor: z.string().optional().describe("The previous answer's nextCursor (older runs)"),
+      },
       annotations: read,
     },
-    ({ slug }) => run(async () => ok(await send(call, 'GET', `/experiment/${slugPart(slug)}/runs`))),
+    ({ slug, limit, cursor }) =>
+      run(async () =>
+        ok(await send(call, 'GET', `/experiment/${slugPart(slug)}/runs${page(limit, cursor)}`)),
+      ),
   );
 
   server.registerTool(

@@ -92,9 +92,16 @@ export class RunService {
     return { run, slug: live.experiment.slug };
   }
 
-  async list(slug: string, limit: number): Promise<OfflineRun[]> {
+  /** A page of the experiment's runs, newest first; `cursor`: the previous page's last run id. */
+  async list(
+    slug: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ runs: OfflineRun[]; nextCursor: string | null }> {
     const live = await this.experiment(slug);
-    return this.deps.store.listRuns(live.id, limit);
+    const runs = await this.deps.store.listRuns(live.id, page.limit + 1, page.cursor);
+    const more = runs.length > page.limit;
+    const shown = more ? runs.slice(0, page.limit) : runs;
+    return { runs: shown, nextCursor: more ? shown[shown.length - 1]!.id : null };
   }
 
   /** The run's comparison against `control` (default: the run's first variant). */

@@ -15,7 +15,8 @@ export interface RunStore {
   insertRun(run: OfflineRun, events: readonly ChangeEvent[]): Promise<void>;
   findRun(id: string): Promise<OfflineRun | undefined>;
   /** An experiment's runs, newest first. */
-  listRuns(experimentId: number, limit: number): Promise<OfflineRun[]>;
+  /** Newest first, at most `limit`; `before`: only runs older than the run with this id. */
+  listRuns(experimentId: number, limit: number, before?: string): Promise<OfflineRun[]>;
   /** Every result of a run with its values (feedback on it over its own metrics), in commit order. */
   runRows(run: OfflineRun): Promise<RunRow[]>;
 }
@@ -65,16 +66,12 @@ export class SqlRuns implements RunStore {
     });
   }
 
-  listRuns(experimentId: number, limit: number): Promise<OfflineRun[]> {
+  listRuns(experimentId: number, limit: number, before?: string): Promise<OfflineRun[]> {
     return this.run(async () => {
-      const rows = await this.db.readOnly
-        .selectFrom('runs')
-        .selectAll()
-        .where('experiment_id', '=', experimentId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute();
+      // Run ids are UUIDv7: newest first is id order, and the page after a run is the ids below it.
+      let q = this.db.readOnly.selectFrom('runs').selectAll().where('experiment_id', '=', experimentId);
+      if (before !== undefined) q = q.where('id', '<', before);
+      const rows = await q.orderBy('id', 'desc').limit(limit).execute();
       return rows.map(toRun);
     });
   }

@@ -96,9 +96,23 @@ export function getRun(t: ManageTarget, id: string): Promise<OfflineRun> {
   return manage(t, 'GET', runPath(id), 200);
 }
 
-/** GET /experiment/:slug/runs (read): the experiment's runs, newest first. */
+/** GET /experiment/:slug/runs (read), every page: the experiment's runs, newest first. */
 export async function listRuns(t: ManageTarget, slug: string): Promise<OfflineRun[]> {
-  return (await manage<{ runs: OfflineRun[] }>(t, 'GET', experimentPath(slug, '/runs'), 200)).runs;
+  const out: OfflineRun[] = [];
+  let cursor: string | null = null;
+  do {
+    const q = new URLSearchParams({ limit: '100' });
+    if (cursor !== null) q.set('cursor', cursor);
+    const page = await manage<{ runs: OfflineRun[]; nextCursor: string | null }>(
+      t,
+      'GET',
+      experimentPath(slug, `/runs?${q}`),
+      200,
+    );
+    out.push(...page.runs);
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return out;
 }
 
 /** GET /runs/:id/comparison (read): every variant against the control, item by item, per metric. */

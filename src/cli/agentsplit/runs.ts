@@ -50,14 +50,21 @@ export function registerRuns(program: Command): void {
 
   runs
     .command('list')
-    .description("an experiment's offline runs, newest first")
+    .description("an experiment's offline runs, newest first (every page)")
     .argument('<slug>', "the experiment's slug")
     .action(async (slug: string, _options: object, command: Command) => {
       const { api, json, out } = session(command);
-      const { value, text } = await api.json<{ runs: Run[] }>('GET', `${experimentPath(slug)}/runs`);
-      if (json) return out(`${text}\n`);
-      if (value.runs.length === 0) return out(`no offline runs of ${slug} yet\n`);
-      const rows = value.runs.map((r) => [
+      const listed: Run[] = [];
+      let cursor: string | null = null;
+      do {
+        const path: string = `${experimentPath(slug)}/runs?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const { value } = await api.json<{ runs: Run[]; nextCursor: string | null }>('GET', path);
+        listed.push(...value.runs);
+        cursor = value.nextCursor;
+      } while (cursor !== null);
+      if (json) return out(`${JSON.stringify({ runs: listed, nextCursor: null })}\n`);
+      if (listed.length === 0) return out(`no offline runs of ${slug} yet\n`);
+      const rows = listed.map((r) => [
         r.id,
         `${r.dataset} v${r.version}`,
         r.variants.join(', '),

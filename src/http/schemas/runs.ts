@@ -55,9 +55,23 @@ export const RunSchema = Type.Object(
 );
 
 export const RunListResponse = Type.Object(
-  { runs: Type.Array(RunSchema) },
-  { description: 'Newest first', examples: [{ runs: [RUN_EXAMPLE] }] },
+  {
+    runs: Type.Array(RunSchema),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass back as cursor for older runs; null on the last page',
+    }),
+  },
+  { description: 'Newest first', examples: [{ runs: [RUN_EXAMPLE], nextCursor: null }] },
 );
+
+export const RunListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Runs per page', examples: [20] }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 64, description: "The previous page's nextCursor", examples: [RUN_ID] }),
+  ),
+});
 
 export const RunParams = Type.Object({ id: Type.String({ maxLength: 64, examples: [RUN_ID] }) });
 

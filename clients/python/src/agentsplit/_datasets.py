@@ -135,8 +135,8 @@ def get_run_request(run_id: str) -> Request:
     return "GET", _run(run_id), None, 200
 
 
-def list_runs_request(experiment: str) -> Request:
-    return "GET", _experiment(experiment) + "/runs", None, 200
+def list_runs_request(experiment: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Request:
+    return "GET", _experiment(experiment) + "/runs" + _query({"limit": limit, "cursor": cursor}), None, 200
 
 
 def comparison_request(

@@ -193,8 +193,8 @@ class AsyncClient(_ClientBase):
     async def get_run(self, run_id: str) -> OfflineRun:
         return await self._manage(_datasets.get_run_request(run_id))
 
-    async def list_runs(self, experiment: str) -> Dict[str, Any]:
-        return await self._manage(_datasets.list_runs_request(experiment))
+    async def list_runs(self, experiment: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        return await self._manage(_datasets.list_runs_request(experiment, limit, cursor))
 
     async def run_comparison(self, run_id: str, control: Optional[str] = None, alpha: Optional[float] = None,
                              metrics: Union[None, str, Sequence[str]] = None) -> RunComparison:

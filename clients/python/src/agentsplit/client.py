@@ -168,9 +168,9 @@ class Client(_ClientBase):
         """GET /runs/:id."""
         return self._manage(_datasets.get_run_request(run_id))
 
-    def list_runs(self, experiment: str) -> Dict[str, Any]:
-        """GET /experiment/:slug/runs: ``{"runs": [OfflineRun, ...]}``, newest first."""
-        return self._manage(_datasets.list_runs_request(experiment))
+    def list_runs(self, experiment: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """GET /experiment/:slug/runs: one page, ``{"runs": [OfflineRun, ...], "nextCursor": ...}``, newest first."""
+        return self._manage(_datasets.list_runs_request(experiment, limit, cursor))
 
     def run_comparison(self, run_id: str, control: Optional[str] = None, alpha: Optional[float] = None,
                        metrics: Union[None, str, Sequence[str]] = None) -> RunComparison:
