@@ -1,5 +1,5 @@
 // What a definition derived (ADR 0035), in words for the CLI's report and the MCP tools' answers, as the
-// dashboard says it (dashboard/parts/derived.js): the cap used and what it capped, the covariate and the
+// dashboard says it (the dashboard's derived part): the cap used and what it capped, the covariate and the
 // variance it removed, and a treatment's reading before the adjustment, always labelled "unadjusted" so its
 // p-value is never taken for the one that decides. A ratio's label ("cost_usd per success") says the rest.
 import type { Adjustment, MetricAnalysis, Num, VariantAnalysis } from './analysis.js';

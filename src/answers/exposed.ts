@@ -1,6 +1,6 @@
 // What was exposed, as the CLI and the MCP tools say it: counted in the unit of the randomization (users in
 // sticky experiments, calls in random ones), with the assign calls beside the users, since a user may call
-// many times ("A 400 users (800 calls)"). The dashboard says it the same way (dashboard/format.js).
+// many times ("A 400 users (800 calls)"). The dashboard says it the same way (its format module).
 import type { Analysis } from './analysis.js';
 import { formatCount } from './format.js';
 

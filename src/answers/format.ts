@@ -1,5 +1,5 @@
 // How numbers read as text (the CLI's terminal, the MCP tools' answers): the same rounding as the
-// dashboard (dashboard/format.js) and the verdict's wording, so a number reads alike on the page, in the
+// dashboard (its own format module) and the verdict's wording, so a number reads alike on the page, in the
 // CLI, in an agent's tool answer and in the summary sentence.
 import type { TestUsed } from '../stats/comparison.js';
 import { testLabel } from '../stats/wording.js';

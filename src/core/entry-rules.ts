@@ -2,10 +2,41 @@
 // Every problem names its path, so a 400 says what to fix. Pure.
 import { isDeepStrictEqual } from 'node:util';
 import { checkCondition, groupsOf } from './condition-check.js';
-import type { EntryRules, Layer, Override } from './entry.js';
 import { ValidationError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json.js';
 import type { Variant } from './variants.js';
+
+export interface Layer {
+  key: string;
+  /** [start, end) within [0, 1]. */
+  range: [number, number];
+}
+
+/** Serves `variant` to the ids listed, or to the units whose attributes match `condition`. */
+export interface Override {
+  variant: string;
+  userIds?: string[];
+  condition?: JsonObject;
+}
+
+/** The fields that say who enters (Experiment holds them; core/entry-rules.ts validates them). */
+export interface EntryRules {
+  targeting: JsonObject | null;
+  /** 0–100: the share of targeted units that enter. */
+  coverage: number;
+  layer: Layer | null;
+  overrides: Override[];
+  /** Served to units that do not enter; null: the first variant. */
+  defaultVariant: string | null;
+}
+
+export const DEFAULT_ENTRY: EntryRules = {
+  targeting: null,
+  coverage: 100,
+  layer: null,
+  overrides: [],
+  defaultVariant: null,
+};
 
 /** A layer's key: spelled like an experiment's slug. */
 const LAYER_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

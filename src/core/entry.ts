@@ -12,44 +12,16 @@ import {
   type RandomSource,
 } from './assignment.js';
 import { type CompiledCondition, compileCondition, type SavedGroups } from './condition.js';
+import { DEFAULT_ENTRY, type EntryRules, type Layer, type Override } from './entry-rules.js';
 import type { JsonObject } from './json.js';
 import { inRollout, type RolloutServing } from './rollout.js';
+
+/** Who enters: the rules' fields live with their validation (entry-rules.ts). */
+export { DEFAULT_ENTRY, type EntryRules, type Layer, type Override };
 
 /** Why a unit did not enter: the step of the order that stopped it. */
 export const ENTRY_REASONS = ['override', 'layer', 'targeting', 'coverage'] as const;
 export type EntryReason = (typeof ENTRY_REASONS)[number];
-
-export interface Layer {
-  key: string;
-  /** [start, end) within [0, 1]. */
-  range: [number, number];
-}
-
-/** Serves `variant` to the ids listed, or to the units whose attributes match `condition`. */
-export interface Override {
-  variant: string;
-  userIds?: string[];
-  condition?: JsonObject;
-}
-
-/** The fields that say who enters (Experiment holds them; core/entry-rules.ts validates them). */
-export interface EntryRules {
-  targeting: JsonObject | null;
-  /** 0–100: the share of targeted units that enter. */
-  coverage: number;
-  layer: Layer | null;
-  overrides: Override[];
-  /** Served to units that do not enter; null: the first variant. */
-  defaultVariant: string | null;
-}
-
-export const DEFAULT_ENTRY: EntryRules = {
-  targeting: null,
-  coverage: 100,
-  layer: null,
-  overrides: [],
-  defaultVariant: null,
-};
 
 interface CompiledOverride {
   index: number;

@@ -2,8 +2,10 @@
 // variants are in variants.ts, the decision made when one completes in decision.ts.
 import { isDeepStrictEqual } from 'node:util';
 import { type Decision, type DecisionInput, validateDecision } from './decision.js';
-import { DEFAULT_ENTRY, type EntryRules, type Override } from './entry.js';
 import {
+  DEFAULT_ENTRY,
+  type EntryRules,
+  type Override,
   populationChanged,
   validateCoverage,
   validateDefaultVariant,

@@ -4,7 +4,7 @@
 // so a segment is read with the whole analysis' unit and estimator, quantiles included. Pure.
 import type { MetricKind } from '../stats/arms.js';
 import { type SketchSide, sketchBin } from '../stats/sketch.js';
-import type { SegmentRollup } from './segments.js';
+import type { MetricRollup } from './rollups.js';
 import { binId, keyOf, sideOf } from './sketch-rollups.js';
 import {
   addUnitSums,
@@ -14,6 +14,12 @@ import {
   type UnitSum,
   type UnitSums,
 } from './units.js';
+
+/** A metric rollup of one segment value (segment_rollups). */
+export interface SegmentRollup extends MetricRollup {
+  key: string;
+  value: string;
+}
 
 /** A segment key and its value (segment_key, value). */
 export interface SegmentOf {

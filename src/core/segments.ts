@@ -7,9 +7,12 @@ import { type MetricRollup, metricKind, type RolledResult } from './rollups.js';
 import {
   addSegmentUnitAndBin,
   mergeSegmentUnitDeltas,
+  type SegmentRollup,
   SegmentSketches,
   type SegmentUnitDelta,
 } from './segment-units.js';
+
+export type { SegmentRollup };
 
 export const MAX_SEGMENTS = 5;
 export const SEGMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -92,12 +95,6 @@ export function assignmentSegmentsOf(
     }
   }
   return out;
-}
-
-/** A metric rollup of one segment value (segment_rollups). */
-export interface SegmentRollup extends MetricRollup {
-  key: string;
-  value: string;
 }
 
 /** Results per segment value, version and variant (segment_results). */

@@ -3,7 +3,6 @@
 // that compare that quantile (quantiles.ts).
 
 import type { MetricRollupRow } from './arms.js';
-import type { Arms } from './metric-arms.js';
 import { effectiveUnits, type QuantileArm, quantileArm, quantileSummary } from './quantiles.js';
 import type { SketchBin, SketchSide } from './sketch.js';
 import type { Extremes } from './sketch-layout.js';
@@ -90,6 +89,12 @@ export function quantileLevel(statistic: string): number | null {
   return m ? Number(m[1]) / 100 : null;
 }
 
+/** What quantileArms reads of a metric's arms (metric-arms.ts's Arms): the users' sums, and the extremes. */
+export interface QuantileUnits {
+  users: ReadonlyMap<string, { sumY: number; sumY2: number }> | null;
+  extremes: ExtremesFold;
+}
+
 /**
  * The arms comparing quantile q: per variant the sample quantile and its standard error from the rank
  * interval. Units: the values (random experiments), or the conservative effective number of users,
@@ -100,7 +105,7 @@ export function quantileArms(
   name: string,
   bins: ReadonlyMap<string, SketchBin[]>,
   q: number,
-  arms: Arms,
+  arms: QuantileUnits,
   warnings: string[],
 ): Map<string, QuantileArm> {
   const out = new Map<string, QuantileArm>();

@@ -3,10 +3,10 @@
 // layer, then targeting, then coverage and the split.
 import { type CompiledCondition, compileCondition, type SavedGroups } from './conditions.js';
 import { type BucketRange, bucketRanges, chooseVariant, hashV2From, inNamespace, seedState } from './hash.js';
-import type { JsonObject } from './types.js';
+import type { EntryReason, JsonObject } from './types.js';
 
 /** Why a unit did not enter: the step that stopped it. */
-export type EntryReason = 'override' | 'layer' | 'targeting' | 'coverage';
+export type { EntryReason };
 
 /** A layer (GrowthBook's namespace): the unit enters when hashV1("__" + key, id) is in [start, end). */
 export interface Layer {

@@ -1,5 +1,4 @@
 // Public types of the client.
-import type { EntryReason } from './entry.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -30,7 +29,8 @@ export interface Assignment<P = JsonObject> {
   reason: EntryReason | null;
 }
 
-export type { EntryReason };
+/** Why a user was served a variant by a rule of who enters (null: drawn by the hash). */
+export type EntryReason = 'override' | 'layer' | 'targeting' | 'coverage';
 
 export interface AssignOptions<P> {
   /** Sent with the assignment and stored with its exposure (a JSON object). */
