@@ -75,11 +75,13 @@ describe('agentsplit mcp (stdio)', () => {
     assert.equal(admin.client.getServerVersion()?.name, 'agentsplit');
     assert.deepEqual(await admin.client.ping(), {});
     const { tools } = await admin.client.listTools();
-    assert.equal(tools.length, 12);
+    assert.equal(tools.length, 15);
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.equal(byName.get('get_analysis')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('preview_assignment')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('simulate_rollout')?.annotations?.readOnlyHint, true);
+    for (const name of ['list_datasets', 'list_runs', 'get_run_comparison'])
+      assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
     assert.equal(byName.get('update_experiment')?.annotations?.destructiveHint, true);
     assert.equal(byName.get('create_experiment')?.annotations?.idempotentHint, true);
     assert.match(admin.stderr(), /agentsplit mcp: serving on stdio, calling http:\/\/127\.0\.0\.1:\d+/);
