@@ -3,7 +3,7 @@
 // key, and the write-time rollups per segment value (n, sum, sum of squares, like core/rollups.ts).
 import { ValidationError } from './errors.js';
 import type { JsonObject } from './json.js';
-import { type MetricRollup, metricKind, type RolledResult } from './rollups.js';
+import { metricKind, type RolledResult } from './rollups.js';
 import {
   addSegmentUnitAndBin,
   mergeSegmentUnitDeltas,
